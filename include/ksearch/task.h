@@ -1,0 +1,145 @@
+/* Tasks: what a kernel must compute (task.yaml), on which shapes, and how it is checked.
+ * See docs/tasks.md for the file format and DESIGN.md section 3. */
+#ifndef KSEARCH_TASK_H
+#define KSEARCH_TASK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ksearch/buf.h"
+#include "ksearch/error.h"
+
+#define KS_MAX_DIMS 8
+
+enum ks_dtype { KS_DT_F32, KS_DT_F64, KS_DT_F16, KS_DT_BF16, KS_DT_I32, KS_DT_I64 };
+
+size_t ks_dtype_size(enum ks_dtype t);
+/* "f32", "f64", "f16", "bf16", "i32", "i64" */
+const char *ks_dtype_name(enum ks_dtype t);
+/* 0 on success, KS_EPARSE for an unknown name */
+int ks_dtype_parse(const char *name, enum ks_dtype *out);
+/* type spelling in a kernel language: lang is "c", "cuda" or "metal" */
+const char *ks_dtype_ctype(enum ks_dtype t, const char *lang);
+
+/* Element initialiser: a small fixed vocabulary, see ks_init_parse(). */
+enum ks_init_kind {
+	KS_INIT_NORMAL,          /* normal(mean, std) */
+	KS_INIT_UNIFORM,         /* uniform(lo, hi) */
+	KS_INIT_SOFTPLUS_NORMAL, /* softplus(normal(mean, std)) */
+	KS_INIT_NEG_EXP_NORMAL,  /* -exp(normal(mean, std)) */
+	KS_INIT_RANDINT,         /* randint(lo, hi): integers in [lo, hi) */
+	KS_INIT_CONST,           /* a number */
+};
+
+struct ks_init {
+	enum ks_init_kind kind;
+	double a, b; /* the two arguments (mean/std, lo/hi, value/unused) */
+};
+
+/* parse "normal(0, 3)", "uniform(-1,1)", "softplus(normal(0,1))", "-exp(normal(0,1))",
+ * "randint(0, 10)", "0.5"; *errcol gets the 1-based column of a syntax error */
+int ks_init_parse(const char *text, struct ks_init *out, int *errcol, struct ks_error *e);
+/* Fill n elements of dtype t at dst.  Element i's value depends only on (key, seed, i), so
+ * any process regenerates the same tensor; key comes from ks_tensor_key(). */
+void ks_init_fill(const struct ks_init *init, enum ks_dtype t, void *dst, size_t n,
+		  uint64_t key, uint64_t seed);
+
+struct ks_param {
+	char *name;
+	enum ks_dtype dtype; /* i32, i64, f32 or f64 */
+};
+
+struct ks_tensor_decl {
+	char *name;
+	enum ks_dtype dtype;
+	int ndim;
+	char *shape[KS_MAX_DIMS]; /* expressions over params, e.g. "rows", "batch*heads" */
+	char *init;               /* initialiser text (inputs only; outputs: NULL) */
+	int is_output;
+};
+
+struct ks_workload {
+	char *name;     /* checks: their name; timed workloads: NULL (see ks_workload_label) */
+	double *values; /* one per task param, in declaration order */
+	char **init;    /* per tensor (task order): initialiser override or NULL */
+	char **backends; /* NULL-terminated list of backends it is restricted to, or NULL: all */
+	int line;       /* where it is declared in task.yaml (1-based) */
+};
+
+struct ks_task {
+	char *name;
+	char *cls;       /* reduction | scan | attention | matmul | elementwise | moe | ... */
+	char *summary;
+	char *dir;       /* the task folder */
+	char *yaml_path; /* dir/task.yaml */
+	char *readme;    /* README.md text or NULL */
+	int nparams;
+	struct ks_param *params;
+	int ntensors; /* inputs first (declaration order), then outputs */
+	int ninputs;
+	struct ks_tensor_decl *tensors;
+	char *flops; /* expression over params */
+	char *bytes; /* expression over params */
+	double atol, rtol;
+	double l2;   /* bound on ||got - want||_2 / ||want||_2; defaults to max(rtol, 1e-6) */
+	int nworkloads;
+	struct ks_workload *workloads;
+	int nchecks;
+	struct ks_workload *checks;
+};
+
+/* Load a task from a folder path, or by name from <data root>/tasks/<name>.  Every error in
+ * task.yaml is reported as "FILE:LINE:COL: what was expected". */
+int ks_task_load(const char *name_or_dir, struct ks_task **out, struct ks_error *e);
+void ks_task_free(struct ks_task *t);
+/* names of the shipped tasks (sorted); free with ks_strv_free */
+int ks_task_list(char ***names, int *n, struct ks_error *e);
+void ks_strv_free(char **v, int n);
+
+/* true when workload w applies to backend name */
+int ks_workload_for_backend(const struct ks_workload *w, const char *backend);
+/* "rows=4096 cols=4096" (checks: "name (rows=5 cols=1)") */
+void ks_workload_label(const struct ks_task *t, const struct ks_workload *w, struct ks_buf *out);
+/* evaluate an expression with the workload's params bound (flops, bytes, shapes, ...) */
+int ks_workload_expr(const struct ks_task *t, const struct ks_workload *w, const char *expr,
+		     double *out, struct ks_error *e);
+/* dims and element count of tensor i under workload w */
+int ks_workload_shape(const struct ks_task *t, const struct ks_workload *w, int i,
+		      int64_t dims[KS_MAX_DIMS], size_t *numel, struct ks_error *e);
+/* the initialiser tensor i uses under w (override or the task default) */
+const char *ks_workload_init(const struct ks_task *t, const struct ks_workload *w, int i);
+/* stable 64-bit stream key for (task, workload params, tensor name) */
+uint64_t ks_tensor_key(const struct ks_task *t, const struct ks_workload *w, int i);
+
+/* The exact entry-point prototype a kernel must define; lang is "c", "cuda" or "metal". */
+int ks_task_prototype(const struct ks_task *t, const char *lang, struct ks_buf *out);
+/* Source of the generated shim that defines
+ *     void ks__entry_v1(void **tensors, const double *params, void *stream)
+ * and calls the task-named entry point with typed arguments (tensors in task order, params
+ * converted to their declared types, and for cuda the stream last). */
+int ks_task_shim(const struct ks_task *t, const char *lang, struct ks_buf *out);
+/* content hash of task.yaml + reference.c (keys reference-output caches) */
+int ks_task_hash(const struct ks_task *t, char out[65], struct ks_error *e);
+
+/* Comparison of a candidate's output against the reference output (same dtype). */
+struct ks_compare {
+	double max_abs_err;
+	double max_rel_err;
+	double rel_l2;      /* ||got - want||_2 / max(||want||_2, tiny) */
+	size_t nbad;        /* elements outside atol + rtol*|want| */
+	size_t nonfinite;   /* NaN/Inf in got where want is finite */
+	int passed;
+	char detail[512];   /* first mismatches: "y[3] = nan, expected 0.125; ..." */
+};
+
+/* allclose (|got-want| <= atol + rtol*|want|) on every element, plus rel_l2 <= l2;
+ * NaN or Inf never pass unless the reference has the same non-finite value */
+void ks_compare_tensors(enum ks_dtype t, const void *got, const void *want, size_t n,
+			const char *name, double atol, double rtol, double l2,
+			struct ks_compare *out);
+
+/* scalar conversions (f16/bf16 stored as uint16_t bit patterns) */
+double ks_dtype_load(enum ks_dtype t, const void *base, size_t i);
+void ks_dtype_store(enum ks_dtype t, void *base, size_t i, double v);
+
+#endif

@@ -1,0 +1,107 @@
+#include "ksearch/buf.h"
+#include "ksearch/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KS_BUF_DEFAULT_CAP ((size_t)64 << 20)
+
+void ks_buf_init(struct ks_buf *b, size_t cap)
+{
+	b->data = NULL;
+	b->len = 0;
+	b->alloc = 0;
+	b->cap = cap ? cap : KS_BUF_DEFAULT_CAP;
+}
+
+void ks_buf_release(struct ks_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = 0;
+	b->alloc = 0;
+}
+
+char *ks_buf_detach(struct ks_buf *b, size_t *len)
+{
+	char *d = b->data ? b->data : strdup("");
+	if (len)
+		*len = b->len;
+	b->data = NULL;
+	b->len = 0;
+	b->alloc = 0;
+	return d;
+}
+
+void ks_buf_reset(struct ks_buf *b)
+{
+	b->len = 0;
+	if (b->data)
+		b->data[0] = '\0';
+}
+
+int ks_buf_grow(struct ks_buf *b, size_t n)
+{
+	size_t cap = b->cap ? b->cap : KS_BUF_DEFAULT_CAP;
+	if (n > cap || b->len > cap - n)
+		return KS_ELIMIT;
+	if (b->len + n + 1 <= b->alloc)
+		return 0;
+	size_t want = b->alloc ? b->alloc : 256;
+	while (want < b->len + n + 1)
+		want *= 2;
+	char *d = realloc(b->data, want);
+	if (!d)
+		return KS_ENOMEM;
+	b->data = d;
+	b->alloc = want;
+	return 0;
+}
+
+int ks_buf_add(struct ks_buf *b, const void *data, size_t n)
+{
+	int rc = ks_buf_grow(b, n);
+	if (rc)
+		return rc;
+	if (n)
+		memcpy(b->data + b->len, data, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+int ks_buf_adds(struct ks_buf *b, const char *s)
+{
+	return ks_buf_add(b, s, strlen(s));
+}
+
+int ks_buf_vaddf(struct ks_buf *b, const char *fmt, va_list ap)
+{
+	va_list ap2;
+	va_copy(ap2, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0)
+		return KS_EINVAL;
+	int rc = ks_buf_grow(b, (size_t)n);
+	if (rc)
+		return rc;
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+int ks_buf_addf(struct ks_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = ks_buf_vaddf(b, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+const char *ks_buf_str(const struct ks_buf *b)
+{
+	return b->data ? b->data : "";
+}

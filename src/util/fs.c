@@ -1,0 +1,202 @@
+#include "util/fs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int ks_file_read(const char *path, size_t max, struct ks_buf *out, struct ks_error *e)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ks_error_set(e, errno == ENOENT ? KS_ENOTFOUND : KS_EIO, "open '%s': %s",
+				    path, strerror(errno));
+	ks_buf_reset(out);
+	if (out->cap == 0 || out->cap > max)
+		out->cap = max;
+	char chunk[65536];
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			return ks_error_set(e, KS_EIO, "read '%s': %s", path, strerror(errno));
+		}
+		if (n == 0)
+			break;
+		if (ks_buf_add(out, chunk, (size_t)n)) {
+			close(fd);
+			return ks_error_set(e, KS_ELIMIT, "read '%s': larger than %zu bytes", path,
+					    max);
+		}
+	}
+	close(fd);
+	if (ks_buf_grow(out, 0) == 0 && out->data)
+		out->data[out->len] = '\0';
+	else if (!out->data && ks_buf_add(out, "", 0))
+		return ks_error_set(e, KS_ENOMEM, "read '%s': out of memory", path);
+	return 0;
+}
+
+int ks_file_write_atomic(const char *path, const void *data, size_t len, struct ks_error *e)
+{
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return ks_error_set(e, KS_ELIMIT, "path too long '%s'", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return ks_error_set(e, KS_EIO, "create '%s': %s", tmp, strerror(errno));
+	const char *p = data;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int err = errno;
+			close(fd);
+			unlink(tmp);
+			return ks_error_set(e, KS_EIO, "write '%s': %s", tmp, strerror(err));
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (close(fd) != 0 || rename(tmp, path) != 0) {
+		int err = errno;
+		unlink(tmp);
+		return ks_error_set(e, KS_EIO, "write '%s': %s", path, strerror(err));
+	}
+	return 0;
+}
+
+int ks_mkdir_p(const char *path, struct ks_error *e)
+{
+	char p[PATH_MAX];
+	if (snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
+		return ks_error_set(e, KS_ELIMIT, "path too long '%s'", path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) != 0 && errno != EEXIST)
+			return ks_error_set(e, KS_EIO, "mkdir '%s': %s", p, strerror(errno));
+		*s = '/';
+	}
+	if (mkdir(p, 0755) != 0 && errno != EEXIST)
+		return ks_error_set(e, KS_EIO, "mkdir '%s': %s", p, strerror(errno));
+	return 0;
+}
+
+int ks_rm_rf(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISDIR(st.st_mode))
+		return unlink(path);
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	struct dirent *de;
+	char child[PATH_MAX];
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (snprintf(child, sizeof(child), "%s/%s", path, de->d_name) < (int)sizeof(child))
+			ks_rm_rf(child);
+	}
+	closedir(d);
+	return rmdir(path);
+}
+
+int ks_path_exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+int ks_is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int ks_path_join(char *out, size_t n, const char *a, const char *b)
+{
+	int w;
+	if (b[0] == '/' || !a || !a[0])
+		w = snprintf(out, n, "%s", b);
+	else
+		w = snprintf(out, n, "%s%s%s", a, a[strlen(a) - 1] == '/' ? "" : "/", b);
+	return w < 0 || (size_t)w >= n ? KS_ELIMIT : 0;
+}
+
+int ks_exe_dir(char *out, size_t n)
+{
+	char exe[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0)
+		return KS_ESYS;
+	exe[len] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	return snprintf(out, n, "%s", exe) >= (int)n ? KS_ELIMIT : 0;
+}
+
+#ifndef KS_SOURCE_DIR
+#define KS_SOURCE_DIR ""
+#endif
+
+const char *ks_data_root(void)
+{
+	static char root[PATH_MAX];
+	if (root[0])
+		return root;
+	const char *env = getenv("KSEARCH_HOME");
+	char probe[PATH_MAX + 32];
+	if (env && env[0]) {
+		snprintf(root, sizeof(root), "%s", env);
+		return root;
+	}
+	char exe[PATH_MAX];
+	if (ks_exe_dir(exe, sizeof(exe)) == 0) {
+		/* installed layout: <prefix>/bin/ksearch with <prefix>/share/ksearch */
+		snprintf(probe, sizeof(probe), "%s/../share/ksearch/tasks", exe);
+		if (ks_is_dir(probe)) {
+			snprintf(root, sizeof(root), "%s/../share/ksearch", exe);
+			return root;
+		}
+		/* build tree inside the source tree: <src>/build/ksearch */
+		snprintf(probe, sizeof(probe), "%s/../tasks", exe);
+		if (ks_is_dir(probe)) {
+			snprintf(root, sizeof(root), "%s/..", exe);
+			return root;
+		}
+	}
+	snprintf(root, sizeof(root), "%s", KS_SOURCE_DIR[0] ? KS_SOURCE_DIR : ".");
+	return root;
+}
+
+const char *ks_cache_root(void)
+{
+	static char root[PATH_MAX];
+	if (root[0])
+		return root;
+	const char *env = getenv("KSEARCH_CACHE");
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	if (env && env[0])
+		snprintf(root, sizeof(root), "%s", env);
+	else if (xdg && xdg[0])
+		snprintf(root, sizeof(root), "%s/ksearch", xdg);
+	else if (home && home[0])
+		snprintf(root, sizeof(root), "%s/.cache/ksearch", home);
+	else
+		snprintf(root, sizeof(root), "/tmp/ksearch-cache-%d", (int)getuid());
+	return root;
+}

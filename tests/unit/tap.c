@@ -1,0 +1,31 @@
+#include "tap.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static int tap_n, tap_failed;
+
+int tap_ok(int cond, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	tap_n++;
+	printf("%s %d - ", cond ? "ok" : "not ok", tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	if (!cond) {
+		tap_failed++;
+		printf("#   failed at %s:%d\n", file, line);
+	}
+	fflush(stdout);
+	return cond;
+}
+
+int tap_done(void)
+{
+	printf("1..%d\n", tap_n);
+	if (tap_failed)
+		printf("# %d of %d checks failed\n", tap_failed, tap_n);
+	return tap_failed ? 1 : 0;
+}

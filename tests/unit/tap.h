@@ -1,0 +1,16 @@
+/* Minimal TAP producer for the unit tests (one process per test file). */
+#ifndef KS_TEST_TAP_H
+#define KS_TEST_TAP_H
+
+#include <string.h>
+
+int tap_ok(int cond, const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* prints the plan and returns the exit status (0 when every check passed) */
+int tap_done(void);
+
+#define ok(cond, ...) tap_ok(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
+#define is_int(a, b, name) ok((long long)(a) == (long long)(b), "%s (got %lld want %lld)", name, (long long)(a), (long long)(b))
+#define is_str(a, b, name) ok((a) && (b) && !strcmp((a), (b)), "%s (got '%s' want '%s')", name, (a) ? (a) : "(null)", (b) ? (b) : "(null)")
+
+#endif
