@@ -154,3 +154,62 @@ void ks_dtype_store(enum ks_dtype t, void *base, size_t i, double v)
 		return;
 	}
 }
+
+/* NaN payloads no arithmetic produces (x86 and ARM make the default quiet NaN) */
+#define POISON_F32 0x7fc0a5a5u
+#define POISON_F64 0x7ff8a5a5a5a5a5a5ull
+#define POISON_F16 0x7e5au
+#define POISON_BF16 0x7fe5u
+#define POISON_BYTE 0xa5
+
+void ks_dtype_poison(enum ks_dtype t, void *base, size_t n)
+{
+	switch (t) {
+	case KS_DT_F32:
+		for (size_t i = 0; i < n; i++) {
+			uint32_t u = POISON_F32;
+			memcpy((char *)base + 4 * i, &u, 4);
+		}
+		return;
+	case KS_DT_F64:
+		for (size_t i = 0; i < n; i++) {
+			uint64_t u = POISON_F64;
+			memcpy((char *)base + 8 * i, &u, 8);
+		}
+		return;
+	case KS_DT_F16:
+	case KS_DT_BF16:
+		for (size_t i = 0; i < n; i++)
+			((uint16_t *)base)[i] = t == KS_DT_F16 ? POISON_F16 : POISON_BF16;
+		return;
+	case KS_DT_I32:
+	case KS_DT_I64:
+		memset(base, POISON_BYTE, n * ks_dtype_size(t));
+		return;
+	}
+}
+
+int ks_dtype_is_poison(enum ks_dtype t, const void *base, size_t i)
+{
+	switch (t) {
+	case KS_DT_F32: {
+		uint32_t u;
+		memcpy(&u, (const char *)base + 4 * i, 4);
+		return u == POISON_F32;
+	}
+	case KS_DT_F64: {
+		uint64_t u;
+		memcpy(&u, (const char *)base + 8 * i, 8);
+		return u == POISON_F64;
+	}
+	case KS_DT_F16:
+		return ((const uint16_t *)base)[i] == POISON_F16;
+	case KS_DT_BF16:
+		return ((const uint16_t *)base)[i] == POISON_BF16;
+	case KS_DT_I32:
+		return ((const uint32_t *)base)[i] == 0xa5a5a5a5u;
+	case KS_DT_I64:
+		return ((const uint64_t *)base)[i] == 0xa5a5a5a5a5a5a5a5ull;
+	}
+	return 0;
+}
