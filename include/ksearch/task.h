@@ -138,8 +138,15 @@ void ks_compare_tensors(enum ks_dtype t, const void *got, const void *want, size
 			const char *name, double atol, double rtol, double l2,
 			struct ks_compare *out);
 
-/* scalar conversions (f16/bf16 stored as uint16_t bit patterns) */
+/* scalar conversions (f16/bf16 stored as uint16_t bit patterns); stores round to nearest
+ * even, integers are rounded and clamped */
 double ks_dtype_load(enum ks_dtype t, const void *base, size_t i);
 void ks_dtype_store(enum ks_dtype t, void *base, size_t i, double v);
+/* Fill n elements with the poison pattern: a NaN with a recognisable payload for floats,
+ * 0xA5 bytes for integers.  Outputs are poisoned before each run so an element the kernel
+ * never wrote is caught (and named "poison" by ks_compare_tensors). */
+void ks_dtype_poison(enum ks_dtype t, void *base, size_t n);
+/* true when element i still holds the poison pattern */
+int ks_dtype_is_poison(enum ks_dtype t, const void *base, size_t i);
 
 #endif
