@@ -41,6 +41,8 @@ struct ks_backend_i {
 	int (*probe)(char *why, size_t n);
 	/* compile into a loadable artifact; a compile error is data (a->ok = 0) */
 	int (*compile)(const struct ks_compile_req *req, struct ks_artifact *a, struct ks_error *e);
+	/* the runner executable beside ksearch: "ksearch-runner", "ksearch-runner-cuda" */
+	const char *runner;
 	/* runner settings: the address-space limit applies (0 for GPU drivers that map a lot) */
 	int limit_address_space;
 	/* optional: what the kernels run on ("Intel Xeon ... 2 cores"); NULL = name */

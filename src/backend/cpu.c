@@ -43,6 +43,7 @@ const struct ks_backend_i ks_backend_cpu = {
 	.default_flags = "-O3 -march=native -fopenmp",
 	.probe = cpu_probe,
 	.compile = cpu_compile,
+	.runner = "ksearch-runner",
 	.limit_address_space = 1,
 	.describe_target = cpu_describe,
 };

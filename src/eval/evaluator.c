@@ -239,7 +239,8 @@ int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
 	ev->env[n] = NULL;
 	int rc;
 	if ((rc = ks_backend_get(ev->o.backend, &ev->be, e)) ||
-	    (rc = ks_runner_path(ev->runner, sizeof(ev->runner), e)) ||
+	    (rc = ks_runner_path(ev->be->runner, ev->runner, sizeof(ev->runner), e)) ||
+	    (rc = ks_runner_path("ksearch-runner", ev->host_runner, sizeof(ev->host_runner), e)) ||
 	    (rc = ks_task_hash(t, ev->task_hash, e)) || (rc = setup_workloads(ev, e)))
 		goto fail;
 	/* the reference is plain C on the host, compiled without value-changing flags */
@@ -284,19 +285,19 @@ void ks_evaluator_free(struct ks_evaluator *ev)
 }
 
 int ks_eval_open_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
-			int nsets, int sandbox, size_t mem_extra, struct ks_runner **out,
+			int nsets, int host, size_t mem_extra, struct ks_runner **out,
 			struct ks_error *e)
 {
 	const struct ks_task *t = ev->task;
 	struct ks_runner_spawn sp = {
-		.runner_path = ev->runner,
-		.sandbox = sandbox && !ev->o.no_sandbox,
+		.runner_path = host ? ev->host_runner : ev->runner,
+		.sandbox = !ev->o.no_sandbox,
 		.limits = {.address_space = 0, .cpu_seconds = 0, .file_size = (size_t)64 << 20,
 			   .isolate_network = 1},
 		.extra_env = ev->env,
 		.out_bytes = ws->out_bytes,
 	};
-	if (ev->be->limit_address_space)
+	if (host || ev->be->limit_address_space)
 		sp.limits.address_space = ws->set_bytes * (size_t)nsets + mem_extra +
 					  ((size_t)1 << 30);
 	struct ks_runner *r = NULL;

@@ -25,7 +25,8 @@ struct ks_evaluator {
 	struct ks_eval_opts o;
 	const struct ks_backend_i *be;
 	struct ks_artifact ref, base;
-	char runner[4096];
+	char runner[4096];      /* the backend's runner */
+	char host_runner[4096]; /* ksearch-runner, for the reference */
 	char task_hash[65];
 	int nwl;
 	struct ks_wl_state *wl;
@@ -36,7 +37,7 @@ struct ks_evaluator {
 
 /* start a runner for artifact lib with the workload's tensors set up and nsets allocated */
 int ks_eval_open_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
-			int nsets, int sandbox, size_t mem_extra, struct ks_runner **out,
+			int nsets, int host, size_t mem_extra, struct ks_runner **out,
 			struct ks_error *e);
 /* reference outputs for (workload, seed index), computed on first use */
 int ks_eval_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_idx,

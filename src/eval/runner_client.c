@@ -20,20 +20,19 @@
 #define LOG_CAP (64 << 10)
 #define REPLY_CAP (4 << 20)
 
-int ks_runner_path(char *out, size_t n, struct ks_error *e)
+int ks_runner_path(const char *name, char *out, size_t n, struct ks_error *e)
 {
-	const char *env = getenv("KSEARCH_RUNNER");
-	if (env && env[0]) {
-		snprintf(out, n, "%s", env);
-		return 0;
-	}
+	const char *env = getenv("KSEARCH_RUNNER_DIR");
 	char dir[PATH_MAX];
-	if (ks_exe_dir(dir, sizeof(dir)))
+	if (env && env[0])
+		snprintf(dir, sizeof(dir), "%s", env);
+	else if (ks_exe_dir(dir, sizeof(dir)))
 		return ks_error_set(e, KS_ESYS, "cannot find the running executable");
-	snprintf(out, n, "%s/ksearch-runner", dir);
+	snprintf(out, n, "%s/%s", dir, name);
 	if (access(out, X_OK))
 		return ks_error_set(e, KS_ENOTFOUND,
-				    "'%s' not found: ksearch-runner must sit beside ksearch", out);
+				    "'%s' not found: %s must sit beside ksearch (was it built?)",
+				    out, name);
 	return 0;
 }
 
@@ -239,6 +238,10 @@ int ks_runner_cmd(struct ks_runner *r, double timeout_s, const char **reply, str
 				r->alloc_failed = strtoull(l + 13, NULL, 10);
 				continue;
 			}
+			if (!strncmp(l, "launch_failed ", 14)) {
+				snprintf(r->launch_error, sizeof(r->launch_error), "%s", l + 14);
+				continue;
+			}
 			if (!strncmp(l, "error ", 6))
 				return ks_error_set(e, KS_EPROTO, "%s", l + 6);
 			*reply = l;
@@ -279,6 +282,8 @@ dead:
 			snprintf(r->violation, sizeof(r->violation), "%s", l + 10);
 		else if (!strncmp(l, "alloc_failed ", 13))
 			r->alloc_failed = strtoull(l + 13, NULL, 10);
+		else if (!strncmp(l, "launch_failed ", 14))
+			snprintf(r->launch_error, sizeof(r->launch_error), "%s", l + 14);
 	}
 	drain_log(r);
 	if (!r->reaped && waitpid(r->pid, &r->wstatus, 0) == r->pid)
@@ -301,6 +306,9 @@ enum ks_status ks_runner_fate(struct ks_runner *r, struct ks_buf *log)
 		ks_buf_addf(log, "allocation of %zu bytes failed under the memory limit",
 			    r->alloc_failed);
 		st = KS_STATUS_MEMORY_LIMIT;
+	} else if (r->launch_error[0]) {
+		ks_buf_addf(log, "device error: %s", r->launch_error);
+		st = KS_STATUS_RUNTIME_ERROR;
 	} else if (r->timed_out) {
 		ks_buf_addf(log, "killed after the time limit");
 		st = KS_STATUS_TIMEOUT;

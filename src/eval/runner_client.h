@@ -29,6 +29,7 @@ struct ks_runner {
 	char scratch[4096];
 	char violation[512];   /* last "violation" line */
 	size_t alloc_failed;   /* bytes of a failed allocation, 0 if none */
+	char launch_error[512]; /* last "launch_failed" line (device errors) */
 	int timed_out;
 	int reaped, wstatus;
 };
@@ -46,7 +47,8 @@ int ks_runner_cmd(struct ks_runner *r, double timeout_s, const char **reply, str
 enum ks_status ks_runner_fate(struct ks_runner *r, struct ks_buf *log);
 /* quit, kill, reap, remove scratch, free */
 void ks_runner_free(struct ks_runner *r);
-/* path of ksearch-runner beside the running executable (or $KSEARCH_RUNNER) */
-int ks_runner_path(char *out, size_t n, struct ks_error *e);
+/* path of the runner executable name (e.g. "ksearch-runner") beside the running
+ * executable; $KSEARCH_RUNNER_DIR overrides the directory */
+int ks_runner_path(const char *name, char *out, size_t n, struct ks_error *e);
 
 #endif

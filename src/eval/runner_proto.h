@@ -24,6 +24,7 @@
  * Unsolicited lines the runner may send before dying:
  *   violation <what>      the sandbox stopped something (-> SANDBOX_VIOLATION)
  *   alloc_failed <bytes>  an allocation failed under the memory limit (-> MEMORY_LIMIT)
+ *   launch_failed <what>  a device launch or execution error (-> RUNTIME_ERROR)
  */
 #ifndef KS_EVAL_RUNNER_PROTO_H
 #define KS_EVAL_RUNNER_PROTO_H
@@ -37,6 +38,7 @@
 #define KS_RUNNER_EXIT_VIOLATION 97
 #define KS_RUNNER_EXIT_MEMORY 98
 #define KS_RUNNER_EXIT_PROTO 99
+#define KS_RUNNER_EXIT_LAUNCH 96
 
 #define KS_RUNNER_MAX_TENSORS 32
 #define KS_RUNNER_MAX_PARAMS 32

@@ -157,7 +157,8 @@ static int ll_allow(int ruleset, const char *path, __u64 access)
 	return rc ? -err : 0;
 }
 
-static int landlock_enter(const char *scratch, const char *kernel_path, char *why, size_t n)
+static int landlock_enter(const char *scratch, const char *kernel_path, int gpu, char *why,
+			  size_t n)
 {
 	long abi = ll_abi();
 	if (abi <= 0)
@@ -185,12 +186,18 @@ static int landlock_enter(const char *scratch, const char *kernel_path, char *wh
 					 "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
 					 "/sys/devices/system/cpu", "/sys/devices/system/node",
 					 "/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat",
-					 "/dev/null", "/dev/zero", "/dev/urandom", "/opt",
-					 "/usr/local/cuda", "/dev/nvidiactl", "/dev/nvidia-uvm",
-					 "/dev/nvidia0", "/dev/shm"};
+					 "/dev/null", "/dev/zero", "/dev/urandom", "/opt"};
+	/* GPU drivers open their device nodes read-write and read driver state */
+	static const char *const gpu_ro[] = {"/proc/driver", "/sys/bus/pci", "/sys/devices",
+					     "/sys/module", "/proc/sys/vm", "/usr/local/cuda",
+					     "/usr/local/nvidia"};
 	int rc = 0;
 	for (size_t i = 0; i < sizeof(ro) / sizeof(ro[0]) && !rc; i++)
 		rc = ll_allow(rs, ro[i], read);
+	for (size_t i = 0; gpu && i < sizeof(gpu_ro) / sizeof(gpu_ro[0]) && !rc; i++)
+		rc = ll_allow(rs, gpu_ro[i], read);
+	if (gpu && !rc)
+		rc = ll_allow(rs, "/dev", read | LANDLOCK_ACCESS_FS_WRITE_FILE);
 	if (!rc && kernel_path)
 		rc = ll_allow(rs, kernel_path, read);
 	if (!rc)
@@ -267,7 +274,8 @@ static int seccomp_enter(char *why, size_t n)
 	return 0;
 }
 
-int ks_sandbox_enter(const char *scratch, const char *kernel_path, char *why, size_t n)
+int ks_sandbox_enter(const char *scratch, const char *kernel_path, int gpu, char *why,
+		     size_t n)
 {
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
 		snprintf(why, n, "no_new_privs: %s", strerror(errno));
@@ -275,7 +283,7 @@ int ks_sandbox_enter(const char *scratch, const char *kernel_path, char *why, si
 	}
 	/* a non-dumpable process cannot be read through /proc by its siblings either */
 	prctl(PR_SET_DUMPABLE, 0);
-	if (landlock_enter(scratch, kernel_path, why, n))
+	if (landlock_enter(scratch, kernel_path, gpu, why, n))
 		return -1;
 	return seccomp_enter(why, n);
 }

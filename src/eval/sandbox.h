@@ -33,8 +33,11 @@ int ks_sandbox_child_prepare(const struct ks_sandbox_limits *lim);
 /* Inside the runner: allow reads of system files, the loaded kernel, /proc/self and
  * scratch, writes only under scratch; forbid network, exec, new processes, ptrace, signals
  * to other processes, and a few dangerous syscalls.  Forbidden syscalls raise SIGSYS,
- * which the runner reports as a violation.  why gets the reason on failure. */
-int ks_sandbox_enter(const char *scratch, const char *kernel_path, char *why, size_t n);
+ * which the runner reports as a violation.  gpu additionally opens what a GPU driver
+ * needs (device nodes read-write, driver files in /proc and /sys).  why gets the reason
+ * on failure. */
+int ks_sandbox_enter(const char *scratch, const char *kernel_path, int gpu, char *why,
+		     size_t n);
 
 /* "landlock abi N" / "landlock unavailable": reported in eval logs so users know */
 const char *ks_sandbox_describe(void);

@@ -139,7 +139,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 		if ((rc = ks_eval_reference(ev, ws, s, e)))
 			goto out;
 	int nsets = timed ? ws->nsets : 1;
-	if (ks_eval_open_runner(ev, ws, lib, nsets, 1, o->memory_limit, &cand, &ke)) {
+	if (ks_eval_open_runner(ev, ws, lib, nsets, 0, o->memory_limit, &cand, &ke)) {
 		if (!cand) {
 			rc = ks_error_set(e, ke.code, "%s", ke.msg);
 			goto out;
@@ -180,7 +180,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 		}
 	int measure_base = ev->base.ok && !o->skip_baseline;
 	if (measure_base) {
-		if (ks_eval_open_runner(ev, ws, ev->base.path, nsets, 1, o->memory_limit, &base, &ke)) {
+		if (ks_eval_open_runner(ev, ws, ev->base.path, nsets, 0, o->memory_limit, &base, &ke)) {
 			rc = ks_error_set(e, KS_EIO, "the baseline failed to start: %s", ke.msg);
 			goto out;
 		}

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "eval/runner_proto.h"
@@ -28,7 +27,8 @@ struct tensor {
 	int is_out;
 	struct ks_init init;
 	uint64_t key;
-	void *set[KS_RUNNER_MAX_SETS];
+	void *set[KS_RUNNER_MAX_SETS];    /* host memory */
+	void *dev[KS_RUNNER_MAX_SETS];    /* what the kernel sees (host: the same) */
 	uint64_t sum[KS_RUNNER_MAX_SETS]; /* checksum of an input set after fill */
 };
 
@@ -40,13 +40,10 @@ static entry_fn entry;
 static unsigned char *outmap;
 static size_t outmap_bytes;
 static FILE *cmd_in;
+static const struct ks_runner_device *dev;
+static char call_err[512];
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#define now_ns ks_runner_now_ns
 
 static void reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void reply(const char *fmt, ...)
@@ -170,6 +167,12 @@ static int cmd_alloc(int sets)
 				return -1;
 			}
 			t->set[s] = p;
+			t->dev[s] = dev->alloc(p, t->mapped);
+			if (!t->dev[s]) {
+				reply("error cannot allocate %zu bytes on the %s device", t->mapped,
+				      dev->name);
+				return -1;
+			}
 			total += t->mapped;
 		}
 		if (t->is_out)
@@ -198,32 +201,52 @@ static int cmd_fill(int s, unsigned long long seed)
 		struct tensor *t = &tensors[i];
 		if (t->is_out)
 			continue;
-		mprotect(t->set[s], t->mapped, PROT_READ | PROT_WRITE);
+		if (dev->protect_inputs)
+			mprotect(t->set[s], t->mapped, PROT_READ | PROT_WRITE);
 		ks_init_fill(&t->init, t->dtype, t->set[s], t->numel, t->key, seed);
 		t->sum[s] = checksum(t->set[s], t->bytes);
+		if (dev->upload(t->dev[s], t->set[s], t->bytes)) {
+			reply("error upload to the %s device failed", dev->name);
+			return -1;
+		}
 		/* inputs are read-only from here on: a kernel that writes them faults */
-		mprotect(t->set[s], t->mapped, PROT_READ);
+		if (dev->protect_inputs)
+			mprotect(t->set[s], t->mapped, PROT_READ);
 	}
 	reply("ok");
 	return 0;
 }
 
-static void call_set(int s)
+static void launch(int s, void *stream)
 {
 	void *args[KS_RUNNER_MAX_TENSORS];
 	for (int i = 0; i < ntensors; i++)
-		args[i] = tensors[i].set[s];
-	entry(args, params, NULL);
+		args[i] = tensors[i].dev[s];
+	entry(args, params, stream);
 }
 
-static void snap(int s)
+/* one call; a launch or execution error ends the runner (the context may be broken) */
+static uint64_t call_set(int s)
+{
+	uint64_t ns = 0;
+	if (dev->call(launch, s, &ns, call_err, sizeof(call_err))) {
+		ks_runner_report("launch_failed", "%s", call_err);
+		_exit(KS_RUNNER_EXIT_LAUNCH);
+	}
+	return ns;
+}
+
+static int snap(int s)
 {
 	size_t off = 0;
 	for (int i = 0; i < ntensors; i++)
 		if (tensors[i].is_out) {
+			if (dev->download(tensors[i].set[s], tensors[i].dev[s], tensors[i].bytes))
+				return -1;
 			memcpy(outmap + off, tensors[i].set[s], tensors[i].bytes);
 			off += tensors[i].bytes;
 		}
+	return 0;
 }
 
 static int cmd_call(int s)
@@ -233,18 +256,27 @@ static int cmd_call(int s)
 		return -1;
 	}
 	for (int i = 0; i < ntensors; i++)
-		if (tensors[i].is_out)
+		if (tensors[i].is_out) {
 			poison(&tensors[i], tensors[i].set[s]);
-	uint64_t t0 = now_ns();
-	call_set(s);
-	uint64_t t1 = now_ns();
+			dev->upload(tensors[i].dev[s], tensors[i].set[s], tensors[i].bytes);
+		}
+	uint64_t ns = call_set(s);
 	/* copy at once: work a kernel leaves running in the background is not a result */
-	snap(s);
+	if (snap(s)) {
+		reply("error download from the %s device failed", dev->name);
+		return -1;
+	}
 	int intact = 1;
-	for (int i = 0; i < ntensors; i++)
-		if (!tensors[i].is_out && checksum(tensors[i].set[s], tensors[i].bytes) != tensors[i].sum[s])
+	for (int i = 0; i < ntensors; i++) {
+		struct tensor *t = &tensors[i];
+		if (t->is_out)
+			continue;
+		if (!dev->protect_inputs)
+			dev->download(t->set[s], t->dev[s], t->bytes);
+		if (checksum(t->set[s], t->bytes) != t->sum[s])
 			intact = 0;
-	reply("done %llu %d", (unsigned long long)(t1 - t0), intact);
+	}
+	reply("done %llu %d", (unsigned long long)ns, intact);
 	return 0;
 }
 
@@ -258,24 +290,27 @@ static int cmd_time(int warmup, int min_reps, uint64_t min_ns, int max_reps, uin
 	uint64_t w0 = now_ns();
 	for (int i = 0; i < warmup; i++)
 		call_set(i % nsets);
-	uint64_t b0 = now_ns(), total = 0;
+	/* block = wall time of the calls themselves (not of cache flushes between them);
+	 * t[i] = the device's own measure of call i */
+	uint64_t warm = now_ns() - w0, block = 0, total = 0;
 	int n = 0;
 	while (n < max_reps && (n < min_reps || total < min_ns) && total < max_ns) {
 		int s = n % nsets;
+		if (dev->between_reps)
+			dev->between_reps();
 		uint64_t a = now_ns();
-		call_set(s);
-		t[n] = now_ns() - a;
+		t[n] = call_set(s);
+		block += now_ns() - a;
 		total += t[n++];
 	}
-	uint64_t b1 = now_ns();
 	/* one long line: "times n warm block t0 t1 ..." */
 	char *line = malloc((size_t)n * 24 + 128);
 	if (!line) {
 		reply("error out of memory");
 		return -1;
 	}
-	int len = sprintf(line, "times %d %llu %llu", n, (unsigned long long)(b0 - w0),
-			  (unsigned long long)(b1 - b0));
+	int len = sprintf(line, "times %d %llu %llu", n, (unsigned long long)warm,
+			  (unsigned long long)block);
 	for (int i = 0; i < n; i++)
 		len += sprintf(line + len, " %llu", (unsigned long long)t[i]);
 	line[len++] = '\n';
@@ -310,7 +345,8 @@ static int cmd_load(char *path)
 	char why[256];
 	/* enter the sandbox before dlopen: the kernel's constructors run inside it */
 	if (ks_runner_scratch[0]) {
-		if (ks_sandbox_enter(ks_runner_scratch, path, why, sizeof(why))) {
+		if (ks_sandbox_enter(ks_runner_scratch, path, strcmp(dev->name, "host") != 0, why,
+				     sizeof(why))) {
 			reply("error sandbox: %s", why);
 			return -1;
 		}
@@ -326,6 +362,10 @@ static int cmd_load(char *path)
 		reply("error the library has no ks__entry_v1 (shim missing)");
 		return -1;
 	}
+	if (dev->init(why, sizeof(why))) {
+		reply("error %s device: %s", dev->name, why);
+		return -1;
+	}
 	reply("ok");
 	return 0;
 }
@@ -337,6 +377,7 @@ int main(void)
 	sa.sa_sigaction = on_sigsys;
 	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGSYS, &sa, NULL);
+	dev = ks_runner_device_get();
 	cmd_in = fdopen(KS_RUNNER_FD_CMD, "r");
 	if (!cmd_in)
 		return KS_RUNNER_EXIT_PROTO;
@@ -378,10 +419,10 @@ int main(void)
 		} else if (!strcmp(line, "snap") && sscanf(args, "%d", &s) == 1) {
 			if (s < 0 || s >= nsets)
 				reply("error bad set");
-			else {
-				snap(s);
+			else if (snap(s))
+				reply("error download from the %s device failed", dev->name);
+			else
 				reply("ok");
-			}
 		} else if (!strcmp(line, "time") &&
 			   sscanf(args, "%d %d %llu %d %llu", &a, &b, &x, &c, &y) == 5) {
 			cmd_time(a, b, x, c, y);
