@@ -1,5 +1,6 @@
 #include "eval/sandbox.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/landlock.h>
@@ -157,6 +158,24 @@ static int ll_allow(int ruleset, const char *path, __u64 access)
 	return rc ? -err : 0;
 }
 
+/* /dev/nvidia0, /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-caps/...: only these */
+static int allow_nvidia_nodes(int rs, __u64 access)
+{
+	DIR *d = opendir("/dev");
+	if (!d)
+		return 0;
+	struct dirent *de;
+	int rc = 0;
+	char path[300];
+	while (!rc && (de = readdir(d)))
+		if (!strncmp(de->d_name, "nvidia", 6)) {
+			snprintf(path, sizeof(path), "/dev/%s", de->d_name);
+			rc = ll_allow(rs, path, access);
+		}
+	closedir(d);
+	return rc;
+}
+
 static int landlock_enter(const char *scratch, const char *kernel_path, int gpu, char *why,
 			  size_t n)
 {
@@ -197,7 +216,7 @@ static int landlock_enter(const char *scratch, const char *kernel_path, int gpu,
 	for (size_t i = 0; gpu && i < sizeof(gpu_ro) / sizeof(gpu_ro[0]) && !rc; i++)
 		rc = ll_allow(rs, gpu_ro[i], read);
 	if (gpu && !rc)
-		rc = ll_allow(rs, "/dev", read | LANDLOCK_ACCESS_FS_WRITE_FILE);
+		rc = allow_nvidia_nodes(rs, read | LANDLOCK_ACCESS_FS_WRITE_FILE);
 	if (!rc && kernel_path)
 		rc = ll_allow(rs, kernel_path, read);
 	if (!rc)
