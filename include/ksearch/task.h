@@ -125,7 +125,8 @@ int ks_task_hash(const struct ks_task *t, char out[65], struct ks_error *e);
 struct ks_compare {
 	double max_abs_err;
 	double max_rel_err;
-	double rel_l2;      /* ||got - want||_2 / max(||want||_2, tiny) */
+	double rel_l2;      /* ||got - want||_2 / max(||want||_2, atol*sqrt(n)) over finite pairs */
+	/* max_rel_err is over elements with |want| > atol */
 	size_t nbad;        /* elements outside atol + rtol*|want| */
 	size_t nonfinite;   /* NaN/Inf in got where want is finite */
 	int passed;

@@ -362,7 +362,7 @@ int ks_yaml_error_at(const struct ks_yaml_doc *d, const struct ks_yaml_node *n, 
 	int col = n ? n->col : 1;
 	/* columns inside the text are exact for plain and quoted one-line scalars */
 	if (n && n->kind == KS_YAML_SCALAR && n->quoted != 3 && !memchr(n->str, '\n', n->len))
-		col += off + (n->quoted ? 1 : 0);
+		col += off;
 	va_list ap;
 	va_start(ap, fmt);
 	int rc = verror(d, n ? n->line : 1, col, code, e, fmt, ap);

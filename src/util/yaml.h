@@ -16,7 +16,7 @@ enum ks_yaml_kind { KS_YAML_SCALAR, KS_YAML_MAP, KS_YAML_SEQ };
 
 struct ks_yaml_node {
 	enum ks_yaml_kind kind;
-	int line, col;   /* 1-based start of the node (a quoted scalar: its opening quote) */
+	int line, col;   /* 1-based start of the node (scalars: of their text, after a quote) */
 	char *str;       /* scalar text, NUL-terminated; NULL for maps and sequences */
 	size_t len;      /* scalar length */
 	int quoted;      /* 1: 'single', 2: "double", 3: block (| or >), 0: plain */
