@@ -289,6 +289,8 @@ int ks_store_open(const char *dir, int create, struct ks_store **out, struct ks_
 		return ks_error_set(e, KS_ENOTFOUND, "open run store '%s': no such file", path);
 	if (create && (rc = ks_mkdir_p(dir, e)))
 		return rc;
+	if (!ks_is_dir(dir))
+		return ks_error_set(e, KS_EIO, "open run store in '%s': not a directory", dir);
 	struct ks_store *s = calloc(1, sizeof(*s));
 	if (!s || !(s->path = strdup(path))) {
 		free(s);
