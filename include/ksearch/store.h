@@ -11,7 +11,8 @@
  * killing the process (even with SIGKILL) loses no completed call (docs/store.md).
  *
  * Threads: every function may be called from any thread; one mutex serialises access to
- * the connection.  Other processes may read the database while a run writes it.
+ * the connection.  Other processes may read the database while a run writes it.  Never
+ * carry an open store across fork(): close it first and open it again in the child.
  *
  * Redaction: text that may come from outside (config, logs, prompts, replies, events) goes
  * through ks_redact() before it is written; sources only lose registered secret values.

@@ -18,6 +18,7 @@
 
 static pthread_mutex_t secrets_mu = PTHREAD_MUTEX_INITIALIZER;
 static char *secrets[SECRETS_MAX];
+static size_t secret_len[SECRETS_MAX];
 static size_t nsecrets;
 
 int ks_redact_add_secret(const char *value)
@@ -34,10 +35,12 @@ int ks_redact_add_secret(const char *value)
 		goto out;
 	}
 	secrets[nsecrets] = strdup(value);
-	if (!secrets[nsecrets])
+	if (!secrets[nsecrets]) {
 		rc = KS_ENOMEM;
-	else
+	} else {
+		secret_len[nsecrets] = strlen(value);
 		nsecrets++;
+	}
 out:
 	pthread_mutex_unlock(&secrets_mu);
 	return rc;
@@ -87,8 +90,8 @@ int ks_redact_secrets(const char *text, size_t len, struct ks_buf *out)
 	for (size_t i = 0; i < len;) {
 		size_t hit = 0;
 		for (size_t k = 0; k < nsecrets && !hit; k++) {
-			size_t sl = strlen(secrets[k]);
-			if (sl <= len - i && text[i] == secrets[k][0] && !memcmp(text + i, secrets[k], sl))
+			size_t sl = secret_len[k];
+			if (text[i] == secrets[k][0] && sl <= len - i && !memcmp(text + i, secrets[k], sl))
 				hit = sl;
 		}
 		if (!hit) {
