@@ -28,6 +28,7 @@
 
 #include "ksearch/buf.h"
 #include "ksearch/error.h"
+#include "ksearch/log.h"
 
 struct ks_store;
 
@@ -272,6 +273,9 @@ int ks_store_add_event(struct ks_store *s, const char *level, const char *kind,
 /* every event in order */
 int ks_store_list_events(struct ks_store *s, struct ks_store_event **out, size_t *n,
 			 struct ks_error *e);
+/* a ks_log_fn that records each log line as an event of kind "log" (store = the
+ * struct ks_store *): ks_log_set(ks_store_log_sink, store, KS_LOG_INFO) */
+void ks_store_log_sink(enum ks_log_level level, const char *line, void *store);
 
 /* ---- redaction ---------------------------------------------------------------------- */
 

@@ -20,7 +20,7 @@ static int list(struct ks_store *s, enum ks_stmt id, const struct ks_col *map, s
 	int rc = ks_store_stmt(s, id, &st, e);
 	if (!rc)
 		rc = ks_store_fetch(s, st, map, ncols, item_size, out, n, e);
-	pthread_mutex_unlock(&s->mu);
+	ks_store_unlock(s);
 	return rc;
 }
 
@@ -94,7 +94,7 @@ int ks_store_get_candidate(struct ks_store *s, int64_t id, struct ks_store_candi
 		rc = ks_store_fetch(s, st, cand_cols, N_(cand_cols), sizeof(**out), (void **)out,
 				    &n, e);
 	}
-	pthread_mutex_unlock(&s->mu);
+	ks_store_unlock(s);
 	if (!rc && !n)
 		rc = ks_error_set(e, KS_ENOTFOUND, "get candidate: no candidate %lld", (long long)id);
 	return rc;
@@ -129,7 +129,7 @@ int ks_store_get_source(struct ks_store *s, int64_t id, struct ks_buf *out, stru
 	}
 	sqlite3_reset(st);
 out:
-	pthread_mutex_unlock(&s->mu);
+	ks_store_unlock(s);
 	return rc;
 }
 
@@ -160,7 +160,7 @@ int ks_store_find_candidate(struct ks_store *s, const char *source, const char *
 	}
 	sqlite3_reset(st);
 out:
-	pthread_mutex_unlock(&s->mu);
+	ks_store_unlock(s);
 	return rc;
 }
 
@@ -189,7 +189,7 @@ int ks_store_list_evals(struct ks_store *s, int64_t candidate_id, const char *ph
 		rc = ks_store_fetch(s, st, eval_cols, N_(eval_cols), sizeof(**out), (void **)out,
 				    n, e);
 	}
-	pthread_mutex_unlock(&s->mu);
+	ks_store_unlock(s);
 	return rc;
 }
 
@@ -205,7 +205,7 @@ int ks_store_count_evaluated(struct ks_store *s, int64_t *n, struct ks_error *e)
 			rc = ks_store_dberr(s, e, "count evaluated candidates");
 		sqlite3_reset(st);
 	}
-	pthread_mutex_unlock(&s->mu);
+	ks_store_unlock(s);
 	return rc;
 }
 

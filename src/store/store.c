@@ -90,7 +90,8 @@ int ks_store_bind_text(struct ks_store *s, sqlite3_stmt *st, int idx, const char
 		if (dropped)
 			*dropped += (long)cut;
 		s->truncations++;
-		ks_warn("run store: %s cut to %zu bytes (%zu dropped)", field, cap, cut);
+		snprintf(s->warning, sizeof(s->warning), "run store: %s cut to %zu bytes (%zu dropped)",
+			 field, cap, cut);
 	}
 	rc = sqlite3_bind_text64(st, idx, b.data, b.len, SQLITE_TRANSIENT, SQLITE_UTF8);
 	ks_buf_release(&b);
@@ -179,6 +180,23 @@ out:
 	ks_buf_release(&items);
 	ks_buf_release(&strs);
 	return rc;
+}
+
+void ks_store_unlock(struct ks_store *s)
+{
+	char w[sizeof(s->warning)];
+	memcpy(w, s->warning, sizeof(w));
+	s->warning[0] = '\0';
+	pthread_mutex_unlock(&s->mu);
+	if (w[0])
+		ks_warn("%s", w);
+}
+
+void ks_store_log_sink(enum ks_log_level level, const char *line, void *store)
+{
+	static const char *const names[] = {"debug", "info", "warn", "error"};
+	if (store && (unsigned)level < 4)
+		ks_store_add_event(store, names[level], "log", line, NULL, NULL);
 }
 
 void ks_store_free(void *p)

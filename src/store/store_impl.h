@@ -52,7 +52,11 @@ struct ks_store {
 	char *path;
 	sqlite3_stmt *stmts[KS_STMT_COUNT_];
 	unsigned long truncations;
+	char warning[256]; /* logged by ks_store_unlock, never while the mutex is held */
 };
+
+/* release s->mu, then log any pending warning (a log sink may write to this store) */
+void ks_store_unlock(struct ks_store *s);
 
 /* How a text parameter is prepared before it is bound. */
 enum ks_text_mode {

@@ -67,7 +67,7 @@ int ks_store_write_run(struct ks_store *s, const struct ks_store_run *run, struc
 	    sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_PRIMARYKEY)
 		rc = ks_error_set(e, KS_EINVAL, "write run: the run is already recorded");
 out:
-	pthread_mutex_unlock(&s->mu);
+	ks_store_unlock(s);
 	return rc;
 }
 
@@ -85,7 +85,7 @@ int ks_store_set_run_status(struct ks_store *s, const char *status, struct ks_er
 	if (sqlite3_changes(s->db) == 0)
 		rc = ks_error_set(e, KS_ENOTFOUND, "set run status: no run recorded");
 out:
-	pthread_mutex_unlock(&s->mu);
+	ks_store_unlock(s);
 	return rc;
 }
 
@@ -104,7 +104,7 @@ int ks_store_add_workload(struct ks_store *s, const struct ks_store_workload *w,
 	sqlite3_bind_int(st, 4, w->is_check ? 1 : 0);
 	rc = step_done(s, st, "add workload", e);
 out:
-	pthread_mutex_unlock(&s->mu);
+	ks_store_unlock(s);
 	return rc;
 }
 
@@ -140,7 +140,7 @@ int ks_store_add_candidate(struct ks_store *s, const struct ks_store_candidate *
 	if (id)
 		*id = sqlite3_last_insert_rowid(s->db);
 out:
-	pthread_mutex_unlock(&s->mu);
+	ks_store_unlock(s);
 	return rc;
 }
 
@@ -165,7 +165,7 @@ int ks_store_finish_compile(struct ks_store *s, int64_t id, int ok, const char *
 		rc = ks_error_set(e, KS_ENOTFOUND, "finish compile: no candidate %lld",
 				  (long long)id);
 out:
-	pthread_mutex_unlock(&s->mu);
+	ks_store_unlock(s);
 	return rc;
 }
 
@@ -200,7 +200,7 @@ int ks_store_add_eval(struct ks_store *s, const struct ks_store_eval *ev, struct
 	sqlite3_bind_int64(st, 17, dropped);
 	rc = step_done(s, st, "add evaluation", e);
 out:
-	pthread_mutex_unlock(&s->mu);
+	ks_store_unlock(s);
 	return rc;
 }
 
@@ -222,7 +222,7 @@ int ks_store_add_result(struct ks_store *s, int64_t candidate_id, const char *ph
 	ks_store_bind_double(st, 4, speedup);
 	rc = step_done(s, st, "add result", e);
 out:
-	pthread_mutex_unlock(&s->mu);
+	ks_store_unlock(s);
 	return rc;
 }
 
@@ -247,7 +247,7 @@ int ks_store_add_snapshot(struct ks_store *s, int round, const char *json, int *
 	if (!rc && version)
 		*version = v;
 out:
-	pthread_mutex_unlock(&s->mu);
+	ks_store_unlock(s);
 	return rc;
 }
 
@@ -280,7 +280,7 @@ int ks_store_add_llm(struct ks_store *s, const struct ks_store_llm *x, int64_t *
 	if (id)
 		*id = sqlite3_last_insert_rowid(s->db);
 out:
-	pthread_mutex_unlock(&s->mu);
+	ks_store_unlock(s);
 	return rc;
 }
 
@@ -300,6 +300,6 @@ int ks_store_add_event(struct ks_store *s, const char *level, const char *kind,
 	sqlite3_bind_int64(st, 5, dropped);
 	rc = step_done(s, st, "add event", e);
 out:
-	pthread_mutex_unlock(&s->mu);
+	ks_store_unlock(s);
 	return rc;
 }
