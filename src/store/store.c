@@ -43,7 +43,7 @@ int ks_store_bind_double(sqlite3_stmt *st, int idx, double v)
 /* cut b to cap bytes on a UTF-8 character boundary and say so at the end */
 static size_t cut_text(struct ks_buf *b, size_t cap)
 {
-	size_t keep = cap;
+	size_t keep = cap < b->len ? cap : b->len;
 	while (keep > 0 && ((unsigned char)b->data[keep] & 0xC0) == 0x80)
 		keep--;
 	size_t dropped = b->len - keep;
@@ -85,7 +85,7 @@ int ks_store_bind_text(struct ks_store *s, sqlite3_stmt *st, int idx, const char
 		ks_buf_release(&b);
 		return ks_error_set(e, rc, "redact %s: %s", field, ks_strerror(rc));
 	}
-	if (mode == KS_TEXT_REDACT && b.len > cap) {
+	if (mode == KS_TEXT_REDACT && (b.len > cap || pre)) {
 		size_t cut = cut_text(&b, cap) + pre;
 		if (dropped)
 			*dropped += (long)cut;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ksearch/store.h"
 #include "tap.h"
@@ -70,8 +71,13 @@ static void test_schema(void)
 	struct ks_error e = {0};
 	is_rc(ks_store_open(dir, 0, &s, &e), KS_ENOTFOUND, "open without create on an empty dir");
 	ok(s == NULL, "no store on failure");
+	char file[300];
+	snprintf(file, sizeof(file), "%s/plain-file", dir);
+	ks_file_write_atomic(file, "x", 1, NULL);
+	is_rc(ks_store_open(file, 1, &s, &e), KS_EIO, "a file is not a run directory");
+	unlink(file);
 	is_rc(ks_store_open(dir, 1, &s, &e), 0, "create store");
-	ok(s != NULL, "store created (%s)", e.msg);
+	ok(s != NULL, "store created");
 	sqlite3 *db = raw_open();
 	raw_is(db, "PRAGMA journal_mode", "wal", "WAL mode");
 	raw_is(db, "PRAGMA user_version", "1", "user_version is the schema version");
@@ -537,6 +543,9 @@ static void test_redaction_on_disk(void)
 			ks_store_get_run(s, &rr, &e);
 			ok(rr && strstr(rr->config, "\"note\": \"key=[REDACTED]\""),
 			   "config keeps its shape");
+			size_t il = rr ? strlen(rr->id) : 0;
+			ok(il > 16 && !strcmp(rr->id + il - 8, "-softmax") && rr->id[8] == '-',
+			   "generated run id (%s)", rr ? rr->id : "");
 			ks_store_free(rr);
 			ks_store_close(s);
 		}
