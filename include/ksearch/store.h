@@ -59,8 +59,8 @@ unsigned long ks_store_truncations(struct ks_store *s);
 
 /* ---- the run ---------------------------------------------------------------------- */
 
-/* The one `run` row.  On write, NULL strings become "" and id/created/version/status are
- * filled by the store when NULL; on read everything is set. */
+/* The one `run` row.  On write, NULL strings become "" (config: "{}"), created is set by the
+ * store and id, version and status get their defaults when NULL; on read everything is set. */
 struct ks_store_run {
 	const char *id;         /* run id, e.g. "20261129-173000-matmul" (generated when NULL) */
 	const char *created;    /* ISO-8601 UTC, set by the store */
@@ -117,7 +117,8 @@ struct ks_store_candidate {
 	const char *source_hash; /* sha256 hex of source, computed by the store */
 	const char *language;    /* c, cuda, metal, opencl */
 	int64_t parent_id;       /* candidate this one was derived from, 0 for none */
-	int64_t node_id;         /* world-model node the candidate implements, -1 for none */
+	int64_t node_id;         /* world-model node the candidate implements, < 0 for none
+				  * (read back as -1) */
 	const char *action;      /* title of the action it implements */
 	const char *policy;      /* builtin, llm, cmd */
 	const char *family;      /* template / family name ("" when none) */
