@@ -54,6 +54,8 @@ struct ks_eval_opts {
 	double peak_gflops;       /* roofline: compute ceiling (0: unknown, no compute floor) */
 	double peak_gbps;         /* roofline: memory ceiling (0: unknown, no memory floor) */
 	double suspicious_factor; /* SUSPICIOUS below floor/factor (default 1.5) */
+	int reuse_baseline;       /* time the baseline once per workload and reuse it (search) */
+	unsigned long long seed;  /* base of the input seeds (default 1) */
 	int no_sandbox;           /* for trusted debugging only; never for candidates */
 };
 
@@ -74,6 +76,9 @@ struct ks_wl_result {
 	double speedup;          /* baseline_us / median_us */
 	int nsamples;
 	double *samples_us;      /* every timed repetition */
+	int nseeds;              /* seeds checked (in order) */
+	unsigned long long seeds[16];
+	double seed_abs_err[16], seed_rel_err[16]; /* worst error per seed */
 	char *log;               /* compiler message, signal, first mismatches, ... */
 };
 

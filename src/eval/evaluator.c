@@ -229,7 +229,7 @@ int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
 	ks_artifact_init(&ev->ref);
 	ks_artifact_init(&ev->base);
 	for (int i = 0; i < KS_MAX_SEEDS; i++)
-		ev->seeds[i] = 1000003ull * (unsigned long long)(i + 1);
+		ev->seeds[i] = (ev->o.seed ? ev->o.seed : 1) * 1000003ull + (unsigned long long)i;
 	int n = 0;
 	if (ev->o.threads > 0) {
 		snprintf(ev->threads_env, sizeof(ev->threads_env), "OMP_NUM_THREADS=%d",

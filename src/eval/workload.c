@@ -24,6 +24,10 @@ static int compare_outputs(struct ks_evaluator *ev, struct ks_wl_state *ws,
 	const struct ks_task *t = ev->task;
 	size_t off = 0;
 	int ok = 1;
+	int k = seed_idx < 16 ? seed_idx : 15;
+	if (res->nseeds <= k)
+		res->nseeds = k + 1;
+	res->seeds[k] = ev->seeds[seed_idx];
 	for (int j = 0; j < t->ntensors; j++) {
 		if (!t->tensors[j].is_output)
 			continue;
@@ -37,6 +41,10 @@ static int compare_outputs(struct ks_evaluator *ev, struct ks_wl_state *ws,
 			res->max_abs_err = c.max_abs_err;
 		if (c.max_rel_err > res->max_rel_err || isnan(c.max_rel_err))
 			res->max_rel_err = c.max_rel_err;
+		if (c.max_abs_err > res->seed_abs_err[k] || isnan(c.max_abs_err))
+			res->seed_abs_err[k] = c.max_abs_err;
+		if (c.max_rel_err > res->seed_rel_err[k] || isnan(c.max_rel_err))
+			res->seed_rel_err[k] = c.max_rel_err;
 		if (!c.passed) {
 			if (ok)
 				ks_buf_addf(log, "%s (seed %d): %s; max abs err %.3g, rel L2 %.3g",
@@ -178,7 +186,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 			kernel_failed(cand, res, &log, "fill");
 			goto out;
 		}
-	int measure_base = ev->base.ok && !o->skip_baseline;
+	int measure_base = ev->base.ok && !o->skip_baseline && !(o->reuse_baseline && ws->nbase);
 	if (measure_base) {
 		if (ks_eval_open_runner(ev, ws, ev->base.path, nsets, 0, o->memory_limit, &base, &ke)) {
 			rc = ks_error_set(e, KS_EIO, "the baseline failed to start: %s", ke.msg);
