@@ -166,6 +166,23 @@ static int parse_knob(struct ks_yaml_doc *d, struct ks_yaml_node *key, struct ks
 	return 0;
 }
 
+/* the source character at a 1-based line and column, 0 outside the text (the YAML layer
+ * may place a quoted scalar at its quote or at its first character) */
+static char source_char(const char *src, int line, int col)
+{
+	for (int l = 1; l < line && src; l++) {
+		src = strchr(src, '\n');
+		if (src)
+			src++;
+	}
+	if (!src || col < 1)
+		return 0;
+	for (int c = 1; c < col; c++, src++)
+		if (!*src || *src == '\n')
+			return 0;
+	return *src;
+}
+
 static int parse_block(struct ks_template *t, struct ks_yaml_doc *d, struct ks_error *e)
 {
 	struct ks_yaml_node *r = d->root, *v, *knobs, *req;
@@ -243,13 +260,14 @@ static int parse_block(struct ks_template *t, struct ks_yaml_doc *d, struct ks_e
 		if (!t->require[i].expr)
 			return ks_error_set(e, KS_ENOMEM, "require");
 		t->require[i].line = x->line;
-		t->require[i].col = x->col + (x->quoted ? 1 : 0);
+		t->require[i].col = x->col + (x->quoted && source_char(t->source, x->line, x->col) ==
+							      (x->quoted == 1 ? '\'' : '"'));
 		t->nrequire = i + 1;
 		/* syntax check now, names and values are checked per configuration */
 		rc = ks_expr_eval(s, lookup_placeholder, NULL, &out, &errcol, &ee);
 		if (rc == KS_EPARSE || rc == KS_ELIMIT)
-			return ks_yaml_error_at(d, x, errcol > 0 ? errcol - 1 : 0, rc, e, "%s",
-						ee.msg);
+			return ks_error_set(e, rc, "%s:%d:%d: %s", t->path, t->require[i].line,
+					    t->require[i].col + (errcol > 0 ? errcol - 1 : 0), ee.msg);
 	}
 	return 0;
 }
