@@ -116,6 +116,7 @@ struct ks_translate_use {
 	char *title;      /* "__shared__ arrays" */
 	char *equivalent; /* the target equivalent (text) */
 	char *notes;      /* notes from the map, or NULL */
+	char *constraints; /* the map's hard constraints for the concept ("; "-joined) or NULL */
 	int nlines;
 	int *lines;       /* 1-based line numbers (first 64 occurrences) */
 	char *snippet;    /* the first matching source line, trimmed */

@@ -110,6 +110,17 @@ int cmd_spec(int argc, char **argv)
 		}
 		int rc = KS_EXIT_OK;
 		if (save) {
+			/* the file name is the spec name, so `spec show FILE` loads it back */
+			const char *b = strrchr(save, '/');
+			b = b ? b + 1 : save;
+			size_t bl = strlen(b);
+			if (bl > 5 && !strcmp(b + bl - 5, ".yaml")) {
+				char *nn = strndup(b, bl - 5);
+				if (nn) {
+					free(s.name);
+					s.name = nn;
+				}
+			}
 			struct ks_buf y = KS_BUF_INIT;
 			FILE *f = NULL;
 			if (ks_spec_to_yaml(&s, &y, &e) || !(f = fopen(save, "w")) ||
