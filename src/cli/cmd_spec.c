@@ -1,9 +1,146 @@
+/* ksearch spec list | show NAME | detect: hardware specs from knowledge/specs/. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/cli.h"
+#include "ksearch/knowledge.h"
+
+static const char *usage_text = "ksearch spec list | show NAME|FILE [--json] | detect [--json] "
+				"[--save FILE]";
+static const char *about_text =
+	"Hardware specs: warp/SIMD width, threads per group, shared memory, caches, bandwidth,\n"
+	"peak rates and matrix units, each field with its source and basis (documented,\n"
+	"derived, estimated, measured).  'detect' fills a spec for the host CPU from /proc and\n"
+	"sysfs and measures copy bandwidth and FMA rate (about 2 seconds).";
+
+static int print_spec(const struct ks_spec *s, int json)
+{
+	struct ks_buf b = KS_BUF_INIT;
+	struct ks_error e = {0};
+	int rc = json ? ks_spec_to_json(s, &b, &e) : ks_spec_to_text(s, &b);
+	if (rc) {
+		fprintf(stderr, "ksearch: %s\n", e.msg[0] ? e.msg : ks_strerror(rc));
+		ks_buf_release(&b);
+		return KS_EXIT_USAGE;
+	}
+	fputs(ks_buf_str(&b), stdout);
+	ks_buf_release(&b);
+	return KS_EXIT_OK;
+}
+
+static int do_list(int json)
+{
+	char **names;
+	int n;
+	struct ks_error e = {0};
+	if (ks_spec_list(&names, &n, &e)) {
+		fprintf(stderr, "ksearch: %s\n", e.msg);
+		return KS_EXIT_USAGE;
+	}
+	int rc = KS_EXIT_OK;
+	if (json)
+		fputs("[", stdout);
+	for (int i = 0; i < n; i++) {
+		struct ks_spec s;
+		if (ks_spec_load(names[i], &s, &e)) {
+			fprintf(stderr, "ksearch: %s\n", e.msg);
+			rc = KS_EXIT_USAGE;
+			continue;
+		}
+		double bw = s.mem_bandwidth_gbps, f = s.peak_gflops_f32, sm = s.smem_per_block;
+		if (json)
+			printf("%s\n  {\"name\": \"%s\", \"kind\": \"%s\", \"title\": \"%s\"}",
+			       i ? "," : "", s.name, s.kind, s.title);
+		else if (s.is_template)
+			printf("%-10s %-4s %-44s (template, filled by 'spec detect')\n", s.name,
+			       s.kind, s.title);
+		else
+			printf("%-10s %-4s %-44s %7.0f GB/s %8.1f TFLOPS f32 %4.0f KiB smem\n",
+			       s.name, s.kind, s.title, bw, f / 1000, sm / 1024);
+		ks_spec_release(&s);
+	}
+	if (json)
+		fputs("\n]\n", stdout);
+	ks_spec_list_free(names, n);
+	return rc;
+}
 
 int cmd_spec(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "ksearch: 'spec' is not available in this build yet\n");
+	int json = 0, verbose = 0;
+	const char *save = NULL;
+	const struct ks_opt opts[] = {
+		{"json", KS_OPT_FLAG, &json, NULL, "machine-readable output"},
+		{"save", KS_OPT_STR, &save, "FILE", "detect: also write the spec as YAML to FILE"},
+		{"verbose", KS_OPT_FLAG, &verbose, NULL, "debug logging"},
+		{0},
+	};
+	const char *pos[3];
+	int npos = 0;
+	int r = ks_opts_parse(argc, argv, opts, usage_text, about_text, pos, 3, &npos);
+	if (r)
+		return r > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
+	ks_cli_log_init(verbose);
+	const char *sub = npos ? pos[0] : "list";
+	struct ks_error e = {0};
+	if (!strcmp(sub, "list")) {
+		if (npos > 1)
+			goto usage;
+		return do_list(json);
+	}
+	if (!strcmp(sub, "show")) {
+		if (npos != 2)
+			goto usage;
+		struct ks_spec s;
+		if (ks_spec_load(pos[1], &s, &e)) {
+			fprintf(stderr, "ksearch: %s\n", e.msg);
+			return KS_EXIT_USAGE;
+		}
+		int rc = print_spec(&s, json);
+		ks_spec_release(&s);
+		return rc;
+	}
+	if (!strcmp(sub, "detect")) {
+		if (npos != 1)
+			goto usage;
+		struct ks_spec s;
+		if (ks_spec_detect_host(&s, &e)) {
+			fprintf(stderr, "ksearch: %s\n", e.msg);
+			return KS_EXIT_USAGE;
+		}
+		int rc = KS_EXIT_OK;
+		if (save) {
+			/* the file name is the spec name, so `spec show FILE` loads it back */
+			const char *b = strrchr(save, '/');
+			b = b ? b + 1 : save;
+			size_t bl = strlen(b);
+			if (bl > 5 && !strcmp(b + bl - 5, ".yaml")) {
+				char *nn = strndup(b, bl - 5);
+				if (nn) {
+					free(s.name);
+					s.name = nn;
+				}
+			}
+			struct ks_buf y = KS_BUF_INIT;
+			FILE *f = NULL;
+			if (ks_spec_to_yaml(&s, &y, &e) || !(f = fopen(save, "w")) ||
+			    fputs(ks_buf_str(&y), f) < 0) {
+				fprintf(stderr, "ksearch: write '%s': %s\n", save,
+					e.msg[0] ? e.msg : "cannot write file");
+				rc = KS_EXIT_USAGE;
+			}
+			if (f && fclose(f) && !rc) {
+				fprintf(stderr, "ksearch: write '%s': cannot close file\n", save);
+				rc = KS_EXIT_USAGE;
+			}
+			ks_buf_release(&y);
+		}
+		if (!rc)
+			rc = print_spec(&s, json);
+		ks_spec_release(&s);
+		return rc;
+	}
+usage:
+	fprintf(stderr, "usage: %s\n", usage_text);
 	return KS_EXIT_USAGE;
 }

@@ -1,9 +1,110 @@
+/* ksearch translate FILE --to metal|cpu|opencl: the CUDA -> target context pack. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/cli.h"
+#include "ksearch/knowledge.h"
+
+static const char *usage_text = "ksearch translate FILE.cu --to metal|cpu|opencl [--spec NAME] "
+				"[--from-spec NAME] [--json]";
+static const char *about_text =
+	"Lists the CUDA primitives FILE uses (with line numbers) and their equivalents on the\n"
+	"target, every hard constraint the code would violate on the target spec (shared\n"
+	"memory per group, threads per group, SIMD width, fp64, missing features such as\n"
+	"wgmma or TMA), bandwidth/compute ratios between the source and target specs, and the\n"
+	"target hints that apply.  This is the context an LLM receives.  --spec host detects\n"
+	"the local CPU.  Exit status 1 when an error-level constraint is violated.";
+
+static int load_spec(const char *name, struct ks_spec *s, int *have)
+{
+	struct ks_error e = {0};
+	*have = 0;
+	if (!name || !*name || !strcmp(name, "none"))
+		return 0;
+	int rc = !strcmp(name, "host") ? ks_spec_detect_host(s, &e) : ks_spec_load(name, s, &e);
+	if (rc) {
+		fprintf(stderr, "ksearch: %s\n", e.msg);
+		return -1;
+	}
+	*have = 1;
+	return 0;
+}
+
+/* default specs: metal -> m3-max, source -> h100 (from the concept map's defaults) */
+static const char *default_target_spec(const char *to)
+{
+	return !strcmp(to, "metal") || !strcmp(to, "mlx") ? "m3-max" : NULL;
+}
 
 int cmd_translate(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "ksearch: 'translate' is not available in this build yet\n");
-	return KS_EXIT_USAGE;
+	int json = 0, verbose = 0;
+	const char *to = NULL, *spec = NULL, *from = "h100";
+	const struct ks_opt opts[] = {
+		{"to", KS_OPT_STR, &to, "TARGET", "metal, cpu or opencl (required)"},
+		{"spec", KS_OPT_STR, &spec, "NAME", "target spec (metal: m3-max by default; host: detect)"},
+		{"from-spec", KS_OPT_STR, &from, "NAME", "source spec for ratios (default h100; none)"},
+		{"json", KS_OPT_FLAG, &json, NULL, "machine-readable output"},
+		{"verbose", KS_OPT_FLAG, &verbose, NULL, "debug logging"},
+		{0},
+	};
+	const char *pos[1];
+	int npos = 0;
+	int r = ks_opts_parse(argc, argv, opts, usage_text, about_text, pos, 1, &npos);
+	if (r)
+		return r > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
+	ks_cli_log_init(verbose);
+	if (npos != 1 || !to) {
+		fprintf(stderr, "usage: %s\n", usage_text);
+		return KS_EXIT_USAGE;
+	}
+	if (!spec)
+		spec = default_target_spec(to);
+	FILE *f = fopen(pos[0], "r");
+	if (!f) {
+		fprintf(stderr, "ksearch: open '%s': cannot read file\n", pos[0]);
+		return KS_EXIT_USAGE;
+	}
+	struct ks_buf src = KS_BUF_INIT;
+	ks_buf_init(&src, 8u << 20);
+	char chunk[65536];
+	size_t n;
+	int rc = KS_EXIT_OK;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (ks_buf_add(&src, chunk, n)) {
+			fprintf(stderr, "ksearch: '%s' is larger than 8 MiB\n", pos[0]);
+			rc = KS_EXIT_USAGE;
+			break;
+		}
+	fclose(f);
+	struct ks_spec ts, ss;
+	int have_t = 0, have_s = 0;
+	ks_spec_init(&ts);
+	ks_spec_init(&ss);
+	if (rc || load_spec(spec, &ts, &have_t) || load_spec(from, &ss, &have_s)) {
+		rc = KS_EXIT_USAGE;
+		goto out;
+	}
+	struct ks_translation t;
+	struct ks_error e = {0};
+	if (ks_translate(ks_buf_str(&src), to, have_t ? &ts : NULL, have_s ? &ss : NULL, &t, &e)) {
+		fprintf(stderr, "ksearch: %s\n", e.msg);
+		rc = KS_EXIT_USAGE;
+		goto out;
+	}
+	struct ks_buf b = KS_BUF_INIT;
+	if (json ? ks_translation_to_json(&t, &b, &e) : ks_translation_to_text(&t, &b)) {
+		fprintf(stderr, "ksearch: %s\n", e.msg[0] ? e.msg : "render failed");
+		rc = KS_EXIT_USAGE;
+	} else {
+		fputs(ks_buf_str(&b), stdout);
+		rc = t.nerrors ? KS_EXIT_FAIL : KS_EXIT_OK;
+	}
+	ks_buf_release(&b);
+	ks_translation_release(&t);
+out:
+	ks_spec_release(&ts);
+	ks_spec_release(&ss);
+	ks_buf_release(&src);
+	return rc;
 }

@@ -1,0 +1,389 @@
+/* Host CPU detection for `ksearch spec detect`: /proc/cpuinfo, sysfs caches, core count,
+ * and a bounded (about 1.5 s) measurement of copy bandwidth and FMA throughput. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "knowledge/spec_schema.h"
+#include "ksearch/knowledge.h"
+#include "ksearch/log.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define KS_FMA_CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
+#else
+#define KS_FMA_CLONES
+#endif
+
+static const char *src_proc = "Linux /proc/cpuinfo, /proc/meminfo and sysconf";
+static const char *src_sysfs = "Linux sysfs /sys/devices/system/cpu";
+static const char *src_bench = "ksearch spec detect micro-benchmark";
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* value of "key : value" in /proc/cpuinfo (first processor) */
+static int cpuinfo_get(const char *key, char *out, size_t n)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (!f)
+		return -1;
+	char line[4096];
+	int rc = -1;
+	size_t kl = strlen(key);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, kl) || (line[kl] != ' ' && line[kl] != '\t' && line[kl] != ':'))
+			continue;
+		char *c = strchr(line, ':');
+		if (!c)
+			continue;
+		c++;
+		while (*c == ' ' || *c == '\t')
+			c++;
+		c[strcspn(c, "\n")] = 0;
+		snprintf(out, n, "%s", c);
+		rc = 0;
+		break;
+	}
+	fclose(f);
+	return rc;
+}
+
+static int has_flag(const char *flags, const char *flag)
+{
+	size_t n = strlen(flag);
+	for (const char *p = flags; (p = strstr(p, flag)); p += n)
+		if ((p == flags || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0))
+			return 1;
+	return 0;
+}
+
+static double read_cache_size(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NAN;
+	char buf[64] = {0};
+	double v = NAN;
+	if (fgets(buf, sizeof(buf), f)) {
+		char *end;
+		v = strtod(buf, &end);
+		if (*end == 'K')
+			v *= 1024;
+		else if (*end == 'M')
+			v *= 1048576.0;
+		else if (*end == 'G')
+			v *= 1073741824.0;
+	}
+	fclose(f);
+	return v;
+}
+
+static void read_caches(double *l1d, double *l2, double *l3)
+{
+	*l1d = *l2 = *l3 = NAN;
+	for (int i = 0; i < 8; i++) {
+		char p[256], lvl[16] = {0}, type[32] = {0};
+		snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+		FILE *f = fopen(p, "r");
+		if (!f)
+			break;
+		if (!fgets(lvl, sizeof(lvl), f))
+			lvl[0] = 0;
+		fclose(f);
+		snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+		if ((f = fopen(p, "r"))) {
+			if (!fgets(type, sizeof(type), f))
+				type[0] = 0;
+			fclose(f);
+		}
+		snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+		double sz = read_cache_size(p);
+		int level = atoi(lvl);
+		if (level == 1 && !strncmp(type, "Data", 4))
+			*l1d = sz;
+		else if (level == 2)
+			*l2 = sz;
+		else if (level == 3)
+			*l3 = sz;
+	}
+}
+
+/* ---- micro-benchmarks ------------------------------------------------------------------ */
+
+typedef float ks_v16f __attribute__((vector_size(64)));
+
+#define FMA_ACC 10
+
+KS_FMA_CLONES
+static float fma_loop(long iters, float seed)
+{
+	ks_v16f acc[FMA_ACC], m, a;
+	for (int j = 0; j < 16; j++) {
+		m[j] = 0.999999f;
+		a[j] = 1e-7f * seed;
+	}
+	for (int i = 0; i < FMA_ACC; i++)
+		for (int j = 0; j < 16; j++)
+			acc[i][j] = seed + (float)(i * 16 + j);
+	for (long it = 0; it < iters; it++)
+		for (int i = 0; i < FMA_ACC; i++)
+			acc[i] = acc[i] * m + a;
+	float s = 0;
+	for (int i = 0; i < FMA_ACC; i++)
+		for (int j = 0; j < 16; j++)
+			s += acc[i][j];
+	return s;
+}
+
+struct bench_job {
+	long iters;
+	char *src, *dst;
+	size_t bytes;
+	int reps;
+	float sink;
+};
+
+static void *fma_thread(void *arg)
+{
+	struct bench_job *j = arg;
+	j->sink = fma_loop(j->iters, 1.0f + (float)(j->iters & 7));
+	return NULL;
+}
+
+static void *copy_thread(void *arg)
+{
+	struct bench_job *j = arg;
+	for (int r = 0; r < j->reps; r++)
+		memcpy(j->dst, j->src, j->bytes);
+	return NULL;
+}
+
+static void *touch_thread(void *arg)
+{
+	struct bench_job *j = arg;
+	memset(j->src, 1, j->bytes);
+	memset(j->dst, 0, j->bytes);
+	return NULL;
+}
+
+/* run fn on nt threads; returns wall seconds or -1 */
+static double run_threads(int nt, struct bench_job *jobs, void *(*fn)(void *))
+{
+	pthread_t th[256];
+	double t0 = now_s();
+	int started = 0;
+	for (int i = 1; i < nt; i++) {
+		if (pthread_create(&th[i], NULL, fn, &jobs[i]))
+			break;
+		started = i;
+	}
+	fn(&jobs[0]);
+	for (int i = 1; i <= started; i++)
+		pthread_join(th[i], NULL);
+	return started == nt - 1 ? now_s() - t0 : -1;
+}
+
+static double measure_fma(int nt)
+{
+	struct bench_job jobs[256];
+	memset(jobs, 0, sizeof(jobs));
+	/* calibrate on one thread, then aim for ~0.4 s on all threads */
+	long iters = 20000;
+	double t;
+	for (;;) {
+		double t0 = now_s();
+		volatile float s = fma_loop(iters, 1.0f);
+		(void)s;
+		t = now_s() - t0;
+		if (t > 0.02 || iters > (1L << 34))
+			break;
+		iters *= 4;
+	}
+	iters = (long)((double)iters * 0.3 / (t > 1e-6 ? t : 1e-6));
+	if (iters < 1000)
+		iters = 1000;
+	for (int i = 0; i < nt; i++)
+		jobs[i].iters = iters;
+	double wall = run_threads(nt, jobs, fma_thread);
+	if (wall <= 0)
+		return NAN;
+	double flops = 2.0 * 16 * FMA_ACC * (double)iters * nt;
+	return flops / wall / 1e9;
+}
+
+static double measure_copy(int nt, double llc)
+{
+	size_t total = 64u << 20;
+	if (isfinite(llc) && llc * 4 > (double)total)
+		total = (size_t)(llc * 4);
+	if (total > (256u << 20))
+		total = 256u << 20;
+	size_t per = total / (size_t)nt / 4096 * 4096;
+	if (per < 4096)
+		return NAN;
+	char *src = aligned_alloc(4096, per * (size_t)nt), *dst = aligned_alloc(4096, per * (size_t)nt);
+	if (!src || !dst) {
+		free(src);
+		free(dst);
+		return NAN;
+	}
+	struct bench_job jobs[256];
+	memset(jobs, 0, sizeof(jobs));
+	for (int i = 0; i < nt; i++) {
+		jobs[i].src = src + per * (size_t)i;
+		jobs[i].dst = dst + per * (size_t)i;
+		jobs[i].bytes = per;
+		jobs[i].reps = 1;
+	}
+	run_threads(nt, jobs, touch_thread); /* first touch on the threads that copy */
+	double best = 0, spent = 0;
+	for (int rep = 0; rep < 20 && spent < 0.35; rep++) {
+		double t = run_threads(nt, jobs, copy_thread);
+		if (t <= 0)
+			break;
+		spent += t;
+		double gbps = 2.0 * (double)per * nt / t / 1e9; /* read + write */
+		if (gbps > best)
+			best = gbps;
+	}
+	free(src);
+	free(dst);
+	return best > 0 ? best : NAN;
+}
+
+/* ---- assembly ------------------------------------------------------------------------------ */
+
+static int set_list(struct ks_spec *s, const char *field, char **list, const char *source,
+		    const char *basis)
+{
+	struct ks_buf j = KS_BUF_INIT;
+	for (char **p = list; *p; p++)
+		ks_buf_addf(&j, "%s%s", p == list ? "" : ", ", *p);
+	const struct ks_spec_field_def *d = ks_spec_field_def(field);
+	*(char ***)((char *)s + d->off) = list;
+	int rc = ks_spec_value_add(s, field, NAN, ks_buf_str(&j), NULL, source, basis, NULL, 0);
+	ks_buf_release(&j);
+	return rc;
+}
+
+int ks_spec_detect_host(struct ks_spec *s, struct ks_error *e)
+{
+	ks_spec_init(s);
+	char model[256] = "unknown CPU", vendor[64] = "", flags[8192] = "", mhz[64] = "";
+	cpuinfo_get("model name", model, sizeof(model));
+	cpuinfo_get("vendor_id", vendor, sizeof(vendor));
+	if (cpuinfo_get("flags", flags, sizeof(flags)))
+		cpuinfo_get("Features", flags, sizeof(flags)); /* aarch64 */
+	cpuinfo_get("cpu MHz", mhz, sizeof(mhz));
+	struct utsname u;
+	if (uname(&u))
+		snprintf(u.machine, sizeof(u.machine), "unknown");
+	s->name = strdup("host");
+	s->title = strdup(model);
+	s->kind = strdup("cpu");
+	s->vendor = strdup(!strcmp(vendor, "GenuineIntel")   ? "intel"
+			   : !strcmp(vendor, "AuthenticAMD") ? "amd"
+							     : "generic");
+	s->arch = strdup(u.machine);
+	if (!s->name || !s->title || !s->kind || !s->vendor || !s->arch)
+		goto nomem;
+
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (ncpu < 1)
+		ncpu = 1;
+	int nt = ncpu > 256 ? 256 : (int)ncpu;
+	double simd = has_flag(flags, "avx512f") ? 16 : has_flag(flags, "avx2") ? 8 : 4;
+	double l1, l2, l3;
+	read_caches(&l1, &l2, &l3);
+	double mem = NAN;
+	FILE *f = fopen("/proc/meminfo", "r");
+	if (f) {
+		char line[256];
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "MemTotal:", 9)) {
+				mem = strtod(line + 9, NULL) * 1024;
+				break;
+			}
+		fclose(f);
+	}
+	double clock = read_cache_size("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
+	clock = isfinite(clock) ? clock / 1000 : (mhz[0] ? strtod(mhz, NULL) : NAN);
+
+	int rc = 0;
+	rc |= ks_spec_set_number(s, "simd_width", simd, src_proc, "detected",
+				 "f32 lanes of the widest vector ISA in the cpu flags");
+	rc |= ks_spec_set_number(s, "max_threads_per_group", (double)ncpu, src_proc, "detected",
+				 "online logical CPUs (one OpenMP team)");
+	if (isfinite(l1))
+		rc |= ks_spec_set_number(s, "smem_per_block", l1, src_sysfs, "detected",
+					 "no programmer-managed shared memory on a CPU: the L1d "
+					 "size, the analogue for cache blocking");
+	if (isfinite(l1))
+		rc |= ks_spec_set_number(s, "l1_bytes", l1, src_sysfs, "detected", NULL);
+	if (isfinite(l2))
+		rc |= ks_spec_set_number(s, "l2_bytes", l2, src_sysfs, "detected", "per core");
+	if (isfinite(l3) || isfinite(l2))
+		rc |= ks_spec_set_number(s, "llc_bytes", isfinite(l3) ? l3 : l2, src_sysfs,
+					 "detected", NULL);
+	if (isfinite(mem))
+		rc |= ks_spec_set_number(s, "mem_bytes", mem, src_proc, "detected", NULL);
+	rc |= ks_spec_set_number(s, "cores", (double)ncpu, src_proc, "detected",
+				 "online logical CPUs");
+	if (isfinite(clock) && clock > 0)
+		rc |= ks_spec_set_number(s, "clock_mhz", clock, src_sysfs, "detected", NULL);
+	if (rc)
+		goto nomem;
+
+	double t0 = now_s();
+	double bw = measure_copy(nt, isfinite(l3) ? l3 : l2);
+	double gf = measure_fma(nt);
+	ks_debug("spec detect: micro-benchmarks took %.2f s", now_s() - t0);
+	if (!isfinite(bw) || !isfinite(gf))
+		return ks_error_set(e, KS_ESYS, "detect host: micro-benchmark failed (threads or "
+						"memory unavailable)");
+	char note[256];
+	snprintf(note, sizeof(note), "%d-thread memcpy of %s buffers, read+write bytes, best of "
+		 "several repetitions", nt, "LLC-exceeding");
+	rc |= ks_spec_set_number(s, "mem_bandwidth_gbps", bw, src_bench, "measured", note);
+	snprintf(note, sizeof(note), "%d threads of independent FMA chains on 16-float vectors; "
+		 "the compiler picks the widest ISA the CPU has", nt);
+	rc |= ks_spec_set_number(s, "peak_gflops_f32", gf, src_bench, "measured", note);
+
+	static const struct {
+		const char *flag, *feature;
+	} fmap[] = {{"sse4_2", "sse4"}, {"avx2", "avx2"},	     {"fma", "fma"},
+		    {"avx512f", "avx512"}, {"avx512_bf16", "avx512_bf16"},
+		    {"avx512_fp16", "avx512_fp16"}, {"amx_tile", "amx"}, {"asimd", "neon"},
+		    {"sve", "sve"}};
+	char **feats = calloc(sizeof(fmap) / sizeof(fmap[0]) + 2, sizeof(char *));
+	if (!feats)
+		goto nomem;
+	int nf = 0;
+	feats[nf++] = strdup("fp64");
+	for (size_t i = 0; i < sizeof(fmap) / sizeof(fmap[0]); i++)
+		if (has_flag(flags, fmap[i].flag))
+			feats[nf++] = strdup(fmap[i].feature);
+	for (int i = 0; i < nf; i++)
+		if (!feats[i]) {
+			for (int k = 0; k < nf; k++)
+				free(feats[k]);
+			free(feats);
+			goto nomem;
+		}
+	rc |= set_list(s, "features", feats, src_proc, "detected");
+	if (rc)
+		goto nomem;
+	return 0;
+nomem:
+	ks_spec_release(s);
+	return ks_error_set(e, KS_ENOMEM, "detect host spec");
+}
