@@ -306,8 +306,11 @@ static void tree_node(struct rp_doc *d, const struct rp_run *r, int i, int depth
 	doc_item_begin(d, n->on_best_path ? "bestpath" : NULL);
 	if (n->on_best_path)
 		doc_strong_begin(d);
-	doc_textf(d, "%s[%s] %s", n->on_best_path ? "\xe2\x98\x85 " : "", n->id,
-		  n->title ? n->title : "(untitled)");
+	/* "[id]" never forms a link: there are no reference definitions and the id is escaped */
+	doc_raw(d, n->on_best_path ? "\xe2\x98\x85 [" : "[");
+	doc_text(d, n->id);
+	doc_raw(d, "] ");
+	doc_text(d, n->title ? n->title : "(untitled)");
 	if (n->on_best_path)
 		doc_strong_end(d);
 	doc_text(d, " \xe2\x80\x94 ");

@@ -1,4 +1,5 @@
 /* Small formatting helpers shared by the report renderers. */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,13 +30,18 @@ int rp_html_esc(struct ks_buf *b, const char *s)
 
 int rp_md_esc(struct ks_buf *b, const char *s)
 {
-	static const char special[] = "\\`*_[]<>|~#!&";
+	/* what can start markup inside a line; '_' only at a word boundary (intraword
+	 * underscores never emphasise, so BLOCK_M stays readable in the raw file) */
+	static const char special[] = "\\`*[]<>|~&";
 	int rc = 0;
 	for (const char *p = s ? s : ""; *p && !rc; p++) {
 		unsigned char ch = (unsigned char)*p;
 		if (ch < 0x20)
 			ch = ' ';
-		if (strchr(special, ch) && ch)
+		int esc = ch && strchr(special, ch);
+		if (ch == '_')
+			esc = p == s || !isalnum((unsigned char)p[-1]) || !isalnum((unsigned char)p[1]);
+		if (esc)
 			rc = ks_buf_add(b, "\\", 1);
 		if (!rc)
 			rc = ks_buf_add(b, &ch, 1);

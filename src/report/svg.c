@@ -45,9 +45,7 @@ static double nice_step(double raw)
 
 static void fmt_x(double v, char *dst, size_t n)
 {
-	if (v >= 100)
-		snprintf(dst, n, "%.0fx", v);
-	else if (v >= 10)
+	if (fabs(v - round(v)) < 1e-9 * (v > 1 ? v : 1))
 		snprintf(dst, n, "%.0fx", v);
 	else if (v >= 1)
 		snprintf(dst, n, "%.1fx", v);
@@ -145,8 +143,6 @@ int rp_render_svg(const struct rp_run *r, struct ks_buf *b)
 		double step = nice_step(c.y1 / 5);
 		for (double v = 0; v <= c.y1 + 1e-9 && !rc; v += step) {
 			fmt_x(v, t, sizeof(t));
-			if (v == 0)
-				snprintf(t, sizeof(t), "0x");
 			rc = ks_buf_addf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
 					 "stroke=\"#e6e6e6\"/><text x=\"%d\" y=\"%.1f\" "
 					 "text-anchor=\"end\">%s</text>\n",
