@@ -1,6 +1,6 @@
 /* @ksearch
 family: flash-tiled
-summary: flash-style tiling: a block of BQ queries streams K/V tiles of BK keys (K tile transposed to float), online softmax with running max and sum, OpenMP over (batch, head, query block)
+summary: "flash-style tiling, a block of BQ queries streams K/V tiles of BK keys (K tile transposed to float), online softmax with running max and sum, OpenMP over (batch, head, query block)"
 rating: 8
 difficulty: 4
 knobs:
@@ -12,6 +12,7 @@ knobs:
   THREADS: {values: [0, 1, 2], default: 0, summary: "OpenMP threads, 0 = all", impacts: {compute_hw_fit: 5}}
 require:
   - "THREADS <= spec.cores"
+  - "VEC * 4 <= spec.simd_bytes"
   - "BK % VEC == 0"
   - "BQ % RQ == 0"
 @end */

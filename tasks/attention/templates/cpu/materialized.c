@@ -12,6 +12,7 @@ knobs:
   SCHED: {values: [0, 1], default: 1, summary: "0 static, 1 dynamic OpenMP schedule over (head, query block)"}
 require:
   - "THREADS <= spec.cores"
+  - "VEC * 4 <= spec.simd_bytes"
   - "BQ % RQ == 0"
 @end */
 /* The textbook formulation: memory O(BQ * seqlen) per thread for the scores, two sweeps over

@@ -13,6 +13,7 @@ knobs:
   THREADS: {values: [0, 1, 2], default: 0, summary: "OpenMP threads, 0 = all", impacts: {compute_hw_fit: 6}}
 require:
   - "THREADS <= spec.cores"
+  - "VEC * 4 <= spec.simd_bytes"
   - "MR * NV + NV + 1 <= 32"
   - "KC * NV * VEC * 4 <= spec.l1_bytes"
   - "MC * KC * 4 <= spec.l2_bytes"

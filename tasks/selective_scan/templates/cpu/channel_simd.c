@@ -11,6 +11,7 @@ knobs:
   SCHED: {values: [0, 1], default: 0, summary: "0 static, 1 dynamic OpenMP schedule over channel groups"}
 require:
   - "THREADS <= spec.cores"
+  - "VEC * 4 <= spec.simd_bytes"
 @end */
 /* The recurrence is sequential in t but independent across channels and states. Putting
  * channels in SIMD lanes makes every per-step quantity (dt, u, z, y) a vector and B[n,t],

@@ -11,6 +11,7 @@ knobs:
   SCHED: {values: [0, 1], default: 0, summary: "0 static, 1 dynamic OpenMP schedule over (channel, chunk) tasks"}
 require:
   - "THREADS <= spec.cores"
+  - "VEC * 4 <= spec.simd_bytes"
 @end */
 /* The recurrence h_t = a_t * h_{t-1} + b_t (per state, a_t = exp(dt_t A), b_t = dt_t u_t B_t)
  * is a composition of affine maps, which is associative. A chunk scanned from h = 0 yields

@@ -11,6 +11,7 @@ knobs:
   SCHED: {values: [0, 1], default: 0, summary: "0 static, 1 dynamic OpenMP schedule over rows"}
 require:
   - "THREADS <= spec.cores"
+  - "VEC * 4 <= spec.simd_bytes"
 @end */
 /* Every pass touches one row; a row of a few thousand floats stays in L1/L2, so the three
  * passes cost little extra DRAM traffic and the work is dominated by exp. */

@@ -7,10 +7,11 @@ knobs:
   VEC: {values: [4, 8, 16], default: 16, summary: "floats per vector (SSE, AVX2, AVX-512 width)", impacts: {compute_hw_fit: 6, register_pressure: 2}}
   UNROLL: {values: [1, 2, 4], default: 2, summary: "independent (max, sum) lane sets in the first pass", impacts: {compute_hw_fit: 4, register_pressure: 4}}
   ROWS: {values: [1, 2, 4], default: 1, summary: "rows processed together (interleaves independent dependency chains)", impacts: {register_pressure: 4, compute_hw_fit: 3}}
-  STREAM: {values: [0, 1], default: 0, summary: "1 writes y with non-temporal stores when rows are 64-byte aligned", impacts: {memory_bandwidth: 5}}
+  STREAM: {values: [0, 1], default: 0, summary: "1 writes y with non-temporal (cache-bypassing) stores", impacts: {memory_bandwidth: 5}}
   THREADS: {values: [0, 1, 2], default: 0, summary: "OpenMP threads, 0 = all", impacts: {memory_bandwidth: 5}}
 require:
   - "THREADS <= spec.cores"
+  - "VEC * 4 <= spec.simd_bytes"
 @end */
 /* The online form reads x twice and writes y once (the three-pass form also re-reads and
  * re-writes y); it pays for that with a second exp per element and a rescale of the
@@ -79,6 +80,19 @@ static inline float sexp(float x)
 	return v[0];
 }
 
+#if STREAM
+static inline void vstream(float *p, vf v)
+{
+#if VEC == 16
+	_mm512_stream_ps(p, (__m512)v);
+#elif VEC == 8
+	_mm256_stream_ps(p, (__m256)v);
+#else
+	_mm_stream_ps(p, (__m128)v);
+#endif
+}
+#endif
+
 /* first pass for ROWS rows at once: per lane a running max m and a sum s of exp(x - m) */
 static void rows_stats(const float *x, int64_t ld, int32_t n, float *mo, float *so)
 {
@@ -122,13 +136,12 @@ static void row_write(const float *x, float *y, int32_t n, float m, float s)
 	const float inv = 1.0f / s;
 	int32_t j = 0;
 #if STREAM
-	/* non-temporal stores need 64-byte aligned addresses; peel until aligned */
-	if (VEC == 16) {
-		for (; j < n && ((uintptr_t)(y + j) & 63) != 0; j++)
-			y[j] = sexp(x[j] - m) * inv;
-		for (; j + VEC <= n; j += VEC)
-			__builtin_nontemporal_store(vexp(vload(x + j) - m) * inv, (vf *)(y + j));
-	}
+	/* non-temporal stores bypass the cache (y is not read again here) but need addresses
+	 * aligned to the vector size: peel scalars until aligned */
+	for (; j < n && ((uintptr_t)(y + j) & (VEC * 4 - 1)) != 0; j++)
+		y[j] = sexp(x[j] - m) * inv;
+	for (; j + VEC <= n; j += VEC)
+		vstream(y + j, vexp(vload(x + j) - m) * inv);
 #endif
 	for (; j + VEC <= n; j += VEC)
 		vstore(y + j, vexp(vload(x + j) - m) * inv);
