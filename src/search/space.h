@@ -1,5 +1,5 @@
 /* The builtin policy's search space for a task on a backend: its knob templates
- * (tasks/<task>/templates/<backend>/*.<ext>) and their feasible configurations. */
+ * (tasks/TASK/templates/BACKEND/NAME.EXT) and their feasible configurations. */
 #ifndef KS_SEARCH_SPACE_H
 #define KS_SEARCH_SPACE_H
 
