@@ -111,6 +111,11 @@ void ks_evaluator_free(struct ks_evaluator *ev);
 int ks_evaluator_run(struct ks_evaluator *ev, const char *source, const char *path,
 		     const char *const *defines, struct ks_eval_result *r, struct ks_error *e);
 
+struct ks_spec;
+/* Ceilings for the roofline from a hardware spec (upper bounds; 0 when unknown).  CPUs:
+ * theoretical compute peak only; GPUs: the best datasheet compute rate and bandwidth. */
+void ks_roofline_from_spec(const struct ks_spec *s, double *gflops, double *gbps);
+
 /* One-shot helper for `ksearch eval`: new + run + free. */
 int ks_eval_kernel(const struct ks_task *t, const char *source, const char *path,
 		   const struct ks_eval_opts *o, struct ks_eval_result *r, struct ks_error *e);

@@ -34,6 +34,7 @@ struct ks_run_progress {
 	int evaluated, budget, passed, failed;
 	double best_speedup;     /* best search-phase speedup so far (0: none) */
 	const char *action;      /* what is being evaluated now */
+	int finished;            /* 1: this call reports a finished candidate */
 	const char *last_status; /* status of the candidate just finished, or NULL */
 	double last_speedup;
 	long last_candidate;

@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "ksearch/eval.h"
+#include "ksearch/knowledge.h"
 #include "ksearch/task.h"
 #include "util/fs.h"
 #include "util/units.h"
@@ -76,7 +77,7 @@ static void print_human(const struct ks_task *t, const char *path, const struct 
 int cmd_eval(int argc, char **argv)
 {
 	const char *backend = "cpu", *workloads = NULL, *timeout = NULL, *memlimit = NULL,
-		   *cflags = NULL, *defines = NULL, *min_time = NULL;
+		   *cflags = NULL, *defines = NULL, *min_time = NULL, *spec = "auto";
 	int seeds = 3, json = 0, threads = 0, quick = 0, no_baseline = 0, no_checks = 0,
 	    verbose = 0, reps = 0, no_sandbox = 0;
 	double peak_gflops = 0, peak_gbps = 0;
@@ -94,6 +95,7 @@ int cmd_eval(int argc, char **argv)
 		{"quick", KS_OPT_FLAG, &quick, NULL, "short timing (one block, 0.05 s floor)"},
 		{"no-baseline", KS_OPT_FLAG, &no_baseline, NULL, "do not time the baseline"},
 		{"no-checks", KS_OPT_FLAG, &no_checks, NULL, "skip the correctness-only checks"},
+		{"spec", KS_OPT_STR, &spec, "NAME|auto|none", "hardware spec for the roofline (auto: the host)"},
 		{"peak-gflops", KS_OPT_DOUBLE, &peak_gflops, "X", "compute ceiling for the roofline"},
 		{"peak-gbps", KS_OPT_DOUBLE, &peak_gbps, "X", "memory ceiling for the roofline"},
 		{"no-sandbox", KS_OPT_FLAG, &no_sandbox, NULL,
@@ -166,6 +168,28 @@ int cmd_eval(int argc, char **argv)
 		fprintf(stderr, "ksearch eval: %s\n", e.msg);
 		ks_task_free(t);
 		return KS_EXIT_USAGE;
+	}
+	if (strcmp(spec, "none") && (peak_gflops <= 0 || peak_gbps <= 0)) {
+		struct ks_spec sp;
+		ks_spec_init(&sp);
+		int loaded = strcmp(spec, "auto") ? ks_spec_load(spec, &sp, &e)
+					      : !strcmp(backend, "cpu") ? ks_spec_detect_host(&sp, &e)
+									: KS_ENOTFOUND;
+		if (loaded == 0) {
+			double g, b;
+			ks_roofline_from_spec(&sp, &g, &b);
+			if (o.peak_gflops <= 0)
+				o.peak_gflops = g;
+			if (o.peak_gbps <= 0)
+				o.peak_gbps = b;
+		} else if (strcmp(spec, "auto")) {
+			fprintf(stderr, "ksearch eval: %s\n", e.msg);
+			ks_spec_release(&sp);
+			ks_task_free(t);
+			ks_buf_release(&src);
+			return KS_EXIT_USAGE;
+		}
+		ks_spec_release(&sp);
 	}
 	if (!json)
 		fprintf(stderr, "evaluating %s on %s (%s backend)...\n", pos[1], t->name, backend);

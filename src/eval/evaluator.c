@@ -95,7 +95,7 @@ static void fill_defaults(struct ks_eval_opts *o)
 	if (o->suspicious_factor < 1)
 		o->suspicious_factor = 1.5;
 	if (!o->rotate_bytes) {
-		size_t two = 2 * llc_bytes(), cap = (size_t)128 << 20;
+		size_t two = 2 * llc_bytes(), cap = (size_t)512 << 20;
 		o->rotate_bytes = two < cap ? two : cap;
 	}
 }

@@ -36,6 +36,8 @@ static struct tensor tensors[KS_RUNNER_MAX_TENSORS];
 static int ntensors;
 static double params[KS_RUNNER_MAX_PARAMS];
 static int nsets;
+static unsigned long long set_seed[KS_RUNNER_MAX_SETS]; /* seed each set was filled with */
+static int set_filled[KS_RUNNER_MAX_SETS];
 static entry_fn entry;
 static unsigned char *outmap;
 static size_t outmap_bytes;
@@ -166,6 +168,11 @@ static int cmd_alloc(int sets)
 				      strerror(errno));
 				return -1;
 			}
+			/* touch every page now: a first-touch page fault must never land
+			 * inside a timed call */
+			memset(p, 0, t->mapped);
+			if (t->is_out)
+				poison(t, p);
 			t->set[s] = p;
 			t->dev[s] = dev->alloc(p, t->mapped);
 			if (!t->dev[s]) {
@@ -197,13 +204,23 @@ static int cmd_fill(int s, unsigned long long seed)
 		reply("error bad set");
 		return -1;
 	}
+	/* a set with the same seed already holds these inputs: copying is much cheaper than
+	 * generating again (timing rotates over many sets of a few seeds) */
+	int same = -1;
+	for (int o = 0; o < nsets && same < 0; o++)
+		if (o != s && set_filled[o] && set_seed[o] == seed)
+			same = o;
+	set_filled[s] = 0;
 	for (int i = 0; i < ntensors; i++) {
 		struct tensor *t = &tensors[i];
 		if (t->is_out)
 			continue;
 		if (dev->protect_inputs)
 			mprotect(t->set[s], t->mapped, PROT_READ | PROT_WRITE);
-		ks_init_fill(&t->init, t->dtype, t->set[s], t->numel, t->key, seed);
+		if (same >= 0 && t->sum[same] == checksum(t->set[same], t->bytes))
+			memcpy(t->set[s], t->set[same], t->bytes);
+		else
+			ks_init_fill(&t->init, t->dtype, t->set[s], t->numel, t->key, seed);
 		t->sum[s] = checksum(t->set[s], t->bytes);
 		if (dev->upload(t->dev[s], t->set[s], t->bytes)) {
 			reply("error upload to the %s device failed", dev->name);
@@ -213,6 +230,8 @@ static int cmd_fill(int s, unsigned long long seed)
 		if (dev->protect_inputs)
 			mprotect(t->set[s], t->mapped, PROT_READ);
 	}
+	set_seed[s] = seed;
+	set_filled[s] = 1;
 	reply("ok");
 	return 0;
 }

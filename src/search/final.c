@@ -92,7 +92,7 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 			if (!strncmp(tok, "-D", 2))
 				snprintf(defs[nd], sizeof(defs[nd]), "%s", tok + 2), list_d[nd] = defs[nd], nd++;
 		list_d[nd] = NULL;
-		ks_run_progress_tick(st, "final", c->action);
+		ks_run_progress_tick(st, "final", c->action, 0);
 		struct ks_eval_result res;
 		rc = ks_evaluator_run(ev, ks_buf_str(&src), NULL, list_d, &res, e);
 		ks_buf_release(&src);

@@ -200,7 +200,7 @@ int ks_run_search(struct ks_run_state *st, struct ks_error *e)
 			} else {
 				if (ks_run_stop_requested())
 					break;
-				ks_run_progress_tick(st, "search", props[i].title);
+				ks_run_progress_tick(st, "search", props[i].title, 0);
 				if ((rc = evaluate_job(st, &props[i], j, &oc, e)))
 					break;
 			}
@@ -217,7 +217,7 @@ int ks_run_search(struct ks_run_state *st, struct ks_error *e)
 			st->last_candidate = oc.candidate;
 			if ((rc = ks_strategy_observe(st->strategy, &props[i], &oc, e)))
 				break;
-			ks_run_progress_tick(st, "search", props[i].title);
+			ks_run_progress_tick(st, "search", props[i].title, 1);
 		}
 		for (int i = 0; i < n; i++) {
 			ks_buf_release(&js[i].ident);

@@ -222,24 +222,26 @@ static int load_spec(struct ks_run_state *st, struct ks_error *e)
 	if (rc)
 		return ks_error_wrap(e, "hardware spec");
 	st->have_spec = 1;
-	double v;
-	if (ks_spec_field(&st->spec, "peak_gflops_f32", &v) == 0 && st->o.eval.peak_gflops <= 0)
-		st->o.eval.peak_gflops = v;
-	if (ks_spec_field(&st->spec, "mem_bandwidth_gbps", &v) == 0 && st->o.eval.peak_gbps <= 0)
-		st->o.eval.peak_gbps = v;
+	double gflops, gbps;
+	ks_roofline_from_spec(&st->spec, &gflops, &gbps);
+	if (st->o.eval.peak_gflops <= 0)
+		st->o.eval.peak_gflops = gflops;
+	if (st->o.eval.peak_gbps <= 0)
+		st->o.eval.peak_gbps = gbps;
 	return 0;
 }
 
 /* ---- the loop ----------------------------------------------------------------------- */
 
-void ks_run_progress_tick(struct ks_run_state *st, const char *phase, const char *action)
+void ks_run_progress_tick(struct ks_run_state *st, const char *phase, const char *action,
+			  int finished)
 {
 	if (!st->progress)
 		return;
 	struct ks_run_progress p = {
 		.phase = phase, .evaluated = st->evaluated, .budget = st->o.budget,
 		.passed = st->passed, .failed = st->failed, .best_speedup = st->best,
-		.action = action, .last_status = st->last_status, .last_speedup = st->last_speedup,
+		.action = action, .finished = finished, .last_status = st->last_status, .last_speedup = st->last_speedup,
 		.last_candidate = st->last_candidate, .elapsed_s = ks_run_now() - st->t0,
 		.eta_s = -1};
 	int fresh = st->evaluated - st->reused;
@@ -282,7 +284,7 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 	}
 	if ((rc = ks_backend_get(st->o.backend, &st->be, e)))
 		goto out;
-	ks_run_progress_tick(st, "setup", "detecting the hardware");
+	ks_run_progress_tick(st, "setup", "detecting the hardware", 0);
 	if ((rc = load_spec(st, e)))
 		goto out;
 	if ((rc = ks_search_space_load(&st->space, st->task, st->be->name, st->be->ext,
@@ -295,7 +297,7 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 		"in %d templates",
 		st->dir, st->task->name, st->be->name, st->o.strategy, st->o.budget,
 		st->space.total_feasible, st->space.n);
-	ks_run_progress_tick(st, "setup", "compiling the reference and the baseline");
+	ks_run_progress_tick(st, "setup", "compiling the reference and the baseline", 0);
 	st->o.eval.backend = st->be->name;
 	st->o.eval.seed = st->o.seed;
 	if ((rc = ks_evaluator_new(st->task, &st->o.eval, &st->ev, e)))
@@ -310,7 +312,7 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 	if ((rc = ks_run_final(st, r, e)))
 		goto out;
 	ks_store_set_run_status(st->store, stop_requested ? "interrupted" : "finished", NULL);
-	ks_run_progress_tick(st, "done", "writing the reports");
+	ks_run_progress_tick(st, "done", "writing the reports", 0);
 	struct ks_error re = {0};
 	if (ks_report_write_files(st->dir, &re))
 		ks_warn("reports: %s", re.msg);

@@ -40,7 +40,8 @@ struct ks_run_state {
 
 double ks_run_now(void);
 /* call the progress callback with the current counters */
-void ks_run_progress_tick(struct ks_run_state *st, const char *phase, const char *action);
+void ks_run_progress_tick(struct ks_run_state *st, const char *phase, const char *action,
+			  int finished);
 int ks_run_stop_requested(void);
 /* the search phase: until the budget is evaluated, time runs out or a stop is requested */
 int ks_run_search(struct ks_run_state *st, struct ks_error *e);
