@@ -196,6 +196,25 @@ static void test_softmax(void)
 		ok(!ks_task_hash(t, h2, &e) && !strcmp(h1, h2), "hash is stable");
 		ks_task_free(t);
 	}
+	/* a copy hashes the same; editing reference.c or task.yaml changes the hash */
+	char dir[] = "/tmp/ks-test-hash-XXXXXX", cmd[256], tdir[128];
+	if (mkdtemp(dir)) {
+		snprintf(tdir, sizeof(tdir), "%s/softmax", dir);
+		snprintf(cmd, sizeof(cmd), "cp -r " FIX "/softmax %s/", dir);
+		struct ks_task *c = NULL;
+		ok(system(cmd) == 0 && !ks_task_load(tdir, &c, &e) && !ks_task_hash(c, h2, &e) &&
+			   !strcmp(h1, h2),
+		   "a copied task hashes the same");
+		snprintf(cmd, sizeof(cmd), "echo '/* edit */' >> %s/reference.c", tdir);
+		ok(c && system(cmd) == 0 && !ks_task_hash(c, h2, &e) && strcmp(h1, h2),
+		   "editing reference.c changes the hash");
+		char h3[65];
+		snprintf(cmd, sizeof(cmd), "echo '# edit' >> %s/task.yaml", tdir);
+		ok(c && system(cmd) == 0 && !ks_task_hash(c, h3, &e) && strcmp(h2, h3),
+		   "editing task.yaml changes the hash");
+		ks_task_free(c);
+		ks_rm_rf(dir);
+	}
 }
 
 /* writes the C shim and a kernel, builds a shared object, calls ks__entry_v1 */
