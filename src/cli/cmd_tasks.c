@@ -13,7 +13,9 @@ static const char usage[] = "ksearch tasks [list | show NAME|DIR [--backend cpu|
 static const char about[] =
 	"List the tasks (from <data root>/tasks, $KSEARCH_HOME overrides the data root) or show\n"
 	"one: the math, tensors, params, workloads, checks and the exact prototype your kernel\n"
-	"must define for a backend.  NAME may also be the path of a task folder.";
+	"must define for a backend.  NAME may also be the path of a task folder.\n"
+	"Exit status 2 when a task does not exist or its task.yaml has an error\n"
+	"(printed as FILE:LINE:COL: what was expected).";
 
 /* backend name -> kernel language of its prototype */
 static const char *backend_lang(const char *backend)
@@ -85,7 +87,7 @@ static int cmd_list(int json)
 		json_decref(obj);
 	}
 	ks_strv_free(names, n);
-	return bad ? KS_EXIT_FAIL : KS_EXIT_OK;
+	return bad ? KS_EXIT_USAGE : KS_EXIT_OK;
 }
 
 /* The README's math summary: the whole file when short, else its first paragraph (after

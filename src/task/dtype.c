@@ -60,34 +60,44 @@ const char *ks_dtype_ctype(enum ks_dtype t, const char *lang)
 }
 
 /* Encode v as a binary float with ebits exponent and mbits mantissa bits (sign on top),
- * rounding to nearest even directly from double, so there is no double rounding. */
+ * rounding to nearest even directly from the bits of the double, so there is no double
+ * rounding.  A carry out of the mantissa moves into the exponent by plain addition, which
+ * is also how the largest finite value rounds up to infinity. */
 static uint16_t encode_small(double v, int ebits, int mbits)
 {
-	const uint32_t sign = signbit(v) ? 1u << (ebits + mbits) : 0;
+	uint64_t u;
+	memcpy(&u, &v, sizeof(u));
+	const uint32_t sign = (uint32_t)(u >> 63) << (ebits + mbits);
 	const uint32_t inf = ((1u << ebits) - 1) << mbits;
-	const int bias = (1 << (ebits - 1)) - 1;
-	if (isnan(v))
-		return (uint16_t)(sign | inf | 1u << (mbits - 1));
-	double a = fabs(v);
-	if (isinf(a))
+	const int bias = (1 << (ebits - 1)) - 1, emin = 1 - bias;
+	const int e = (int)((u >> 52) & 0x7ff);
+	const uint64_t frac = u & ((1ull << 52) - 1);
+	if (e == 0x7ff)
+		return (uint16_t)(sign | inf | (frac ? 1u << (mbits - 1) : 0));
+	const int E = e - 1023;
+	if (E > bias)
 		return (uint16_t)(sign | inf);
-	uint32_t bits;
-	if (a < ldexp(1.0, 1 - bias)) {
-		/* subnormal: units of 2^(1-bias-mbits); rounding up to 2^mbits lands on the
-		 * smallest normal, whose encoding is exactly that integer */
-		bits = (uint32_t)nearbyint(ldexp(a, bias - 1 + mbits));
+	uint64_t sig;
+	int shift;
+	uint32_t base;
+	if (E >= emin) {
+		sig = frac;
+		shift = 52 - mbits;
+		base = (uint32_t)(E + bias) << mbits;
 	} else {
-		int ex;
-		frexp(a, &ex); /* a = f * 2^ex, f in [0.5, 1) */
-		int e = ex - 1;
-		if (e + bias >= (1 << ebits) - 1)
-			return (uint16_t)(sign | inf);
-		double m = nearbyint(ldexp(a, mbits - e)); /* in [2^mbits, 2^(mbits+1)] */
-		/* m == 2^(mbits+1) carries into the exponent, which the sum does naturally */
-		bits = ((uint32_t)(e + bias) << mbits) + ((uint32_t)m - (1u << mbits));
-		if (bits >= inf)
-			bits = inf;
+		/* subnormal in the small format (double subnormals are far below its range) */
+		shift = 52 - mbits + (emin - E);
+		if (e == 0 || shift > 53)
+			return (uint16_t)sign;
+		sig = frac | (1ull << 52);
+		base = 0;
 	}
+	uint64_t mant = sig >> shift, rem = sig & ((1ull << shift) - 1), half = 1ull << (shift - 1);
+	if (rem > half || (rem == half && (mant & 1)))
+		mant++;
+	uint32_t bits = base + (uint32_t)mant;
+	if (bits > inf)
+		bits = inf;
 	return (uint16_t)(sign | bits);
 }
 
@@ -96,12 +106,18 @@ static double decode_small(uint16_t h, int ebits, int mbits)
 	const int bias = (1 << (ebits - 1)) - 1;
 	const uint32_t emask = (1u << ebits) - 1, mmask = (1u << mbits) - 1;
 	uint32_t e = (h >> mbits) & emask, m = h & mmask;
-	double s = (h >> (ebits + mbits)) & 1 ? -1.0 : 1.0;
-	if (e == emask)
-		return m ? NAN : s * INFINITY;
-	if (e == 0)
-		return s * ldexp((double)m, 1 - bias - mbits);
-	return s * ldexp((double)(m | (1u << mbits)), (int)e - bias - mbits);
+	uint64_t sign = (uint64_t)((h >> (ebits + mbits)) & 1) << 63, u;
+	if (e == emask) {
+		u = sign | 0x7ff0000000000000ull | ((uint64_t)m << (52 - mbits));
+	} else if (e == 0) {
+		double v = ldexp((double)m, 1 - bias - mbits);
+		return sign ? -v : v;
+	} else {
+		u = sign | (uint64_t)(e - (uint32_t)bias + 1023) << 52 | (uint64_t)m << (52 - mbits);
+	}
+	double v;
+	memcpy(&v, &u, sizeof(v));
+	return v;
 }
 
 static int64_t to_int(double v, double lo, double hi)

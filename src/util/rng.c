@@ -58,14 +58,23 @@ double ks_rng_uniform(uint64_t key, uint64_t seed, uint64_t i)
 	return unit53(ks_rng_u64(key, seed, i));
 }
 
-double ks_rng_normal(uint64_t key, uint64_t seed, uint64_t i)
+void ks_rng_normal2(uint64_t key, uint64_t seed, uint64_t j, double out[2])
 {
 	uint32_t b[4];
-	ks_rng_block(key, seed, i, b);
+	ks_rng_block(key, seed, j, b);
 	/* u1 in (0, 1] so the logarithm is finite */
 	double u1 = ((double)(((uint64_t)b[0] | (uint64_t)b[1] << 32) >> 11) + 1.0) * 0x1.0p-53;
 	double u2 = unit53((uint64_t)b[2] | (uint64_t)b[3] << 32);
-	return sqrt(-2.0 * log(u1)) * cos(6.283185307179586476925 * u2);
+	double r = sqrt(-2.0 * log(u1)), t = 6.283185307179586476925 * u2;
+	out[0] = r * cos(t);
+	out[1] = r * sin(t);
+}
+
+double ks_rng_normal(uint64_t key, uint64_t seed, uint64_t i)
+{
+	double z[2];
+	ks_rng_normal2(key, seed, i >> 1, z);
+	return z[i & 1];
 }
 
 uint64_t ks_rng_mix64(uint64_t x)

@@ -17,8 +17,11 @@ void ks_rng_block(uint64_t key, uint64_t seed, uint64_t i, uint32_t out[4]);
 uint64_t ks_rng_u64(uint64_t key, uint64_t seed, uint64_t i);
 /* uniform in [0, 1) with 53 random bits (from the first 64 bits of block i) */
 double ks_rng_uniform(uint64_t key, uint64_t seed, uint64_t i);
-/* standard normal: Box-Muller on the two 64-bit halves of block i */
+/* standard normal number i: Box-Muller on the two 64-bit halves of block i/2 gives the
+ * pair (2j, 2j+1) as r*cos and r*sin of the same angle */
 double ks_rng_normal(uint64_t key, uint64_t seed, uint64_t i);
+/* both normals of block j at once: numbers 2j and 2j+1 of the stream */
+void ks_rng_normal2(uint64_t key, uint64_t seed, uint64_t j, double out[2]);
 /* 64-bit finaliser (SplitMix64's); handy for deriving keys from hashes */
 uint64_t ks_rng_mix64(uint64_t x);
 

@@ -102,11 +102,11 @@ check "unknown subcommand exits 2" run 2 tasks frobnicate
 check "--help exits 0" run 0 tasks --help
 check "--help shows usage" has "usage: ksearch tasks" "$TMP/out"
 
-# a data root whose list contains a broken task: listed, flagged, exit 1
+# a data root whose list contains a broken task: listed, flagged, exit 2
 mkdir -p "$TMP/root/tasks"
 cp -r "$SRC/tests/fixtures/tasks/softmax" "$TMP/root/tasks/"
 cp -r "$SRC/tests/fixtures/tasks/broken/bad_dtype" "$TMP/root/tasks/"
-check "list with a broken task exits 1" env KSEARCH_HOME="$TMP/root" bash -c "'$KS' tasks list >'$TMP/out' 2>'$TMP/err'; [ \$? = 1 ]"
+check "list with a broken task exits 2" env KSEARCH_HOME="$TMP/root" bash -c "'$KS' tasks list >'$TMP/out' 2>'$TMP/err'; [ \$? = 2 ]"
 check "broken task flagged in the list" grep -qE '^bad_dtype .*invalid task.yaml' "$TMP/out"
 check "its error on stderr" has "bad_dtype/task.yaml:8:14: expected the dtype" "$TMP/err"
 

@@ -40,6 +40,18 @@ int main(void)
 		ks_rng_block(0x299f31d0a4093822ull, 0x0370734413198a2eull, 0x85a308d3243f6a88ull, b);
 		ok(b[0] == 0xd16cfe09 && b[3] == 0x24126ea1, "block maps (key, seed, i) onto philox");
 	}
+	/* normals: Box-Muller of block 0 (checked independently in Python from the KAT words) */
+	{
+		double z0 = ks_rng_normal(0, 0, 0), z1 = ks_rng_normal(0, 0, 1), z[2];
+		ok(fabs(z0 - -0.39766753844418223) < 1e-14, "normal #0 pinned (%.17g)", z0);
+		ok(fabs(z1 - -0.31039547880173801) < 1e-14, "normal #1 pinned (%.17g)", z1);
+		ks_rng_normal2(0, 0, 0, z);
+		ok(z[0] == z0 && z[1] == z1, "normal2 gives the pair");
+		ks_rng_normal2(5, 6, 21, z);
+		ok(z[1] == ks_rng_normal(5, 6, 43), "pair j holds numbers 2j and 2j+1");
+		double u = ks_rng_uniform(0, 0, 0);
+		ok(u == (double)(0xe169c58d6627e8d5ull >> 11) * 0x1.0p-53, "uniform = top 53 bits");
+	}
 	/* determinism and independence of order */
 	{
 		double fwd[64], bwd[64];

@@ -12,6 +12,7 @@
 #include "ksearch/task.h"
 #include "tap.h"
 #include "util/fs.h"
+#include "util/yaml.h"
 
 #define FIX "tests/fixtures/tasks"
 
@@ -195,6 +196,25 @@ static void test_softmax(void)
 		ok(!ks_task_hash(t, h2, &e) && !strcmp(h1, h2), "hash is stable");
 		ks_task_free(t);
 	}
+	/* a copy hashes the same; editing reference.c or task.yaml changes the hash */
+	char dir[] = "/tmp/ks-test-hash-XXXXXX", cmd[256], tdir[128];
+	if (mkdtemp(dir)) {
+		snprintf(tdir, sizeof(tdir), "%s/softmax", dir);
+		snprintf(cmd, sizeof(cmd), "cp -r " FIX "/softmax %s/", dir);
+		struct ks_task *c = NULL;
+		ok(system(cmd) == 0 && !ks_task_load(tdir, &c, &e) && !ks_task_hash(c, h2, &e) &&
+			   !strcmp(h1, h2),
+		   "a copied task hashes the same");
+		snprintf(cmd, sizeof(cmd), "echo '/* edit */' >> %s/reference.c", tdir);
+		ok(c && system(cmd) == 0 && !ks_task_hash(c, h2, &e) && strcmp(h1, h2),
+		   "editing reference.c changes the hash");
+		char h3[65];
+		snprintf(cmd, sizeof(cmd), "echo '# edit' >> %s/task.yaml", tdir);
+		ok(c && system(cmd) == 0 && !ks_task_hash(c, h3, &e) && strcmp(h2, h3),
+		   "editing task.yaml changes the hash");
+		ks_task_free(c);
+		ks_rm_rf(dir);
+	}
 }
 
 /* writes the C shim and a kernel, builds a shared object, calls ks__entry_v1 */
@@ -233,7 +253,9 @@ static void test_shim_runs(const struct ks_task *t)
 		h ? (void (*)(void **, const double *, void *))dlsym(h, "ks__entry_v1") : NULL;
 	ok(entry != NULL, "ks__entry_v1 exported");
 	if (entry) {
-		_Float16 a[6] = {1, 2, 3, 4, 5, 6}, out[6] = {0};
+		uint16_t a[6], out[6] = {0}; /* f16 bit patterns */
+		for (int i = 0; i < 6; i++)
+			ks_dtype_store(KS_DT_F16, a, (size_t)i, i + 1);
 		uint16_t bb[2] = {0x4040, 0}; /* 3.0 in bf16 */
 		int32_t idx[2] = {7, 0};
 		double w[4] = {0.5, 0, 0, 0};
@@ -242,7 +264,7 @@ static void test_shim_runs(const struct ks_task *t)
 		void *tensors[] = {a, bb, idx, w, &bias, z, out, stats};
 		const double params[] = {2, 3, 2.0, 0.125};
 		entry(tensors, params, NULL);
-		ok(out[0] == (_Float16)2.25f && out[5] == (_Float16)12.25f,
+		ok(ks_dtype_load(KS_DT_F16, out, 0) == 2.25 && ks_dtype_load(KS_DT_F16, out, 5) == 12.25,
 		   "tensors and params reach the kernel in order");
 		ok(stats[0] == 3.0f + 7 + 0.5f + 100, "bf16, i32, f64 and i64 arguments");
 		ok(stats[1] == 0.125f + 1.0f, "f64 param; kernel.h bf16 rounding ties to even");
@@ -326,6 +348,91 @@ static void test_list(void)
 	ks_strv_free(names, n);
 }
 
+
+static void yaml_bad(const char *text, const char *want)
+{
+	struct ks_yaml_doc *d = NULL;
+	struct ks_error e = {0};
+	int rc = ks_yaml_load_string(text, strlen(text), "t.yaml", &d, &e);
+	ok(rc < 0 && !d && !strncmp(e.msg, want, strlen(want)), "yaml refuses %s (%s)", want,
+	   e.msg);
+	ks_yaml_free(d);
+}
+
+/* the YAML layer on its own: positions, refusals, number parsing */
+static void test_yaml(void)
+{
+	const char *text = "a: 1\nb:\n  - x\n  - {k: 'v', n: -2.5e3}\nc:\n";
+	struct ks_yaml_doc *d = NULL;
+	struct ks_error e = {0};
+	ok(!ks_yaml_load_string(text, strlen(text), "t.yaml", &d, &e), "yaml loads (%s)", e.msg);
+	if (!d)
+		return;
+	struct ks_yaml_node *b = ks_yaml_get(d->root, "b");
+	ok(b && b->kind == KS_YAML_SEQ && b->n == 2 && b->line == 3 && b->col == 3,
+	   "sequence position");
+	struct ks_yaml_node *m = b ? b->items[1] : NULL;
+	struct ks_yaml_node *k = ks_yaml_get(m, "k"), *n = ks_yaml_get(m, "n");
+	ok(k && k->quoted == 1 && !strcmp(k->str, "v") && k->line == 4 && k->col == 10,
+	   "quoted scalar: text and the column of its first character");
+	double v = 0;
+	ok(!ks_yaml_number(d, n, "a number", &v, &e) && v == -2500, "number");
+	ok(ks_yaml_number(d, k, "a number", &v, &e) == KS_EPARSE &&
+		   !strcmp(e.msg, "t.yaml:4:10: expected a number, got 'v'"),
+	   "quoted text is not a number (%s)", e.msg);
+	struct ks_yaml_node *c = ks_yaml_get(d->root, "c");
+	ok(c && c->kind == KS_YAML_SCALAR && c->len == 0 && c->line == 5 && c->col == 1,
+	   "empty value gets its key's position");
+	const char *s;
+	ok(ks_yaml_str(d, c, "a name", &s, &e) == KS_EPARSE &&
+		   !strcmp(e.msg, "t.yaml:5:1: expected a name, got an empty value"),
+	   "empty value refused (%s)", e.msg);
+	int64_t iv;
+	ok(ks_yaml_int(d, ks_yaml_get(d->root, "a"), "x", 0, 0, &iv, &e) == KS_EPARSE,
+	   "integer range enforced");
+	ok(ks_yaml_error_at(d, n, 3, KS_EPARSE, &e, "here") == KS_EPARSE &&
+		   !strcmp(e.msg, "t.yaml:4:20: here"),
+	   "error at an offset inside a scalar (%s)", e.msg);
+	static const char *const allowed[] = {"a", "b", NULL}, *const req[] = {"a", "z", NULL};
+	ok(ks_yaml_check_keys(d, d->root, "top", allowed, NULL, &e) == KS_EPARSE &&
+		   !strcmp(e.msg, "t.yaml:5:1: unknown key 'c' in top (allowed: a, b)"),
+	   "unknown key listed with the allowed ones (%s)", e.msg);
+	static const char *const allowed2[] = {"a", "b", "c", NULL};
+	ok(ks_yaml_check_keys(d, d->root, "top", allowed2, req, &e) == KS_EPARSE &&
+		   !strcmp(e.msg, "t.yaml:1:1: top lacks the key 'z'"),
+	   "missing key points at the mapping (%s)", e.msg);
+	ks_yaml_free(d);
+
+	static const char *numbers[] = {".inf", "0x10", "1e", "--1", "1.2.3", "nan", "1e999"};
+	for (size_t i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
+		char t[32];
+		snprintf(t, sizeof(t), "v: %s\n", numbers[i]);
+		d = NULL;
+		ks_yaml_load_string(t, strlen(t), "n.yaml", &d, NULL);
+		ok(d && ks_yaml_number(d, ks_yaml_get(d->root, "v"), "n", &v, &e) == KS_EPARSE,
+		   "'%s' is not a finite decimal number", numbers[i]);
+		ks_yaml_free(d);
+	}
+
+	yaml_bad("a: &x 1\nb: *x\n", "t.yaml:2:5: YAML aliases are not supported");
+	yaml_bad("a: 1\n---\nb: 2\n", "t.yaml:3:1: expected a single YAML document");
+	yaml_bad("? [1, 2]\n: 3\n", "t.yaml:1:3: expected a plain key, got a sequence");
+	yaml_bad("a: 1\nb: 2\na: 3\n", "t.yaml:3:1: duplicate key 'a' (first at line 1)");
+	yaml_bad("a: [1, 2\n", "t.yaml:");
+	{
+		char deep[400];
+		memset(deep, '[', 100);
+		memset(deep + 100, ']', 100);
+		deep[200] = 0;
+		yaml_bad(deep, "t.yaml:1:66: nesting deeper than 64 levels");
+	}
+	d = NULL;
+	ok(!ks_yaml_load_string("", 0, "e.yaml", &d, &e) && d && !d->root, "empty document");
+	ks_yaml_free(d);
+	ok(ks_yaml_load_file("tests/fixtures/none.yaml", 0, &d, &e) == KS_ENOTFOUND,
+	   "missing file");
+}
+
 int main(void)
 {
 	/* the data root is the fixture tree, never the shipped tasks/ */
@@ -335,5 +442,6 @@ int main(void)
 	test_broken();
 	test_not_found();
 	test_list();
+	test_yaml();
 	return tap_done();
 }
