@@ -572,6 +572,49 @@ static void test_errors(void)
 	ks_rm_rf(dir);
 }
 
+/* speedups over three decades switch the chart to a log scale */
+static void test_log_scale(const char *dir)
+{
+	struct ks_store *s = NULL;
+	struct ks_error e = {0};
+	struct ks_buf b;
+	char why[128] = "";
+	static const double sp[] = {0.02, 0.5, 1.5, 40.0, 3.0, 12.0};
+	struct ks_store_run run = {.task = "scan", .backend = "cpu", .strategy = "evolve",
+				   .policy = "builtin", .budget = 7};
+	ks_rm_rf(dir);
+	is_rc(ks_store_open(dir, 1, &s, &e), 0, "log-scale run");
+	ks_store_write_run(s, &run, &e);
+	for (int i = 0; i < 7; i++) {
+		char src[64];
+		int64_t id;
+		snprintf(src, sizeof(src), "int k%d;", i);
+		struct ks_store_candidate c = {.source = src, .language = "c", .policy = "builtin",
+					       .node_id = -1, .action = "mutate"};
+		ks_store_add_candidate(s, &c, &id, &e);
+		ks_store_add_result(s, id, "search", i < 6 ? "PASSED" : "TIMEOUT", i < 6 ? sp[i] : NAN,
+				    &e);
+	}
+	ks_store_close(s);
+	ks_buf_init(&b, 0);
+	is_rc(ks_report_write(dir, KS_REPORT_SVG, &b, &e), 0, "log-scale chart");
+	const char *svg = ks_buf_str(&b);
+	ok(strstr(svg, "speedup vs baseline (log scale)") != NULL, "log scale chosen");
+	ok(strstr(svg, ">0.01x<") && strstr(svg, ">0.1x<") && strstr(svg, ">1x<") &&
+		   strstr(svg, ">10x<") && !strstr(svg, ">100x<"),
+	   "decade ticks 0.01x..10x, none beyond the data (40x)");
+	ok(xml_balanced(svg, why, sizeof(why)) == 0, "log chart well-formed (%s)", why);
+	is_int(count(svg, "class=\"pt pass\""), 6, "six dots");
+	is_int(count(svg, "class=\"pt fail\""), 1, "one timeout");
+	ok(strstr(svg, rp_status_color("TIMEOUT")) != NULL, "timeout colour");
+	ks_buf_reset(&b);
+	is_rc(ks_report_write(dir, KS_REPORT_MD, &b, &e), 0, "report without workloads or tree");
+	ok(strstr(ks_buf_str(&b), "**Best: 40.00x the baseline** (search phase, not re-measured)") !=
+		   NULL,
+	   "best from the search phase when nothing was re-measured");
+	ks_buf_release(&b);
+}
+
 static void test_helpers(void)
 {
 	char line[32];
@@ -630,7 +673,12 @@ int main(void)
 	test_json(dir);
 	test_files(dir);
 	test_errors();
-	if (!fixture || !fixture[0])
+	char logdir[300];
+	snprintf(logdir, sizeof(logdir), "%s-log", dir);
+	test_log_scale(logdir);
+	if (!fixture || !fixture[0]) {
 		ks_rm_rf(dir);
+		ks_rm_rf(logdir);
+	}
 	return tap_done();
 }
