@@ -186,8 +186,7 @@ static void section_leaderboard(struct rp_doc *d, const struct rp_run *r)
 	heads[4] = "status";
 	heads[5] = "speedup";
 	heads[6] = "phase";
-	snprintf(align, sizeof(align), "rr");
-	strcat(align, "llllr");
+	snprintf(align, sizeof(align), "rrlllrl");
 	for (int i = 0; i < nt; i++) {
 		snprintf(labels[i], sizeof(labels[i]), "%s (us)", r->workloads[timed[i]].label);
 		heads[7 + i] = labels[i];

@@ -112,7 +112,11 @@ int rp_render_json(const struct rp_run *r, struct ks_buf *out, struct ks_error *
 int rp_render_svg(const struct rp_run *r, struct ks_buf *out);
 
 /* ---- helpers (format.c) ---- */
-/* escaped text for HTML / SVG (& < > " '), control characters become spaces */
+/* length of the valid UTF-8 sequence at s (1-4), 0 when invalid */
+size_t rp_utf8_valid(const char *s);
+/* s with invalid UTF-8 bytes replaced by U+FFFD */
+int rp_utf8_clean(struct ks_buf *b, const char *s);
+/* escaped text for HTML / SVG (invalid UTF-8 becomes U+FFFD) (& < > " '), control characters become spaces */
 int rp_html_esc(struct ks_buf *b, const char *s);
 /* escaped inline Markdown text (backslash escapes; newlines become spaces) */
 int rp_md_esc(struct ks_buf *b, const char *s);

@@ -112,7 +112,9 @@ static int make_run(const char *dir)
 		snprintf(src, sizeof(src), "void kernel_%d(void) {}\n", i);
 		snprintf(knobs, sizeof(knobs), "{\"BM\": %d, \"UNROLL\": %d}", 16 << (i % 3), i % 4 + 1);
 		snprintf(defines, sizeof(defines), "-DBM=%d -DUNROLL=%d", 16 << (i % 3), i % 4 + 1);
-		snprintf(action, sizeof(action), "%s #%d", i == 11 ? HOSTILE_TITLE : "tile BM", i);
+		snprintf(action, sizeof(action), "%s #%d", i == 11 ? HOSTILE_TITLE
+							   : i == 14 ? "bad \xff utf8"
+								     : "tile BM", i);
 		struct ks_store_candidate c = {
 			.source = src, .language = "c", .parent_id = i > 1 ? i - 1 : 0,
 			.node_id = i == 27 ? 2 : i == 20 ? 1 : 3, .action = action,
@@ -145,7 +147,9 @@ static int make_run(const char *dir)
 					.roofline_pct = timed ? 3.0 * sp : NAN,
 					.baseline_us = timed ? base_us[w] : NAN,
 					.speedup = timed ? sp : NAN,
-					.log = bad ? (i == 13 ? HOSTILE_LOG : "output 17: got 3.5, want 0.0")
+					.log = bad ? (i == 13   ? HOSTILE_LOG
+						      : i == 12 ? "output 17: got \xfe\xff, want 0.0"
+								: "output 17: got 3.5, want 0.0")
 						   : ""};
 				rc = ks_store_add_eval(s, &ev, &e);
 			}
@@ -473,6 +477,11 @@ static void test_json(const char *dir)
 	ok(json_is_null(json_object_get(c13, "speedup")), "no speedup for a failure");
 	str_is(json_string_value(json_object_get(c13, "log_first_line")),
 	       "<script>alert(1)</script> segfault at 0x0", "log line kept verbatim in JSON");
+	str_is(json_string_value(json_object_get(json_array_get(cands, 11), "log_first_line")),
+	       "output 17: got \xef\xbf\xbd\xef\xbf\xbd, want 0.0",
+	       "invalid UTF-8 in a log becomes U+FFFD in JSON");
+	str_is(json_string_value(json_object_get(json_array_get(cands, 13), "action")),
+	       "bad \xef\xbf\xbd utf8 #14", "invalid UTF-8 in an action");
 	json_t *c31 = json_array_get(cands, 30);
 	ok(json_is_null(json_object_get(c31, "status")), "proposed, not evaluated: status null");
 	is_int(json_array_size(json_object_get(j, "convergence")), 30, "convergence points");
@@ -635,6 +644,14 @@ static void test_helpers(void)
 	rp_html_esc(&b, "<a href=\"x\">'&'</a>\x01");
 	str_is(ks_buf_str(&b), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt; ",
 	       "html escape");
+	ks_buf_release(&b);
+	ks_buf_init(&b, 0);
+	rp_html_esc(&b, "ok \xc3\xa9 bad \xff\xc3( end");
+	str_is(ks_buf_str(&b), "ok \xc3\xa9 bad \xef\xbf\xbd\xef\xbf\xbd( end",
+	       "invalid UTF-8 becomes U+FFFD, valid kept");
+	ks_buf_reset(&b);
+	rp_md_code(&b, "\xe2\x98\x85\x80x");
+	str_is(ks_buf_str(&b), "`\xe2\x98\x85\xef\xbf\xbdx`", "code span cleans UTF-8 too");
 	ks_buf_release(&b);
 	char knobs[64];
 	rp_fmt_knobs("{\"BM\": 64, \"SCHED\": \"static\", \"F\": 0.5, \"ON\": true}", knobs,
