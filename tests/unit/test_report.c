@@ -653,6 +653,29 @@ static void test_helpers(void)
 	rp_md_code(&b, "\xe2\x98\x85\x80x");
 	str_is(ks_buf_str(&b), "`\xe2\x98\x85\xef\xbf\xbdx`", "code span cleans UTF-8 too");
 	ks_buf_release(&b);
+	/* trees the search should never write, read without looping or losing nodes */
+	struct rp_run run;
+	struct rp_tree t;
+	memset(&run, 0, sizeof(run));
+	run.best = -1;
+	memset(&t, 0, sizeof(t));
+	t.root = -1;
+	rp_tree_parse(&t, "{\"decision_tree\": {\"root_id\": \"A\", \"nodes\": ["
+			  "{\"id\": \"A\", \"parent_id\": \"B\"}, {\"id\": \"B\", \"parent_id\": \"A\"},"
+			  "{\"id\": \"C\", \"parent_id\": \"nowhere\"}, {\"id\": \"A\"}, 7, {}]}}",
+		      &run);
+	is_int(t.nnodes, 3, "duplicates, non-objects and id-less nodes skipped");
+	ok(t.root >= 0 && t.nodes[t.root].parent_index < 0, "a cycle is broken, the root has no parent");
+	int roots = 0;
+	for (int i = 0; i < t.nnodes; i++)
+		roots += t.nodes[i].parent_index < 0;
+	is_int(roots, 2, "cycle member and orphan become roots");
+	rp_tree_release(&t);
+	memset(&t, 0, sizeof(t));
+	t.root = -1;
+	rp_tree_parse(&t, "[1, 2", &run);
+	ok(t.error[0] && t.nnodes == 0, "malformed snapshot reported (%s)", t.error);
+	rp_tree_release(&t);
 	char knobs[64];
 	rp_fmt_knobs("{\"BM\": 64, \"SCHED\": \"static\", \"F\": 0.5, \"ON\": true}", knobs,
 		     sizeof(knobs));
