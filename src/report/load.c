@@ -104,7 +104,7 @@ static void cand_rank(struct rp_cand *rc, size_t nw)
 		rc->speedup = c->final_speedup;
 		rc->phase = "final";
 		w = rc->final;
-	} else if (c->has_result && is_passed(c->status)) {
+	} else if (c->has_result && is_passed(c->status) && !c->has_final) {
 		rc->rank_group = 1;
 		rc->speedup = c->speedup;
 		w = rc->search;

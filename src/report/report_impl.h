@@ -31,7 +31,8 @@ struct rp_cand {
 	struct rp_wl *final;         /* per workload; final_any says whether any is present */
 	int final_any;
 	/* the figure the leaderboard ranks by */
-	int rank_group;          /* 0 final PASSED, 1 search PASSED, 2 failed, 3 not evaluated */
+	int rank_group;          /* 0 final PASSED, 1 search PASSED and not re-measured,
+				  * 2 failed (in the search or in the re-measurement), 3 not evaluated */
 	double speedup;          /* final when rank_group 0, else search (NAN when none) */
 	double speedup_spread;   /* largest timing spread (%) behind that speedup */
 	const char *phase;       /* "final" or "search" */

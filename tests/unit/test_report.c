@@ -168,6 +168,9 @@ static int make_run(const char *dir)
 		}
 		if (!rc && isfinite(fs))
 			rc = ks_store_add_result(s, id, "final", "PASSED", fs, &e);
+		/* 29 passed the search but not its re-measurement: it must not rank */
+		if (!rc && i == 29)
+			rc = ks_store_add_result(s, id, "final", "SUSPICIOUS", NAN, &e);
 		if (!rc && i == 5)
 			rc = ks_store_add_snapshot(s, 1, tree_v1, NULL, &e);
 	}
@@ -298,6 +301,8 @@ static void test_markdown(const char *dir)
 		      "1.2% | final |") != NULL,
 	   "leaderboard row 1: #27, knobs, final speedup with spread");
 	ok(strstr(lb, "| 2 | 20 |") && strstr(lb, "| 3 | 9 |"), "rows 2, 3: the other re-measured");
+	ok(strstr(lb, "| 4 | 8 | tile BM #8 |") && !strstr(lb, "| 29 |"),
+	   "29 (5.5x in the search, final SUSPICIOUS) not ranked among the passing");
 	ok(strstr(lb, "| 4 | 19 |") == NULL && strstr(lb, "| 10 | ") && !strstr(lb, "| 11 | "),
 	   "failed 19 not ranked, ten rows");
 	ok(strstr(lb, "M=256 N=256 K=256 (us)") && !strstr(lb, "M=7 N=3 K=5"),
@@ -482,6 +487,8 @@ static void test_json(const char *dir)
 	       "invalid UTF-8 in a log becomes U+FFFD in JSON");
 	str_is(json_string_value(json_object_get(json_array_get(cands, 13), "action")),
 	       "bad \xef\xbf\xbd utf8 #14", "invalid UTF-8 in an action");
+	str_is(json_string_value(json_object_get(json_array_get(cands, 28), "final_status")),
+	       "SUSPICIOUS", "final status of 29");
 	json_t *c31 = json_array_get(cands, 30);
 	ok(json_is_null(json_object_get(c31, "status")), "proposed, not evaluated: status null");
 	is_int(json_array_size(json_object_get(j, "convergence")), 30, "convergence points");
