@@ -41,7 +41,8 @@ static void section_header(struct rp_doc *d, const struct rp_run *r)
 	if (r->best >= 0) {
 		const struct rp_cand *b = &r->cands[r->best];
 		doc_strong_begin(d);
-		doc_textf(d, "Best: %.2fx the baseline", b->speedup);
+		fspeed(t, sizeof(t), b->speedup, NAN);
+		doc_textf(d, "Best: %s the baseline", t);
 		doc_strong_end(d);
 		doc_textf(d, " (%s), candidate #%lld ",
 			  !strcmp(b->phase, "final") ? "final re-measurement" : "search phase, not re-measured",
@@ -97,7 +98,9 @@ static void section_header(struct rp_doc *d, const struct rp_run *r)
 	ROW("wall time", t);
 	if (r->best >= 0) {
 		const struct rp_cand *b = &r->cands[r->best];
-		snprintf(t, sizeof(t), "%.2fx (%s phase, candidate #%lld)", b->speedup, b->phase,
+		char sp[48];
+		fspeed(sp, sizeof(sp), b->speedup, NAN);
+		snprintf(t, sizeof(t), "%s (%s phase, candidate #%lld)", sp, b->phase,
 			 (long long)b->c->id);
 		ROW("best speedup vs baseline", t);
 		ROW("best source", r->best_file);
@@ -186,8 +189,7 @@ static void section_leaderboard(struct rp_doc *d, const struct rp_run *r)
 	heads[4] = "status";
 	heads[5] = "speedup";
 	heads[6] = "phase";
-	snprintf(align, sizeof(align), "rr");
-	strcat(align, "llllr");
+	snprintf(align, sizeof(align), "rrlllrl");
 	for (int i = 0; i < nt; i++) {
 		snprintf(labels[i], sizeof(labels[i]), "%s (us)", r->workloads[timed[i]].label);
 		heads[7 + i] = labels[i];

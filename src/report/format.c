@@ -8,11 +8,52 @@
 
 #include "report/report_impl.h"
 
+size_t rp_utf8_valid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	if (p[0] < 0x80)
+		return 1;
+	size_t n = p[0] >= 0xC2 && p[0] <= 0xDF ? 2 : p[0] >= 0xE0 && p[0] <= 0xEF ? 3
+		 : p[0] >= 0xF0 && p[0] <= 0xF4 ? 4 : 0;
+	for (size_t i = 1; i < n; i++)
+		if ((p[i] & 0xC0) != 0x80)
+			return 0;
+	/* overlong, surrogate and beyond-U+10FFFF forms */
+	if ((n == 3 && p[0] == 0xE0 && p[1] < 0xA0) || (n == 3 && p[0] == 0xED && p[1] >= 0xA0) ||
+	    (n == 4 && p[0] == 0xF0 && p[1] < 0x90) || (n == 4 && p[0] == 0xF4 && p[1] >= 0x90))
+		return 0;
+	return n;
+}
+
+int rp_utf8_clean(struct ks_buf *b, const char *s)
+{
+	int rc = 0;
+	for (const char *p = s ? s : ""; *p && !rc;) {
+		size_t n = rp_utf8_valid(p);
+		rc = n ? ks_buf_add(b, p, n) : ks_buf_adds(b, "\xef\xbf\xbd");
+		p += n ? n : 1;
+	}
+	return rc;
+}
+
 int rp_html_esc(struct ks_buf *b, const char *s)
 {
 	int rc = 0;
-	for (const char *p = s ? s : ""; *p && !rc; p++) {
+	for (const char *p = s ? s : ""; *p && !rc;) {
 		unsigned char ch = (unsigned char)*p;
+		size_t n = rp_utf8_valid(p);
+		if (!n) {
+			/* XML parsers reject invalid UTF-8: show U+FFFD instead */
+			rc = ks_buf_adds(b, "\xef\xbf\xbd");
+			p++;
+			continue;
+		}
+		if (n > 1) {
+			rc = ks_buf_add(b, p, n);
+			p += n;
+			continue;
+		}
+		p++;
 		switch (ch) {
 		case '&': rc = ks_buf_adds(b, "&amp;"); break;
 		case '<': rc = ks_buf_adds(b, "&lt;"); break;
@@ -20,7 +61,7 @@ int rp_html_esc(struct ks_buf *b, const char *s)
 		case '"': rc = ks_buf_adds(b, "&quot;"); break;
 		case '\'': rc = ks_buf_adds(b, "&#39;"); break;
 		default:
-			if (ch < 0x20 && ch != '\n' && ch != '\t')
+			if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7F)
 				ch = ' ';
 			rc = ks_buf_add(b, &ch, 1);
 		}
@@ -36,6 +77,12 @@ int rp_md_esc(struct ks_buf *b, const char *s)
 	int rc = 0;
 	for (const char *p = s ? s : ""; *p && !rc; p++) {
 		unsigned char ch = (unsigned char)*p;
+		size_t n = rp_utf8_valid(p);
+		if (n != 1) {
+			rc = n ? ks_buf_add(b, p, n) : ks_buf_adds(b, "\xef\xbf\xbd");
+			p += n ? n - 1 : 0;
+			continue;
+		}
 		if (ch < 0x20)
 			ch = ' ';
 		int esc = ch && strchr(special, ch);
@@ -54,6 +101,12 @@ int rp_md_code(struct ks_buf *b, const char *s)
 	int rc = ks_buf_adds(b, "`");
 	for (const char *p = s ? s : ""; *p && !rc; p++) {
 		unsigned char ch = (unsigned char)*p;
+		size_t n = rp_utf8_valid(p);
+		if (n != 1) {
+			rc = n ? ks_buf_add(b, p, n) : ks_buf_adds(b, "\xef\xbf\xbd");
+			p += n ? n - 1 : 0;
+			continue;
+		}
 		if (ch < 0x20)
 			ch = ' ';
 		if (ch == '`')

@@ -15,8 +15,17 @@ static json_t *num(double v)
 
 static json_t *text(const char *s)
 {
-	json_t *v = s ? json_string(s) : NULL;
-	/* invalid UTF-8 in stored text: keep the key, drop the value */
+	if (!s)
+		return json_null();
+	json_t *v = json_string(s);
+	if (!v) {
+		/* invalid UTF-8 in stored text (a kernel's log): replace the bad bytes */
+		struct ks_buf b;
+		ks_buf_init(&b, 0);
+		if (!rp_utf8_clean(&b, s))
+			v = json_string(ks_buf_str(&b));
+		ks_buf_release(&b);
+	}
 	return v ? v : json_null();
 }
 

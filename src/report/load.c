@@ -104,7 +104,7 @@ static void cand_rank(struct rp_cand *rc, size_t nw)
 		rc->speedup = c->final_speedup;
 		rc->phase = "final";
 		w = rc->final;
-	} else if (c->has_result && is_passed(c->status)) {
+	} else if (c->has_result && is_passed(c->status) && !c->has_final) {
 		rc->rank_group = 1;
 		rc->speedup = c->speedup;
 		w = rc->search;
@@ -116,12 +116,11 @@ static void cand_rank(struct rp_cand *rc, size_t nw)
 			rc->speedup_spread = max_finite(rc->speedup_spread, w[i].spread_pct);
 }
 
-static const struct rp_cand *g_sort_cands;
-
-static int cmp_rank(const void *a, const void *b)
+static int cmp_rank(const void *a, const void *b, void *arg)
 {
-	const struct rp_cand *x = &g_sort_cands[*(const int *)a];
-	const struct rp_cand *y = &g_sort_cands[*(const int *)b];
+	const struct rp_cand *cands = arg;
+	const struct rp_cand *x = &cands[*(const int *)a];
+	const struct rp_cand *y = &cands[*(const int *)b];
 	if (x->rank_group != y->rank_group)
 		return x->rank_group - y->rank_group;
 	double sx = isfinite(x->speedup) ? x->speedup : -1, sy = isfinite(y->speedup) ? y->speedup : -1;
@@ -307,9 +306,7 @@ int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
 		if (rc_->c->has_final)
 			r->any_final = 1;
 	}
-	g_sort_cands = r->cands;
-	qsort(r->ranked, r->ncands, sizeof(*r->ranked), cmp_rank);
-	g_sort_cands = NULL;
+	qsort_r(r->ranked, r->ncands, sizeof(*r->ranked), cmp_rank, r->cands);
 	if (r->ncands && r->cands[r->ranked[0]].rank_group <= 1)
 		r->best = r->ranked[0];
 	for (size_t i = 0; i < nevents; i++)

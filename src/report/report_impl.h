@@ -31,7 +31,8 @@ struct rp_cand {
 	struct rp_wl *final;         /* per workload; final_any says whether any is present */
 	int final_any;
 	/* the figure the leaderboard ranks by */
-	int rank_group;          /* 0 final PASSED, 1 search PASSED, 2 failed, 3 not evaluated */
+	int rank_group;          /* 0 final PASSED, 1 search PASSED and not re-measured,
+				  * 2 failed (in the search or in the re-measurement), 3 not evaluated */
 	double speedup;          /* final when rank_group 0, else search (NAN when none) */
 	double speedup_spread;   /* largest timing spread (%) behind that speedup */
 	const char *phase;       /* "final" or "search" */
@@ -112,7 +113,11 @@ int rp_render_json(const struct rp_run *r, struct ks_buf *out, struct ks_error *
 int rp_render_svg(const struct rp_run *r, struct ks_buf *out);
 
 /* ---- helpers (format.c) ---- */
-/* escaped text for HTML / SVG (& < > " '), control characters become spaces */
+/* length of the valid UTF-8 sequence at s (1-4), 0 when invalid */
+size_t rp_utf8_valid(const char *s);
+/* s with invalid UTF-8 bytes replaced by U+FFFD */
+int rp_utf8_clean(struct ks_buf *b, const char *s);
+/* escaped text for HTML / SVG (invalid UTF-8 becomes U+FFFD) (& < > " '), control characters become spaces */
 int rp_html_esc(struct ks_buf *b, const char *s);
 /* escaped inline Markdown text (backslash escapes; newlines become spaces) */
 int rp_md_esc(struct ks_buf *b, const char *s);

@@ -80,6 +80,9 @@ static int legend_item(struct ks_buf *b, double *x, int *yp, const char *shape,
 	else if (!strcmp(shape, "dot"))
 		rc = ks_buf_addf(b, "<circle cx=\"%.1f\" cy=\"%d\" r=\"3.5\" fill=\"%s\" "
 				 "fill-opacity=\"0.75\"/>", *x + 9, y - 4, color);
+	else if (!strcmp(shape, "diamond"))
+		rc = ks_buf_addf(b, "<path d=\"M%.1f %d l5 5 l-5 5 l-5 -5 z\" fill=\"none\" "
+				 "stroke=\"%s\" stroke-width=\"1.8\"/>", *x + 9, y - 9, color);
 	else
 		rc = ks_buf_addf(b, "<path d=\"M%.1f %d l4 -7 l4 7 z\" fill=\"%s\"/>", *x + 5,
 				 y, color);
@@ -180,6 +183,39 @@ int rp_render_svg(const struct rp_run *r, struct ks_buf *b)
 			 "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" fill=\"#d62728\" "
 			 "font-size=\"10\">baseline 1.0x</text>\n",
 			 ML, W - MR, py(&c, 1), py(&c, 1), W - MR - 2, py(&c, 1) - 4);
+	/* one mark per candidate */
+	int64_t best_id = r->best >= 0 ? r->cands[r->best].c->id : 0;
+	/* dots shrink on long runs so the cloud stays readable */
+	double dot_r = r->nconv > 200 ? 3.5 * sqrt(200.0 / (double)r->nconv) : 3.5;
+	if (dot_r < 1.2)
+		dot_r = 1.2;
+	for (size_t i = 0; i < r->nconv && !rc; i++) {
+		const struct ks_store_point *p = &r->conv[i];
+		int ci = rp_find_cand(r, p->candidate_id);
+		const char *action = ci >= 0 && r->cands[ci].c->action ? r->cands[ci].c->action : "";
+		double x = px(&c, (double)(i + 1));
+		if (point_passed(r, p, &st)) {
+			/* the ring sits on the figure the best was chosen on (final when re-measured) */
+			if (p->candidate_id == best_id)
+				rc = ks_buf_addf(b, "<circle class=\"best-mark\" cx=\"%.1f\" cy=\"%.1f\" "
+						 "r=\"8\" fill=\"none\" stroke=\"#2ca02c\" "
+						 "stroke-width=\"2\"/>", x, py(&c, r->cands[ci].speedup));
+			rc = rc ? rc : ks_buf_addf(b, "<circle class=\"pt pass\" cx=\"%.1f\" cy=\"%.1f\" "
+						  "r=\"%.1f\" fill=\"#1f77b4\" fill-opacity=\"0.75\">"
+						  "<title>#%lld ", x, py(&c, p->speedup), dot_r,
+						  (long long)p->candidate_id);
+			rc = rc ? rc : rp_html_esc(b, action);
+			rc = rc ? rc : ks_buf_addf(b, ": %.3gx</title></circle>\n", p->speedup);
+		} else {
+			rc = ks_buf_addf(b, "<path class=\"pt fail\" d=\"M%.1f %d l4 -7 l4 7 z\" "
+					 "fill=\"%s\"><title>#%lld ", x - 4, FAIL_Y + 3,
+					 rp_status_color(st), (long long)p->candidate_id);
+			rc = rc ? rc : rp_html_esc(b, action);
+			rc = rc ? rc : ks_buf_adds(b, ": ");
+			rc = rc ? rc : rp_html_esc(b, st);
+			rc = rc ? rc : ks_buf_adds(b, "</title></path>\n");
+		}
+	}
 	/* best so far, as steps */
 	int started = 0;
 	double prev = NAN;
@@ -197,33 +233,16 @@ int rp_render_svg(const struct rp_run *r, struct ks_buf *b)
 	}
 	if (started && !rc)
 		rc = ks_buf_addf(b, " H%.1f\"/>\n", px(&c, (double)r->nconv));
-	/* one mark per candidate */
-	int64_t best_id = r->best >= 0 ? r->cands[r->best].c->id : 0;
+	/* the final re-measurements, where they landed relative to the search figure */
 	for (size_t i = 0; i < r->nconv && !rc; i++) {
-		const struct ks_store_point *p = &r->conv[i];
-		int ci = rp_find_cand(r, p->candidate_id);
-		const char *action = ci >= 0 && r->cands[ci].c->action ? r->cands[ci].c->action : "";
-		double x = px(&c, (double)(i + 1));
-		if (point_passed(r, p, &st)) {
-			if (p->candidate_id == best_id)
-				rc = ks_buf_addf(b, "<circle class=\"best-mark\" cx=\"%.1f\" cy=\"%.1f\" "
-						 "r=\"7\" fill=\"none\" stroke=\"#2ca02c\" "
-						 "stroke-width=\"2\"/>", x, py(&c, p->speedup));
-			rc = rc ? rc : ks_buf_addf(b, "<circle class=\"pt pass\" cx=\"%.1f\" cy=\"%.1f\" "
-						  "r=\"3.5\" fill=\"#1f77b4\" fill-opacity=\"0.75\">"
-						  "<title>#%lld ", x, py(&c, p->speedup),
-						  (long long)p->candidate_id);
-			rc = rc ? rc : rp_html_esc(b, action);
-			rc = rc ? rc : ks_buf_addf(b, ": %.3gx</title></circle>\n", p->speedup);
-		} else {
-			rc = ks_buf_addf(b, "<path class=\"pt fail\" d=\"M%.1f %d l4 -7 l4 7 z\" "
-					 "fill=\"%s\"><title>#%lld ", x - 4, FAIL_Y + 3,
-					 rp_status_color(st), (long long)p->candidate_id);
-			rc = rc ? rc : rp_html_esc(b, action);
-			rc = rc ? rc : ks_buf_adds(b, ": ");
-			rc = rc ? rc : rp_html_esc(b, st);
-			rc = rc ? rc : ks_buf_adds(b, "</title></path>\n");
-		}
+		int ci = rp_find_cand(r, r->conv[i].candidate_id);
+		if (ci < 0 || r->cands[ci].rank_group != 0)
+			continue;
+		double x = px(&c, (double)(i + 1)), y = py(&c, r->cands[ci].speedup);
+		rc = ks_buf_addf(b, "<path class=\"final\" d=\"M%.1f %.1f l5 5 l-5 5 l-5 -5 z\" "
+				 "fill=\"none\" stroke=\"#9467bd\" stroke-width=\"1.8\"><title>#%lld "
+				 "final re-measurement: %.3gx</title></path>\n",
+				 x, y - 5, (long long)r->conv[i].candidate_id, r->cands[ci].speedup);
 	}
 	if (!r->nconv && !rc)
 		rc = ks_buf_addf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#666\">"
@@ -235,6 +254,8 @@ int rp_render_svg(const struct rp_run *r, struct ks_buf *b)
 	rc = rc ? rc : legend_item(b, &lx, &ly, "line", "#2ca02c", "best so far");
 	rc = rc ? rc : legend_item(b, &lx, &ly, "dot", "#1f77b4", "passed");
 	rc = rc ? rc : legend_item(b, &lx, &ly, "dash", "#d62728", "baseline");
+	if (r->any_final)
+		rc = rc ? rc : legend_item(b, &lx, &ly, "diamond", "#9467bd", "final re-measurement");
 	for (int i = 0; i < r->nfails && !rc; i++)
 		rc = legend_item(b, &lx, &ly, "tri", rp_status_color(r->fails[i].status),
 				 r->fails[i].status);

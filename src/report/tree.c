@@ -180,7 +180,9 @@ void rp_tree_parse(struct rp_tree *t, const char *text, const struct rp_run *r)
 	char id[64];
 	id_text(json_object_get(dt, "root_id"), id, sizeof(id));
 	t->root = find_node(t, id);
-	if (t->root < 0 || t->nodes[t->root].parent_index >= 0)
+	if (t->root >= 0 && t->nodes[t->root].parent_index >= 0)
+		t->root = -1; /* a "root" with a parent: take the first parentless node */
+	if (t->root < 0)
 		for (int i = 0; i < t->nnodes && t->root < 0; i++)
 			if (t->nodes[i].parent_index < 0)
 				t->root = i;

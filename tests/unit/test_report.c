@@ -112,7 +112,9 @@ static int make_run(const char *dir)
 		snprintf(src, sizeof(src), "void kernel_%d(void) {}\n", i);
 		snprintf(knobs, sizeof(knobs), "{\"BM\": %d, \"UNROLL\": %d}", 16 << (i % 3), i % 4 + 1);
 		snprintf(defines, sizeof(defines), "-DBM=%d -DUNROLL=%d", 16 << (i % 3), i % 4 + 1);
-		snprintf(action, sizeof(action), "%s #%d", i == 11 ? HOSTILE_TITLE : "tile BM", i);
+		snprintf(action, sizeof(action), "%s #%d", i == 11 ? HOSTILE_TITLE
+							   : i == 14 ? "bad \xff utf8"
+								     : "tile BM", i);
 		struct ks_store_candidate c = {
 			.source = src, .language = "c", .parent_id = i > 1 ? i - 1 : 0,
 			.node_id = i == 27 ? 2 : i == 20 ? 1 : 3, .action = action,
@@ -145,7 +147,9 @@ static int make_run(const char *dir)
 					.roofline_pct = timed ? 3.0 * sp : NAN,
 					.baseline_us = timed ? base_us[w] : NAN,
 					.speedup = timed ? sp : NAN,
-					.log = bad ? (i == 13 ? HOSTILE_LOG : "output 17: got 3.5, want 0.0")
+					.log = bad ? (i == 13   ? HOSTILE_LOG
+						      : i == 12 ? "output 17: got \xfe\xff, want 0.0"
+								: "output 17: got 3.5, want 0.0")
 						   : ""};
 				rc = ks_store_add_eval(s, &ev, &e);
 			}
@@ -164,6 +168,9 @@ static int make_run(const char *dir)
 		}
 		if (!rc && isfinite(fs))
 			rc = ks_store_add_result(s, id, "final", "PASSED", fs, &e);
+		/* 29 passed the search but not its re-measurement: it must not rank */
+		if (!rc && i == 29)
+			rc = ks_store_add_result(s, id, "final", "SUSPICIOUS", NAN, &e);
 		if (!rc && i == 5)
 			rc = ks_store_add_snapshot(s, 1, tree_v1, NULL, &e);
 	}
@@ -294,6 +301,8 @@ static void test_markdown(const char *dir)
 		      "1.2% | final |") != NULL,
 	   "leaderboard row 1: #27, knobs, final speedup with spread");
 	ok(strstr(lb, "| 2 | 20 |") && strstr(lb, "| 3 | 9 |"), "rows 2, 3: the other re-measured");
+	ok(strstr(lb, "| 4 | 8 | tile BM #8 |") && !strstr(lb, "| 29 |"),
+	   "29 (5.5x in the search, final SUSPICIOUS) not ranked among the passing");
 	ok(strstr(lb, "| 4 | 19 |") == NULL && strstr(lb, "| 10 | ") && !strstr(lb, "| 11 | "),
 	   "failed 19 not ranked, ten rows");
 	ok(strstr(lb, "M=256 N=256 K=256 (us)") && !strstr(lb, "M=7 N=3 K=5"),
@@ -473,6 +482,13 @@ static void test_json(const char *dir)
 	ok(json_is_null(json_object_get(c13, "speedup")), "no speedup for a failure");
 	str_is(json_string_value(json_object_get(c13, "log_first_line")),
 	       "<script>alert(1)</script> segfault at 0x0", "log line kept verbatim in JSON");
+	str_is(json_string_value(json_object_get(json_array_get(cands, 11), "log_first_line")),
+	       "output 17: got \xef\xbf\xbd\xef\xbf\xbd, want 0.0",
+	       "invalid UTF-8 in a log becomes U+FFFD in JSON");
+	str_is(json_string_value(json_object_get(json_array_get(cands, 13), "action")),
+	       "bad \xef\xbf\xbd utf8 #14", "invalid UTF-8 in an action");
+	str_is(json_string_value(json_object_get(json_array_get(cands, 28), "final_status")),
+	       "SUSPICIOUS", "final status of 29");
 	json_t *c31 = json_array_get(cands, 30);
 	ok(json_is_null(json_object_get(c31, "status")), "proposed, not evaluated: status null");
 	is_int(json_array_size(json_object_get(j, "convergence")), 30, "convergence points");
@@ -572,6 +588,49 @@ static void test_errors(void)
 	ks_rm_rf(dir);
 }
 
+/* speedups over three decades switch the chart to a log scale */
+static void test_log_scale(const char *dir)
+{
+	struct ks_store *s = NULL;
+	struct ks_error e = {0};
+	struct ks_buf b;
+	char why[128] = "";
+	static const double sp[] = {0.02, 0.5, 1.5, 40.0, 3.0, 12.0};
+	struct ks_store_run run = {.task = "scan", .backend = "cpu", .strategy = "evolve",
+				   .policy = "builtin", .budget = 7};
+	ks_rm_rf(dir);
+	is_rc(ks_store_open(dir, 1, &s, &e), 0, "log-scale run");
+	ks_store_write_run(s, &run, &e);
+	for (int i = 0; i < 7; i++) {
+		char src[64];
+		int64_t id;
+		snprintf(src, sizeof(src), "int k%d;", i);
+		struct ks_store_candidate c = {.source = src, .language = "c", .policy = "builtin",
+					       .node_id = -1, .action = "mutate"};
+		ks_store_add_candidate(s, &c, &id, &e);
+		ks_store_add_result(s, id, "search", i < 6 ? "PASSED" : "TIMEOUT", i < 6 ? sp[i] : NAN,
+				    &e);
+	}
+	ks_store_close(s);
+	ks_buf_init(&b, 0);
+	is_rc(ks_report_write(dir, KS_REPORT_SVG, &b, &e), 0, "log-scale chart");
+	const char *svg = ks_buf_str(&b);
+	ok(strstr(svg, "speedup vs baseline (log scale)") != NULL, "log scale chosen");
+	ok(strstr(svg, ">0.01x<") && strstr(svg, ">0.1x<") && strstr(svg, ">1x<") &&
+		   strstr(svg, ">10x<") && !strstr(svg, ">100x<"),
+	   "decade ticks 0.01x..10x, none beyond the data (40x)");
+	ok(xml_balanced(svg, why, sizeof(why)) == 0, "log chart well-formed (%s)", why);
+	is_int(count(svg, "class=\"pt pass\""), 6, "six dots");
+	is_int(count(svg, "class=\"pt fail\""), 1, "one timeout");
+	ok(strstr(svg, rp_status_color("TIMEOUT")) != NULL, "timeout colour");
+	ks_buf_reset(&b);
+	is_rc(ks_report_write(dir, KS_REPORT_MD, &b, &e), 0, "report without workloads or tree");
+	ok(strstr(ks_buf_str(&b), "**Best: 40.00x the baseline** (search phase, not re-measured)") !=
+		   NULL,
+	   "best from the search phase when nothing was re-measured");
+	ks_buf_release(&b);
+}
+
 static void test_helpers(void)
 {
 	char line[32];
@@ -593,6 +652,37 @@ static void test_helpers(void)
 	str_is(ks_buf_str(&b), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt; ",
 	       "html escape");
 	ks_buf_release(&b);
+	ks_buf_init(&b, 0);
+	rp_html_esc(&b, "ok \xc3\xa9 bad \xff\xc3( end");
+	str_is(ks_buf_str(&b), "ok \xc3\xa9 bad \xef\xbf\xbd\xef\xbf\xbd( end",
+	       "invalid UTF-8 becomes U+FFFD, valid kept");
+	ks_buf_reset(&b);
+	rp_md_code(&b, "\xe2\x98\x85\x80x");
+	str_is(ks_buf_str(&b), "`\xe2\x98\x85\xef\xbf\xbdx`", "code span cleans UTF-8 too");
+	ks_buf_release(&b);
+	/* trees the search should never write, read without looping or losing nodes */
+	struct rp_run run;
+	struct rp_tree t;
+	memset(&run, 0, sizeof(run));
+	run.best = -1;
+	memset(&t, 0, sizeof(t));
+	t.root = -1;
+	rp_tree_parse(&t, "{\"decision_tree\": {\"root_id\": \"A\", \"nodes\": ["
+			  "{\"id\": \"A\", \"parent_id\": \"B\"}, {\"id\": \"B\", \"parent_id\": \"A\"},"
+			  "{\"id\": \"C\", \"parent_id\": \"nowhere\"}, {\"id\": \"A\"}, 7, {}]}}",
+		      &run);
+	is_int(t.nnodes, 3, "duplicates, non-objects and id-less nodes skipped");
+	ok(t.root >= 0 && t.nodes[t.root].parent_index < 0, "a cycle is broken, the root has no parent");
+	int roots = 0;
+	for (int i = 0; i < t.nnodes; i++)
+		roots += t.nodes[i].parent_index < 0;
+	is_int(roots, 2, "cycle member and orphan become roots");
+	rp_tree_release(&t);
+	memset(&t, 0, sizeof(t));
+	t.root = -1;
+	rp_tree_parse(&t, "[1, 2", &run);
+	ok(t.error[0] && t.nnodes == 0, "malformed snapshot reported (%s)", t.error);
+	rp_tree_release(&t);
 	char knobs[64];
 	rp_fmt_knobs("{\"BM\": 64, \"SCHED\": \"static\", \"F\": 0.5, \"ON\": true}", knobs,
 		     sizeof(knobs));
@@ -630,7 +720,12 @@ int main(void)
 	test_json(dir);
 	test_files(dir);
 	test_errors();
-	if (!fixture || !fixture[0])
+	char logdir[300];
+	snprintf(logdir, sizeof(logdir), "%s-log", dir);
+	test_log_scale(logdir);
+	if (!fixture || !fixture[0]) {
 		ks_rm_rf(dir);
+		ks_rm_rf(logdir);
+	}
 	return tap_done();
 }
