@@ -179,7 +179,7 @@ struct ks_store_eval {
 	double max_abs_err;     /* against the reference */
 	double max_rel_err;
 	double median_us;       /* median time of the timed repetitions */
-	double spread_pct;      /* (p90 - p10) / median, percent */
+	double spread_pct;      /* interquartile range / median, percent */
 	double gflops;          /* achieved GFLOP/s */
 	double gbps;            /* achieved GB/s */
 	double roofline_pct;    /* percent of the Spec's roofline */

@@ -3,6 +3,7 @@
  * time so no timing ever shares the cores with a compiler, and reports every outcome back.
  * A proposal whose candidate is already in the store (a resumed run) is answered from
  * the store instead of being evaluated again. */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,12 +65,12 @@ int ks_run_record(struct ks_run_state *st, int64_t id, const char *phase,
 					.status = ks_status_name(w->status),
 					.max_abs_err = w->nseeds ? w->seed_abs_err[s] : w->max_abs_err,
 					.max_rel_err = w->nseeds ? w->seed_rel_err[s] : w->max_rel_err,
-					.median_us = s ? 0 : w->median_us,
-					.spread_pct = s ? 0 : w->spread_pct,
-					.gflops = s ? 0 : w->gflops, .gbps = s ? 0 : w->gbps,
-					.roofline_pct = s ? 0 : w->roofline_pct,
-					.baseline_us = s ? 0 : w->baseline_us,
-					.speedup = s ? 0 : w->speedup,
+					.median_us = s ? NAN : w->median_us,
+					.spread_pct = s ? NAN : w->spread_pct,
+					.gflops = s ? NAN : w->gflops, .gbps = s ? NAN : w->gbps,
+					.roofline_pct = s ? NAN : w->roofline_pct,
+					.baseline_us = s ? NAN : w->baseline_us,
+					.speedup = s ? NAN : w->speedup,
 					.samples = s ? "[]" : ks_buf_str(&samples),
 					.log = w->log};
 				rc = ks_store_add_eval(st->store, &ev, e);
@@ -107,8 +108,9 @@ static int evaluate_job(struct ks_run_state *st, const struct ks_proposal *p, st
 		.node_id = p->node, .action = p->title, .policy = "builtin",
 		.family = j->tpl->family, .knobs = ks_buf_str(&knobs),
 		.defines = ks_buf_str(&j->ident), .round = st->round};
-	int64_t id;
-	int rc = ks_store_add_candidate(st->store, &c, &id, e);
+	/* a candidate recorded before a crash but never evaluated keeps its id */
+	int64_t id = j->stored_id;
+	int rc = id ? 0 : ks_store_add_candidate(st->store, &c, &id, e);
 	ks_buf_release(&knobs);
 	if (rc)
 		return rc;

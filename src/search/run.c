@@ -188,6 +188,8 @@ static int write_run_row(struct ks_run_state *st, struct ks_error *e)
 		int n = pass ? t->nchecks : t->nworkloads;
 		for (int i = 0; i < n && !rc; i++) {
 			const struct ks_workload *w = pass ? &t->checks[i] : &t->workloads[i];
+			if (!ks_workload_for_backend(w, st->be->name))
+				continue;
 			struct ks_buf label = KS_BUF_INIT, params = KS_BUF_INIT;
 			ks_workload_label(t, w, &label);
 			ks_buf_adds(&params, "{");
