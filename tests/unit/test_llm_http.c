@@ -331,10 +331,12 @@ static void test_transport_faults(void)
 
 	/* bad configuration */
 	cfg_fast(&cfg, "ftp://x");
-	is_int(ks_llm_http_open(&cfg, &t, &e), KS_EINVAL, "non-http url rejected");
+	rc = ks_llm_http_open(&cfg, &t, &e);
+	is_int(rc, KS_EINVAL, "non-http url rejected");
 	cfg_fast(&cfg, "http://x");
 	cfg.model = "";
-	is_int(ks_llm_http_open(&cfg, &t, &e), KS_EINVAL, "missing model rejected");
+	rc = ks_llm_http_open(&cfg, &t, &e);
+	is_int(rc, KS_EINVAL, "missing model rejected");
 	ok(strstr(e.msg, "--llm-model") != NULL, "message names the option: %s", e.msg);
 }
 
@@ -348,6 +350,7 @@ static void test_redaction_and_budget(void)
 	struct ks_llm_transport t;
 	struct ks_llm c;
 	struct ks_llm_prices prices = {0};
+	int rc;
 
 	logged_len = 0;
 	logged[0] = '\0';
@@ -362,7 +365,8 @@ static void test_redaction_and_budget(void)
 	cfg_fast(&cfg, f.url);
 	cfg.verbose = 1;
 	cfg.model = "fake-model";
-	is_int(ks_llm_http_open(&cfg, &t, &e), 0, "open");
+	rc = ks_llm_http_open(&cfg, &t, &e);
+	is_int(rc, 0, "open");
 	ks_llm_init(&c, &t);
 	c.record = on_record;
 	c.record_ctx = &recs;
@@ -372,7 +376,7 @@ static void test_redaction_and_budget(void)
 	c.limits.max_cost = 5.0;
 	struct ks_llm_msg leak[] = {{"user", "PURPOSE: edit\nmy key is " KEY " oops"}};
 
-	int rc = ks_llm_complete(&c, "edit", leak, 1, &r, &e);
+	rc = ks_llm_complete(&c, "edit", leak, 1, &r, &e);
 	is_int(rc, 0, "call 1");
 	ok(strstr(r.content, KEY) != NULL, "the caller still sees the real reply");
 	ks_llm_reply_release(&r);
@@ -420,14 +424,15 @@ static void test_prices(void)
 {
 	struct ks_llm_prices p = {0};
 	struct ks_error e = {0};
-	int known;
+	int known, rc;
 	const char *path = "/tmp/ks-test-prices.json";
 	FILE *s = fopen(path, "w");
 	fputs("{\"gpt-4.1\": {\"input\": 2, \"output\": 8}, \"gpt-*\": {\"input\": 1, "
 	      "\"output\": 1}, \"gpt-4*\": {\"input\": 3, \"output\": 3}}",
 	      s);
 	fclose(s);
-	is_int(ks_llm_prices_load(path, &p, &e), 0, "price table loads");
+	rc = ks_llm_prices_load(path, &p, &e);
+	is_int(rc, 0, "price table loads");
 	ok(fabs(ks_llm_prices_cost(&p, "gpt-4.1", 1000000, 1000000, &known) - 10) < 1e-9 && known,
 	   "exact match");
 	ok(fabs(ks_llm_prices_cost(&p, "gpt-4o", 1000000, 0, &known) - 3) < 1e-9,
@@ -438,7 +443,8 @@ static void test_prices(void)
 	s = fopen(path, "w");
 	fputs("{\"m\": {\"input\": \"cheap\"}}", s);
 	fclose(s);
-	is_int(ks_llm_prices_load(path, &p, &e), KS_EPARSE, "bad price table");
+	rc = ks_llm_prices_load(path, &p, &e);
+	is_int(rc, KS_EPARSE, "bad price table");
 	ok(strstr(e.msg, "'m'") != NULL, "message names the model: %s", e.msg);
 	ks_llm_prices_release(&p);
 	remove(path);
