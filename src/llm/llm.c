@@ -291,17 +291,27 @@ int ks_llm_redact(const struct ks_llm *c, const char *s, size_t len, struct ks_b
 }
 
 /* a redacted copy as a NUL-terminated heap string (NULL in, NULL out) */
-static char *redact_dup(const struct ks_llm *c, const char *s, size_t len)
+static char *redact_dupn(const struct ks_llm *c, const char *s, size_t len, size_t *outlen)
 {
+	if (outlen)
+		*outlen = 0;
 	if (!s)
 		return NULL;
 	struct ks_buf b;
 	ks_buf_init(&b, len * 2 + 64);
 	if (ks_llm_redact(c, s, len, &b)) {
 		ks_buf_release(&b);
-		return strdup("[unredactable text dropped]");
+		char *d = strdup("[unredactable text dropped]");
+		if (d && outlen)
+			*outlen = strlen(d);
+		return d;
 	}
-	return ks_buf_detach(&b, NULL);
+	return ks_buf_detach(&b, outlen);
+}
+
+static char *redact_dup(const struct ks_llm *c, const char *s, size_t len)
+{
+	return redact_dupn(c, s, len, NULL);
 }
 
 static int budget_check(const struct ks_llm *c, struct ks_error *e)
@@ -337,7 +347,9 @@ static void record_exchange(struct ks_llm *c, int seq, const char *purpose,
 	const char *model = t->model ? t->model(t->ctx) : NULL;
 	char *x_prompt = redact_dup(c, ks_buf_str(&prompt), prompt.len);
 	char *x_params = redact_dup(c, ks_buf_str(&params), params.len);
-	char *x_reply = redact_dup(c, r->content ? r->content : "", r->content ? r->len : 0);
+	size_t x_reply_len = 0;
+	char *x_reply = redact_dupn(c, r->content ? r->content : "", r->content ? r->len : 0,
+				    &x_reply_len);
 	char *x_reason = r->reasoning ? redact_dup(c, r->reasoning, strlen(r->reasoning)) : NULL;
 	char *x_log = r->log ? redact_dup(c, r->log, strlen(r->log)) : NULL;
 	char *x_err = errmsg ? redact_dup(c, errmsg, strlen(errmsg)) : NULL;
@@ -349,7 +361,7 @@ static void record_exchange(struct ks_llm *c, int seq, const char *purpose,
 		.params_json = x_params ? x_params : "{}",
 		.prompt = x_prompt ? x_prompt : "",
 		.reply = x_reply ? x_reply : "",
-		.reply_len = x_reply ? strlen(x_reply) : 0,
+		.reply_len = x_reply_len,
 		.reasoning = x_reason,
 		.log = x_log,
 		.prompt_tokens = r->prompt_tokens,
@@ -361,9 +373,6 @@ static void record_exchange(struct ks_llm *c, int seq, const char *purpose,
 		.attempts = r->attempts,
 		.error = rc ? (x_err ? x_err : "") : NULL,
 	};
-	/* a reply with inner NULs: keep its full length when no secret shortened it */
-	if (x_reply && r->content && c->nsecrets == 0)
-		x.reply_len = r->len;
 	c->record(&x, c->record_ctx);
 	free(x_prompt);
 	free(x_params);

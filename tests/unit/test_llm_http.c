@@ -420,6 +420,43 @@ static void test_redaction_and_budget(void)
 	fake_llm_stop(&f);
 }
 
+/* the fake server's purpose mode: replies matched on "PURPOSE: x" in the prompt */
+static void test_purpose_mode(void)
+{
+	struct fake_llm f;
+	struct ks_llm_http_config cfg;
+	struct ks_llm_transport t;
+	struct ks_llm_reply r;
+	struct ks_error e = {0};
+	int rc;
+	if (fake_llm_start(&f, "{\"purposes\": {\"action\": [{\"content\": \"A1\"}, "
+			       "{\"content\": \"A2\"}], \"edit\": [{\"content\": \"E1\"}],"
+			       " \"*\": [{\"content\": \"ANY\"}]}}")) {
+		ok(0, "fake server started");
+		return;
+	}
+	cfg_fast(&cfg, f.url);
+	rc = ks_llm_http_open(&cfg, &t, &e);
+	is_int(rc, 0, "open");
+	struct ks_llm_msg a[] = {{"user", "PURPOSE: action\n..."}};
+	struct ks_llm_msg ed[] = {{"system", "s"}, {"user", "PURPOSE: edit\n..."}};
+	struct ks_llm_msg o[] = {{"user", "PURPOSE: init\n..."}};
+	const char *want[] = {"A1", "E1", "A2", "ANY"};
+	const struct ks_llm_msg *seq[] = {a, ed, a, o};
+	int nseq[] = {1, 2, 1, 1};
+	for (int i = 0; i < 4; i++) {
+		rc = t.complete(t.ctx, "", seq[i], nseq[i], &r, &e);
+		ok(rc == 0 && r.content && !strcmp(r.content, want[i]), "purpose reply %d is %s (%s)",
+		   i, want[i], rc ? e.msg : r.content);
+		ks_llm_reply_release(&r);
+	}
+	char *req = fake_llm_requests(&f);
+	ok(strstr(req, "\"purpose\": \"edit\"") != NULL, "server logged the purpose");
+	free(req);
+	ks_llm_transport_close(&t);
+	fake_llm_stop(&f);
+}
+
 static void test_prices(void)
 {
 	struct ks_llm_prices p = {0};
@@ -460,6 +497,7 @@ int main(void)
 	test_server_errors();
 	test_transport_faults();
 	test_redaction_and_budget();
+	test_purpose_mode();
 	test_prices();
 	ks_llm_sys = ks_llm_sys_default;
 	return tap_done();

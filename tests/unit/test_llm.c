@@ -1,0 +1,163 @@
+/* The client layer and the replay transport: message text, redaction, records on success
+ * and failure, token budget, replay order, purpose mismatch, exhaustion. */
+#include "ksearch/llm.h"
+#include "tap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rec {
+	int n;
+	int status[8];
+	char purpose[8][16];
+	char reply[8][64];
+	char error[8][256];
+	char prompt[8][256];
+	size_t reply_len[8];
+};
+
+static void on_record(const struct ks_llm_exchange *x, void *ctx)
+{
+	struct rec *r = ctx;
+	if (r->n >= 8)
+		return;
+	r->status[r->n] = x->status;
+	snprintf(r->purpose[r->n], 16, "%s", x->purpose);
+	snprintf(r->reply[r->n], 64, "%s", x->reply);
+	snprintf(r->error[r->n], 256, "%s", x->error ? x->error : "");
+	snprintf(r->prompt[r->n], 256, "%s", x->prompt);
+	r->reply_len[r->n] = x->reply_len;
+	r->n++;
+}
+
+static void test_msgs_text(void)
+{
+	struct ks_buf b;
+	ks_buf_init(&b, 1024);
+	struct ks_llm_msg m[] = {{"system", "S"}, {"user", "U"}, {NULL, "x"}};
+	int rc = ks_llm_msgs_text(m, 3, &b);
+	is_int(rc, 0, "msgs text");
+	is_str(ks_buf_str(&b), "### system\nS\n\n### user\nU\n\n### user\nx", "stable format");
+	ks_buf_release(&b);
+}
+
+static void test_redact(void)
+{
+	struct ks_llm c;
+	struct ks_buf b;
+	ks_llm_init(&c, NULL);
+	ks_llm_add_secret(&c, "sk-abcdef");
+	ks_llm_add_secret(&c, "abc"); /* too short: ignored, would redact ordinary words */
+	ks_llm_add_secret(&c, "tok-99999");
+	ks_buf_init(&b, 1024);
+	const char s[] = "sk-abcdefsk-abcdef and tok-99999, abc";
+	int rc = ks_llm_redact(&c, s, sizeof(s) - 1, &b);
+	is_int(rc, 0, "redact");
+	is_str(ks_buf_str(&b), "[REDACTED][REDACTED] and [REDACTED], abc", "all secrets replaced");
+	ks_buf_release(&b);
+	ks_llm_release(&c);
+}
+
+static void test_replay(void)
+{
+	static const char nul_reply[] = "a\0b";
+	struct ks_llm_replay_entry v[] = {
+		{.purpose = "init", .content = "{\"kernel_summary\": \"s\"}", .len = 24,
+		 .model = "gpt-x", .prompt_tokens = 100, .completion_tokens = 50},
+		{.purpose = "action", .content = nul_reply, .len = 3, .prompt_tokens = -1,
+		 .completion_tokens = -1},
+		{.purpose = "edit", .content = "[]", .len = 2, .prompt_tokens = 5,
+		 .completion_tokens = 1},
+	};
+	struct ks_llm_transport t;
+	struct ks_llm c;
+	struct ks_llm_reply r;
+	struct ks_error e = {0};
+	struct rec rec = {0};
+	struct ks_llm_msg m[] = {{"user", "PURPOSE: init\nhello"}};
+	struct ks_llm_prices prices = {0};
+	int rc = ks_llm_replay_open(v, 3, &t, &e);
+	is_int(rc, 0, "replay open");
+	ks_llm_init(&c, &t);
+	c.record = on_record;
+	c.record_ctx = &rec;
+	ks_llm_prices_add(&prices, "gpt-x", 1.0, 2.0);
+	c.prices = &prices;
+	c.limits.max_tokens = 1000;
+
+	rc = ks_llm_complete(&c, "init", m, 1, &r, &e);
+	is_int(rc, 0, "first reply");
+	is_str(r.content, "{\"kernel_summary\": \"s\"}", "recorded content");
+	is_str(r.model, "gpt-x", "recorded model");
+	is_int(r.prompt_tokens, 100, "recorded tokens");
+	ok(r.cost_usd > 0, "cost recomputed from the price table (%.6f)", r.cost_usd);
+	ks_llm_reply_release(&r);
+
+	rc = ks_llm_complete(&c, "action", m, 1, &r, &e);
+	is_int(rc, 0, "second reply");
+	ok(r.len == 3 && !memcmp(r.content, "a\0b", 3), "inner NUL kept with len");
+	ks_llm_reply_release(&r);
+
+	rc = ks_llm_complete(&c, "debug", m, 1, &r, &e);
+	is_int(rc, KS_EPROTO, "purpose mismatch");
+	ok(strstr(e.msg, "replay diverged at reply 3: recorded for 'edit', the run asked for "
+			 "'debug'") != NULL,
+	   "mismatch message: %s", e.msg);
+	ok(r.content == NULL, "no reply on failure");
+
+	rc = ks_llm_complete(&c, "edit", m, 1, &r, &e);
+	is_int(rc, 0, "the recorded purpose still works");
+	ks_llm_reply_release(&r);
+
+	rc = ks_llm_complete(&c, "edit", m, 1, &r, &e);
+	is_int(rc, KS_ENOTFOUND, "exhausted");
+	ok(strstr(e.msg, "replay exhausted") && strstr(e.msg, "only 3 were recorded"),
+	   "exhaustion message: %s", e.msg);
+
+	is_int(rec.n, 5, "every call recorded, failures too");
+	is_int(rec.reply_len[1], 3, "recorded reply length counts inner NULs");
+	is_int(rec.status[2], KS_EPROTO, "failure status recorded");
+	ok(strstr(rec.error[2], "replay diverged") != NULL, "failure message recorded");
+	is_str(rec.purpose[3], "edit", "purpose recorded");
+	is_str(rec.prompt[0], "### user\nPURPOSE: init\nhello", "prompt text recorded");
+	is_int(c.usage.calls, 5, "calls");
+	is_int(c.usage.failures, 2, "failures");
+	is_int(c.usage.prompt_tokens, 105, "prompt tokens");
+
+	c.limits.max_tokens = 150;
+	rc = ks_llm_complete(&c, "edit", m, 1, &r, &e);
+	is_int(rc, KS_EBUDGET, "token budget");
+	ok(strstr(e.msg, "token budget") != NULL, "token budget message: %s", e.msg);
+	is_int(rec.n, 5, "a refused call is not an exchange");
+
+	rc = ks_llm_complete(&c, "edit", m, 0, &r, &e);
+	is_int(rc, KS_EINVAL, "no messages");
+
+	ks_llm_release(&c);
+	ks_llm_transport_close(&t);
+	ks_llm_transport_close(&t); /* twice is harmless */
+	ks_llm_prices_release(&prices);
+
+	struct ks_llm_transport bad = {.version = 99};
+	ks_llm_init(&c, &bad);
+	rc = ks_llm_complete(&c, "x", m, 1, &r, &e);
+	is_int(rc, KS_EINVAL, "transport version checked");
+	ks_llm_release(&c);
+
+	rc = ks_llm_replay_open(NULL, 0, &t, &e);
+	is_int(rc, 0, "empty replay");
+	ks_llm_init(&c, &t);
+	rc = ks_llm_complete(&c, "init", m, 1, &r, &e);
+	is_int(rc, KS_ENOTFOUND, "empty replay is exhausted at once");
+	ks_llm_release(&c);
+	ks_llm_transport_close(&t);
+}
+
+int main(void)
+{
+	test_msgs_text();
+	test_redact();
+	test_replay();
+	return tap_done();
+}
