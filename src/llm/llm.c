@@ -208,11 +208,12 @@ int ks_llm_prices_load(const char *path, struct ks_llm_prices *out, struct ks_er
 		double in, outp;
 		if (!json_is_object(v) || price_field(v, "input", "input_per_m", &in) ||
 		    price_field(v, "output", "output_per_m", &outp)) {
+			ks_error_set(e, KS_EPARSE,
+				     "price table '%s': model '%s' needs non-negative numbers "
+				     "\"input\" and \"output\" (USD per million tokens)",
+				     path, model);
 			json_decref(root);
-			return ks_error_set(e, KS_EPARSE,
-					    "price table '%s': model '%s' needs non-negative "
-					    "numbers \"input\" and \"output\" (USD per million tokens)",
-					    path, model);
+			return KS_EPARSE;
 		}
 		if (ks_llm_prices_add(out, model, in, outp)) {
 			json_decref(root);
