@@ -92,6 +92,23 @@ static const char *http_secret(void *ctx)
 	return ((struct http *)ctx)->api_key;
 }
 
+/* replace the key in e->msg (a server may echo it back in an error body) */
+static void msg_scrub(const struct http *h, struct ks_error *e)
+{
+	static const char mark[] = "[REDACTED]";
+	if (!e || !h->api_key || !h->api_key[0])
+		return;
+	size_t klen = strlen(h->api_key);
+	char *p;
+	while ((p = strstr(e->msg, h->api_key)) != NULL) {
+		size_t tail = strlen(p + klen);
+		char rest[sizeof(e->msg)];
+		memcpy(rest, p + klen, tail + 1);
+		size_t room = sizeof(e->msg) - (size_t)(p - e->msg);
+		snprintf(p, room, "%s%s", mark, rest);
+	}
+}
+
 static int http_params_json(void *ctx, struct ks_buf *out)
 {
 	struct http *h = ctx;
@@ -257,6 +274,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 /* verbose wire log, one line per header, credentials redacted */
 static int on_debug(CURL *c, curl_infotype type, char *data, size_t size, void *ud)
 {
+	const struct http *h = ud;
 	const char *dir;
 	if (type == CURLINFO_HEADER_OUT)
 		dir = ">";
@@ -279,6 +297,9 @@ static int on_debug(CURL *c, curl_infotype type, char *data, size_t size, void *
 				if (len >= strlen(hidden[k]) &&
 				    !strncasecmp(data + i, hidden[k], strlen(hidden[k])))
 					redact = (int)strlen(hidden[k]);
+			if (!redact && h->api_key && h->api_key[0] &&
+			    memmem(data + i, len, h->api_key, strlen(h->api_key)))
+				redact = 1;
 			if (redact)
 				ks_debug("http %s %.*s [REDACTED]", dir, redact, data + i);
 			else
@@ -470,6 +491,7 @@ static enum verdict attempt_run(struct http *h, struct curl_slist *hdrs, const c
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	if (h->verbose) {
 		curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, on_debug);
+		curl_easy_setopt(c, CURLOPT_DEBUGDATA, h);
 		curl_easy_setopt(c, CURLOPT_VERBOSE, 1L);
 	}
 	CURLcode cc = curl_easy_perform(c);
@@ -595,6 +617,7 @@ static int http_complete(void *ctx, const char *purpose, const struct ks_llm_msg
 			break;
 		}
 		double d = backoff_delay(h, retry, &a);
+		msg_scrub(h, e);
 		ks_warn("llm request '%s' attempt %d: %s; retrying in %.1fs",
 			purpose ? purpose : "", retry + 1, e ? e->msg : "failed", d);
 		ks_buf_release(&a.body);
@@ -607,6 +630,7 @@ out:
 	curl_slist_free_all(hdrs);
 	free(body);
 	out->latency_s = ks_llm_sys.now() - t0;
+	msg_scrub(h, e);
 	if (rc) {
 		/* keep the wire facts for the record, drop partial content */
 		free(out->content);

@@ -357,6 +357,7 @@ static void test_redaction_and_budget(void)
 	ks_log_set(log_sink, NULL, KS_LOG_DEBUG);
 	if (fake_llm_start(&f, "[{\"content\": \"echo " KEY "\"}, {\"status\": 401, \"body\": "
 			       "\"{\\\"error\\\": \\\"key " KEY " invalid\\\"}\"},"
+			       " {\"status\": 429, \"retry_after\": \"0\", \"body\": \"slow down " KEY "\"},"
 			       " {\"content\": \"three\", \"usage\": {\"prompt_tokens\": 1000000,"
 			       " \"completion_tokens\": 500000}}, {\"content\": \"four\"}]")) {
 		ok(0, "fake server started");
@@ -385,7 +386,8 @@ static void test_redaction_and_budget(void)
 	ok(strstr(e.msg, KEY) == NULL && strstr(e.msg, "[REDACTED]") != NULL,
 	   "error message redacted: %s", e.msg);
 	rc = ks_llm_complete(&c, "init", leak, 1, &r, &e);
-	is_int(rc, 0, "call 3");
+	is_int(rc, 0, "call 3 (after a 429 whose body echoes the key)");
+	ok(strstr(logged, "retrying") != NULL, "the retry was logged");
 	ok(fabs(r.cost_usd - (2.0 + 4.0)) < 1e-9, "cost from the price table (%.4f)", r.cost_usd);
 	ks_llm_reply_release(&r);
 	is_int(recs.n, 3, "three exchanges recorded");
