@@ -331,8 +331,42 @@ int ks_reply_code(const char *reply, size_t len, const char *lang, struct ks_buf
 int ks_reply_json(const char *reply, size_t len, int want, struct ks_buf *out,
 		  struct ks_error *e);
 
+/* The text of a reflection note: the line starting with "TAG:" (markdown decoration such as
+ * "- ", "**", "#" allowed) up to the next tagged line, blank line or fence.  KS_ENOTFOUND
+ * when the reply has none.  Tags of the edit prompt: CURRENT, FOLLOW_THROUGH,
+ * UPDATE_BELIEF, PERF_GAP. */
+int ks_reply_note(const char *reply, size_t len, const char *tag, struct ks_buf *out);
+
 /* Build the correction prompt of a bounded retry:
  * "Your previous reply could not be used: PROBLEM.\nReply again with EXPECT. ..." */
 int ks_reply_correction(const char *problem, const char *expect, struct ks_buf *out);
+
+/* ---------------------------------------------------------------- ask with corrections */
+
+enum ks_llm_want {
+	KS_LLM_WANT_TEXT,        /* any non-empty reply */
+	KS_LLM_WANT_CODE,        /* one fenced code block (ks_reply_code) */
+	KS_LLM_WANT_JSON_OBJECT, /* a JSON object (ks_reply_json '{') */
+	KS_LLM_WANT_JSON_ARRAY,  /* a JSON array (ks_reply_json '[') */
+};
+
+struct ks_llm_ask {
+	const char *purpose; /* "init", "edit", "action", "debug", "improve" */
+	const char *system;  /* system message or NULL */
+	const char *user;    /* the rendered prompt */
+	enum ks_llm_want want;
+	const char *lang;    /* KS_LLM_WANT_CODE: "c", "cuda", "metal" (NULL: any) */
+	int max_fixes;       /* correction rounds after an unusable reply (0: none) */
+};
+
+/* Ask, parse, and on an unusable reply ask again (up to max_fixes times) with the reply
+ * and a correction prompt appended to the conversation.  A correction round is its own
+ * exchange with purpose "<purpose>-fix" and a user message starting "PURPOSE:
+ * <purpose>-fix", so records, replays and the fake server see it.  out gets the extracted
+ * code / JSON / text; on success reply (may be NULL) gets the raw reply it came from
+ * (reflection notes, reasoning, tokens); free it with ks_llm_reply_release().  Returns KS_EPARSE with the last parse error when no reply was usable;
+ * transport and budget errors end at once. */
+int ks_llm_ask(struct ks_llm *c, const struct ks_llm_ask *q, struct ks_buf *out,
+	       struct ks_llm_reply *reply, struct ks_error *e);
 
 #endif

@@ -359,6 +359,78 @@ int ks_reply_json(const char *reply, size_t len, int want, struct ks_buf *out,
 	return ks_error_set(e, KS_EPARSE, "reply has no JSON %s", want_name(want));
 }
 
+/* skip markdown decoration at the start of a line */
+static size_t note_skip(const char *t, size_t s, size_t e)
+{
+	while (s < e && strchr(" \t-*#>_", t[s]))
+		s++;
+	return s;
+}
+
+/* if [s, e) starts with an UPPER_CASE tag followed by ':', the offset after the colon and
+ * its decoration; 0 otherwise */
+static size_t note_tag(const char *t, size_t s, size_t e, const char *tag)
+{
+	size_t i = note_skip(t, s, e), k = i;
+	if (tag) {
+		size_t n = strlen(tag);
+		if (e - i < n || memcmp(t + i, tag, n))
+			return 0;
+		k = i + n;
+	} else {
+		while (k < e && (isupper((unsigned char)t[k]) || t[k] == '_'))
+			k++;
+		if (k - i < 3)
+			return 0;
+	}
+	while (k < e && (t[k] == '*' || t[k] == '_'))
+		k++;
+	if (k >= e || t[k] != ':')
+		return 0;
+	k++;
+	while (k < e && (t[k] == '*' || t[k] == '_' || t[k] == ' ' || t[k] == '\t'))
+		k++;
+	return k;
+}
+
+int ks_reply_note(const char *reply, size_t len, const char *tag, struct ks_buf *out)
+{
+	size_t pos = 0;
+	int found = 0, rc = 0;
+	if (!reply || !tag || !tag[0])
+		return KS_EINVAL;
+	ks_buf_reset(out);
+	while (pos < len && !rc) {
+		size_t ce, next = line_end(reply, len, pos, &ce), run, info;
+		char ch;
+		size_t cr = ce;
+		if (cr > pos && reply[cr - 1] == '\r')
+			cr--;
+		if (!found) {
+			size_t k = note_tag(reply, pos, cr, tag);
+			if (k) {
+				found = 1;
+				rc = ks_buf_add(out, reply + k, cr - k);
+			}
+		} else {
+			if (blank(reply, pos, cr) || note_tag(reply, pos, cr, NULL) ||
+			    fence_parse(reply, pos, cr, &ch, &run, &info))
+				break;
+			rc = ks_buf_add(out, "\n", 1);
+			if (!rc)
+				rc = ks_buf_add(out, reply + pos, cr - pos);
+		}
+		pos = next;
+	}
+	if (rc)
+		return rc;
+	if (!found)
+		return KS_ENOTFOUND;
+	if (!out->data)
+		return ks_buf_add(out, "", 0);
+	return 0;
+}
+
 int ks_reply_correction(const char *problem, const char *expect, struct ks_buf *out)
 {
 	return ks_buf_addf(out,

@@ -12,7 +12,8 @@ The script is JSON:
    "repeat_last": false}                 # serve the last step again when exhausted
 A bare list is the same as {"steps": list}.  In purpose mode a request whose prompt has
 "PURPOSE: x" gets the next step of purposes["x"] (falling back to purposes["*"]); steps
-are used when the purpose has no list.
+are used when the purpose has no list.  The last marker in the conversation counts, so a
+correction round ("PURPOSE: action-fix") can be scripted apart.
 
 A STEP is one reply or one fault:
   {"content": "text", "reasoning_content": "...", "usage": {...} | null, "model": "m"}
@@ -141,9 +142,9 @@ class Handler(BaseHTTPRequestHandler):
         if isinstance(req, dict):
             text = "\n".join(str(m.get("content", "")) for m in req.get("messages", [])
                              if isinstance(m, dict))
-            m = PURPOSE_RE.search(text)
-            if m:
-                purpose = m.group(1)
+            found = PURPOSE_RE.findall(text)
+            if found:
+                purpose = found[-1]  # the latest: a correction round says "<p>-fix"
         entry["purpose"] = purpose
         st.record(entry)
 

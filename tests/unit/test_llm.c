@@ -154,10 +154,95 @@ static void test_replay(void)
 	ks_llm_transport_close(&t);
 }
 
+static void test_notes(void)
+{
+	struct ks_buf b;
+	ks_buf_init(&b, 4096);
+	const char *r = "Reflection:\n- **CURRENT:** tiling gave 1.8x\non the big shape.\n"
+			"FOLLOW_THROUGH: done\n\nUPDATE_BELIEF: raise node 3\n"
+			"```json\n[]\n```\n";
+	int rc = ks_reply_note(r, strlen(r), "CURRENT", &b);
+	is_int(rc, 0, "note found");
+	is_str(ks_buf_str(&b), "tiling gave 1.8x\non the big shape.", "note text, continued line");
+	rc = ks_reply_note(r, strlen(r), "FOLLOW_THROUGH", &b);
+	is_str(ks_buf_str(&b), "done", "note ends at a blank line");
+	rc = ks_reply_note(r, strlen(r), "UPDATE_BELIEF", &b);
+	is_str(ks_buf_str(&b), "raise node 3", "note ends at a fence");
+	rc = ks_reply_note(r, strlen(r), "PERF_GAP", &b);
+	is_int(rc, KS_ENOTFOUND, "missing note");
+	ks_buf_release(&b);
+}
+
+static void test_ask(void)
+{
+	struct ks_llm_replay_entry v[] = {
+		{.purpose = "action", .content = "Sure, I will do it!", .len = 19},
+		{.purpose = "action-fix", .content = "```c\nint fixed;\n```", .len = 20},
+		{.purpose = "edit", .content = "CURRENT: x\n[{\"op\": }]", .len = 23},
+		{.purpose = "edit-fix", .content = "still nothing", .len = 13},
+		{.purpose = "init", .content = "{\"kernel_summary\": \"k\"}", .len = 24},
+		{.purpose = "debug", .content = "no code", .len = 7},
+	};
+	struct ks_llm_transport t;
+	struct ks_llm c;
+	struct ks_llm_reply r;
+	struct ks_error e = {0};
+	struct ks_buf out;
+	struct rec rec = {0};
+	ks_buf_init(&out, 1 << 20);
+	for (int i = 0; i < 6; i++)
+		v[i].len = strlen(v[i].content);
+	int rc = ks_llm_replay_open(v, 6, &t, &e);
+	is_int(rc, 0, "open");
+	ks_llm_init(&c, &t);
+	c.record = on_record;
+	c.record_ctx = &rec;
+
+	struct ks_llm_ask q = {.purpose = "action", .system = "SYS", .user = "PURPOSE: action\ndo",
+			       .want = KS_LLM_WANT_CODE, .lang = "c", .max_fixes = 2};
+	rc = ks_llm_ask(&c, &q, &out, &r, &e);
+	is_int(rc, 0, "code after one correction");
+	is_str(ks_buf_str(&out), "int fixed;\n", "extracted code");
+	is_str(r.content, "```c\nint fixed;\n```", "raw reply handed back");
+	ks_llm_reply_release(&r);
+	is_int(rec.n, 2, "two exchanges");
+	is_str(rec.purpose[1], "action-fix", "correction purpose");
+	ok(strstr(rec.prompt[1], "### assistant\nSure, I will do it!\n\n### user\nPURPOSE: "
+				 "action-fix\nYour previous reply could not be used: reply has no "
+				 "code block.") != NULL,
+	   "correction conversation: %s", rec.prompt[1]);
+
+	struct ks_llm_ask q2 = {.purpose = "edit", .user = "PURPOSE: edit",
+				.want = KS_LLM_WANT_JSON_ARRAY, .max_fixes = 1};
+	rc = ks_llm_ask(&c, &q2, &out, &r, &e);
+	is_int(rc, KS_EPARSE, "still unusable after the allowed corrections");
+	ok(strstr(e.msg, "edit reply unusable after 1 correction: reply has no JSON array") !=
+		   NULL,
+	   "message: %s", e.msg);
+	ok(r.content == NULL, "no reply handed back on failure");
+
+	struct ks_llm_ask q3 = {.purpose = "init", .user = "PURPOSE: init",
+				.want = KS_LLM_WANT_JSON_OBJECT};
+	rc = ks_llm_ask(&c, &q3, &out, NULL, &e);
+	is_int(rc, 0, "json object first time");
+	is_str(ks_buf_str(&out), "{\"kernel_summary\": \"k\"}", "object text");
+
+	c.limits.max_calls = c.usage.calls + 1;
+	struct ks_llm_ask q4 = {.purpose = "debug", .user = "PURPOSE: debug",
+				.want = KS_LLM_WANT_CODE, .max_fixes = 3};
+	rc = ks_llm_ask(&c, &q4, &out, NULL, &e);
+	is_int(rc, KS_EBUDGET, "budget ends the corrections");
+	ks_llm_release(&c);
+	ks_llm_transport_close(&t);
+	ks_buf_release(&out);
+}
+
 int main(void)
 {
 	test_msgs_text();
 	test_redact();
 	test_replay();
+	test_notes();
+	test_ask();
 	return tap_done();
 }
