@@ -100,6 +100,8 @@ struct ks_llm_http_config {
 	const char *api_key;          /* sent as "Authorization: Bearer KEY"; NULL/"": none */
 	double temperature;           /* < 0: not sent */
 	long max_tokens;              /* <= 0: not sent */
+	const char *max_tokens_field; /* NULL: "max_tokens"; OpenAI reasoning models want
+					 "max_completion_tokens" */
 	const char *reasoning_effort; /* "low"/"medium"/"high"; NULL: not sent */
 	double timeout_s;             /* whole request (default 600) */
 	double connect_timeout_s;     /* TCP/TLS connect (default 10) */

@@ -22,6 +22,7 @@ struct http {
 	char *model;
 	char *api_key;
 	char *reasoning_effort;
+	char *max_tokens_field;
 	char **headers; /* NULL-terminated copies */
 	double temperature;
 	long max_tokens;
@@ -76,6 +77,7 @@ static void http_close(void *ctx)
 		free(h->api_key);
 	}
 	free(h->reasoning_effort);
+	free(h->max_tokens_field);
 	for (char **p = h->headers; p && *p; p++)
 		free(*p);
 	free(h->headers);
@@ -120,7 +122,7 @@ static int http_params_json(void *ctx, struct ks_buf *out)
 	if (h->temperature >= 0)
 		json_object_set_new(o, "temperature", json_real(h->temperature));
 	if (h->max_tokens > 0)
-		json_object_set_new(o, "max_tokens", json_integer(h->max_tokens));
+		json_object_set_new(o, h->max_tokens_field, json_integer(h->max_tokens));
 	if (h->reasoning_effort)
 		json_object_set_new(o, "reasoning_effort", json_string(h->reasoning_effort));
 	json_object_set_new(o, "timeout_s", json_real(h->timeout_s));
@@ -212,7 +214,7 @@ static char *request_body(struct http *h, const struct ks_llm_msg *msgs, int nms
 	if (h->temperature >= 0)
 		json_object_set_new(o, "temperature", json_real(h->temperature));
 	if (h->max_tokens > 0)
-		json_object_set_new(o, "max_tokens", json_integer(h->max_tokens));
+		json_object_set_new(o, h->max_tokens_field, json_integer(h->max_tokens));
 	if (h->reasoning_effort)
 		json_object_set_new(o, "reasoning_effort", json_string(h->reasoning_effort));
 	json_object_set_new(o, "stream", json_false());
@@ -678,11 +680,14 @@ int ks_llm_http_open(const struct ks_llm_http_config *cfg, struct ks_llm_transpo
 	h->model = strdup(cfg->model);
 	h->api_key = dup_or_null(cfg->api_key);
 	h->reasoning_effort = dup_or_null(cfg->reasoning_effort);
+	h->max_tokens_field = strdup(cfg->max_tokens_field && cfg->max_tokens_field[0]
+					     ? cfg->max_tokens_field
+					     : "max_tokens");
 	size_t nh = 0;
 	for (const char *const *p = cfg->headers; p && *p; p++)
 		nh++;
 	h->headers = calloc(nh + 1, sizeof(char *));
-	int bad = !h->url || !h->base_url || !h->model || !h->headers ||
+	int bad = !h->url || !h->base_url || !h->model || !h->headers || !h->max_tokens_field ||
 		  (cfg->api_key && cfg->api_key[0] && !h->api_key) ||
 		  (cfg->reasoning_effort && cfg->reasoning_effort[0] && !h->reasoning_effort);
 	for (size_t i = 0; !bad && i < nh; i++)

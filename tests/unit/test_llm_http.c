@@ -151,6 +151,8 @@ static void test_success(void)
 	/* reasoning_content, missing usage, reasoning_effort sent */
 	cfg_fast(&cfg, NULL);
 	cfg.reasoning_effort = "high";
+	cfg.max_tokens = 64;
+	cfg.max_tokens_field = "max_completion_tokens";
 	rc = one_call("[{\"content\": \"ok\", \"reasoning_content\": \"think\", \"usage\": null}]",
 		      &cfg, &f, &r, &e);
 	is_int(rc, 0, "reply without usage");
@@ -159,6 +161,8 @@ static void test_success(void)
 	req = fake_llm_requests(&f);
 	ok(strstr(req, "\"reasoning_effort\": \"high\"") != NULL, "reasoning_effort sent");
 	ok(strstr(req, "temperature") == NULL, "temperature not sent when unset");
+	ok(strstr(req, "\"max_completion_tokens\": 64") && !strstr(req, "\"max_tokens\""),
+	   "max tokens under the configured field name");
 	free(req);
 	fake_llm_stop(&f);
 	ks_llm_reply_release(&r);
