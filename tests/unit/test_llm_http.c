@@ -463,6 +463,72 @@ static void test_purpose_mode(void)
 	fake_llm_stop(&f);
 }
 
+/* the scripted softmax run (tests/fake_llm/scripts/softmax_cpu.json) parses end to end
+ * through ks_llm_ask: the fixture the search-loop scenario test relies on */
+static void test_softmax_script(void)
+{
+	struct fake_llm f;
+	struct ks_llm_http_config cfg;
+	struct ks_llm_transport t;
+	struct ks_llm c;
+	struct ks_error e = {0};
+	struct ks_buf out, script;
+	int rc;
+	ks_buf_init(&script, 1 << 20);
+	ks_buf_init(&out, 1 << 20);
+	FILE *sf = fopen("tests/fake_llm/scripts/softmax_cpu.json", "r");
+	ok(sf != NULL, "script fixture present");
+	if (!sf)
+		return;
+	char chunk[4096];
+	size_t k;
+	while ((k = fread(chunk, 1, sizeof(chunk), sf)) > 0)
+		ks_buf_add(&script, chunk, k);
+	fclose(sf);
+	if (fake_llm_start(&f, ks_buf_str(&script))) {
+		ok(0, "fake server started");
+		return;
+	}
+	cfg_fast(&cfg, f.url);
+	rc = ks_llm_http_open(&cfg, &t, &e);
+	is_int(rc, 0, "open");
+	ks_llm_init(&c, &t);
+	struct ks_llm_ask init = {.purpose = "init", .system = "sys",
+				  .user = "PURPOSE: init\n...", .want = KS_LLM_WANT_JSON_OBJECT,
+				  .max_fixes = 1};
+	rc = ks_llm_ask(&c, &init, &out, NULL, &e);
+	ok(rc == 0 && strstr(ks_buf_str(&out), "\"decision_tree\"") &&
+		   strstr(ks_buf_str(&out), "\"node_id\": 3"),
+	   "init document (%s)", rc ? e.msg : "ok");
+	struct ks_llm_ask act = {.purpose = "action", .system = "sys",
+				 .user = "PURPOSE: action\n...", .want = KS_LLM_WANT_CODE,
+				 .lang = "c", .max_fixes = 1};
+	rc = ks_llm_ask(&c, &act, &out, NULL, &e);
+	ok(rc == 0 && strstr(ks_buf_str(&out), "omp parallel for"), "action 1 code");
+	rc = ks_llm_ask(&c, &act, &out, NULL, &e);
+	ok(rc == 0 && strstr(ks_buf_str(&out), "void softmax"), "action 2 after a correction");
+	rc = ks_llm_ask(&c, &act, &out, NULL, &e);
+	ok(rc == 0 && strstr(ks_buf_str(&out), "1.0f / s\n"), "action 3: code that will not compile");
+	struct ks_llm_ask ed = {.purpose = "edit", .user = "PURPOSE: edit\n...",
+				.want = KS_LLM_WANT_JSON_ARRAY, .max_fixes = 1};
+	struct ks_llm_reply r;
+	rc = ks_llm_ask(&c, &ed, &out, &r, &e);
+	ok(rc == 0 && strstr(ks_buf_str(&out), "insert_node"), "edit script");
+	struct ks_buf note;
+	ks_buf_init(&note, 4096);
+	ok(rc == 0 && ks_reply_note(r.content, r.len, "PERF_GAP", &note) == 0 &&
+		   strstr(ks_buf_str(&note), "bandwidth bound"),
+	   "reflection note");
+	ks_buf_release(&note);
+	ks_llm_reply_release(&r);
+	is_int(c.usage.calls, 6, "six exchanges (one correction)");
+	ks_llm_release(&c);
+	ks_llm_transport_close(&t);
+	fake_llm_stop(&f);
+	ks_buf_release(&out);
+	ks_buf_release(&script);
+}
+
 static void test_prices(void)
 {
 	struct ks_llm_prices p = {0};
@@ -504,6 +570,7 @@ int main(void)
 	test_transport_faults();
 	test_redaction_and_budget();
 	test_purpose_mode();
+	test_softmax_script();
 	test_prices();
 	ks_llm_sys = ks_llm_sys_default;
 	return tap_done();
