@@ -12,6 +12,7 @@
 #ifndef KSEARCH_LLM_H
 #define KSEARCH_LLM_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -228,6 +229,9 @@ struct ks_llm {
 	struct ks_llm_usage usage;
 	char *secrets[KS_LLM_MAX_SECRETS];  /* redacted from records and errors */
 	int nsecrets;
+	int in_flight;                      /* calls started, not finished (count to limits) */
+	int next_seq;                       /* seq of the next exchange */
+	pthread_mutex_t lock;               /* guards usage, in_flight, next_seq, record */
 };
 
 /* Bind a client to a transport.  The transport's secret (if any) and the values of
@@ -238,7 +242,9 @@ void ks_llm_release(struct ks_llm *c);
 void ks_llm_add_secret(struct ks_llm *c, const char *secret);
 
 /* One exchange through the transport with budget checks, usage counting, cost and the
- * record hook.  Fails with KS_EBUDGET before calling the transport when max_calls,
+ * record hook.  Safe to call from several threads at once when the transport is (http,
+ * cmd: yes; replay: one caller, since order matters); calls in flight count against
+ * max_calls, and the record hook runs under the client's lock, one exchange at a time.  Fails with KS_EBUDGET before calling the transport when max_calls,
  * max_cost or max_tokens is already reached; otherwise returns the transport's result.
  * The error message in e is redacted too. */
 int ks_llm_complete(struct ks_llm *c, const char *purpose, const struct ks_llm_msg *msgs,

@@ -246,6 +246,7 @@ void ks_llm_add_secret(struct ks_llm *c, const char *secret)
 void ks_llm_init(struct ks_llm *c, struct ks_llm_transport *t)
 {
 	memset(c, 0, sizeof(*c));
+	pthread_mutex_init(&c->lock, NULL);
 	c->transport = t;
 	if (t && t->secret)
 		secret_add(c, t->secret(t->ctx));
@@ -258,6 +259,7 @@ void ks_llm_release(struct ks_llm *c)
 	for (int i = 0; i < c->nsecrets; i++)
 		free(c->secrets[i]);
 	c->nsecrets = 0;
+	pthread_mutex_destroy(&c->lock);
 }
 
 int ks_llm_redact(const struct ks_llm *c, const char *s, size_t len, struct ks_buf *out)
@@ -319,9 +321,9 @@ static int budget_check(const struct ks_llm *c, struct ks_error *e)
 {
 	const struct ks_llm_limits *l = &c->limits;
 	const struct ks_llm_usage *u = &c->usage;
-	if (l->max_calls > 0 && u->calls >= l->max_calls)
+	if (l->max_calls > 0 && u->calls + c->in_flight >= l->max_calls)
 		return ks_error_set(e, KS_EBUDGET, "llm call budget spent: %ld of %ld calls made",
-				    u->calls, l->max_calls);
+				    u->calls + c->in_flight, l->max_calls);
 	if (l->max_cost > 0 && u->cost_usd >= l->max_cost)
 		return ks_error_set(e, KS_EBUDGET, "llm cost budget spent: $%.4f of $%.4f",
 				    u->cost_usd, l->max_cost);
@@ -398,10 +400,16 @@ int ks_llm_complete(struct ks_llm *c, const char *purpose, const struct ks_llm_m
 	if (nmsg <= 0 || !msgs)
 		return ks_error_set(e, KS_EINVAL, "llm call '%s' has no messages",
 				    purpose ? purpose : "");
+	pthread_mutex_lock(&c->lock);
 	int rc = budget_check(c, e);
+	int seq = c->next_seq;
+	if (!rc) {
+		c->in_flight++;
+		c->next_seq++;
+	}
+	pthread_mutex_unlock(&c->lock);
 	if (rc)
 		return rc;
-	int seq = (int)c->usage.calls;
 	double t0 = ks_llm_sys.now();
 	rc = t->complete(t->ctx, purpose, msgs, nmsg, out, &local);
 	if (out->latency_s <= 0)
@@ -410,6 +418,8 @@ int ks_llm_complete(struct ks_llm *c, const char *purpose, const struct ks_llm_m
 	int known = 0;
 	out->cost_usd = ks_llm_prices_cost(c->prices, model, out->prompt_tokens,
 					   out->completion_tokens, &known);
+	pthread_mutex_lock(&c->lock);
+	c->in_flight--;
 	c->usage.calls++;
 	if (rc)
 		c->usage.failures++;
@@ -430,6 +440,7 @@ int ks_llm_complete(struct ks_llm *c, const char *purpose, const struct ks_llm_m
 	}
 	if (c->record)
 		record_exchange(c, seq, purpose, msgs, nmsg, out, rc, rc ? local.msg : NULL);
+	pthread_mutex_unlock(&c->lock);
 	if (rc) {
 		ks_warn("llm %s call '%s' failed after %.2fs: %s", t->name ? t->name : "",
 			purpose ? purpose : "", out->latency_s, red.msg);

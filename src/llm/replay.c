@@ -2,6 +2,7 @@
  * without a model.  The caller loads the entries from the run store. */
 #include "ksearch/llm.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@ struct replay {
 	int n;
 	int next;
 	char *model; /* model of the last served entry */
+	pthread_mutex_t lock;
 };
 
 static void replay_close(void *ctx)
@@ -21,6 +23,7 @@ static void replay_close(void *ctx)
 		free((char *)r->v[i].model);
 	}
 	free(r->v);
+	pthread_mutex_destroy(&r->lock);
 	free(r);
 }
 
@@ -35,10 +38,22 @@ static char *memdup0(const char *s, size_t n)
 	return d;
 }
 
+static int replay_next(struct replay *r, const char *purpose, struct ks_llm_reply *out,
+		       struct ks_error *e);
+
 static int replay_complete(void *ctx, const char *purpose, const struct ks_llm_msg *msgs,
 			   int nmsg, struct ks_llm_reply *out, struct ks_error *e)
 {
 	struct replay *r = ctx;
+	pthread_mutex_lock(&r->lock);
+	int rc = replay_next(r, purpose, out, e);
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+static int replay_next(struct replay *r, const char *purpose, struct ks_llm_reply *out,
+		       struct ks_error *e)
+{
 	const char *want = purpose ? purpose : "";
 	if (r->next >= r->n)
 		return ks_error_set(e, KS_ENOTFOUND,
@@ -79,8 +94,10 @@ int ks_llm_replay_open(const struct ks_llm_replay_entry *entries, int n,
 	struct replay *r = calloc(1, sizeof(*r));
 	if (!r)
 		return ks_error_set(e, KS_ENOMEM, "replay: out of memory");
+	pthread_mutex_init(&r->lock, NULL);
 	r->v = calloc((size_t)(n ? n : 1), sizeof(*r->v));
 	if (!r->v) {
+		pthread_mutex_destroy(&r->lock);
 		free(r);
 		return ks_error_set(e, KS_ENOMEM, "replay: out of memory");
 	}

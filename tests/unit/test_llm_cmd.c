@@ -5,6 +5,7 @@
 #include "tap.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,10 +202,67 @@ static void test_client(void)
 	ks_llm_transport_close(&t);
 }
 
+struct worker {
+	struct ks_llm *c;
+	int rc;
+};
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	struct ks_llm_reply r;
+	struct ks_error e = {0};
+	w->rc = ks_llm_complete(w->c, "action", hello, 2, &r, &e);
+	ks_llm_reply_release(&r);
+	return NULL;
+}
+
+static void count_record(const struct ks_llm_exchange *x, void *ctx)
+{
+	(*(int *)ctx)++;
+}
+
+/* calls in flight count against max_calls: 4 threads, 3 allowed */
+static void test_threads(void)
+{
+	struct ks_llm_cmd_config cfg;
+	struct ks_llm_transport t;
+	struct ks_llm c;
+	struct ks_error e = {0};
+	int nrec = 0;
+	ks_llm_cmd_config_defaults(&cfg);
+	cfg.command = "sleep 0.3; echo ok";
+	int rc = ks_llm_cmd_open(&cfg, &t, &e);
+	is_int(rc, 0, "open");
+	ks_llm_init(&c, &t);
+	c.limits.max_calls = 3;
+	c.record = count_record;
+	c.record_ctx = &nrec;
+	pthread_t th[4];
+	struct worker w[4];
+	for (int i = 0; i < 4; i++) {
+		w[i] = (struct worker){.c = &c};
+		pthread_create(&th[i], NULL, worker_run, &w[i]);
+	}
+	int okc = 0, budget = 0;
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		okc += w[i].rc == 0;
+		budget += w[i].rc == KS_EBUDGET;
+	}
+	is_int(okc, 3, "three concurrent calls ran");
+	is_int(budget, 1, "the fourth was refused while the others were in flight");
+	is_int(nrec, 3, "three records");
+	is_int(c.usage.calls, 3, "calls counted once each");
+	ks_llm_release(&c);
+	ks_llm_transport_close(&t);
+}
+
 int main(void)
 {
 	test_echo();
 	test_failures();
 	test_client();
+	test_threads();
 	return tap_done();
 }
