@@ -555,10 +555,23 @@ static double backoff_delay(struct http *h, int retry, const struct attempt *a)
 	return d / 2 + ks_llm_sys.random() * d / 2;
 }
 
+static int http_exchange(struct http *h, const char *purpose, const struct ks_llm_msg *msgs,
+			 int nmsg, struct ks_llm_reply *out, struct ks_error *e);
+
 static int http_complete(void *ctx, const char *purpose, const struct ks_llm_msg *msgs,
 			 int nmsg, struct ks_llm_reply *out, struct ks_error *e)
 {
-	struct http *h = ctx;
+	/* a local error record: retries and messages need one even when the caller has none */
+	struct ks_error local = {0};
+	int rc = http_exchange(ctx, purpose, msgs, nmsg, out, &local);
+	if (rc && e)
+		*e = local;
+	return rc;
+}
+
+static int http_exchange(struct http *h, const char *purpose, const struct ks_llm_msg *msgs,
+			 int nmsg, struct ks_llm_reply *out, struct ks_error *e)
+{
 	struct curl_slist *hdrs = NULL, *tmp;
 	char *body = NULL;
 	int rc = 0;
@@ -609,9 +622,9 @@ static int http_complete(void *ctx, const char *purpose, const struct ks_llm_msg
 			ks_buf_release(&a.body);
 			break;
 		}
-		rc = e ? e->code : KS_EHTTP;
+		rc = e->code ? e->code : KS_EHTTP;
 		if (v == V_FAIL || retry >= h->max_retries) {
-			if (v == V_RETRY && retry > 0 && e)
+			if (v == V_RETRY && retry > 0)
 				ks_error_wrap(e, "gave up after %d attempts", retry + 1);
 			ks_buf_release(&a.body);
 			if (!rc)
@@ -621,7 +634,7 @@ static int http_complete(void *ctx, const char *purpose, const struct ks_llm_msg
 		double d = backoff_delay(h, retry, &a);
 		msg_scrub(h, e);
 		ks_warn("llm request '%s' attempt %d: %s; retrying in %.1fs",
-			purpose ? purpose : "", retry + 1, e ? e->msg : "failed", d);
+			purpose ? purpose : "", retry + 1, e->msg, d);
 		ks_buf_release(&a.body);
 		ks_llm_sys.sleep(d);
 	}

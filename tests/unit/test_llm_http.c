@@ -269,6 +269,7 @@ static void test_server_errors(void)
 
 static void test_transport_faults(void)
 {
+	struct ks_llm_transport t0;
 	struct fake_llm f;
 	struct ks_llm_http_config cfg;
 	struct ks_llm_reply r;
@@ -320,6 +321,17 @@ static void test_transport_faults(void)
 	is_int(r.len, 5000000, "all bytes");
 	fake_llm_stop(&f);
 	ks_llm_reply_release(&r);
+
+	/* a caller without an error record still gets the right code */
+	if (fake_llm_start(&f, "[{\"big\": 5000000}]") == 0) {
+		cfg_fast(&cfg, f.url);
+		rc = ks_llm_http_open(&cfg, &t0, &e);
+		rc = t0.complete(t0.ctx, "x", msgs, 2, &r, NULL);
+		is_int(rc, KS_ELIMIT, "code kept without an error record");
+		ks_llm_reply_release(&r);
+		ks_llm_transport_close(&t0);
+		fake_llm_stop(&f);
+	}
 
 	/* nothing listens: connection refused, retried, then fails */
 	cfg_fast(&cfg, "http://127.0.0.1:1/v1");
