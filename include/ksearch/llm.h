@@ -290,6 +290,16 @@ struct ks_context_piece {
 	int required;           /* never shortened or dropped */
 };
 
+/* Suggested priorities, so every prompt gives way in the same order: feedback and
+ * translation context are summarized or dropped first, the task never. */
+#define KS_CONTEXT_PRIO_TASK 100       /* summary, prototype, tolerance (required) */
+#define KS_CONTEXT_PRIO_CODE 90        /* parent / candidate / best code */
+#define KS_CONTEXT_PRIO_ACTION 85      /* the action being implemented */
+#define KS_CONTEXT_PRIO_HARDWARE 70    /* spec: limits, bandwidth, primitives */
+#define KS_CONTEXT_PRIO_FEEDBACK 60    /* per-workload results, newest kept (keep_min) */
+#define KS_CONTEXT_PRIO_TREE 50        /* whole tree; short form: open + best closed */
+#define KS_CONTEXT_PRIO_TRANSLATION 40 /* CUDA -> target mapping and hints */
+
 enum ks_context_form {
 	KS_CONTEXT_FULL,
 	KS_CONTEXT_SHORT,

@@ -79,7 +79,8 @@ static int blocks_scan(const char *t, size_t len, struct block *b, int max, int 
 		size_t k = info, w = 0;
 		while (k < ce && t[k] == ' ')
 			k++;
-		while (k < ce && !isspace((unsigned char)t[k]) && t[k] != '{' && w + 1 < sizeof(blk.lang))
+		while (k < ce && !isspace((unsigned char)t[k]) && !strchr("{:,;", t[k]) &&
+		       w + 1 < sizeof(blk.lang))
 			blk.lang[w++] = (char)tolower((unsigned char)t[k++]);
 		blk.lang[w] = '\0';
 		/* find the closing fence */

@@ -58,6 +58,10 @@ static void test_code(void)
 	is_int(rc, 0, "other code language still accepted");
 	is_str(ks_buf_str(&b), "int x;\n", "cpp when c asked");
 
+	rc = code("```cuda:softmax.cu\n__global__ void k() {}\n```", "cuda", &b, lang, &e);
+	is_int(rc, 0, "fence with a file name");
+	is_str(lang, "cuda", "language before the colon");
+
 	rc = code("~~~c\nint t;\n~~~\n", "c", &b, lang, &e);
 	is_int(rc, 0, "tilde fence");
 
