@@ -146,6 +146,8 @@ struct ks_llm_replay_entry {
 	const char *model;       /* recorded model (may be NULL) */
 	long prompt_tokens;      /* recorded usage (-1 unknown) */
 	long completion_tokens;
+	int status;              /* 0, or the recorded failure: replayed as that error */
+	const char *error;       /* recorded error message when status != 0 (may be NULL) */
 };
 
 /* Copies the entries.  Asking for more replies than recorded fails with KS_ENOTFOUND;
@@ -194,6 +196,7 @@ struct ks_llm_exchange {
 	long completion_tokens;   /* -1 unknown */
 	double latency_s;
 	double cost_usd;
+	int cost_known;           /* 0: the model has no price or usage is unknown */
 	int status;               /* 0 or the negative enum ks_err of the failure */
 	int wire_status;          /* HTTP status / exit status / 0 */
 	int attempts;
@@ -201,6 +204,13 @@ struct ks_llm_exchange {
 };
 
 typedef void (*ks_llm_record_fn)(const struct ks_llm_exchange *x, void *ctx);
+
+/* status of an exchange as a word for the run store: "ok", "timeout", "too_large",
+ * "parse_error", "http_error", "budget", "replay_mismatch", "replay_exhausted", "error" */
+const char *ks_llm_status_text(int status);
+/* the inverse (for loading replays): a code for each word, KS_EIO for "error" and for
+ * anything unknown, 0 for "ok" */
+int ks_llm_status_parse(const char *text);
 
 /* Running totals (calls that failed count too: they may have cost money). */
 struct ks_llm_usage {

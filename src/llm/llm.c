@@ -114,6 +114,38 @@ void ks_llm_transport_close(struct ks_llm_transport *t)
 	t->close = NULL;
 }
 
+/* ---------------------------------------------------------------- status words */
+
+static const struct {
+	int code;
+	const char *text;
+} status_words[] = {
+	{0, "ok"},
+	{KS_ETIMEOUT, "timeout"},
+	{KS_ELIMIT, "too_large"},
+	{KS_EPARSE, "parse_error"},
+	{KS_EHTTP, "http_error"},
+	{KS_EBUDGET, "budget"},
+	{KS_EPROTO, "replay_mismatch"},
+	{KS_ENOTFOUND, "replay_exhausted"},
+};
+
+const char *ks_llm_status_text(int status)
+{
+	for (size_t i = 0; i < sizeof(status_words) / sizeof(status_words[0]); i++)
+		if (status_words[i].code == status)
+			return status_words[i].text;
+	return "error";
+}
+
+int ks_llm_status_parse(const char *text)
+{
+	for (size_t i = 0; text && i < sizeof(status_words) / sizeof(status_words[0]); i++)
+		if (!strcmp(status_words[i].text, text))
+			return status_words[i].code;
+	return KS_EIO;
+}
+
 /* ---------------------------------------------------------------- prices */
 
 int ks_llm_prices_add(struct ks_llm_prices *p, const char *model, double in_per_m,
@@ -335,7 +367,7 @@ static int budget_check(const struct ks_llm *c, struct ks_error *e)
 
 static void record_exchange(struct ks_llm *c, int seq, const char *purpose,
 			    const struct ks_llm_msg *msgs, int nmsg,
-			    const struct ks_llm_reply *r, int rc, const char *errmsg)
+			    const struct ks_llm_reply *r, int rc, const char *errmsg, int cost_known)
 {
 	struct ks_llm_transport *t = c->transport;
 	struct ks_buf prompt, params;
@@ -371,6 +403,7 @@ static void record_exchange(struct ks_llm *c, int seq, const char *purpose,
 		.completion_tokens = r->completion_tokens,
 		.latency_s = r->latency_s,
 		.cost_usd = r->cost_usd,
+		.cost_known = cost_known,
 		.status = rc,
 		.wire_status = r->status,
 		.attempts = r->attempts,
@@ -439,7 +472,8 @@ int ks_llm_complete(struct ks_llm *c, const char *purpose, const struct ks_llm_m
 			*e = red;
 	}
 	if (c->record)
-		record_exchange(c, seq, purpose, msgs, nmsg, out, rc, rc ? local.msg : NULL);
+		record_exchange(c, seq, purpose, msgs, nmsg, out, rc, rc ? local.msg : NULL,
+				known);
 	pthread_mutex_unlock(&c->lock);
 	if (rc) {
 		ks_warn("llm %s call '%s' failed after %.2fs: %s", t->name ? t->name : "",

@@ -21,6 +21,7 @@ static void replay_close(void *ctx)
 		free((char *)r->v[i].purpose);
 		free((char *)r->v[i].content);
 		free((char *)r->v[i].model);
+		free((char *)r->v[i].error);
 	}
 	free(r->v);
 	pthread_mutex_destroy(&r->lock);
@@ -66,6 +67,13 @@ static int replay_next(struct replay *r, const char *purpose, struct ks_llm_repl
 				    "replay diverged at reply %d: recorded for '%s', the run asked "
 				    "for '%s'",
 				    r->next + 1, x->purpose, want);
+	if (x->status) {
+		/* a recorded failure happens again, so the run takes the same path */
+		int code = x->status < 0 ? x->status : KS_EIO;
+		r->next++;
+		return ks_error_set(e, code, "replayed failure: %s",
+				    x->error && x->error[0] ? x->error : ks_strerror(code));
+	}
 	out->content = memdup0(x->content, x->len);
 	if (!out->content)
 		return ks_error_set(e, KS_ENOMEM, "replay: out of memory");
@@ -109,11 +117,14 @@ int ks_llm_replay_open(const struct ks_llm_replay_entry *entries, int n,
 		d->purpose = strdup(s->purpose ? s->purpose : "");
 		d->content = memdup0(c, len);
 		d->model = s->model ? strdup(s->model) : NULL;
+		d->error = s->error ? strdup(s->error) : NULL;
+		d->status = s->status;
 		d->len = len;
 		d->prompt_tokens = s->prompt_tokens;
 		d->completion_tokens = s->completion_tokens;
 		r->n = i + 1;
-		if (!d->purpose || !d->content || (s->model && !d->model)) {
+		if (!d->purpose || !d->content || (s->model && !d->model) ||
+		    (s->error && !d->error)) {
 			replay_close(r);
 			return ks_error_set(e, KS_ENOMEM, "replay: out of memory");
 		}

@@ -15,6 +15,7 @@ struct rec {
 	char error[8][256];
 	char prompt[8][256];
 	size_t reply_len[8];
+	int cost_known[8];
 };
 
 static void on_record(const struct ks_llm_exchange *x, void *ctx)
@@ -28,7 +29,20 @@ static void on_record(const struct ks_llm_exchange *x, void *ctx)
 	snprintf(r->error[r->n], 256, "%s", x->error ? x->error : "");
 	snprintf(r->prompt[r->n], 256, "%s", x->prompt);
 	r->reply_len[r->n] = x->reply_len;
+	r->cost_known[r->n] = x->cost_known;
 	r->n++;
+}
+
+static void test_status_words(void)
+{
+	int codes[] = {0, KS_ETIMEOUT, KS_ELIMIT, KS_EPARSE, KS_EHTTP, KS_EBUDGET, KS_EPROTO,
+		       KS_ENOTFOUND};
+	int round_trip = 1;
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		round_trip &= ks_llm_status_parse(ks_llm_status_text(codes[i])) == codes[i];
+	ok(round_trip, "status words round-trip");
+	is_str(ks_llm_status_text(KS_ENOMEM), "error", "other failures are 'error'");
+	is_int(ks_llm_status_parse("weird"), KS_EIO, "unknown word");
 }
 
 static void test_msgs_text(void)
@@ -69,6 +83,7 @@ static void test_replay(void)
 		 .completion_tokens = -1},
 		{.purpose = "edit", .content = "[]", .len = 2, .prompt_tokens = 5,
 		 .completion_tokens = 1},
+		{.purpose = "action", .status = KS_ETIMEOUT, .error = "request timed out"},
 	};
 	struct ks_llm_transport t;
 	struct ks_llm c;
@@ -77,7 +92,7 @@ static void test_replay(void)
 	struct rec rec = {0};
 	struct ks_llm_msg m[] = {{"user", "PURPOSE: init\nhello"}};
 	struct ks_llm_prices prices = {0};
-	int rc = ks_llm_replay_open(v, 3, &t, &e);
+	int rc = ks_llm_replay_open(v, 4, &t, &e);
 	is_int(rc, 0, "replay open");
 	ks_llm_init(&c, &t);
 	c.record = on_record;
@@ -110,26 +125,32 @@ static void test_replay(void)
 	is_int(rc, 0, "the recorded purpose still works");
 	ks_llm_reply_release(&r);
 
+	rc = ks_llm_complete(&c, "action", m, 1, &r, &e);
+	is_int(rc, KS_ETIMEOUT, "recorded failure replayed");
+	ok(strstr(e.msg, "replayed failure: request timed out") != NULL, "its message: %s",
+	   e.msg);
+
 	rc = ks_llm_complete(&c, "edit", m, 1, &r, &e);
 	is_int(rc, KS_ENOTFOUND, "exhausted");
-	ok(strstr(e.msg, "replay exhausted") && strstr(e.msg, "only 3 were recorded"),
+	ok(strstr(e.msg, "replay exhausted") && strstr(e.msg, "only 4 were recorded"),
 	   "exhaustion message: %s", e.msg);
 
-	is_int(rec.n, 5, "every call recorded, failures too");
+	is_int(rec.n, 6, "every call recorded, failures too");
+	ok(rec.cost_known[0] && !rec.cost_known[1], "cost known only for the priced model");
 	is_int(rec.reply_len[1], 3, "recorded reply length counts inner NULs");
 	is_int(rec.status[2], KS_EPROTO, "failure status recorded");
 	ok(strstr(rec.error[2], "replay diverged") != NULL, "failure message recorded");
 	is_str(rec.purpose[3], "edit", "purpose recorded");
 	is_str(rec.prompt[0], "### user\nPURPOSE: init\nhello", "prompt text recorded");
-	is_int(c.usage.calls, 5, "calls");
-	is_int(c.usage.failures, 2, "failures");
+	is_int(c.usage.calls, 6, "calls");
+	is_int(c.usage.failures, 3, "failures");
 	is_int(c.usage.prompt_tokens, 105, "prompt tokens");
 
 	c.limits.max_tokens = 150;
 	rc = ks_llm_complete(&c, "edit", m, 1, &r, &e);
 	is_int(rc, KS_EBUDGET, "token budget");
 	ok(strstr(e.msg, "token budget") != NULL, "token budget message: %s", e.msg);
-	is_int(rec.n, 5, "a refused call is not an exchange");
+	is_int(rec.n, 6, "a refused call is not an exchange");
 
 	rc = ks_llm_complete(&c, "edit", m, 0, &r, &e);
 	is_int(rc, KS_EINVAL, "no messages");
@@ -239,6 +260,7 @@ static void test_ask(void)
 
 int main(void)
 {
+	test_status_words();
 	test_msgs_text();
 	test_redact();
 	test_replay();
