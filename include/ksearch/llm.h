@@ -342,6 +342,27 @@ const char *ks_context_text(const struct ks_context *c, int i);
 /* the pieces as template variables: vars must hold c->n entries */
 void ks_context_vars(const struct ks_context *c, struct ks_prompt_var *vars);
 
+/* ---------------------------------------------------------------- whole prompts */
+
+/* Everything one request needs: the templates, the context pieces and the small fixed
+ * values.  Placeholders of a template are filled from vars and from the pieces by name. */
+struct ks_llm_prompt {
+	const char *dir;                        /* --prompts DIR, NULL: <data root>/prompts */
+	const char *purpose;                    /* template "<purpose>.txt": init, edit, ... */
+	const struct ks_context_piece *pieces;  /* fitted to the budget */
+	int npieces;
+	const struct ks_prompt_var *vars;       /* backend, language, node_id, max_new_nodes */
+	int nvars;
+	long budget_tokens;                     /* prompt budget (context window minus the
+						   reply's room); <= 0: unlimited */
+};
+
+/* Render system.txt into system and <purpose>.txt into user with the pieces fitted so the
+ * two together stay within the budget (template text and vars are reserved first).
+ * ctx_out (may be NULL) gets the fitting decisions for logging; release it after. */
+int ks_llm_prompt_build(const struct ks_llm_prompt *p, struct ks_buf *system,
+			struct ks_buf *user, struct ks_context *ctx_out, struct ks_error *e);
+
 /* ---------------------------------------------------------------- reply parsing */
 
 /* Extract the code of a reply: the fenced block (```c, ```cuda, ```cpp, ```metal, bare

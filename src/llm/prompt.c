@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PROMPT_FILE_CAP ((size_t)256 << 10)
@@ -104,5 +105,58 @@ int ks_prompt_render_file(const char *dir, const char *name, const struct ks_pro
 	if (!rc)
 		rc = ks_prompt_render(name, ks_buf_str(&t), vars, nvars, out, e);
 	ks_buf_release(&t);
+	return rc;
+}
+
+int ks_llm_prompt_build(const struct ks_llm_prompt *p, struct ks_buf *system,
+			struct ks_buf *user, struct ks_context *ctx_out, struct ks_error *e)
+{
+	struct ks_buf sys_t, user_t;
+	struct ks_context ctx;
+	struct ks_prompt_var *all = NULL;
+	char name[128];
+	int rc;
+	memset(&ctx, 0, sizeof(ctx));
+	ks_buf_init(&sys_t, PROMPT_FILE_CAP);
+	ks_buf_init(&user_t, PROMPT_FILE_CAP);
+	if (!p->purpose || !p->purpose[0] || strlen(p->purpose) > 100)
+		return ks_error_set(e, KS_EINVAL, "prompt without a purpose");
+	snprintf(name, sizeof(name), "%s.txt", p->purpose);
+	if ((rc = ks_prompt_load(p->dir, "system.txt", &sys_t, e)) ||
+	    (rc = ks_prompt_load(p->dir, name, &user_t, e)))
+		goto out;
+	if ((rc = ks_context_init(&ctx, p->pieces, p->npieces, e)))
+		goto out;
+	/* reserve: both templates and the fixed values (an upper bound: a value may be used
+	 * more than once, counted once per use would be exact but is rarely worth it) */
+	size_t fixed = sys_t.len + user_t.len;
+	for (int i = 0; i < p->nvars; i++)
+		fixed += p->vars[i].value ? strlen(p->vars[i].value) : 0;
+	if ((rc = ks_context_fit(&ctx, p->budget_tokens, ks_context_estimate(fixed), e))) {
+		ks_error_wrap(e, "prompt '%s'", name);
+		goto out;
+	}
+	all = calloc((size_t)(p->nvars + ctx.n + 1), sizeof(*all));
+	if (!all) {
+		rc = ks_error_set(e, KS_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < p->nvars; i++)
+		all[i] = p->vars[i];
+	ks_context_vars(&ctx, all + p->nvars);
+	ks_buf_reset(system);
+	ks_buf_reset(user);
+	if ((rc = ks_prompt_render("system.txt", ks_buf_str(&sys_t), all, p->nvars + ctx.n,
+				   system, e)) ||
+	    (rc = ks_prompt_render(name, ks_buf_str(&user_t), all, p->nvars + ctx.n, user, e)))
+		goto out;
+out:
+	free(all);
+	ks_buf_release(&sys_t);
+	ks_buf_release(&user_t);
+	if (ctx_out && !rc)
+		*ctx_out = ctx;
+	else
+		ks_context_release(&ctx);
 	return rc;
 }

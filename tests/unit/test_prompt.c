@@ -199,10 +199,77 @@ static void test_context(void)
 	is_int(ks_context_estimate(9), 3, "estimate rounds up");
 }
 
+static void test_build(void)
+{
+	static char fb_text[20][480];
+	const char *fb[20];
+	for (int i = 0; i < 20; i++) {
+		int n = snprintf(fb_text[i], sizeof(fb_text[i]), "workload %d: PASSED 1.%02d ms ", i, i);
+		memset(fb_text[i] + n, '.', sizeof(fb_text[i]) - (size_t)n - 1);
+		fb_text[i][sizeof(fb_text[i]) - 1] = '\0';
+		fb[i] = fb_text[i];
+	}
+	struct ks_context_piece pieces[] = {
+		{.name = "task", .text = "softmax(const float *x, float *y, int32_t rows, int32_t cols)",
+		 .priority = KS_CONTEXT_PRIO_TASK, .required = 1},
+		{.name = "action", .text = "parallelize rows with OpenMP",
+		 .priority = KS_CONTEXT_PRIO_ACTION, .required = 1},
+		{.name = "parent_code", .text = code, .priority = KS_CONTEXT_PRIO_CODE},
+		{.name = "hardware", .text = "host CPU: 2 cores, AVX2", .priority = KS_CONTEXT_PRIO_HARDWARE},
+		{.name = "feedback", .entries = fb, .nentries = 20, .keep_min = 2,
+		 .priority = KS_CONTEXT_PRIO_FEEDBACK},
+		{.name = "tree", .text = json_doc, .priority = KS_CONTEXT_PRIO_TREE},
+		{.name = "translation", .text = "(none)", .priority = KS_CONTEXT_PRIO_TRANSLATION},
+	};
+	struct ks_prompt_var vars[] = {{"backend", "cpu"}, {"language", "c"}, {"node_id", "1"}};
+	struct ks_llm_prompt p = {.dir = "prompts", .purpose = "action", .pieces = pieces,
+				  .npieces = 7, .vars = vars, .nvars = 3, .budget_tokens = 1500};
+	struct ks_buf sys, user;
+	struct ks_context ctx;
+	struct ks_error e = {0};
+	ks_buf_init(&sys, 1 << 20);
+	ks_buf_init(&user, 1 << 20);
+	int rc = ks_llm_prompt_build(&p, &sys, &user, &ctx, &e);
+	is_int(rc, 0, "action prompt built");
+	ok(ks_context_estimate(sys.len + user.len) <= 1500, "within the budget (%ld tokens)",
+	   ks_context_estimate(sys.len + user.len));
+	ok(strncmp(ks_buf_str(&user), "PURPOSE: action\n", 16) == 0, "purpose marker");
+	ok(strstr(ks_buf_str(&sys), "cpu kernels") != NULL, "system prompt rendered");
+	ok(strstr(ks_buf_str(&user), "workload 19:") && !strstr(ks_buf_str(&user), "workload 0:"),
+	   "newest feedback kept, oldest dropped");
+	ok(strstr(ks_buf_str(&user), "older entries omitted") != NULL, "omission noted");
+	ok(ctx.kept[4] >= 2 && ctx.kept[4] < 20, "feedback trimmed (%d kept)", ctx.kept[4]);
+	ok(strstr(ks_buf_str(&user), code) != NULL, "parent code whole");
+	ks_context_release(&ctx);
+
+	p.budget_tokens = 0;
+	rc = ks_llm_prompt_build(&p, &sys, &user, NULL, &e);
+	is_int(rc, 0, "unlimited budget");
+	ok(strstr(ks_buf_str(&user), "workload 0:") != NULL, "everything kept");
+
+	p.budget_tokens = 300;
+	rc = ks_llm_prompt_build(&p, &sys, &user, NULL, &e);
+	is_int(rc, KS_ELIMIT, "templates alone over a tiny budget");
+	ok(strstr(e.msg, "prompt 'action.txt'") != NULL, "message names the prompt: %s", e.msg);
+
+	p.budget_tokens = 0;
+	p.npieces = 6; /* no translation piece */
+	rc = ks_llm_prompt_build(&p, &sys, &user, NULL, &e);
+	is_int(rc, KS_EINVAL, "missing placeholder");
+	ok(strstr(e.msg, "{{translation}}") != NULL, "message names it: %s", e.msg);
+
+	p.purpose = "nosuch";
+	rc = ks_llm_prompt_build(&p, &sys, &user, NULL, &e);
+	is_int(rc, KS_ENOTFOUND, "unknown purpose");
+	ks_buf_release(&sys);
+	ks_buf_release(&user);
+}
+
 int main(void)
 {
 	test_render();
 	test_shipped();
 	test_context();
+	test_build();
 	return tap_done();
 }
