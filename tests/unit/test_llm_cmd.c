@@ -258,11 +258,60 @@ static void test_threads(void)
 	ks_llm_transport_close(&t);
 }
 
+/* the scripted command model, driven through ks_llm_ask like a cmd-policy run */
+static void test_fake_cmd(void)
+{
+	char dir[] = "/tmp/ks-fake-cmd-XXXXXX";
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp");
+		return;
+	}
+	char script[128], command[512];
+	snprintf(script, sizeof(script), "%s/s.json", dir);
+	FILE *f = fopen(script, "w");
+	fputs("{\"purposes\": {\"action\": [{\"content\": \"no code\", \"stderr\": \"warn\"},"
+	      " {\"content\": \"oops\", \"exit\": 2}],"
+	      " \"action-fix\": [{\"content\": \"```c\\nint ok;\\n```\"}]}}",
+	      f);
+	fclose(f);
+	snprintf(command, sizeof(command),
+		 "python3 tests/fake_llm/fake_llm_cmd.py --script %s --state %s/state.json", script,
+		 dir);
+	struct ks_llm_cmd_config cfg;
+	struct ks_llm_transport t;
+	struct ks_llm c;
+	struct ks_error e = {0};
+	struct ks_buf out;
+	ks_buf_init(&out, 1 << 20);
+	ks_llm_cmd_config_defaults(&cfg);
+	cfg.command = command;
+	cfg.timeout_s = 20;
+	int rc = ks_llm_cmd_open(&cfg, &t, &e);
+	is_int(rc, 0, "open");
+	ks_llm_init(&c, &t);
+	struct ks_llm_ask q = {.purpose = "action", .user = "PURPOSE: action\nwrite it",
+			       .want = KS_LLM_WANT_CODE, .lang = "c", .max_fixes = 1};
+	rc = ks_llm_ask(&c, &q, &out, NULL, &e);
+	is_int(rc, 0, "scripted command answers after a correction");
+	is_str(ks_buf_str(&out), "int ok;\n", "its code");
+	rc = ks_llm_ask(&c, &q, &out, NULL, &e);
+	is_int(rc, KS_EIO, "scripted exit status");
+	ok(strstr(e.msg, "exited with status 2") != NULL, "message: %s", e.msg);
+	ks_llm_release(&c);
+	ks_llm_transport_close(&t);
+	ks_buf_release(&out);
+	snprintf(command, sizeof(command), "rm -rf '%s'", dir);
+	if (system(command)) {
+		/* best effort */
+	}
+}
+
 int main(void)
 {
 	test_echo();
 	test_failures();
 	test_client();
 	test_threads();
+	test_fake_cmd();
 	return tap_done();
 }
