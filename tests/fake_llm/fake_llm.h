@@ -112,6 +112,24 @@ static char *fake_llm_requests(const struct fake_llm *f)
 	return buf;
 }
 
+/* request n (0-based) as one malloc'd JSON line, "" when there is none */
+static char *fake_llm_request_n(const struct fake_llm *f, int n)
+{
+	char *all = fake_llm_requests(f), *p = all;
+	for (int i = 0; i < n && p; i++) {
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	char *line = NULL;
+	if (p && *p) {
+		char *end = strchr(p, '\n');
+		line = end ? strndup(p, (size_t)(end - p)) : strdup(p);
+	}
+	free(all);
+	return line ? line : strdup("");
+}
+
 /* number of requests the server received */
 static int fake_llm_count(const struct fake_llm *f)
 {

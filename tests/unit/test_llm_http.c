@@ -89,13 +89,15 @@ static const struct ks_llm_msg msgs[] = {
 	{"user", "PURPOSE: action\nWrite the kernel."},
 };
 
-/* one call against a fresh server running script; returns rc, fills out and e */
+/* One call through a client.  script != NULL starts a fresh server running it (a group of
+ * scenarios shares one server: steps are consumed in order, and Python starts slowly on a
+ * loaded machine); NULL reuses the running one. */
 static int one_call(const char *script, struct ks_llm_http_config *cfg, struct fake_llm *f,
 		    struct ks_llm_reply *out, struct ks_error *e)
 {
 	struct ks_llm_transport t;
 	nslept = 0;
-	if (fake_llm_start(f, script)) {
+	if (script && fake_llm_start(f, script)) {
 		ok(0, "fake server started");
 		return -1;
 	}
@@ -123,7 +125,8 @@ static void test_success(void)
 	const char *hdrs[] = {"X-Test-Header: yes", NULL};
 	cfg.headers = hdrs;
 	int rc = one_call("[{\"content\": \"```c\\nint x;\\n```\", \"model\": \"fake-2\","
-			  " \"usage\": {\"prompt_tokens\": 120, \"completion_tokens\": 30}}]",
+			  " \"usage\": {\"prompt_tokens\": 120, \"completion_tokens\": 30}},"
+			  " {\"content\": \"ok\", \"reasoning_content\": \"think\", \"usage\": null}]",
 			  &cfg, &f, &r, &e);
 	is_int(rc, 0, "success");
 	is_str(r.content, "```c\nint x;\n```", "content");
@@ -133,7 +136,7 @@ static void test_success(void)
 	is_int(r.status, 200, "status");
 	is_int(r.attempts, 1, "one attempt");
 	ok(r.latency_s > 0 && r.latency_s < 5, "latency measured (%.3f)", r.latency_s);
-	char *req = fake_llm_requests(&f);
+	char *req = fake_llm_request_n(&f, 0);
 	ok(strstr(req, "\"Authorization\": \"Bearer " KEY "\"") != NULL, "key sent as bearer");
 	ok(strstr(req, "\"path\": \"/v1/chat/completions\"") != NULL, "path");
 	ok(strstr(req, "\"model\": \"fake-model\"") != NULL, "model in body");
@@ -145,7 +148,6 @@ static void test_success(void)
 	ok(strstr(req, "reasoning_effort") == NULL, "reasoning_effort not sent when unset");
 	ok(strstr(req, "\"X-Test-Header\": \"yes\"") != NULL, "extra header sent");
 	free(req);
-	fake_llm_stop(&f);
 	ks_llm_reply_release(&r);
 
 	/* reasoning_content, missing usage, reasoning_effort sent */
@@ -153,12 +155,11 @@ static void test_success(void)
 	cfg.reasoning_effort = "high";
 	cfg.max_tokens = 64;
 	cfg.max_tokens_field = "max_completion_tokens";
-	rc = one_call("[{\"content\": \"ok\", \"reasoning_content\": \"think\", \"usage\": null}]",
-		      &cfg, &f, &r, &e);
+	rc = one_call(NULL, &cfg, &f, &r, &e);
 	is_int(rc, 0, "reply without usage");
 	is_str(r.reasoning, "think", "reasoning_content kept");
 	is_int(r.prompt_tokens, -1, "unknown prompt tokens");
-	req = fake_llm_requests(&f);
+	req = fake_llm_request_n(&f, 1);
 	ok(strstr(req, "\"reasoning_effort\": \"high\"") != NULL, "reasoning_effort sent");
 	ok(strstr(req, "temperature") == NULL, "temperature not sent when unset");
 	ok(strstr(req, "\"max_completion_tokens\": 64") && !strstr(req, "\"max_tokens\""),
@@ -175,7 +176,11 @@ static void test_retry_after(void)
 	struct ks_llm_reply r;
 	struct ks_error e = {0};
 	cfg_fast(&cfg, NULL);
-	int rc = one_call("[{\"status\": 429, \"retry_after\": \"7\"}, {\"content\": \"after\"}]",
+	int rc = one_call("[{\"status\": 429, \"retry_after\": \"7\"}, {\"content\": \"after\"},"
+			  " {\"status\": 503, \"retry_after\": \"Sun, 29 Nov 2026 17:00:00 GMT\"},"
+			  " {\"status\": 429, \"retry_after\": \"100000\"}, {\"content\": \"x\"},"
+			  " {\"status\": 429, \"retry_after\": \"1\"}, {\"status\": 429},"
+			  " {\"status\": 429}]",
 			  &cfg, &f, &r, &e);
 	is_int(rc, 0, "429 then success");
 	is_str(r.content, "after", "reply after retry");
@@ -183,31 +188,27 @@ static void test_retry_after(void)
 	is_int(nslept, 1, "one wait");
 	ok(fabs(slept[0] - 7) < 1e-9, "waited Retry-After seconds (%.3f)", slept[0]);
 	is_int(fake_llm_count(&f), 2, "server saw two requests");
-	fake_llm_stop(&f);
 	ks_llm_reply_release(&r);
 
 	/* HTTP-date form, relative to the wall-clock seam; capped */
 	struct tm tm = {.tm_year = 126, .tm_mon = 10, .tm_mday = 29, .tm_hour = 17};
 	fixed_wall = timegm(&tm) - 5;
 	cfg_fast(&cfg, NULL);
-	rc = one_call("[{\"status\": 503, \"retry_after\": \"Sun, 29 Nov 2026 17:00:00 GMT\"},"
-		      " {\"status\": 429, \"retry_after\": \"100000\"}, {\"content\": \"x\"}]",
-		      &cfg, &f, &r, &e);
+	rc = one_call(NULL, &cfg, &f, &r, &e);
 	is_int(rc, 0, "date Retry-After then success");
 	ok(nslept == 2 && fabs(slept[0] - 5) < 1e-9, "waited until the date (%.3f)", slept[0]);
 	ok(nslept == 2 && fabs(slept[1] - 120) < 1e-9, "Retry-After capped (%.3f)", slept[1]);
-	fake_llm_stop(&f);
 	ks_llm_reply_release(&r);
 
 	/* 429 forever: gives up after max_retries */
 	cfg_fast(&cfg, NULL);
 	cfg.max_retries = 2;
-	rc = one_call("{\"steps\": [{\"status\": 429, \"retry_after\": \"1\"}], \"repeat_last\": true}",
-		      &cfg, &f, &r, &e);
+	int before = fake_llm_count(&f);
+	rc = one_call(NULL, &cfg, &f, &r, &e);
 	is_int(rc, KS_EHTTP, "429 forever fails");
 	ok(strstr(e.msg, "gave up after 3 attempts") && strstr(e.msg, "429"), "message: %s",
 	   e.msg);
-	is_int(fake_llm_count(&f), 3, "1 + max_retries requests");
+	is_int(fake_llm_count(&f) - before, 3, "1 + max_retries requests");
 	fake_llm_stop(&f);
 }
 
@@ -217,53 +218,48 @@ static void test_server_errors(void)
 	struct ks_llm_http_config cfg;
 	struct ks_llm_reply r;
 	struct ks_error e = {0};
+	int before;
 	cfg_fast(&cfg, NULL);
-	int rc = one_call("[{\"status\": 500}, {\"status\": 502}, {\"content\": \"fine\"}]", &cfg,
-			  &f, &r, &e);
+	int rc = one_call("[{\"status\": 500}, {\"status\": 502}, {\"content\": \"fine\"},"
+			  " {\"status\": 401, \"body\": \"{\\\"error\\\": {\\\"message\\\": \\\"bad key\\\"}}\"},"
+			  " {\"status\": 404}, {\"malformed\": true}, {\"no_choices\": true},"
+			  " {\"content_null\": true, \"reasoning_content\": \"hmm\"}]",
+			  &cfg, &f, &r, &e);
 	is_int(rc, 0, "500, 502 then success");
 	is_int(r.attempts, 3, "three attempts");
 	/* base 1 s, jitter fixed at 0.5: d/2 + 0.5*d/2 = 0.75 d */
 	ok(nslept == 2 && fabs(slept[0] - 0.75) < 1e-9 && fabs(slept[1] - 1.5) < 1e-9,
 	   "exponential backoff with jitter (%.3f, %.3f)", slept[0], slept[1]);
-	fake_llm_stop(&f);
 	ks_llm_reply_release(&r);
 
-	cfg_fast(&cfg, NULL);
-	rc = one_call("[{\"status\": 401, \"body\": \"{\\\"error\\\": {\\\"message\\\": \\\"bad key\\\"}}\"},"
-		      " {\"content\": \"never\"}]",
-		      &cfg, &f, &r, &e);
+	/* from here on a retry would eat the next scenario's step: the counts catch it */
+	before = fake_llm_count(&f);
+	rc = one_call(NULL, &cfg, &f, &r, &e);
 	is_int(rc, KS_EHTTP, "401 fails");
 	ok(strstr(e.msg, "authentication failed") && strstr(e.msg, "KSEARCH_API_KEY") &&
 		   strstr(e.msg, "bad key"),
 	   "401 message: %s", e.msg);
-	is_int(fake_llm_count(&f), 1, "401 not retried");
+	is_int(fake_llm_count(&f) - before, 1, "401 not retried");
 	is_int(nslept, 0, "no wait on 401");
-	fake_llm_stop(&f);
 
-	cfg_fast(&cfg, NULL);
-	rc = one_call("[{\"status\": 404}, {\"content\": \"never\"}]", &cfg, &f, &r, &e);
+	before = fake_llm_count(&f);
+	rc = one_call(NULL, &cfg, &f, &r, &e);
 	is_int(rc, KS_EHTTP, "404 fails");
 	ok(strstr(e.msg, "--llm-model") != NULL, "404 message: %s", e.msg);
-	is_int(fake_llm_count(&f), 1, "404 not retried");
-	fake_llm_stop(&f);
+	is_int(fake_llm_count(&f) - before, 1, "404 not retried");
 
-	cfg_fast(&cfg, NULL);
-	rc = one_call("[{\"malformed\": true}]", &cfg, &f, &r, &e);
+	rc = one_call(NULL, &cfg, &f, &r, &e);
 	is_int(rc, KS_EPARSE, "malformed JSON body is a parse error");
 	ok(strstr(e.msg, "not JSON") != NULL, "malformed message: %s", e.msg);
-	fake_llm_stop(&f);
 
-	cfg_fast(&cfg, NULL);
-	rc = one_call("[{\"no_choices\": true}]", &cfg, &f, &r, &e);
+	rc = one_call(NULL, &cfg, &f, &r, &e);
 	is_int(rc, KS_EPARSE, "missing choices is a parse error");
 	ok(strstr(e.msg, "no choices") != NULL, "no-choices message: %s", e.msg);
-	fake_llm_stop(&f);
 
-	cfg_fast(&cfg, NULL);
-	rc = one_call("[{\"content_null\": true, \"reasoning_content\": \"hmm\"}]", &cfg, &f, &r,
-		      &e);
+	rc = one_call(NULL, &cfg, &f, &r, &e);
 	is_int(rc, KS_EPARSE, "null content is an error");
 	ok(strstr(e.msg, "no text content") != NULL, "null content message: %s", e.msg);
+	is_int(fake_llm_count(&f), 8, "parse errors not retried");
 	fake_llm_stop(&f);
 }
 
@@ -274,64 +270,61 @@ static void test_transport_faults(void)
 	struct ks_llm_http_config cfg;
 	struct ks_llm_reply r;
 	struct ks_error e = {0};
+	int before;
 
 	cfg_fast(&cfg, NULL);
 	cfg.timeout_s = 0.5;
 	cfg.max_retries = 0;
-	int rc = one_call("[{\"hang\": 3, \"content\": \"late\"}]", &cfg, &f, &r, &e);
+	int rc = one_call("[{\"hang\": 3, \"content\": \"late\"},"
+			  " {\"hang\": 3, \"content\": \"late\"}, {\"content\": \"on time\"},"
+			  " {\"truncate\": true}, {\"truncate\": true}, {\"content\": \"whole\"},"
+			  " {\"big\": 5000000}, {\"big\": 5000000}, {\"big\": 5000000}]",
+			  &cfg, &f, &r, &e);
 	is_int(rc, KS_ETIMEOUT, "hung connection times out");
 	ok(strstr(e.msg, "timed out") != NULL, "timeout message: %s", e.msg);
-	fake_llm_stop(&f);
 
 	cfg_fast(&cfg, NULL);
 	cfg.timeout_s = 0.5;
 	cfg.max_retries = 1;
-	rc = one_call("[{\"hang\": 3, \"content\": \"late\"}, {\"content\": \"on time\"}]", &cfg,
-		      &f, &r, &e);
+	rc = one_call(NULL, &cfg, &f, &r, &e);
 	is_int(rc, 0, "timeout then retry succeeds");
 	is_str(r.content, "on time", "reply of the retry");
-	fake_llm_stop(&f);
 	ks_llm_reply_release(&r);
 
 	cfg_fast(&cfg, NULL);
 	cfg.max_retries = 0;
-	rc = one_call("[{\"truncate\": true}]", &cfg, &f, &r, &e);
+	rc = one_call(NULL, &cfg, &f, &r, &e);
 	is_int(rc, KS_EHTTP, "truncated body is an error");
 	ok(r.content == NULL, "no partial content");
-	fake_llm_stop(&f);
 
 	cfg_fast(&cfg, NULL);
-	rc = one_call("[{\"truncate\": true}, {\"content\": \"whole\"}]", &cfg, &f, &r, &e);
+	rc = one_call(NULL, &cfg, &f, &r, &e);
 	is_int(rc, 0, "truncated body retried");
 	is_str(r.content, "whole", "whole reply after truncation");
-	fake_llm_stop(&f);
 	ks_llm_reply_release(&r);
 
 	cfg_fast(&cfg, NULL);
-	rc = one_call("[{\"big\": 5000000}, {\"content\": \"never\"}]", &cfg, &f, &r, &e);
+	before = fake_llm_count(&f);
+	rc = one_call(NULL, &cfg, &f, &r, &e);
 	is_int(rc, KS_ELIMIT, "5 MB reply hits the cap");
 	ok(strstr(e.msg, "4194304-byte cap") != NULL, "cap message: %s", e.msg);
-	is_int(fake_llm_count(&f), 1, "size cap not retried");
-	fake_llm_stop(&f);
+	is_int(fake_llm_count(&f) - before, 1, "size cap not retried");
 
 	cfg_fast(&cfg, NULL);
 	cfg.max_reply_bytes = 8 << 20;
-	rc = one_call("[{\"big\": 5000000}]", &cfg, &f, &r, &e);
+	rc = one_call(NULL, &cfg, &f, &r, &e);
 	is_int(rc, 0, "5 MB reply fits a larger cap");
 	is_int(r.len, 5000000, "all bytes");
-	fake_llm_stop(&f);
 	ks_llm_reply_release(&r);
 
 	/* a caller without an error record still gets the right code */
-	if (fake_llm_start(&f, "[{\"big\": 5000000}]") == 0) {
-		cfg_fast(&cfg, f.url);
-		rc = ks_llm_http_open(&cfg, &t0, &e);
-		rc = t0.complete(t0.ctx, "x", msgs, 2, &r, NULL);
-		is_int(rc, KS_ELIMIT, "code kept without an error record");
-		ks_llm_reply_release(&r);
-		ks_llm_transport_close(&t0);
-		fake_llm_stop(&f);
-	}
+	cfg_fast(&cfg, f.url);
+	rc = ks_llm_http_open(&cfg, &t0, &e);
+	rc = t0.complete(t0.ctx, "x", msgs, 2, &r, NULL);
+	is_int(rc, KS_ELIMIT, "code kept without an error record");
+	ks_llm_reply_release(&r);
+	ks_llm_transport_close(&t0);
+	fake_llm_stop(&f);
 
 	/* nothing listens: connection refused, retried, then fails */
 	cfg_fast(&cfg, "http://127.0.0.1:1/v1");
