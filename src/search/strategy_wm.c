@@ -8,10 +8,12 @@
  *
  * so children of the incumbent come first and the world's learned move shift (same units:
  * rating points per ln of speedup) orders them by what the move did elsewhere.  Every action
- * is one configuration, so a node closes once measured.  When the best has not improved for
- * the stagnation window W, or nothing is open, the incumbent gets two-knob moves (escapes
- * ridges where one knob only pays off with another); when even those are spent a random
- * untried configuration is planted under the root as a restart. */
+ * is one configuration, so a node closes once measured.  A one-knob move that breaks a
+ * `require` is tried with each one-step change of another knob that repairs it.  When the
+ * best has not improved for three stagnation windows (3 W), or nothing is open, the incumbent
+ * gets two-knob moves (escapes ridges where one knob only pays off with another); when even
+ * those are spent a random untried configuration is planted under the root as a restart.
+ * A seeded jitter of +-0.15 rating points breaks ties differently per seed. */
 #include "search/strategy_impl.h"
 #include "search/world_impl.h"
 
@@ -22,6 +24,8 @@
 #include <string.h>
 
 #define PRIOR_BASE 7.0
+#define COMPOUND_PENALTY 1.0 /* rating points: a two-knob move is a bigger gamble */
+#define STAGNATION_WINDOWS 3
 
 enum wm_kind { WM_FAMILY, WM_MOVE, WM_COMPOUND, WM_RESTART };
 
@@ -266,7 +270,7 @@ static int expand_compound(struct wm *m, int id, int *added, struct ks_error *e)
 					hint = 0.5 * (ks_world_move_shift(&m->w, ka_key) +
 						      ks_world_move_shift(&m->w, kb_key));
 					rc = add_node(m, id, in.t, c, WM_COMPOUND, title, key, 2, NULL,
-						      move_prior(m, score, bonus) + hint, 0.4, score, bonus,
+						      move_prior(m, score, bonus) + hint - COMPOUND_PENALTY, 0.4, score, bonus - COMPOUND_PENALTY,
 						      hint, e);
 					if (rc)
 						return rc;
@@ -404,9 +408,10 @@ static int wm_propose(void *state, struct ks_proposal *out, int max, int *n, str
 		struct ks_proposal *p;
 		const struct ks_node *node;
 		int id, rc, base;
-		/* stagnation window: widen around the incumbent once per incumbent */
-		if (m->best_node >= 0 && m->since >= m->w.params.stagnation_window &&
-		    !m->info[m->best_node].compound_done) {
+		/* three stagnation windows without a new best: widen the incumbent's
+		 * neighbourhood to two-knob moves (once per incumbent) */
+		if (m->best_node >= 0 && !m->info[m->best_node].compound_done &&
+		    m->since >= STAGNATION_WINDOWS * m->w.params.stagnation_window) {
 			int added = 0;
 			if ((rc = expand_compound(m, m->best_node, &added, e)))
 				return rc;
@@ -443,6 +448,23 @@ static int wm_propose(void *state, struct ks_proposal *out, int max, int *n, str
 	return 0;
 }
 
+/* A two-knob move's effect also counts, halved in log terms, as evidence for each of its
+ * one-knob parts ("VEC:+1,UNROLL:-1" informs "VEC:+1" and "UNROLL:-1"). */
+static int learn_parts(struct wm *m, int id, double ratio, struct ks_error *e)
+{
+	const char *key = ks_world_node(&m->w, id)->move;
+	const char *comma = key ? strchr(key, ',') : NULL;
+	char part[64];
+	int rc;
+	if (!comma || (size_t)(comma - key) >= sizeof(part))
+		return 0;
+	memcpy(part, key, (size_t)(comma - key));
+	part[comma - key] = '\0';
+	if ((rc = ks_world_learn(&m->w, part, sqrt(ratio), id, e)))
+		return rc;
+	return ks_world_learn(&m->w, comma + 1, sqrt(ratio), id, e);
+}
+
 static int wm_observe(void *state, const struct ks_proposal *p, const struct ks_outcome *o,
 		      struct ks_error *e)
 {
@@ -469,6 +491,9 @@ static int wm_observe(void *state, const struct ks_proposal *p, const struct ks_
 	} else {
 		m->since++;
 	}
+	if (o->passed && m->info[p->node].kind == WM_COMPOUND && m->info[p->node].base_score > 0 &&
+	    (rc = learn_parts(m, p->node, o->score / m->info[p->node].base_score, e)))
+		return rc;
 	if (o->passed && !node->regression && (rc = expand_single(m, p->node, o->score, e)))
 		return rc;
 	if (improved) {
