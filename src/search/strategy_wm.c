@@ -73,8 +73,9 @@ static const int *cfg_of(const struct wm *m, int t, int c)
 	return fs->cfg + (size_t)c * fs->nknobs;
 }
 
-/* {"family":..., "template":t, "config":c, "knobs":{...}, "move":...} */
-static char *payload(const struct wm *m, int t, int c, const char *move)
+/* {"family":..., "template":t, "config":c, "knobs":{...}, "move":..., "from":{...}}: a move
+ * says which knobs moved ("move") and from which configuration ("from", the base's knobs) */
+static char *payload(const struct wm *m, int t, int c, const char *move, int base_c)
 {
 	const struct ks_template *tp = m->space->templates[t];
 	const int *cfg = cfg_of(m, t, c);
@@ -91,6 +92,17 @@ static char *payload(const struct wm *m, int t, int c, const char *move)
 	k = NULL;
 	if (move && *move)
 		json_object_set_new(o, "move", json_string(move));
+	if (move && *move && base_c >= 0) {
+		const int *from = cfg_of(m, t, base_c);
+		json_t *f = json_object();
+		if (!f)
+			goto out;
+		for (int i = 0; i < tp->nknobs; i++)
+			if (from[i] != cfg[i])
+				json_object_set_new(f, tp->knobs[i].name,
+						    json_string(tp->knobs[i].values[from[i]]));
+		json_object_set_new(o, "from", f);
+	}
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 out:
 	json_decref(o);
@@ -111,7 +123,8 @@ static int add_node(struct wm *m, int parent, int t, int c, enum wm_kind kind, c
 {
 	struct ks_node_spec s = {.title = title, .difficulty = difficulty,
 				 .confidence = confidence};
-	char *pl = payload(m, t, c, move);
+	char *pl = payload(m, t, c, move,
+			   parent != m->w.root && parent < m->info_alloc ? m->info[parent].c : -1);
 	int id, rc;
 	if (!pl)
 		return ks_error_set(e, KS_ENOMEM, "wm payload");
@@ -227,6 +240,8 @@ static int expand_single(struct wm *m, int id, double score, struct ks_error *e)
 		bonus = 0.1 * knob_weight(kb) + jitter(m);
 		rc = add_node(m, id, in.t, c, WM_MOVE, title, key, 1, kb->impacts,
 			      move_prior(m, score, bonus), 0.5, score, bonus, 0, e);
+		if (!rc && kb->summary)
+			rc = ks_world_set_text(&m->w.nodes[m->w.nnodes - 1].description, kb->summary, e);
 		if (rc)
 			return rc;
 	}
@@ -388,6 +403,8 @@ static int wm_init(void **state, const struct ks_space *space,
 		/* families come before knob moves: every family's default is measured once */
 		rc = add_node(m, m->w.root, t, c, WM_FAMILY, title, NULL, tp->difficulty, imp,
 			      8.0 + 0.2 * tp->rating + jitter(m), 0.3, 0, 0, 0, e);
+		if (!rc && tp->summary)
+			rc = ks_world_set_text(&m->w.nodes[m->w.nnodes - 1].description, tp->summary, e);
 	}
 	if (rc) {
 		*state = NULL;
