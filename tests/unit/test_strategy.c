@@ -36,8 +36,27 @@ static double lv(const struct ks_template *t, const struct ks_proposal *p, const
  * effect that flips for big tiles; the largest tiles with full unroll fail to compile. */
 static int variant; /* which landscape */
 
+/* the "simple-loop" family: a good default, a low ceiling */
+static const char loop_template[] =
+	"/* @ksearch\n"
+	"family: simple-loop\n"
+	"rating: 5\n"
+	"difficulty: 1\n"
+	"knobs:\n"
+	"  UNROLL: {values: [1, 2, 4, 8], default: 2, impacts: {compute_hw_fit: 4}}\n"
+	"  CHUNK: {values: [1, 4, 16, 64], default: 16, impacts: {memory_bandwidth: 3}}\n"
+	"  SCHED: {values: [static, dynamic], default: static, impacts: {compute_hw_fit: 2}}\n"
+	"@end */\n";
+
 static int landscape(const struct ks_template *t, const struct ks_proposal *p, double *score)
 {
+	if (!strcmp(t->family, "simple-loop")) {
+		double un = lv(t, p, "UNROLL"), ch = lv(t, p, "CHUNK");
+		int dyn = p->knobs[ks_template_knob(t, "SCHED")] == 1;
+		*score = exp(0.6 - 0.08 * (un - 1.5) * (un - 1.5) - 0.03 * (ch - 3) * (ch - 3) +
+			     0.05 * dyn);
+		return 1;
+	}
 	double bm = lv(t, p, "BM"), bn = lv(t, p, "BN"), un = lv(t, p, "UNROLL");
 	double vec = lv(t, p, "VEC");
 	int dyn = p->knobs[ks_template_knob(t, "SCHED")] == 1;
@@ -85,7 +104,11 @@ static int drive(const char *name, const struct ks_space *space, uint64_t seed, 
 	struct ks_strategy *s = NULL;
 	struct ks_error e = {0};
 	struct ks_proposal props[8];
-	char *seen = calloc((size_t)space->feasible[0].n, 1);
+	int total = 0;
+	char *seen;
+	for (int i = 0; i < space->ntemplates; i++)
+		total += space->feasible[i].n;
+	seen = calloc((size_t)total, 1);
 	int rc = ks_strategy_new(name, space, &cfg, &s, &e);
 	memset(r, 0, sizeof(*r));
 	if (rc || !seen) {
@@ -106,10 +129,13 @@ static int drive(const char *name, const struct ks_space *space, uint64_t seed, 
 			const struct ks_proposal *p = &props[i];
 			struct ks_outcome o = {.candidate = r->n};
 			o.passed = landscape(space->templates[p->template_index], p, &o.score);
-			if (seen[p->config]++)
+			int slot = p->config;
+			for (int ti = 0; ti < p->template_index; ti++)
+				slot += space->feasible[ti].n;
+			if (seen[slot]++)
 				r->dup++;
 			if (r->n < MAXEVAL)
-				r->order[r->n] = p->config;
+				r->order[r->n] = slot;
 			r->n++;
 			if (!r->reach && o.passed && o.score >= 0.95 * target)
 				r->reach = r->n;
@@ -244,6 +270,40 @@ int main(void)
 		}
 		printf("# wm batch 4: median %.1f\n", median(rb, NSEEDS));
 		ok(median(rb, NSEEDS) < med[2], "wm with 4 in flight beats random");
+	}
+
+	/* two families: the one with the better default has the lower ceiling */
+	{
+		struct ks_template *lt = NULL, *tt[2];
+		struct ks_config_set lfs, fss[2];
+		struct ks_space two;
+		static int rv[3][NSEEDS];
+		double m2[3];
+		rc = ks_template_parse(loop_template, strlen(loop_template), "loop.c", &lt, &e);
+		ok(rc == 0, "loop template (%s)", e.msg);
+		rc = ks_template_enumerate(lt, 0, NULL, NULL, &lfs, &e);
+		ok(rc == 0 && lfs.n == 32, "loop space");
+		tt[0] = lt;
+		tt[1] = t;
+		fss[0] = lfs;
+		fss[1] = fs;
+		two = (struct ks_space){.ntemplates = 2, .templates = tt, .feasible = fss};
+		for (int k = 0; k < 3; k++) {
+			drive(names[k], &two, 5, 4, MAXEVAL, best, 0, &r1);
+			ok(r1.n == fs.n + lfs.n && r1.dup == 0, "%s: two families exhausted without repeats",
+			   names[k]);
+			for (int sd = 0; sd < NSEEDS; sd++) {
+				drive(names[k], &two, 1000 + sd, 1, MAXEVAL, best, 1, &r1);
+				rv[k][sd] = r1.reach ? r1.reach : MAXEVAL;
+			}
+			m2[k] = median(rv[k], NSEEDS);
+		}
+		printf("# two families medians: wm %.1f, evolve %.1f, random %.1f\n", m2[0], m2[1],
+		       m2[2]);
+		ok(m2[0] < m2[2], "two families: wm beats random");
+		ok(m2[0] <= m2[1], "two families: wm at least as good as evolve");
+		ks_config_set_release(&lfs);
+		ks_template_free(lt);
 	}
 
 	/* ablation: the same search without learning across the tree */
