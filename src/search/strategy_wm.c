@@ -26,6 +26,7 @@
 #define PRIOR_BASE 7.0
 #define COMPOUND_PENALTY 1.0 /* rating points: a two-knob move is a bigger gamble */
 #define STAGNATION_WINDOWS 3
+#define FAMILY_WEIGHT 0.3 /* weight of a family's gap to the best overall */
 
 enum wm_kind { WM_FAMILY, WM_MOVE, WM_COMPOUND, WM_RESTART };
 
@@ -46,6 +47,7 @@ struct wm {
 	struct wm_info *info; /* index = node id */
 	int info_alloc;
 	double best;
+	double *fam_best; /* best score per template */
 	int best_node;
 	int since; /* evaluations since the best improved */
 };
@@ -110,10 +112,14 @@ out:
 	return s;
 }
 
-static double move_prior(const struct wm *m, double base_score, double bonus)
+static double move_prior(const struct wm *m, int t, double base_score, double bonus)
 {
-	double rel = m->best > 0 && base_score > 0 ? log(base_score / m->best) : 0.0;
-	return PRIOR_BASE + 10.0 * rel + bonus;
+	/* against the family's own best, plus a softened gap between the family and the best
+	 * overall: a family with a worse default but a higher ceiling keeps being explored */
+	double fam = m->fam_best[t] > 0 ? m->fam_best[t] : base_score;
+	double rel = fam > 0 && base_score > 0 ? log(base_score / fam) : 0.0;
+	double gap = m->best > 0 && fam > 0 ? log(fam / m->best) : 0.0;
+	return PRIOR_BASE + 10.0 * rel + 10.0 * FAMILY_WEIGHT * gap + bonus;
 }
 
 static int add_node(struct wm *m, int parent, int t, int c, enum wm_kind kind, const char *title,
@@ -203,7 +209,7 @@ static int expand_repairs(struct wm *m, int id, double score, const struct ks_kn
 			snprintf(k1, sizeof(k1), "%s:%+d", kb->name, mv->to - mv->from);
 			hint = ks_world_move_shift(&m->w, k1);
 			rc = add_node(m, id, in.t, c, WM_COMPOUND, title, key, 1, kb->impacts,
-				      move_prior(m, score, bonus) + hint, 0.5, score, bonus, hint, e);
+				      move_prior(m, in.t, score, bonus) + hint, 0.5, score, bonus, hint, e);
 			if (rc)
 				return rc;
 		}
@@ -239,7 +245,7 @@ static int expand_single(struct wm *m, int id, double score, struct ks_error *e)
 			 kb->values[mv[i].to]);
 		bonus = 0.1 * knob_weight(kb) + jitter(m);
 		rc = add_node(m, id, in.t, c, WM_MOVE, title, key, 1, kb->impacts,
-			      move_prior(m, score, bonus), 0.5, score, bonus, 0, e);
+			      move_prior(m, in.t, score, bonus), 0.5, score, bonus, 0, e);
 		if (!rc && kb->summary)
 			rc = ks_world_set_text(&m->w.nodes[m->w.nnodes - 1].description, kb->summary, e);
 		if (rc)
@@ -285,7 +291,7 @@ static int expand_compound(struct wm *m, int id, int *added, struct ks_error *e)
 					hint = 0.5 * (ks_world_move_shift(&m->w, ka_key) +
 						      ks_world_move_shift(&m->w, kb_key));
 					rc = add_node(m, id, in.t, c, WM_COMPOUND, title, key, 2, NULL,
-						      move_prior(m, score, bonus) + hint - COMPOUND_PENALTY, 0.4, score, bonus - COMPOUND_PENALTY,
+						      move_prior(m, in.t, score, bonus) + hint - COMPOUND_PENALTY, 0.4, score, bonus - COMPOUND_PENALTY,
 						      hint, e);
 					if (rc)
 						return rc;
@@ -367,8 +373,14 @@ static int wm_init(void **state, const struct ks_space *space,
 	m->space = space;
 	m->best_node = -1;
 	ks_prng_seed(&m->rng, cfg->seed);
+	m->fam_best = calloc((size_t)space->ntemplates, sizeof(double));
+	if (!m->fam_best) {
+		free(m);
+		return ks_error_set(e, KS_ENOMEM, "wm strategy");
+	}
 	rc = ks_ledger_init(&m->ledger, space, e);
 	if (rc) {
+		free(m->fam_best);
 		free(m);
 		return rc;
 	}
@@ -376,6 +388,7 @@ static int wm_init(void **state, const struct ks_space *space,
 			   cfg->kernel_summary, e);
 	if (rc) {
 		ks_ledger_release(&m->ledger);
+		free(m->fam_best);
 		free(m);
 		return rc;
 	}
@@ -411,6 +424,7 @@ static int wm_init(void **state, const struct ks_space *space,
 		ks_world_release(&m->w);
 		ks_ledger_release(&m->ledger);
 		free(m->info);
+		free(m->fam_best);
 		free(m);
 	}
 	return rc;
@@ -500,6 +514,10 @@ static int wm_observe(void *state, const struct ks_proposal *p, const struct ks_
 	/* the action is one configuration: measured means explored */
 	if (node->status == KS_NODE_ACTIVE || node->status == KS_NODE_OPEN)
 		ks_world_set_status(&m->w, p->node, KS_NODE_CLOSED, "explored", e);
+	if (o->passed && o->score > m->fam_best[p->template_index]) {
+		m->fam_best[p->template_index] = o->score;
+		improved = 1;
+	}
 	if (o->passed && o->score > m->best * (1 + 1e-12)) {
 		improved = 1;
 		m->best = o->score;
@@ -522,7 +540,7 @@ static int wm_observe(void *state, const struct ks_proposal *p, const struct ks_
 			    (in->kind != WM_MOVE && in->kind != WM_COMPOUND))
 				continue;
 			ks_world_rescore(&m->w, id,
-					 move_prior(m, in->base_score, in->bonus) + in->shift_hint, -1,
+					 move_prior(m, in->t, in->base_score, in->bonus) + in->shift_hint, -1,
 					 e);
 		}
 	}
@@ -545,6 +563,7 @@ static void wm_free(void *state)
 	ks_world_release(&m->w);
 	ks_ledger_release(&m->ledger);
 	free(m->info);
+	free(m->fam_best);
 	free(m);
 }
 
