@@ -25,7 +25,11 @@
  *
  * Proposals never repeat (in flight or evaluated) within one strategy object.  Same seed,
  * same space and the same sequence of propose/observe calls with the same outcomes give the
- * same proposals, so a run can be rebuilt on resume by replaying its recorded outcomes. */
+ * same proposals.  Resume: create the strategy with the run's seed and drive it again,
+ * answering every proposal whose configuration is already in the run store from the store
+ * (observe without evaluating, no budget spent); the first proposal not in the store is
+ * where the run continues.  Failed candidates are reported with passed = 0 (status is data):
+ * wm counts them against the node (failure penalty, debug budget) and never expands them. */
 #ifndef KSEARCH_STRATEGY_H
 #define KSEARCH_STRATEGY_H
 

@@ -11,6 +11,9 @@
  *   - the system (the search loop, the strategies) adds nodes with ks_world_add(), records
  *     measurements with ks_world_record() and re-scores with ks_world_rescore().
  *
+ * Node pointers (ks_world_node(), &w->nodes[i]) are invalidated by any call that adds nodes
+ * or applies a script; keep ids, not pointers.
+ *
  * Edit script (the K-Search world-model edit shapes).  A JSON array of ops, or an object
  * {"edits": [...]} holding one:
  *

@@ -8,10 +8,12 @@
  *
  * so children of the incumbent come first and the world's learned move shift (same units:
  * rating points per ln of speedup) orders them by what the move did elsewhere.  Every action
- * is one configuration, so a node closes once measured.  When the best has not improved for
- * the stagnation window W, or nothing is open, the incumbent gets two-knob moves (escapes
- * ridges where one knob only pays off with another); when even those are spent a random
- * untried configuration is planted under the root as a restart. */
+ * is one configuration, so a node closes once measured.  A one-knob move that breaks a
+ * `require` is tried with each one-step change of another knob that repairs it.  When the
+ * best has not improved for three stagnation windows (3 W), or nothing is open, the incumbent
+ * gets two-knob moves (escapes ridges where one knob only pays off with another); when even
+ * those are spent a random untried configuration is planted under the root as a restart.
+ * A seeded jitter of +-0.15 rating points breaks ties differently per seed. */
 #include "search/strategy_impl.h"
 #include "search/world_impl.h"
 
@@ -22,6 +24,9 @@
 #include <string.h>
 
 #define PRIOR_BASE 7.0
+#define COMPOUND_PENALTY 1.0 /* rating points: a two-knob move is a bigger gamble */
+#define STAGNATION_WINDOWS 3
+#define FAMILY_WEIGHT 0.3 /* weight of a family's gap to the best overall */
 
 enum wm_kind { WM_FAMILY, WM_MOVE, WM_COMPOUND, WM_RESTART };
 
@@ -42,6 +47,7 @@ struct wm {
 	struct wm_info *info; /* index = node id */
 	int info_alloc;
 	double best;
+	double *fam_best; /* best score per template */
 	int best_node;
 	int since; /* evaluations since the best improved */
 };
@@ -69,8 +75,9 @@ static const int *cfg_of(const struct wm *m, int t, int c)
 	return fs->cfg + (size_t)c * fs->nknobs;
 }
 
-/* {"family":..., "template":t, "config":c, "knobs":{...}, "move":...} */
-static char *payload(const struct wm *m, int t, int c, const char *move)
+/* {"family":..., "template":t, "config":c, "knobs":{...}, "move":..., "from":{...}}: a move
+ * says which knobs moved ("move") and from which configuration ("from", the base's knobs) */
+static char *payload(const struct wm *m, int t, int c, const char *move, int base_c)
 {
 	const struct ks_template *tp = m->space->templates[t];
 	const int *cfg = cfg_of(m, t, c);
@@ -87,6 +94,17 @@ static char *payload(const struct wm *m, int t, int c, const char *move)
 	k = NULL;
 	if (move && *move)
 		json_object_set_new(o, "move", json_string(move));
+	if (move && *move && base_c >= 0) {
+		const int *from = cfg_of(m, t, base_c);
+		json_t *f = json_object();
+		if (!f)
+			goto out;
+		for (int i = 0; i < tp->nknobs; i++)
+			if (from[i] != cfg[i])
+				json_object_set_new(f, tp->knobs[i].name,
+						    json_string(tp->knobs[i].values[from[i]]));
+		json_object_set_new(o, "from", f);
+	}
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 out:
 	json_decref(o);
@@ -94,10 +112,14 @@ out:
 	return s;
 }
 
-static double move_prior(const struct wm *m, double base_score, double bonus)
+static double move_prior(const struct wm *m, int t, double base_score, double bonus)
 {
-	double rel = m->best > 0 && base_score > 0 ? log(base_score / m->best) : 0.0;
-	return PRIOR_BASE + 10.0 * rel + bonus;
+	/* against the family's own best, plus a softened gap between the family and the best
+	 * overall: a family with a worse default but a higher ceiling keeps being explored */
+	double fam = m->fam_best[t] > 0 ? m->fam_best[t] : base_score;
+	double rel = fam > 0 && base_score > 0 ? log(base_score / fam) : 0.0;
+	double gap = m->best > 0 && fam > 0 ? log(fam / m->best) : 0.0;
+	return PRIOR_BASE + 10.0 * rel + 10.0 * FAMILY_WEIGHT * gap + bonus;
 }
 
 static int add_node(struct wm *m, int parent, int t, int c, enum wm_kind kind, const char *title,
@@ -107,7 +129,8 @@ static int add_node(struct wm *m, int parent, int t, int c, enum wm_kind kind, c
 {
 	struct ks_node_spec s = {.title = title, .difficulty = difficulty,
 				 .confidence = confidence};
-	char *pl = payload(m, t, c, move);
+	char *pl = payload(m, t, c, move,
+			   parent != m->w.root && parent < m->info_alloc ? m->info[parent].c : -1);
 	int id, rc;
 	if (!pl)
 		return ks_error_set(e, KS_ENOMEM, "wm payload");
@@ -186,7 +209,7 @@ static int expand_repairs(struct wm *m, int id, double score, const struct ks_kn
 			snprintf(k1, sizeof(k1), "%s:%+d", kb->name, mv->to - mv->from);
 			hint = ks_world_move_shift(&m->w, k1);
 			rc = add_node(m, id, in.t, c, WM_COMPOUND, title, key, 1, kb->impacts,
-				      move_prior(m, score, bonus) + hint, 0.5, score, bonus, hint, e);
+				      move_prior(m, in.t, score, bonus) + hint, 0.5, score, bonus, hint, e);
 			if (rc)
 				return rc;
 		}
@@ -222,7 +245,9 @@ static int expand_single(struct wm *m, int id, double score, struct ks_error *e)
 			 kb->values[mv[i].to]);
 		bonus = 0.1 * knob_weight(kb) + jitter(m);
 		rc = add_node(m, id, in.t, c, WM_MOVE, title, key, 1, kb->impacts,
-			      move_prior(m, score, bonus), 0.5, score, bonus, 0, e);
+			      move_prior(m, in.t, score, bonus), 0.5, score, bonus, 0, e);
+		if (!rc && kb->summary)
+			rc = ks_world_set_text(&m->w.nodes[m->w.nnodes - 1].description, kb->summary, e);
 		if (rc)
 			return rc;
 	}
@@ -266,7 +291,7 @@ static int expand_compound(struct wm *m, int id, int *added, struct ks_error *e)
 					hint = 0.5 * (ks_world_move_shift(&m->w, ka_key) +
 						      ks_world_move_shift(&m->w, kb_key));
 					rc = add_node(m, id, in.t, c, WM_COMPOUND, title, key, 2, NULL,
-						      move_prior(m, score, bonus) + hint, 0.4, score, bonus,
+						      move_prior(m, in.t, score, bonus) + hint - COMPOUND_PENALTY, 0.4, score, bonus - COMPOUND_PENALTY,
 						      hint, e);
 					if (rc)
 						return rc;
@@ -348,8 +373,14 @@ static int wm_init(void **state, const struct ks_space *space,
 	m->space = space;
 	m->best_node = -1;
 	ks_prng_seed(&m->rng, cfg->seed);
+	m->fam_best = calloc((size_t)space->ntemplates, sizeof(double));
+	if (!m->fam_best) {
+		free(m);
+		return ks_error_set(e, KS_ENOMEM, "wm strategy");
+	}
 	rc = ks_ledger_init(&m->ledger, space, e);
 	if (rc) {
+		free(m->fam_best);
 		free(m);
 		return rc;
 	}
@@ -357,6 +388,7 @@ static int wm_init(void **state, const struct ks_space *space,
 			   cfg->kernel_summary, e);
 	if (rc) {
 		ks_ledger_release(&m->ledger);
+		free(m->fam_best);
 		free(m);
 		return rc;
 	}
@@ -384,12 +416,15 @@ static int wm_init(void **state, const struct ks_space *space,
 		/* families come before knob moves: every family's default is measured once */
 		rc = add_node(m, m->w.root, t, c, WM_FAMILY, title, NULL, tp->difficulty, imp,
 			      8.0 + 0.2 * tp->rating + jitter(m), 0.3, 0, 0, 0, e);
+		if (!rc && tp->summary)
+			rc = ks_world_set_text(&m->w.nodes[m->w.nnodes - 1].description, tp->summary, e);
 	}
 	if (rc) {
 		*state = NULL;
 		ks_world_release(&m->w);
 		ks_ledger_release(&m->ledger);
 		free(m->info);
+		free(m->fam_best);
 		free(m);
 	}
 	return rc;
@@ -404,9 +439,10 @@ static int wm_propose(void *state, struct ks_proposal *out, int max, int *n, str
 		struct ks_proposal *p;
 		const struct ks_node *node;
 		int id, rc, base;
-		/* stagnation window: widen around the incumbent once per incumbent */
-		if (m->best_node >= 0 && m->since >= m->w.params.stagnation_window &&
-		    !m->info[m->best_node].compound_done) {
+		/* three stagnation windows without a new best: widen the incumbent's
+		 * neighbourhood to two-knob moves (once per incumbent) */
+		if (m->best_node >= 0 && !m->info[m->best_node].compound_done &&
+		    m->since >= STAGNATION_WINDOWS * m->w.params.stagnation_window) {
 			int added = 0;
 			if ((rc = expand_compound(m, m->best_node, &added, e)))
 				return rc;
@@ -443,6 +479,23 @@ static int wm_propose(void *state, struct ks_proposal *out, int max, int *n, str
 	return 0;
 }
 
+/* A two-knob move's effect also counts, halved in log terms, as evidence for each of its
+ * one-knob parts ("VEC:+1,UNROLL:-1" informs "VEC:+1" and "UNROLL:-1"). */
+static int learn_parts(struct wm *m, int id, double ratio, struct ks_error *e)
+{
+	const char *key = ks_world_node(&m->w, id)->move;
+	const char *comma = key ? strchr(key, ',') : NULL;
+	char part[64];
+	int rc;
+	if (!comma || (size_t)(comma - key) >= sizeof(part))
+		return 0;
+	memcpy(part, key, (size_t)(comma - key));
+	part[comma - key] = '\0';
+	if ((rc = ks_world_learn(&m->w, part, sqrt(ratio), id, e)))
+		return rc;
+	return ks_world_learn(&m->w, comma + 1, sqrt(ratio), id, e);
+}
+
 static int wm_observe(void *state, const struct ks_proposal *p, const struct ks_outcome *o,
 		      struct ks_error *e)
 {
@@ -461,6 +514,10 @@ static int wm_observe(void *state, const struct ks_proposal *p, const struct ks_
 	/* the action is one configuration: measured means explored */
 	if (node->status == KS_NODE_ACTIVE || node->status == KS_NODE_OPEN)
 		ks_world_set_status(&m->w, p->node, KS_NODE_CLOSED, "explored", e);
+	if (o->passed && o->score > m->fam_best[p->template_index]) {
+		m->fam_best[p->template_index] = o->score;
+		improved = 1;
+	}
 	if (o->passed && o->score > m->best * (1 + 1e-12)) {
 		improved = 1;
 		m->best = o->score;
@@ -469,6 +526,9 @@ static int wm_observe(void *state, const struct ks_proposal *p, const struct ks_
 	} else {
 		m->since++;
 	}
+	if (o->passed && m->info[p->node].kind == WM_COMPOUND && m->info[p->node].base_score > 0 &&
+	    (rc = learn_parts(m, p->node, o->score / m->info[p->node].base_score, e)))
+		return rc;
 	if (o->passed && !node->regression && (rc = expand_single(m, p->node, o->score, e)))
 		return rc;
 	if (improved) {
@@ -480,7 +540,7 @@ static int wm_observe(void *state, const struct ks_proposal *p, const struct ks_
 			    (in->kind != WM_MOVE && in->kind != WM_COMPOUND))
 				continue;
 			ks_world_rescore(&m->w, id,
-					 move_prior(m, in->base_score, in->bonus) + in->shift_hint, -1,
+					 move_prior(m, in->t, in->base_score, in->bonus) + in->shift_hint, -1,
 					 e);
 		}
 	}
@@ -503,6 +563,7 @@ static void wm_free(void *state)
 	ks_world_release(&m->w);
 	ks_ledger_release(&m->ledger);
 	free(m->info);
+	free(m->fam_best);
 	free(m);
 }
 

@@ -62,6 +62,7 @@ int ks_world_set_payload(struct ks_node *n, const char *json, struct ks_error *e
 		json_error_t je;
 		json_t *root;
 		json_t *mv;
+		int has_move;
 		if (strlen(json) > KS_WORLD_MAX_PAYLOAD)
 			return ks_error_set(e, KS_ELIMIT, "policy payload exceeds %d bytes",
 					    KS_WORLD_MAX_PAYLOAD);
@@ -72,11 +73,12 @@ int ks_world_set_payload(struct ks_node *n, const char *json, struct ks_error *e
 					    root ? "" : ": ", root ? "" : je.text);
 		}
 		mv = json_object_get(root, "move");
-		if (mv && json_is_string(mv) && json_string_length(mv) > 0)
+		has_move = mv && json_is_string(mv) && json_string_length(mv) > 0;
+		if (has_move)
 			move = strdup(json_string_value(mv));
 		text = strdup(json);
 		json_decref(root);
-		if (!text || (mv && json_is_string(mv) && json_string_length(mv) > 0 && !move)) {
+		if (!text || (has_move && !move)) {
 			free(text);
 			free(move);
 			return ks_error_set(e, KS_ENOMEM, "copy policy payload");

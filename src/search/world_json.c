@@ -133,7 +133,7 @@ int ks_world_export(const struct ks_world *w, struct ks_buf *out, struct ks_erro
 	}
 	json_object_set_new(doc, "move_evidence", mv);
 	mv = NULL;
-	text = json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+	text = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
 	if (!text)
 		goto nomem;
 	rc = ks_buf_adds(out, text);
