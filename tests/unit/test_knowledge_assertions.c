@@ -182,7 +182,8 @@ int main(void)
 	ks_buf_reset(&skipped);
 	ok(ks_assertions_apply_ex(t, &skipped, &added, &e) == 0, "apply to non-causal attention");
 	is_int(added, 4, "causal checks skipped, four remain");
-	ok(check(t, "assert:seqlen-1") == NULL, "seqlen-1 names causal: skipped");
+	ok(check(t, "assert:seqlen-1-causal") == NULL, "seqlen-1-causal requires causal: skipped");
+	ok(check(t, "assert:seqlen-1") != NULL, "seqlen-1 (causal: 0) still applies");
 	ok(strstr(ks_buf_str(&skipped), "task has no param 'causal'") != NULL, "reason: causal");
 	expect(t, "assert:odd-seqlen", (double[]){1, 2, 67, 128}, NULL); /* causal: 0 ignored */
 	free_task(t);
