@@ -777,9 +777,13 @@ int ks_spec_to_yaml(const struct ks_spec *s, struct ks_buf *out, struct ks_error
 			;
 		if (k == nt) {
 			titles[nt++] = src;
-			ks_buf_addf(out, "  src%d: ", k + 1);
+			ks_buf_addf(out, "  src%d: {title: ", k + 1);
 			yaml_quoted(out, src);
-			ks_buf_adds(out, "\n");
+			if (s->values[i].url) {
+				ks_buf_adds(out, ", url: ");
+				yaml_quoted(out, s->values[i].url);
+			}
+			ks_buf_adds(out, "}\n");
 		}
 	}
 	ks_buf_adds(out, "fields:\n");
