@@ -11,7 +11,7 @@
 
 #define KS_KNOWLEDGE_FILE_MAX (4u << 20)
 
-int ks_yaml_load(const char *path, struct ks_yaml *y, struct ks_error *e)
+int ks_kyaml_load(const char *path, struct ks_yaml *y, struct ks_error *e)
 {
 	memset(y, 0, sizeof(*y));
 	struct ks_buf b = KS_BUF_INIT;
@@ -53,13 +53,13 @@ int ks_yaml_load(const char *path, struct ks_yaml *y, struct ks_error *e)
 	y->root = fy_document_root(doc);
 	y->path = strdup(path);
 	if (!y->path) {
-		ks_yaml_release(y);
+		ks_kyaml_release(y);
 		return ks_error_set(e, KS_ENOMEM, "load '%s'", path);
 	}
 	return 0;
 }
 
-void ks_yaml_release(struct ks_yaml *y)
+void ks_kyaml_release(struct ks_yaml *y)
 {
 	if (y->doc)
 		fy_document_destroy(y->doc);
@@ -70,7 +70,7 @@ void ks_yaml_release(struct ks_yaml *y)
 
 /* libfyaml 0.7 exposes marks only on tokens: a collection is located by its first
  * scalar (the first key of a mapping, the first item of a sequence) */
-void ks_yaml_pos(struct fy_node *n, int *line, int *col)
+void ks_kyaml_pos(struct fy_node *n, int *line, int *col)
 {
 	*line = *col = 0;
 	for (int depth = 0; n && depth < 32; depth++) {
@@ -95,7 +95,7 @@ void ks_yaml_pos(struct fy_node *n, int *line, int *col)
 	}
 }
 
-int ks_yaml_err(const struct ks_yaml *y, struct fy_node *n, struct ks_error *e, const char *fmt,
+int ks_kyaml_err(const struct ks_yaml *y, struct fy_node *n, struct ks_error *e, const char *fmt,
 		...)
 {
 	char msg[768];
@@ -104,13 +104,13 @@ int ks_yaml_err(const struct ks_yaml *y, struct fy_node *n, struct ks_error *e, 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	int line, col;
-	ks_yaml_pos(n ? n : y->root, &line, &col);
+	ks_kyaml_pos(n ? n : y->root, &line, &col);
 	if (line < 1)
 		line = col = 1;
 	return ks_error_set(e, KS_EPARSE, "%s:%d:%d: %s", y->path, line, col, msg);
 }
 
-struct fy_node *ks_yaml_get(struct fy_node *map, const char *key)
+struct fy_node *ks_kyaml_get(struct fy_node *map, const char *key)
 {
 	if (!map || !fy_node_is_mapping(map))
 		return NULL;
@@ -127,7 +127,7 @@ struct fy_node *ks_yaml_get(struct fy_node *map, const char *key)
 	return NULL;
 }
 
-const char *ks_yaml_scalar(struct fy_node *n, char *buf, size_t n_buf)
+const char *ks_kyaml_scalar(struct fy_node *n, char *buf, size_t n_buf)
 {
 	if (!n || !fy_node_is_scalar(n))
 		return NULL;
@@ -142,7 +142,7 @@ const char *ks_yaml_scalar(struct fy_node *n, char *buf, size_t n_buf)
 	return buf;
 }
 
-char *ks_yaml_strdup(struct fy_node *n)
+char *ks_kyaml_strdup(struct fy_node *n)
 {
 	if (!n || !fy_node_is_scalar(n))
 		return NULL;
@@ -153,10 +153,10 @@ char *ks_yaml_strdup(struct fy_node *n)
 	return strndup(s, len);
 }
 
-int ks_yaml_number(struct fy_node *n, double *out)
+int ks_kyaml_number(struct fy_node *n, double *out)
 {
 	char buf[64], *end;
-	const char *s = ks_yaml_scalar(n, buf, sizeof(buf));
+	const char *s = ks_kyaml_scalar(n, buf, sizeof(buf));
 	if (!s || !*s || fy_node_get_style(n) == FYNS_SINGLE_QUOTED ||
 	    fy_node_get_style(n) == FYNS_DOUBLE_QUOTED)
 		return -1;
@@ -167,41 +167,41 @@ int ks_yaml_number(struct fy_node *n, double *out)
 	return 0;
 }
 
-char *ks_yaml_key(struct fy_node_pair *p)
+char *ks_kyaml_key(struct fy_node_pair *p)
 {
-	return ks_yaml_strdup(fy_node_pair_key(p));
+	return ks_kyaml_strdup(fy_node_pair_key(p));
 }
 
-int ks_yaml_need(const struct ks_yaml *y, struct fy_node *map, const char *key, char kind,
+int ks_kyaml_need(const struct ks_yaml *y, struct fy_node *map, const char *key, char kind,
 		 struct fy_node **out, struct ks_error *e)
 {
-	struct fy_node *n = ks_yaml_get(map, key);
+	struct fy_node *n = ks_kyaml_get(map, key);
 	if (!n)
-		return ks_yaml_err(y, map, e, "missing required key '%s'", key);
+		return ks_kyaml_err(y, map, e, "missing required key '%s'", key);
 	int okk = kind == 's' ? fy_node_is_scalar(n)
 		  : kind == 'm' ? fy_node_is_mapping(n)
 				: fy_node_is_sequence(n);
 	if (!okk)
-		return ks_yaml_err(y, n, e, "'%s' must be a %s", key,
+		return ks_kyaml_err(y, n, e, "'%s' must be a %s", key,
 				   kind == 's' ? "scalar" : kind == 'm' ? "mapping" : "sequence");
 	*out = n;
 	return 0;
 }
 
-int ks_yaml_only(const struct ks_yaml *y, struct fy_node *map, const char *const *allowed,
+int ks_kyaml_only(const struct ks_yaml *y, struct fy_node *map, const char *const *allowed,
 		 struct ks_error *e)
 {
 	void *it = NULL;
 	struct fy_node_pair *p;
 	while ((p = fy_node_mapping_iterate(map, &it))) {
 		char kb[128];
-		const char *k = ks_yaml_scalar(fy_node_pair_key(p), kb, sizeof(kb));
+		const char *k = ks_kyaml_scalar(fy_node_pair_key(p), kb, sizeof(kb));
 		int found = 0;
 		for (const char *const *a = allowed; k && *a; a++)
 			if (!strcmp(*a, k))
 				found = 1;
 		if (!found)
-			return ks_yaml_err(y, fy_node_pair_key(p), e, "unknown key '%s'",
+			return ks_kyaml_err(y, fy_node_pair_key(p), e, "unknown key '%s'",
 					   k ? k : "?");
 	}
 	return 0;

@@ -245,16 +245,16 @@ static int source_title(const struct ks_yaml *y, struct fy_node *sources, struct
 {
 	url[0] = 0;
 	char key[128];
-	if (!ks_yaml_scalar(ref, key, sizeof(key)) || !*key)
-		return ks_yaml_err(y, ref, e, "'source' must name an entry of 'sources'");
-	struct fy_node *s = ks_yaml_get(sources, key);
+	if (!ks_kyaml_scalar(ref, key, sizeof(key)) || !*key)
+		return ks_kyaml_err(y, ref, e, "'source' must name an entry of 'sources'");
+	struct fy_node *s = ks_kyaml_get(sources, key);
 	if (!s)
-		return ks_yaml_err(y, ref, e, "source '%s' is not defined in 'sources'", key);
-	struct fy_node *t = fy_node_is_mapping(s) ? ks_yaml_get(s, "title") : s;
-	if (!ks_yaml_scalar(t, out, n))
-		return ks_yaml_err(y, s, e, "source '%s' needs a title", key);
-	if (fy_node_is_mapping(s) && ks_yaml_get(s, "url"))
-		ks_yaml_scalar(ks_yaml_get(s, "url"), url, nurl);
+		return ks_kyaml_err(y, ref, e, "source '%s' is not defined in 'sources'", key);
+	struct fy_node *t = fy_node_is_mapping(s) ? ks_kyaml_get(s, "title") : s;
+	if (!ks_kyaml_scalar(t, out, n))
+		return ks_kyaml_err(y, s, e, "source '%s' needs a title", key);
+	if (fy_node_is_mapping(s) && ks_kyaml_get(s, "url"))
+		ks_kyaml_scalar(ks_kyaml_get(s, "url"), url, nurl);
 	return 0;
 }
 
@@ -262,7 +262,7 @@ static int load_list(const struct ks_yaml *y, struct fy_node *seq, const char *f
 		     char ***out, struct ks_buf *joined, struct ks_error *e)
 {
 	if (!fy_node_is_sequence(seq))
-		return ks_yaml_err(y, seq, e, "'%s' value must be a list of strings", field);
+		return ks_kyaml_err(y, seq, e, "'%s' value must be a list of strings", field);
 	int n = fy_node_sequence_item_count(seq);
 	char **v = calloc((size_t)n + 1, sizeof(char *));
 	if (!v)
@@ -271,15 +271,15 @@ static int load_list(const struct ks_yaml *y, struct fy_node *seq, const char *f
 	struct fy_node *item;
 	int i = 0;
 	while ((item = fy_node_sequence_iterate(seq, &it))) {
-		char *t = ks_yaml_strdup(item);
+		char *t = ks_kyaml_strdup(item);
 		if (!t || !*t) {
 			free(t);
 			strv_free(v);
-			return ks_yaml_err(y, item, e, "'%s' items must be non-empty strings",
+			return ks_kyaml_err(y, item, e, "'%s' items must be non-empty strings",
 					   field);
 		}
 		if (!strcmp(field, "features") && !in_list(ks_spec_feature_names, t)) {
-			int rc = ks_yaml_err(y, item, e,
+			int rc = ks_kyaml_err(y, item, e,
 					     "unknown feature '%s' (see docs/knowledge.md for the "
 					     "vocabulary)",
 					     t);
@@ -313,55 +313,55 @@ static int load_field_(const struct ks_yaml *y, struct fy_node *sources, const c
 {
 	const struct ks_spec_field_def *d = ks_spec_field_def(name);
 	if (!d)
-		return ks_yaml_err(y, fv, e, "unknown field '%s'", name);
+		return ks_kyaml_err(y, fv, e, "unknown field '%s'", name);
 	if (value_find(s, name))
-		return ks_yaml_err(y, fv, e, "field '%s' given twice", name);
+		return ks_kyaml_err(y, fv, e, "field '%s' given twice", name);
 	if (!fy_node_is_mapping(fv))
-		return ks_yaml_err(y, fv, e,
+		return ks_kyaml_err(y, fv, e,
 				   "field '%s' must be a mapping {value, unit, source, basis}",
 				   name);
 	static const char *const keys[] = {"value", "unit", "source", "basis", "note", NULL};
-	int rc = ks_yaml_only(y, fv, keys, e);
+	int rc = ks_kyaml_only(y, fv, keys, e);
 	if (rc)
 		return rc;
-	struct fy_node *val = ks_yaml_get(fv, "value"), *unit = ks_yaml_get(fv, "unit");
-	struct fy_node *src = ks_yaml_get(fv, "source"), *basis = ks_yaml_get(fv, "basis");
-	struct fy_node *note = ks_yaml_get(fv, "note");
+	struct fy_node *val = ks_kyaml_get(fv, "value"), *unit = ks_kyaml_get(fv, "unit");
+	struct fy_node *src = ks_kyaml_get(fv, "source"), *basis = ks_kyaml_get(fv, "basis");
+	struct fy_node *note = ks_kyaml_get(fv, "note");
 	if (!val)
-		return ks_yaml_err(y, fv, e, "field '%s' has no 'value'", name);
+		return ks_kyaml_err(y, fv, e, "field '%s' has no 'value'", name);
 	if (!src)
-		return ks_yaml_err(y, fv, e, "field '%s' has no 'source'", name);
+		return ks_kyaml_err(y, fv, e, "field '%s' has no 'source'", name);
 	char title[512], bbuf[32], ubuf[32], nbuf[1024];
 	if ((rc = source_title(y, sources, src, title, sizeof(title), url, 512, e)))
 		return rc;
-	const char *b = basis ? ks_yaml_scalar(basis, bbuf, sizeof(bbuf)) : "documented";
+	const char *b = basis ? ks_kyaml_scalar(basis, bbuf, sizeof(bbuf)) : "documented";
 	if (!b || !in_list(bases, b))
-		return ks_yaml_err(y, basis, e,
+		return ks_kyaml_err(y, basis, e,
 				   "'basis' must be documented, derived, estimated, measured or "
 				   "detected");
-	const char *nt = note ? ks_yaml_scalar(note, nbuf, sizeof(nbuf)) : NULL;
+	const char *nt = note ? ks_kyaml_scalar(note, nbuf, sizeof(nbuf)) : NULL;
 	if (note && !nt)
-		return ks_yaml_err(y, note, e, "'note' must be text");
+		return ks_kyaml_err(y, note, e, "'note' must be text");
 	if ((!strcmp(b, "derived") || !strcmp(b, "estimated")) && (!nt || !*nt))
-		return ks_yaml_err(y, fv, e, "field '%s' is %s: say how in a 'note'", name, b);
+		return ks_kyaml_err(y, fv, e, "field '%s' is %s: say how in a 'note'", name, b);
 	int line, col;
-	ks_yaml_pos(fv, &line, &col);
+	ks_kyaml_pos(fv, &line, &col);
 	int is_null = fy_node_is_scalar(val) && fy_node_get_style(val) == FYNS_PLAIN &&
-		      (ks_yaml_scalar(val, ubuf, sizeof(ubuf)) && !strcmp(ubuf, "null"));
+		      (ks_kyaml_scalar(val, ubuf, sizeof(ubuf)) && !strcmp(ubuf, "null"));
 	if (is_null && !s->is_template)
-		return ks_yaml_err(y, val, e, "field '%s': null is only allowed in templates",
+		return ks_kyaml_err(y, val, e, "field '%s': null is only allowed in templates",
 				   name);
 
 	if (d->uc == KS_U_TEXT || d->uc == KS_U_LIST) {
 		if (unit)
-			return ks_yaml_err(y, unit, e, "field '%s' takes no unit", name);
+			return ks_kyaml_err(y, unit, e, "field '%s' takes no unit", name);
 		if (is_null)
 			return ks_spec_value_add(s, name, NAN, NULL, NULL, title, b, nt, line);
 		if (d->uc == KS_U_TEXT) {
-			char *t = ks_yaml_strdup(val);
+			char *t = ks_kyaml_strdup(val);
 			if (!t || !*t) {
 				free(t);
-				return ks_yaml_err(y, val, e, "field '%s' must be text", name);
+				return ks_kyaml_err(y, val, e, "field '%s' must be text", name);
 			}
 			*(char **)((char *)s + d->off) = t;
 			return ks_spec_value_add(s, name, NAN, t, NULL, title, b, nt, line);
@@ -378,21 +378,21 @@ static int load_field_(const struct ks_yaml *y, struct fy_node *sources, const c
 		return rc;
 	}
 	const char *u = NULL;
-	if (unit && !(u = ks_yaml_scalar(unit, ubuf, sizeof(ubuf))))
-		return ks_yaml_err(y, unit, e, "'unit' must be text");
+	if (unit && !(u = ks_kyaml_scalar(unit, ubuf, sizeof(ubuf))))
+		return ks_kyaml_err(y, unit, e, "'unit' must be text");
 	if (!u && d->uc != KS_U_COUNT)
-		return ks_yaml_err(y, fv, e, "field '%s' needs a unit (%s)", name,
+		return ks_kyaml_err(y, fv, e, "field '%s' needs a unit (%s)", name,
 				   ks_unit_allowed(d->uc));
 	double factor = u ? ks_unit_factor(d->uc, u) : 1;
 	if (factor < 0)
-		return ks_yaml_err(y, unit, e, "field '%s': unit '%s' is not one of %s", name, u,
+		return ks_kyaml_err(y, unit, e, "field '%s': unit '%s' is not one of %s", name, u,
 				   ks_unit_allowed(d->uc));
 	double v = NAN;
 	if (!is_null) {
-		if (ks_yaml_number(val, &v))
-			return ks_yaml_err(y, val, e, "field '%s': value must be a number", name);
+		if (ks_kyaml_number(val, &v))
+			return ks_kyaml_err(y, val, e, "field '%s': value must be a number", name);
 		if (v < 0)
-			return ks_yaml_err(y, val, e, "field '%s': value must not be negative",
+			return ks_kyaml_err(y, val, e, "field '%s': value must not be negative",
 					   name);
 		v *= factor;
 	}
@@ -403,24 +403,24 @@ static int load_field_(const struct ks_yaml *y, struct fy_node *sources, const c
 static int load_spec(const char *path, struct ks_spec *s, struct ks_error *e)
 {
 	struct ks_yaml y;
-	int rc = ks_yaml_load(path, &y, e);
+	int rc = ks_kyaml_load(path, &y, e);
 	if (rc)
 		return rc;
 	ks_spec_init(s);
 	struct fy_node *root = y.root, *n, *sources, *fields;
 	if (!fy_node_is_mapping(root)) {
-		rc = ks_yaml_err(&y, root, e, "a spec file must be a mapping");
+		rc = ks_kyaml_err(&y, root, e, "a spec file must be a mapping");
 		goto out;
 	}
 	static const char *const top[] = {"schema", "name", "title", "kind", "vendor", "arch",
 					  "template", "sources", "fields", NULL};
-	if ((rc = ks_yaml_only(&y, root, top, e)))
+	if ((rc = ks_kyaml_only(&y, root, top, e)))
 		goto out;
 	char buf[256];
-	if ((rc = ks_yaml_need(&y, root, "schema", 's', &n, e)))
+	if ((rc = ks_kyaml_need(&y, root, "schema", 's', &n, e)))
 		goto out;
-	if (strcmp(ks_yaml_scalar(n, buf, sizeof(buf)), "ks-spec/1")) {
-		rc = ks_yaml_err(&y, n, e, "'schema' must be ks-spec/1");
+	if (strcmp(ks_kyaml_scalar(n, buf, sizeof(buf)), "ks-spec/1")) {
+		rc = ks_kyaml_err(&y, n, e, "'schema' must be ks-spec/1");
 		goto out;
 	}
 	struct {
@@ -429,17 +429,17 @@ static int load_spec(const char *path, struct ks_spec *s, struct ks_error *e)
 	} strs[] = {{"name", &s->name},     {"title", &s->title}, {"kind", &s->kind},
 		    {"vendor", &s->vendor}, {"arch", &s->arch}};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
-		if ((rc = ks_yaml_need(&y, root, strs[i].key, 's', &n, e)))
+		if ((rc = ks_kyaml_need(&y, root, strs[i].key, 's', &n, e)))
 			goto out;
-		*strs[i].dst = ks_yaml_strdup(n);
+		*strs[i].dst = ks_kyaml_strdup(n);
 		if (!*strs[i].dst || !**strs[i].dst) {
-			rc = ks_yaml_err(&y, n, e, "'%s' must not be empty", strs[i].key);
+			rc = ks_kyaml_err(&y, n, e, "'%s' must not be empty", strs[i].key);
 			goto out;
 		}
 	}
-	n = ks_yaml_get(root, "name");
+	n = ks_kyaml_get(root, "name");
 	if (!is_ident(s->name)) {
-		rc = ks_yaml_err(&y, n, e, "'name' may hold only a-z, 0-9, '-' and '_'");
+		rc = ks_kyaml_err(&y, n, e, "'name' may hold only a-z, 0-9, '-' and '_'");
 		goto out;
 	}
 	const char *base = strrchr(path, '/');
@@ -447,45 +447,45 @@ static int load_spec(const char *path, struct ks_spec *s, struct ks_error *e)
 	size_t bl = strlen(base);
 	if (bl > 5 && !strcmp(base + bl - 5, ".yaml") &&
 	    (bl - 5 != strlen(s->name) || strncmp(base, s->name, bl - 5))) {
-		rc = ks_yaml_err(&y, n, e, "'name' (%s) must match the file name", s->name);
+		rc = ks_kyaml_err(&y, n, e, "'name' (%s) must match the file name", s->name);
 		goto out;
 	}
 	if (strcmp(s->kind, "gpu") && strcmp(s->kind, "cpu")) {
-		rc = ks_yaml_err(&y, ks_yaml_get(root, "kind"), e, "'kind' must be gpu or cpu");
+		rc = ks_kyaml_err(&y, ks_kyaml_get(root, "kind"), e, "'kind' must be gpu or cpu");
 		goto out;
 	}
-	if ((n = ks_yaml_get(root, "template"))) {
-		const char *t = ks_yaml_scalar(n, buf, sizeof(buf));
+	if ((n = ks_kyaml_get(root, "template"))) {
+		const char *t = ks_kyaml_scalar(n, buf, sizeof(buf));
 		if (!t || (strcmp(t, "true") && strcmp(t, "false"))) {
-			rc = ks_yaml_err(&y, n, e, "'template' must be true or false");
+			rc = ks_kyaml_err(&y, n, e, "'template' must be true or false");
 			goto out;
 		}
 		s->is_template = !strcmp(t, "true");
 	}
-	if ((rc = ks_yaml_need(&y, root, "sources", 'm', &sources, e)))
+	if ((rc = ks_kyaml_need(&y, root, "sources", 'm', &sources, e)))
 		goto out;
 	void *it = NULL;
 	struct fy_node_pair *p;
 	while ((p = fy_node_mapping_iterate(sources, &it))) {
 		struct fy_node *v = fy_node_pair_value(p);
-		struct fy_node *t = fy_node_is_mapping(v) ? ks_yaml_get(v, "title") : v;
-		if (!ks_yaml_scalar(t, buf, sizeof(buf)) || !*buf) {
-			rc = ks_yaml_err(&y, v, e, "a source is a title or {title, url}");
+		struct fy_node *t = fy_node_is_mapping(v) ? ks_kyaml_get(v, "title") : v;
+		if (!ks_kyaml_scalar(t, buf, sizeof(buf)) || !*buf) {
+			rc = ks_kyaml_err(&y, v, e, "a source is a title or {title, url}");
 			goto out;
 		}
 		if (fy_node_is_mapping(v)) {
 			static const char *const sk[] = {"title", "url", "note", NULL};
-			if ((rc = ks_yaml_only(&y, v, sk, e)))
+			if ((rc = ks_kyaml_only(&y, v, sk, e)))
 				goto out;
 		}
 	}
-	if ((rc = ks_yaml_need(&y, root, "fields", 'm', &fields, e)))
+	if ((rc = ks_kyaml_need(&y, root, "fields", 'm', &fields, e)))
 		goto out;
 	it = NULL;
 	while ((p = fy_node_mapping_iterate(fields, &it))) {
-		char *k = ks_yaml_key(p);
+		char *k = ks_kyaml_key(p);
 		if (!k) {
-			rc = ks_yaml_err(&y, fy_node_pair_key(p), e, "field names must be text");
+			rc = ks_kyaml_err(&y, fy_node_pair_key(p), e, "field names must be text");
 			goto out;
 		}
 		rc = load_field(&y, sources, k, fy_node_pair_value(p), s, e);
@@ -496,13 +496,13 @@ static int load_spec(const char *path, struct ks_spec *s, struct ks_error *e)
 	unsigned need = !strcmp(s->kind, "gpu") ? KS_REQ_GPU : KS_REQ_CPU;
 	for (size_t i = 0; i < ks_spec_nfields; i++)
 		if ((ks_spec_fields[i].req & need) && !value_find(s, ks_spec_fields[i].name)) {
-			rc = ks_yaml_err(&y, fields, e, "missing required field '%s' (%s)",
+			rc = ks_kyaml_err(&y, fields, e, "missing required field '%s' (%s)",
 					 ks_spec_fields[i].name, ks_spec_fields[i].help);
 			goto out;
 		}
 	if (!s->is_template && isfinite(s->smem_per_block_optin) &&
 	    s->smem_per_block_optin < s->smem_per_block) {
-		rc = ks_yaml_err(&y, ks_yaml_get(fields, "smem_per_block_optin"), e,
+		rc = ks_kyaml_err(&y, ks_kyaml_get(fields, "smem_per_block_optin"), e,
 				 "smem_per_block_optin is smaller than smem_per_block");
 		goto out;
 	}
@@ -510,7 +510,7 @@ static int load_spec(const char *path, struct ks_spec *s, struct ks_error *e)
 		s->smem_per_block_optin = s->smem_per_block;
 	s->path = strdup(path);
 out:
-	ks_yaml_release(&y);
+	ks_kyaml_release(&y);
 	if (rc)
 		ks_spec_release(s);
 	return rc;
