@@ -125,7 +125,8 @@ int ks_task_hash(const struct ks_task *t, char out[65], struct ks_error *e);
 struct ks_compare {
 	double max_abs_err;
 	double max_rel_err;
-	double rel_l2;      /* ||got - want||_2 / max(||want||_2, tiny) */
+	double rel_l2;      /* ||got - want||_2 / max(||want||_2, atol*sqrt(n)) over finite pairs */
+	/* max_rel_err is over elements with |want| > atol */
 	size_t nbad;        /* elements outside atol + rtol*|want| */
 	size_t nonfinite;   /* NaN/Inf in got where want is finite */
 	int passed;
@@ -138,8 +139,15 @@ void ks_compare_tensors(enum ks_dtype t, const void *got, const void *want, size
 			const char *name, double atol, double rtol, double l2,
 			struct ks_compare *out);
 
-/* scalar conversions (f16/bf16 stored as uint16_t bit patterns) */
+/* scalar conversions (f16/bf16 stored as uint16_t bit patterns); stores round to nearest
+ * even, integers are rounded and clamped */
 double ks_dtype_load(enum ks_dtype t, const void *base, size_t i);
 void ks_dtype_store(enum ks_dtype t, void *base, size_t i, double v);
+/* Fill n elements with the poison pattern: a NaN with a recognisable payload for floats,
+ * 0xA5 bytes for integers.  Outputs are poisoned before each run so an element the kernel
+ * never wrote is caught (and named "poison" by ks_compare_tensors). */
+void ks_dtype_poison(enum ks_dtype t, void *base, size_t n);
+/* true when element i still holds the poison pattern */
+int ks_dtype_is_poison(enum ks_dtype t, const void *base, size_t i);
 
 #endif

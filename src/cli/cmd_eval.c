@@ -1,9 +1,217 @@
+/* ksearch eval TASK KERNEL_FILE: check and time one kernel. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/cli.h"
+#include "ksearch/eval.h"
+#include "ksearch/knowledge.h"
+#include "ksearch/task.h"
+#include "util/fs.h"
+#include "util/units.h"
+
+static const char usage[] = "ksearch eval TASK KERNEL_FILE [options]";
+static const char about[] =
+	"Compile KERNEL_FILE, check it against the task's reference on several seeds and\n"
+	"every check, and time it against the task's baseline in the same session.\n"
+	"TASK is a shipped task name (see 'ksearch tasks list') or a task folder.\n"
+	"The kernel must define the prototype 'ksearch tasks show TASK' prints.\n\n"
+	"Exit status: 0 the kernel passed, 1 it was evaluated and did not pass,\n"
+	"2 usage or infrastructure error.";
+
+static int split_defines(char *s, const char **out, int max)
+{
+	int n = 0;
+	for (char *tok = strtok(s, ", "); tok && n < max - 1; tok = strtok(NULL, ", "))
+		out[n++] = tok;
+	out[n] = NULL;
+	return n;
+}
+
+static void print_human(const struct ks_task *t, const char *path, const struct ks_eval_result *r)
+{
+	printf("task %s, kernel %s: %s", t->name, path, ks_status_name(r->status));
+	if (r->status == KS_STATUS_PASSED && r->speedup > 0)
+		printf(", %.2fx the baseline (geometric mean)", r->speedup);
+	printf("\n");
+	if (r->status == KS_STATUS_COMPILE_ERROR) {
+		printf("\ncompiler output:\n%s\n", r->compile_log ? r->compile_log : "");
+		return;
+	}
+	if (r->nworkloads) {
+		printf("\n%-28s %-20s %9s %9s %12s %7s %9s %8s %7s %12s %8s\n", "workload", "status",
+		       "max_abs", "max_rel", "median_us", "+-%", "GFLOP/s", "GB/s", "roof%",
+		       "baseline_us", "speedup");
+		for (int i = 0; i < r->nworkloads; i++) {
+			const struct ks_wl_result *w = &r->workloads[i];
+			printf("%-28.28s %-20s %9.2e %9.2e %12.1f %7.1f %9.2f %8.2f %7.1f %12.1f %7.2fx\n",
+			       w->label, ks_status_name(w->status), w->max_abs_err, w->max_rel_err,
+			       w->median_us, w->spread_pct, w->gflops, w->gbps, w->roofline_pct,
+			       w->baseline_us, w->speedup);
+		}
+	}
+	if (r->nchecks) {
+		printf("\n%-28s %-20s %9s %9s\n", "check", "status", "max_abs", "max_rel");
+		for (int i = 0; i < r->nchecks; i++) {
+			const struct ks_wl_result *w = &r->checks[i];
+			printf("%-28.28s %-20s %9.2e %9.2e\n", w->label, ks_status_name(w->status),
+			       w->max_abs_err, w->max_rel_err);
+		}
+	}
+	int shown = 0;
+	for (int l = 0; l < 2; l++) {
+		const struct ks_wl_result *list = l ? r->checks : r->workloads;
+		int n = l ? r->nchecks : r->nworkloads;
+		for (int i = 0; i < n; i++)
+			if (list[i].log && list[i].log[0] && strncmp(list[i].log, "not run", 7)) {
+				if (!shown++)
+					printf("\n");
+				printf("%s: %s\n", list[i].label, list[i].log);
+			}
+	}
+	printf("\nsandbox: %s; median of timed repetitions, +-%% is the interquartile range\n",
+	       r->sandbox ? r->sandbox : "");
+}
 
 int cmd_eval(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "ksearch: 'eval' is not available in this build yet\n");
-	return KS_EXIT_USAGE;
+	const char *backend = "cpu", *workloads = NULL, *timeout = NULL, *memlimit = NULL,
+		   *cflags = NULL, *defines = NULL, *min_time = NULL, *spec = "auto";
+	int seeds = 3, json = 0, threads = 0, quick = 0, no_baseline = 0, no_checks = 0,
+	    verbose = 0, reps = 0, no_sandbox = 0;
+	double peak_gflops = 0, peak_gbps = 0;
+	const struct ks_opt opts[] = {
+		{"backend", KS_OPT_STR, &backend, "B", "where to run: cpu (default)"},
+		{"workloads", KS_OPT_STR, &workloads, "all|N,..", "which timed workloads (indexes)"},
+		{"seeds", KS_OPT_INT, &seeds, "N", "correctness seeds per workload (>= 3)"},
+		{"timeout", KS_OPT_STR, &timeout, "S", "limit per call or timing block (default 60s)"},
+		{"memory-limit", KS_OPT_STR, &memlimit, "SIZE", "memory a kernel may allocate (2G)"},
+		{"threads", KS_OPT_INT, &threads, "N", "OMP_NUM_THREADS for the kernel"},
+		{"cflags", KS_OPT_STR, &cflags, "FLAGS", "compiler flags (-O3 -march=native -fopenmp)"},
+		{"define", KS_OPT_STR, &defines, "A=1,B=2", "knob values passed as -D"},
+		{"min-time", KS_OPT_STR, &min_time, "S", "timing floor per block (0.2s)"},
+		{"reps", KS_OPT_INT, &reps, "N", "minimum timed repetitions per block (10)"},
+		{"quick", KS_OPT_FLAG, &quick, NULL, "short timing (one block, 0.05 s floor)"},
+		{"no-baseline", KS_OPT_FLAG, &no_baseline, NULL, "do not time the baseline"},
+		{"no-checks", KS_OPT_FLAG, &no_checks, NULL, "skip the correctness-only checks"},
+		{"spec", KS_OPT_STR, &spec, "NAME|auto|none", "hardware spec for the roofline (auto: the host)"},
+		{"peak-gflops", KS_OPT_DOUBLE, &peak_gflops, "X", "compute ceiling for the roofline"},
+		{"peak-gbps", KS_OPT_DOUBLE, &peak_gbps, "X", "memory ceiling for the roofline"},
+		{"no-sandbox", KS_OPT_FLAG, &no_sandbox, NULL,
+		 "run without the sandbox (trusted code only, for debugging)"},
+		{"json", KS_OPT_FLAG, &json, NULL, "print one JSON object"},
+		{"verbose", KS_OPT_FLAG, &verbose, NULL, "log more"},
+		{NULL, 0, NULL, NULL, NULL},
+	};
+	const char *pos[2];
+	int npos = 0;
+	int prc = ks_opts_parse(argc, argv, opts, usage, about, pos, 2, &npos);
+	if (prc)
+		return prc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
+	if (npos != 2) {
+		fprintf(stderr, "ksearch eval: needs TASK and KERNEL_FILE\nusage: %s\n", usage);
+		return KS_EXIT_USAGE;
+	}
+	ks_cli_log_init(verbose);
+	struct ks_eval_opts o;
+	ks_eval_opts_init(&o);
+	o.backend = backend;
+	o.workloads = workloads;
+	o.nseeds = seeds;
+	o.threads = threads;
+	o.cflags = cflags;
+	o.skip_baseline = no_baseline;
+	o.skip_checks = no_checks;
+	o.peak_gflops = peak_gflops;
+	o.peak_gbps = peak_gbps;
+	o.no_sandbox = no_sandbox;
+	if (reps > 0)
+		o.min_reps = reps;
+	if (seeds < 3 || seeds > 16) {
+		fprintf(stderr, "ksearch eval: --seeds must be between 3 and 16\n");
+		return KS_EXIT_USAGE;
+	}
+	if (timeout && (ks_parse_duration(timeout, &o.timeout_s) || o.timeout_s <= 0)) {
+		fprintf(stderr, "ksearch eval: --timeout expects a duration like 30 or 2m, got '%s'\n",
+			timeout);
+		return KS_EXIT_USAGE;
+	}
+	if (memlimit && ks_parse_size(memlimit, &o.memory_limit)) {
+		fprintf(stderr, "ksearch eval: --memory-limit expects a size like 512M or 2G, got '%s'\n",
+			memlimit);
+		return KS_EXIT_USAGE;
+	}
+	if (min_time && ks_parse_duration(min_time, &o.min_time_s)) {
+		fprintf(stderr, "ksearch eval: --min-time expects a duration, got '%s'\n", min_time);
+		return KS_EXIT_USAGE;
+	}
+	if (quick) {
+		o.min_time_s = 0.05;
+		o.blocks = 1;
+	}
+	char defcopy[4096];
+	const char *deflist[65];
+	if (defines) {
+		snprintf(defcopy, sizeof(defcopy), "%s", defines);
+		split_defines(defcopy, deflist, 65);
+		o.defines = deflist;
+	}
+	struct ks_error e = {0};
+	struct ks_task *t = NULL;
+	if (ks_task_load(pos[0], &t, &e)) {
+		fprintf(stderr, "ksearch eval: %s\n", e.msg);
+		return KS_EXIT_USAGE;
+	}
+	struct ks_buf src = KS_BUF_INIT;
+	if (ks_file_read(pos[1], 1 << 20, &src, &e)) {
+		fprintf(stderr, "ksearch eval: %s\n", e.msg);
+		ks_task_free(t);
+		return KS_EXIT_USAGE;
+	}
+	if (strcmp(spec, "none") && (peak_gflops <= 0 || peak_gbps <= 0)) {
+		struct ks_spec sp;
+		ks_spec_init(&sp);
+		int loaded = strcmp(spec, "auto") ? ks_spec_load(spec, &sp, &e)
+					      : !strcmp(backend, "cpu") ? ks_spec_detect_host(&sp, &e)
+									: KS_ENOTFOUND;
+		if (loaded == 0) {
+			double g, b;
+			ks_roofline_from_spec(&sp, &g, &b);
+			if (o.peak_gflops <= 0)
+				o.peak_gflops = g;
+			if (o.peak_gbps <= 0)
+				o.peak_gbps = b;
+		} else if (strcmp(spec, "auto")) {
+			fprintf(stderr, "ksearch eval: %s\n", e.msg);
+			ks_spec_release(&sp);
+			ks_task_free(t);
+			ks_buf_release(&src);
+			return KS_EXIT_USAGE;
+		}
+		ks_spec_release(&sp);
+	}
+	if (!json)
+		fprintf(stderr, "evaluating %s on %s (%s backend)...\n", pos[1], t->name, backend);
+	struct ks_eval_result r;
+	int rc = ks_eval_kernel(t, ks_buf_str(&src), pos[1], &o, &r, &e);
+	int exit_code;
+	if (rc) {
+		fprintf(stderr, "ksearch eval: %s\n", e.msg);
+		exit_code = KS_EXIT_USAGE;
+	} else {
+		if (json) {
+			struct ks_buf out = KS_BUF_INIT;
+			ks_eval_result_json(t, backend, pos[1], &r, &out);
+			printf("%s\n", ks_buf_str(&out));
+			ks_buf_release(&out);
+		} else {
+			print_human(t, pos[1], &r);
+		}
+		exit_code = r.status == KS_STATUS_PASSED ? KS_EXIT_OK : KS_EXIT_FAIL;
+		ks_eval_result_release(&r);
+	}
+	ks_buf_release(&src);
+	ks_task_free(t);
+	return exit_code;
 }

@@ -1,9 +1,88 @@
+/* ksearch report DIR: regenerate the reports of a run from its database. */
+#include <stdio.h>
+#include <string.h>
+
 #include "cli/cli.h"
+#include "ksearch/report.h"
+
+static const char usage[] = "ksearch report RUN_DIR [--md|--html|--json|--svg] [--top N]";
+static const char about[] =
+	"Read RUN_DIR/run.db and write RUN_DIR/report.md, RUN_DIR/report.html and\n"
+	"RUN_DIR/convergence.svg (the chart report.md links to), then print their paths.\n"
+	"With --md, --html, --json or --svg print that one format to stdout instead and write\n"
+	"nothing.  The database is only read, so this also works while a run is going on.\n"
+	"docs/reports.md explains every section.\n\n"
+	"Exit status: 0 done, 2 usage error, no run database or an unreadable one.";
 
 int cmd_report(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "ksearch: 'report' is not available in this build yet\n");
-	return KS_EXIT_USAGE;
+	int md = 0, html = 0, json = 0, svg = 0, top = 10, examples = 3, verbose = 0;
+	const struct ks_opt opts[] = {
+		{"md", KS_OPT_FLAG, &md, NULL, "print the Markdown report to stdout"},
+		{"html", KS_OPT_FLAG, &html, NULL, "print the HTML report to stdout"},
+		{"json", KS_OPT_FLAG, &json, NULL, "print one JSON object (every candidate) to stdout"},
+		{"svg", KS_OPT_FLAG, &svg, NULL, "print the convergence chart to stdout"},
+		{"top", KS_OPT_INT, &top, "N", "leaderboard rows (default 10)"},
+		{"examples", KS_OPT_INT, &examples, "N", "log examples per failure status (default 3)"},
+		{"verbose", KS_OPT_FLAG, &verbose, NULL, "log more"},
+		{NULL, 0, NULL, NULL, NULL},
+	};
+	const char *pos[1];
+	int npos = 0;
+	int prc = ks_opts_parse(argc, argv, opts, usage, about, pos, 1, &npos);
+	if (prc)
+		return prc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
+	if (npos != 1) {
+		fprintf(stderr, "ksearch report: needs RUN_DIR\nusage: %s\n", usage);
+		return KS_EXIT_USAGE;
+	}
+	if (md + html + json + svg > 1) {
+		fprintf(stderr, "ksearch report: choose one of --md, --html, --json and --svg\n");
+		return KS_EXIT_USAGE;
+	}
+	if (top < 1 || top > 1000) {
+		fprintf(stderr, "ksearch report: --top must be between 1 and 1000, got %d\n", top);
+		return KS_EXIT_USAGE;
+	}
+	if (examples < 0 || examples > 50) {
+		fprintf(stderr, "ksearch report: --examples must be between 0 and 50, got %d\n",
+			examples);
+		return KS_EXIT_USAGE;
+	}
+	ks_cli_log_init(verbose);
+	struct ks_report_opts o;
+	ks_report_opts_init(&o);
+	o.top = top;
+	o.fail_examples = examples;
+	struct ks_error e = {0};
+	const char *dir = pos[0];
+	if (!md && !html && !json && !svg) {
+		if (ks_report_write_files_opts(dir, &o, &e)) {
+			fprintf(stderr, "ksearch report: %s\n", e.msg);
+			return KS_EXIT_USAGE;
+		}
+		const char *sep = dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/";
+		printf("%s%s%s\n%s%s%s\n%s%s%s\n", dir, sep, KS_REPORT_MD_FILE, dir, sep,
+		       KS_REPORT_HTML_FILE, dir, sep, KS_REPORT_SVG_FILE);
+		return KS_EXIT_OK;
+	}
+	enum ks_report_format fmt = md     ? KS_REPORT_MD
+				    : html ? KS_REPORT_HTML
+				    : json ? KS_REPORT_JSON
+					   : KS_REPORT_SVG;
+	struct ks_buf out;
+	ks_buf_init(&out, (size_t)256 << 20);
+	int rc = ks_report_write_opts(dir, fmt, &o, &out, &e);
+	if (rc) {
+		fprintf(stderr, "ksearch report: %s\n", e.msg);
+		ks_buf_release(&out);
+		return KS_EXIT_USAGE;
+	}
+	size_t len = out.len, n = fwrite(ks_buf_str(&out), 1, len, stdout);
+	ks_buf_release(&out);
+	if (n != len || fflush(stdout)) {
+		fprintf(stderr, "ksearch report: writing to stdout failed\n");
+		return KS_EXIT_USAGE;
+	}
+	return KS_EXIT_OK;
 }

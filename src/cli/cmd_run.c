@@ -1,9 +1,188 @@
+/* ksearch run TASK: the main job — a K-Search over the task's optimization actions. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cli/cli.h"
+#include "ksearch/log.h"
+#include "ksearch/run.h"
+#include "util/units.h"
+
+static const char usage[] = "ksearch run TASK [options]";
+static const char about[] =
+	"Search for a faster kernel for TASK (a shipped task name or a task folder).\n"
+	"The built-in policy explores the task's knob templates as a K-Search world model:\n"
+	"families are first actions, knob moves refine the best nodes, and every measured\n"
+	"effect updates the tree.  Each candidate is compiled (in parallel), checked on\n"
+	"several seeds and timed against the baseline (one at a time, on quiet cores), and\n"
+	"committed to DIR/run.db as it completes.  At the end the top candidates are\n"
+	"re-measured, interleaved with the baseline; the best goes to DIR/best.<ext> and\n"
+	"DIR/report.md / report.html tell the story.\n\n"
+	"Stop with Ctrl-C (the run is finalised); continue later with --resume DIR.\n"
+	"Exit status: 0 the run completed (see the report for what it found), 2 usage or\n"
+	"infrastructure error.";
+
+struct status_line {
+	int tty;
+	int last_len;
+};
+
+static void on_progress(const struct ks_run_progress *p, void *ctx)
+{
+	struct status_line *sl = ctx;
+	char eta[32] = "?";
+	if (p->eta_s >= 0)
+		snprintf(eta, sizeof(eta), "%dm%02ds", (int)p->eta_s / 60, (int)p->eta_s % 60);
+	char best[32] = "-";
+	if (p->best_speedup > 0)
+		snprintf(best, sizeof(best), "%.2fx", p->best_speedup);
+	char line[512];
+	int n;
+	if (!strcmp(p->phase, "search"))
+		n = snprintf(line, sizeof(line), "[%d/%d] best %s | failures %d | ETA %s | %s",
+			     p->evaluated, p->budget, best, p->failed, eta,
+			     p->action ? p->action : "");
+	else
+		n = snprintf(line, sizeof(line), "[%s] %s", p->phase, p->action ? p->action : "");
+	if (n > 110)
+		n = 110;
+	if (sl->tty) {
+		fprintf(stderr, "\r%.*s%*s", n, line, sl->last_len > n ? sl->last_len - n : 0, "");
+		sl->last_len = n;
+	} else if (strcmp(p->phase, "search") || p->finished) {
+		/* plain log lines: one per finished candidate and per phase change */
+		if (p->finished)
+			fprintf(stderr, "%s -> %s%s\n", line, p->last_status ? p->last_status : "?",
+				p->last_speedup > 0 ? "" : "");
+		else
+			fprintf(stderr, "%.*s\n", n, line);
+	}
+	fflush(stderr);
+}
+
+static struct status_line *log_line_owner;
+
+static void log_sink(enum ks_log_level level, const char *line, void *ctx)
+{
+	static const char *tag[] = {"debug: ", "", "warning: ", "error: "};
+	struct status_line *sl = log_line_owner;
+	if (sl && sl->tty && sl->last_len) {
+		fprintf(stderr, "\r%*s\r", sl->last_len, "");
+		sl->last_len = 0;
+	}
+	fprintf(stderr, "%s%s\n", tag[level], line);
+}
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	ks_run_request_stop();
+}
 
 int cmd_run(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "ksearch: 'run' is not available in this build yet\n");
-	return KS_EXIT_USAGE;
+	struct ks_run_opts o;
+	ks_run_opts_init(&o);
+	const char *tlimit = NULL, *timeout = NULL, *memlimit = NULL, *min_time = NULL;
+	int json = 0, verbose = 0, budget = o.budget, seed = (int)o.seed, jobs = o.jobs,
+	    top = o.final_top, threads = 0;
+	const struct ks_opt opts[] = {
+		{"backend", KS_OPT_STR, &o.backend, "B", "where kernels run: cpu (default)"},
+		{"strategy", KS_OPT_STR, &o.strategy, "S", "wm (world model, default), evolve, random"},
+		{"policy", KS_OPT_STR, &o.policy, "P", "who proposes and writes code: builtin"},
+		{"budget", KS_OPT_INT, &budget, "N", "candidates to evaluate in total (40)"},
+		{"time-limit", KS_OPT_STR, &tlimit, "DURATION", "stop proposing after this long (30m)"},
+		{"seed", KS_OPT_INT, &seed, "S", "same seed, same proposals (1)"},
+		{"out", KS_OPT_STR, &o.out_dir, "DIR", "run folder (runs/<task>-<time>)"},
+		{"resume", KS_OPT_STR, &o.resume_dir, "DIR", "continue an interrupted run to its budget"},
+		{"jobs", KS_OPT_INT, &jobs, "N", "parallel compiles (number of cores)"},
+		{"spec", KS_OPT_STR, &o.spec, "NAME|auto", "hardware spec (auto: detect the host)"},
+		{"top", KS_OPT_INT, &top, "N", "candidates re-measured at the end (3)"},
+		{"timeout", KS_OPT_STR, &timeout, "S", "limit per kernel call or timing block (60s)"},
+		{"memory-limit", KS_OPT_STR, &memlimit, "SIZE", "memory a kernel may allocate (2G)"},
+		{"min-time", KS_OPT_STR, &min_time, "S", "timing floor per candidate (0.1s)"},
+		{"threads", KS_OPT_INT, &threads, "N", "OMP_NUM_THREADS for kernels"},
+		{"cflags", KS_OPT_STR, &o.eval.cflags, "FLAGS", "compiler flags"},
+		{"json", KS_OPT_FLAG, &json, NULL, "print one JSON object at the end"},
+		{"verbose", KS_OPT_FLAG, &verbose, NULL, "log more"},
+		{NULL, 0, NULL, NULL, NULL},
+	};
+	const char *pos[1];
+	int npos = 0;
+	int prc = ks_opts_parse(argc, argv, opts, usage, about, pos, 1, &npos);
+	if (prc)
+		return prc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
+	if (npos != 1 && !o.resume_dir) {
+		fprintf(stderr, "ksearch run: needs a TASK (see 'ksearch tasks list')\nusage: %s\n",
+			usage);
+		return KS_EXIT_USAGE;
+	}
+	o.task = npos ? pos[0] : NULL;
+	if (budget < 1) {
+		fprintf(stderr, "ksearch run: --budget must be at least 1\n");
+		return KS_EXIT_USAGE;
+	}
+	o.budget = budget;
+	o.seed = (uint64_t)seed;
+	o.jobs = jobs;
+	o.final_top = top;
+	o.eval.threads = threads;
+	if (tlimit && ks_parse_duration(tlimit, &o.time_limit_s)) {
+		fprintf(stderr, "ksearch run: --time-limit expects a duration like 90s, 30m or 2h\n");
+		return KS_EXIT_USAGE;
+	}
+	if (timeout && (ks_parse_duration(timeout, &o.eval.timeout_s) || o.eval.timeout_s <= 0)) {
+		fprintf(stderr, "ksearch run: --timeout expects a duration like 30 or 2m\n");
+		return KS_EXIT_USAGE;
+	}
+	if (memlimit && ks_parse_size(memlimit, &o.eval.memory_limit)) {
+		fprintf(stderr, "ksearch run: --memory-limit expects a size like 512M or 2G\n");
+		return KS_EXIT_USAGE;
+	}
+	if (min_time && ks_parse_duration(min_time, &o.eval.min_time_s)) {
+		fprintf(stderr, "ksearch run: --min-time expects a duration\n");
+		return KS_EXIT_USAGE;
+	}
+	struct status_line sl = {.tty = isatty(2) && !verbose, .last_len = 0};
+	log_line_owner = &sl;
+	ks_log_set(log_sink, NULL, verbose ? KS_LOG_DEBUG : KS_LOG_INFO);
+	signal(SIGINT, on_sigint);
+	signal(SIGTERM, on_sigint);
+	struct ks_run_result r;
+	struct ks_error e = {0};
+	int rc = ks_run(&o, on_progress, &sl, &r, &e);
+	if (sl.tty && sl.last_len)
+		fprintf(stderr, "\n");
+	if (rc) {
+		fprintf(stderr, "ksearch run: %s\n", e.msg);
+		if (r.run_dir[0])
+			fprintf(stderr, "(what was recorded is in %s/run.db)\n", r.run_dir);
+		return KS_EXIT_USAGE;
+	}
+	if (json) {
+		printf("{\"run_dir\": \"%s\", \"task\": \"%s\", \"backend\": \"%s\", \"strategy\": \"%s\", "
+		       "\"policy\": \"%s\", \"budget\": %d, \"evaluated\": %d, \"passed\": %d, "
+		       "\"resumed\": %s, \"reused\": %d, \"best\": ",
+		       r.run_dir, r.task, r.backend, r.strategy, r.policy, r.budget, r.evaluated,
+		       r.passed, r.resumed ? "true" : "false", r.reused);
+		if (r.best_candidate >= 0)
+			printf("{\"candidate\": %ld, \"speedup_vs_baseline\": %.4f, \"source_file\": "
+			       "\"%s\", \"action\": \"%s\"}}\n",
+			       r.best_candidate, r.best_speedup, r.best_source, r.best_action);
+		else
+			printf("null}\n");
+	} else {
+		printf("\nrun %s: %d/%d candidates evaluated, %d passed\n", r.run_dir, r.evaluated,
+		       r.budget, r.passed);
+		if (r.best_candidate >= 0)
+			printf("best: candidate %ld, %.2fx the baseline (re-measured), %s\n"
+			       "      %s\n",
+			       r.best_candidate, r.best_speedup, r.best_action, r.best_source);
+		else
+			printf("no candidate passed; see the failures in the report\n");
+		printf("report: %s/report.md and %s/report.html\n", r.run_dir, r.run_dir);
+	}
+	return KS_EXIT_OK;
 }

@@ -1,9 +1,351 @@
+/* ksearch tasks [list | show NAME [--backend B]] [--json] */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/cli.h"
+#include "ksearch/task.h"
+
+#define README_SHORT_LINES 20
+
+static const char usage[] = "ksearch tasks [list | show NAME|DIR [--backend cpu|cuda|metal]] [--json]";
+static const char about[] =
+	"List the tasks (from <data root>/tasks, $KSEARCH_HOME overrides the data root) or show\n"
+	"one: the math, tensors, params, workloads, checks and the exact prototype your kernel\n"
+	"must define for a backend.  NAME may also be the path of a task folder.\n"
+	"Exit status 2 when a task does not exist or its task.yaml has an error\n"
+	"(printed as FILE:LINE:COL: what was expected).";
+
+/* backend name -> kernel language of its prototype */
+static const char *backend_lang(const char *backend)
+{
+	if (!strcmp(backend, "cpu"))
+		return "c";
+	if (!strcmp(backend, "cuda"))
+		return "cuda";
+	if (!strcmp(backend, "metal") || !strcmp(backend, "mlx"))
+		return "metal";
+	return NULL;
+}
+
+static void print_available(FILE *f)
+{
+	char **names = NULL;
+	int n = 0;
+	if (ks_task_list(&names, &n, NULL) || n == 0) {
+		fprintf(f, "ksearch: no tasks found (the data root's tasks/ folder is empty; "
+			   "$KSEARCH_HOME sets the data root)\n");
+		return;
+	}
+	fprintf(f, "available tasks:");
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s %s", i ? "," : "", names[i]);
+	fprintf(f, "\n");
+	ks_strv_free(names, n);
+}
+
+static int cmd_list(int json)
+{
+	char **names = NULL;
+	int n = 0, bad = 0;
+	struct ks_error e = {0};
+	if (ks_task_list(&names, &n, &e)) {
+		fprintf(stderr, "ksearch: %s\n", e.msg);
+		return KS_EXIT_USAGE;
+	}
+	json_t *arr = json ? json_array() : NULL;
+	if (!json && n == 0)
+		printf("no tasks found ($KSEARCH_HOME sets the data root)\n");
+	for (int i = 0; i < n; i++) {
+		struct ks_task *t = NULL;
+		if (ks_task_load(names[i], &t, &e)) {
+			fprintf(stderr, "ksearch: %s\n", e.msg);
+			bad++;
+			if (json)
+				json_array_append_new(arr, json_pack("{s:s, s:s}", "name", names[i],
+								     "error", e.msg));
+			else
+				printf("%-20s %-12s (invalid task.yaml, see the error above)\n",
+				       names[i], "?");
+			continue;
+		}
+		if (json)
+			json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:i, s:i}", "name",
+							     t->name, "class", t->cls, "summary",
+							     t->summary, "workloads", t->nworkloads,
+							     "checks", t->nchecks));
+		else
+			printf("%-20s %-12s %s\n", t->name, t->cls, t->summary);
+		ks_task_free(t);
+	}
+	if (json) {
+		json_t *obj = json_pack("{s:o}", "tasks", arr);
+		char *s = json_dumps(obj, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		printf("%s\n", s ? s : "{}");
+		free(s);
+		json_decref(obj);
+	}
+	ks_strv_free(names, n);
+	return bad ? KS_EXIT_USAGE : KS_EXIT_OK;
+}
+
+/* The README's math summary: the whole file when short, else its first paragraph (after
+ * a leading title line). */
+static void readme_summary(const char *readme, FILE *f)
+{
+	int lines = 0;
+	for (const char *p = readme; *p; p++)
+		lines += *p == '\n';
+	if (lines <= README_SHORT_LINES) {
+		size_t len = strlen(readme);
+		while (len && (readme[len - 1] == '\n' || readme[len - 1] == ' '))
+			len--;
+		fprintf(f, "%.*s\n", (int)len, readme);
+		return;
+	}
+	const char *p = readme;
+	/* skip blank lines and headings before the first paragraph */
+	for (;;) {
+		while (*p == '\n')
+			p++;
+		if (*p != '#')
+			break;
+		const char *nl = strchr(p, '\n');
+		if (!nl)
+			return;
+		p = nl + 1;
+	}
+	const char *end = strstr(p, "\n\n");
+	size_t len = end ? (size_t)(end - p) : strlen(p);
+	while (len && p[len - 1] == '\n')
+		len--;
+	fprintf(f, "%.*s\n", (int)len, p);
+}
+
+static void shape_text(const struct ks_tensor_decl *d, char *buf, size_t n)
+{
+	size_t used = (size_t)snprintf(buf, n, "[");
+	for (int k = 0; k < d->ndim && used < n; k++)
+		used += (size_t)snprintf(buf + used, n - used, "%s%s", k ? ", " : "", d->shape[k]);
+	if (used < n)
+		snprintf(buf + used, n - used, "]");
+}
+
+static json_t *params_json(const struct ks_task *t, const struct ks_workload *w)
+{
+	json_t *o = json_object();
+	for (int i = 0; i < t->nparams; i++) {
+		int isint = t->params[i].dtype == KS_DT_I32 || t->params[i].dtype == KS_DT_I64;
+		json_object_set_new(o, t->params[i].name,
+				    isint ? json_integer((json_int_t)w->values[i])
+					  : json_real(w->values[i]));
+	}
+	return o;
+}
+
+static json_t *workload_json(const struct ks_task *t, const struct ks_workload *w,
+			     const char *backend)
+{
+	struct ks_buf label;
+	ks_buf_init(&label, 4096);
+	ks_workload_label(t, w, &label);
+	double flops = 0, bytes = 0;
+	ks_workload_expr(t, w, t->flops, &flops, NULL);
+	ks_workload_expr(t, w, t->bytes, &bytes, NULL);
+	json_t *o = json_object();
+	if (w->name)
+		json_object_set_new(o, "name", json_string(w->name));
+	json_object_set_new(o, "label", json_string(ks_buf_str(&label)));
+	json_object_set_new(o, "params", params_json(t, w));
+	json_object_set_new(o, "gflop", json_real(flops / 1e9));
+	json_object_set_new(o, "mb", json_real(bytes / 1e6));
+	json_t *be = json_null();
+	if (w->backends) {
+		be = json_array();
+		for (char **b = w->backends; *b; b++)
+			json_array_append_new(be, json_string(*b));
+	}
+	json_object_set_new(o, "backends", be);
+	json_object_set_new(o, "applies", json_boolean(ks_workload_for_backend(w, backend)));
+	json_t *init = json_object();
+	for (int i = 0; w->init && i < t->ninputs; i++)
+		if (w->init[i])
+			json_object_set_new(init, t->tensors[i].name, json_string(w->init[i]));
+	json_object_set_new(o, "init", init);
+	ks_buf_release(&label);
+	return o;
+}
+
+static int show_json(const struct ks_task *t, const char *backend, const char *proto)
+{
+	json_t *o = json_object(), *params = json_array(), *ins = json_array(),
+	       *outs = json_array(), *wl = json_array(), *ck = json_array();
+	json_object_set_new(o, "name", json_string(t->name));
+	json_object_set_new(o, "class", json_string(t->cls));
+	json_object_set_new(o, "summary", json_string(t->summary));
+	json_object_set_new(o, "dir", json_string(t->dir));
+	json_object_set_new(o, "readme", t->readme ? json_string(t->readme) : json_null());
+	json_object_set_new(o, "backend", json_string(backend));
+	json_object_set_new(o, "prototype", json_string(proto));
+	for (int i = 0; i < t->nparams; i++)
+		json_array_append_new(params, json_pack("{s:s, s:s}", "name", t->params[i].name,
+							"dtype",
+							ks_dtype_name(t->params[i].dtype)));
+	json_object_set_new(o, "params", params);
+	for (int i = 0; i < t->ntensors; i++) {
+		const struct ks_tensor_decl *d = &t->tensors[i];
+		json_t *shape = json_array();
+		for (int k = 0; k < d->ndim; k++)
+			json_array_append_new(shape, json_string(d->shape[k]));
+		json_t *td = json_pack("{s:s, s:s, s:o}", "name", d->name, "dtype",
+				       ks_dtype_name(d->dtype), "shape", shape);
+		if (d->init)
+			json_object_set_new(td, "init", json_string(d->init));
+		json_array_append_new(d->is_output ? outs : ins, td);
+	}
+	json_object_set_new(o, "inputs", ins);
+	json_object_set_new(o, "outputs", outs);
+	json_object_set_new(o, "flops", json_string(t->flops));
+	json_object_set_new(o, "bytes", json_string(t->bytes));
+	json_object_set_new(o, "tolerance", json_pack("{s:f, s:f, s:f}", "atol", t->atol, "rtol",
+						      t->rtol, "l2", t->l2));
+	for (int i = 0; i < t->nworkloads; i++)
+		json_array_append_new(wl, workload_json(t, &t->workloads[i], backend));
+	for (int i = 0; i < t->nchecks; i++)
+		json_array_append_new(ck, workload_json(t, &t->checks[i], backend));
+	json_object_set_new(o, "workloads", wl);
+	json_object_set_new(o, "checks", ck);
+	char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	printf("%s\n", s ? s : "{}");
+	free(s);
+	json_decref(o);
+	return KS_EXIT_OK;
+}
+
+static void print_workload(const struct ks_task *t, const struct ks_workload *w,
+			   const char *backend)
+{
+	struct ks_buf label;
+	ks_buf_init(&label, 4096);
+	ks_workload_label(t, w, &label);
+	double flops = 0, bytes = 0;
+	ks_workload_expr(t, w, t->flops, &flops, NULL);
+	ks_workload_expr(t, w, t->bytes, &bytes, NULL);
+	printf("  %-36s %10.4g GFLOP %10.4g MB", ks_buf_str(&label), flops / 1e9, bytes / 1e6);
+	if (w->backends) {
+		printf("  [");
+		for (char **b = w->backends; *b; b++)
+			printf("%s%s", b == w->backends ? "" : ", ", *b);
+		printf(" only%s]", ks_workload_for_backend(w, backend) ? "" : "; skipped here");
+	}
+	for (int i = 0; w->init && i < t->ninputs; i++)
+		if (w->init[i])
+			printf("  %s: %s", t->tensors[i].name, w->init[i]);
+	printf("\n");
+	ks_buf_release(&label);
+}
+
+static int show_text(const struct ks_task *t, const char *backend, const char *proto)
+{
+	printf("%s (%s)\n  %s\n", t->name, t->cls, t->summary);
+	if (t->readme) {
+		printf("\n");
+		readme_summary(t->readme, stdout);
+	}
+	printf("\ntensors:\n");
+	for (int i = 0; i < t->ntensors; i++) {
+		const struct ks_tensor_decl *d = &t->tensors[i];
+		char shape[512];
+		shape_text(d, shape, sizeof(shape));
+		printf("  %-6s %-12s %-5s %s", d->is_output ? "out" : "in", d->name,
+		       ks_dtype_name(d->dtype), shape);
+		if (d->init)
+			printf("  init %s", d->init);
+		printf("\n");
+	}
+	printf("\nparams:\n");
+	for (int i = 0; i < t->nparams; i++)
+		printf("  %-12s %s\n", t->params[i].name, ks_dtype_name(t->params[i].dtype));
+	if (!t->nparams)
+		printf("  (none)\n");
+	printf("\nflops: %s\nbytes: %s\n", t->flops, t->bytes);
+	printf("tolerance: atol %g, rtol %g, relative L2 %g\n", t->atol, t->rtol, t->l2);
+	printf("\nworkloads (timed):\n");
+	for (int i = 0; i < t->nworkloads; i++)
+		print_workload(t, &t->workloads[i], backend);
+	printf("\nchecks (correctness only):\n");
+	for (int i = 0; i < t->nchecks; i++)
+		print_workload(t, &t->checks[i], backend);
+	if (!t->nchecks)
+		printf("  (none)\n");
+	printf("\nYour kernel must define (backend %s):\n  %s\n", backend, proto);
+	return KS_EXIT_OK;
+}
+
+static int cmd_show(const char *name, const char *backend, int json)
+{
+	const char *lang = backend_lang(backend);
+	if (!lang) {
+		fprintf(stderr, "ksearch: unknown backend '%s' (expected cpu, cuda or metal)\n",
+			backend);
+		return KS_EXIT_USAGE;
+	}
+	struct ks_task *t = NULL;
+	struct ks_error e = {0};
+	int rc = ks_task_load(name, &t, &e);
+	if (rc) {
+		fprintf(stderr, "ksearch: %s\n", e.msg);
+		if (rc == KS_ENOTFOUND)
+			print_available(stderr);
+		return KS_EXIT_USAGE;
+	}
+	struct ks_buf proto;
+	ks_buf_init(&proto, 1 << 16);
+	if (ks_task_prototype(t, lang, &proto)) {
+		fprintf(stderr, "ksearch: cannot write the prototype of '%s'\n", t->name);
+		ks_buf_release(&proto);
+		ks_task_free(t);
+		return KS_EXIT_USAGE;
+	}
+	rc = json ? show_json(t, backend, ks_buf_str(&proto))
+		  : show_text(t, backend, ks_buf_str(&proto));
+	ks_buf_release(&proto);
+	ks_task_free(t);
+	return rc;
+}
 
 int cmd_tasks(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "ksearch: 'tasks' is not available in this build yet\n");
+	const char *backend = "cpu";
+	int json = 0;
+	const struct ks_opt opts[] = {
+		{"backend", KS_OPT_STR, &backend, "B", "backend whose prototype to show (cpu, cuda, metal)"},
+		{"json", KS_OPT_FLAG, &json, NULL, "print one JSON object"},
+		{NULL, 0, NULL, NULL, NULL},
+	};
+	const char *pos[3];
+	int npos = 0;
+	int rc = ks_opts_parse(argc, argv, opts, usage, about, pos, 3, &npos);
+	if (rc)
+		return rc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
+	if (npos == 0 || !strcmp(pos[0], "list")) {
+		if (npos > 1) {
+			fprintf(stderr, "ksearch: 'tasks list' takes no argument\nusage: %s\n", usage);
+			return KS_EXIT_USAGE;
+		}
+		return cmd_list(json);
+	}
+	if (!strcmp(pos[0], "show")) {
+		if (npos != 2) {
+			fprintf(stderr, "ksearch: 'tasks show' needs one task name\nusage: %s\n",
+				usage);
+			print_available(stderr);
+			return KS_EXIT_USAGE;
+		}
+		return cmd_show(pos[1], backend, json);
+	}
+	fprintf(stderr, "ksearch: unknown 'tasks' subcommand '%s' (expected list or show)\nusage: %s\n",
+		pos[0], usage);
 	return KS_EXIT_USAGE;
 }

@@ -1,8 +1,456 @@
-/* ksearch-runner: executes one compiled kernel inside the sandbox (see src/eval/). */
+/* ksearch-runner: loads one compiled kernel and runs it on request, inside the sandbox.
+ * It speaks the line protocol described in src/eval/runner_proto.h.  Everything the
+ * evaluator trusts (comparison against the reference, the final status) happens in the
+ * evaluator's process; the runner only generates inputs, calls and times. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "eval/runner_proto.h"
+#include "eval/sandbox.h"
+#include "ksearch/task.h"
+#include "runner/runner.h"
+
+typedef void (*entry_fn)(void **tensors, const double *params, void *stream);
+
+struct tensor {
+	enum ks_dtype dtype;
+	size_t numel, bytes, mapped;
+	int is_out;
+	struct ks_init init;
+	uint64_t key;
+	void *set[KS_RUNNER_MAX_SETS];    /* host memory */
+	void *dev[KS_RUNNER_MAX_SETS];    /* what the kernel sees (host: the same) */
+	uint64_t sum[KS_RUNNER_MAX_SETS]; /* checksum of an input set after fill */
+};
+
+static struct tensor tensors[KS_RUNNER_MAX_TENSORS];
+static int ntensors;
+static double params[KS_RUNNER_MAX_PARAMS];
+static int nsets;
+static unsigned long long set_seed[KS_RUNNER_MAX_SETS]; /* seed each set was filled with */
+static int set_filled[KS_RUNNER_MAX_SETS];
+static entry_fn entry;
+static unsigned char *outmap;
+static size_t outmap_bytes;
+static FILE *cmd_in;
+static const struct ks_runner_device *dev;
+static char call_err[512];
+
+#define now_ns ks_runner_now_ns
+
+static void reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void reply(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	for (int off = 0; off < n;) {
+		ssize_t w = write(KS_RUNNER_FD_REPLY, line + off, (size_t)(n - off));
+		if (w <= 0)
+			_exit(KS_RUNNER_EXIT_PROTO);
+		off += (int)w;
+	}
+}
+
+static void on_sigsys(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	ks_runner_report("violation", "blocked system call %d", si->si_syscall);
+	_exit(KS_RUNNER_EXIT_VIOLATION);
+}
+
+static uint64_t checksum(const void *p, size_t bytes)
+{
+	const uint64_t *w = p;
+	uint64_t a = 0x9e3779b97f4a7c15ull, b = 0;
+	size_t n = bytes / 8;
+	for (size_t i = 0; i < n; i++) {
+		a ^= w[i] + (a << 6) + (a >> 2);
+		b += w[i];
+	}
+	const unsigned char *c = (const unsigned char *)p + n * 8;
+	for (size_t i = 0; i < bytes % 8; i++)
+		b = b * 131 + c[i];
+	return a ^ (b * 0xff51afd7ed558ccdull);
+}
+
+static void poison(struct tensor *t, void *p)
+{
+	switch (t->dtype) {
+	case KS_DT_F32: {
+		uint32_t *w = p, nan = 0x7fc00001u;
+		for (size_t i = 0; i < t->numel; i++)
+			w[i] = nan;
+		break;
+	}
+	case KS_DT_F64: {
+		uint64_t *w = p, nan = 0x7ff8000000000001ull;
+		for (size_t i = 0; i < t->numel; i++)
+			w[i] = nan;
+		break;
+	}
+	case KS_DT_F16:
+	case KS_DT_BF16: {
+		uint16_t *w = p, nan = t->dtype == KS_DT_F16 ? 0x7e01 : 0x7fc1;
+		for (size_t i = 0; i < t->numel; i++)
+			w[i] = nan;
+		break;
+	}
+	default:
+		memset(p, 0xa5, t->bytes); /* integers: an unlikely pattern */
+	}
+}
+
+static int cmd_tensor(char *args)
+{
+	int i, is_out, kind;
+	char dt[16];
+	size_t numel;
+	double a, b;
+	unsigned long long key;
+	if (sscanf(args, "%d %15s %zu %d %d %lf %lf %llu", &i, dt, &numel, &is_out, &kind, &a, &b,
+		   &key) != 8 ||
+	    i < 0 || i >= KS_RUNNER_MAX_TENSORS || i != ntensors) {
+		reply("error bad tensor line");
+		return -1;
+	}
+	struct tensor *t = &tensors[i];
+	memset(t, 0, sizeof(*t));
+	if (ks_dtype_parse(dt, &t->dtype)) {
+		reply("error unknown dtype '%s'", dt);
+		return -1;
+	}
+	t->numel = numel;
+	t->bytes = numel * ks_dtype_size(t->dtype);
+	t->is_out = is_out;
+	t->init.kind = (enum ks_init_kind)kind;
+	t->init.a = a;
+	t->init.b = b;
+	t->key = key;
+	ntensors++;
+	reply("ok");
+	return 0;
+}
+
+static int cmd_alloc(int sets)
+{
+	if (sets < 1 || sets > KS_RUNNER_MAX_SETS || nsets) {
+		reply("error bad set count");
+		return -1;
+	}
+	size_t total = 0, outbytes = 0;
+	long page = sysconf(_SC_PAGESIZE);
+	for (int i = 0; i < ntensors; i++) {
+		struct tensor *t = &tensors[i];
+		t->mapped = (t->bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
+		if (!t->mapped)
+			t->mapped = (size_t)page;
+		for (int s = 0; s < sets; s++) {
+			void *p = mmap(NULL, t->mapped, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (p == MAP_FAILED) {
+				reply("error cannot map %zu bytes for tensor %d: %s", t->mapped, i,
+				      strerror(errno));
+				return -1;
+			}
+			/* touch every page now: a first-touch page fault must never land
+			 * inside a timed call */
+			memset(p, 0, t->mapped);
+			if (t->is_out)
+				poison(t, p);
+			t->set[s] = p;
+			t->dev[s] = dev->alloc(p, t->mapped);
+			if (!t->dev[s]) {
+				reply("error cannot allocate %zu bytes on the %s device", t->mapped,
+				      dev->name);
+				return -1;
+			}
+			total += t->mapped;
+		}
+		if (t->is_out)
+			outbytes += t->bytes;
+	}
+	outmap_bytes = outbytes;
+	if (outbytes) {
+		outmap = mmap(NULL, outbytes, PROT_READ | PROT_WRITE, MAP_SHARED, KS_RUNNER_FD_OUT, 0);
+		if (outmap == MAP_FAILED) {
+			reply("error cannot map the output file: %s", strerror(errno));
+			return -1;
+		}
+	}
+	nsets = sets;
+	reply("ok %zu", total);
+	return 0;
+}
+
+static int cmd_fill(int s, unsigned long long seed)
+{
+	if (s < 0 || s >= nsets) {
+		reply("error bad set");
+		return -1;
+	}
+	/* a set with the same seed already holds these inputs: copying is much cheaper than
+	 * generating again (timing rotates over many sets of a few seeds) */
+	int same = -1;
+	for (int o = 0; o < nsets && same < 0; o++)
+		if (o != s && set_filled[o] && set_seed[o] == seed)
+			same = o;
+	set_filled[s] = 0;
+	for (int i = 0; i < ntensors; i++) {
+		struct tensor *t = &tensors[i];
+		if (t->is_out)
+			continue;
+		if (dev->protect_inputs)
+			mprotect(t->set[s], t->mapped, PROT_READ | PROT_WRITE);
+		if (same >= 0 && t->sum[same] == checksum(t->set[same], t->bytes))
+			memcpy(t->set[s], t->set[same], t->bytes);
+		else
+			ks_init_fill(&t->init, t->dtype, t->set[s], t->numel, t->key, seed);
+		t->sum[s] = checksum(t->set[s], t->bytes);
+		if (dev->upload(t->dev[s], t->set[s], t->bytes)) {
+			reply("error upload to the %s device failed", dev->name);
+			return -1;
+		}
+		/* inputs are read-only from here on: a kernel that writes them faults */
+		if (dev->protect_inputs)
+			mprotect(t->set[s], t->mapped, PROT_READ);
+	}
+	set_seed[s] = seed;
+	set_filled[s] = 1;
+	reply("ok");
+	return 0;
+}
+
+static void launch(int s, void *stream)
+{
+	void *args[KS_RUNNER_MAX_TENSORS];
+	for (int i = 0; i < ntensors; i++)
+		args[i] = tensors[i].dev[s];
+	entry(args, params, stream);
+}
+
+/* one call; a launch or execution error ends the runner (the context may be broken) */
+static uint64_t call_set(int s)
+{
+	uint64_t ns = 0;
+	if (dev->call(launch, s, &ns, call_err, sizeof(call_err))) {
+		ks_runner_report("launch_failed", "%s", call_err);
+		_exit(KS_RUNNER_EXIT_LAUNCH);
+	}
+	return ns;
+}
+
+static int snap(int s)
+{
+	size_t off = 0;
+	for (int i = 0; i < ntensors; i++)
+		if (tensors[i].is_out) {
+			if (dev->download(tensors[i].set[s], tensors[i].dev[s], tensors[i].bytes))
+				return -1;
+			memcpy(outmap + off, tensors[i].set[s], tensors[i].bytes);
+			off += tensors[i].bytes;
+		}
+	return 0;
+}
+
+static int cmd_call(int s)
+{
+	if (s < 0 || s >= nsets || !entry) {
+		reply("error bad call");
+		return -1;
+	}
+	for (int i = 0; i < ntensors; i++)
+		if (tensors[i].is_out) {
+			poison(&tensors[i], tensors[i].set[s]);
+			dev->upload(tensors[i].dev[s], tensors[i].set[s], tensors[i].bytes);
+		}
+	uint64_t ns = call_set(s);
+	/* copy at once: work a kernel leaves running in the background is not a result */
+	if (snap(s)) {
+		reply("error download from the %s device failed", dev->name);
+		return -1;
+	}
+	int intact = 1;
+	for (int i = 0; i < ntensors; i++) {
+		struct tensor *t = &tensors[i];
+		if (t->is_out)
+			continue;
+		if (!dev->protect_inputs)
+			dev->download(t->set[s], t->dev[s], t->bytes);
+		if (checksum(t->set[s], t->bytes) != t->sum[s])
+			intact = 0;
+	}
+	reply("done %llu %d", (unsigned long long)ns, intact);
+	return 0;
+}
+
+static int cmd_time(int warmup, int min_reps, uint64_t min_ns, int max_reps, uint64_t max_ns)
+{
+	if (!entry || nsets < 1 || max_reps < 1 || max_reps > KS_RUNNER_MAX_REPS) {
+		reply("error bad time request");
+		return -1;
+	}
+	static uint64_t t[KS_RUNNER_MAX_REPS];
+	uint64_t w0 = now_ns();
+	for (int i = 0; i < warmup; i++)
+		call_set(i % nsets);
+	/* block = wall time of the calls themselves (not of cache flushes between them);
+	 * t[i] = the device's own measure of call i */
+	uint64_t warm = now_ns() - w0, block = 0, total = 0;
+	int n = 0;
+	while (n < max_reps && (n < min_reps || total < min_ns) && total < max_ns) {
+		int s = n % nsets;
+		if (dev->between_reps)
+			dev->between_reps();
+		uint64_t a = now_ns();
+		t[n] = call_set(s);
+		block += now_ns() - a;
+		total += t[n++];
+	}
+	/* one long line: "times n warm block t0 t1 ..." */
+	char *line = malloc((size_t)n * 24 + 128);
+	if (!line) {
+		reply("error out of memory");
+		return -1;
+	}
+	int len = sprintf(line, "times %d %llu %llu", n, (unsigned long long)warm,
+			  (unsigned long long)block);
+	for (int i = 0; i < n; i++)
+		len += sprintf(line + len, " %llu", (unsigned long long)t[i]);
+	line[len++] = '\n';
+	for (int off = 0; off < len;) {
+		ssize_t w = write(KS_RUNNER_FD_REPLY, line + off, (size_t)(len - off));
+		if (w <= 0)
+			_exit(KS_RUNNER_EXIT_PROTO);
+		off += (int)w;
+	}
+	free(line);
+	return 0;
+}
+
+static int cmd_sandbox(char *args)
+{
+	char scratch[4096];
+	if (sscanf(args, "%4095s", scratch) != 1) {
+		reply("error bad sandbox line");
+		return -1;
+	}
+	snprintf(ks_runner_scratch, sizeof(ks_runner_scratch), "%s", scratch);
+	if (chdir(scratch)) {
+		reply("error chdir '%s': %s", scratch, strerror(errno));
+		return -1;
+	}
+	reply("ok");
+	return 0;
+}
+
+static int cmd_load(char *path)
+{
+	char why[256];
+	/* enter the sandbox before dlopen: the kernel's constructors run inside it */
+	if (ks_runner_scratch[0]) {
+		if (ks_sandbox_enter(ks_runner_scratch, path, strcmp(dev->name, "host") != 0, why,
+				     sizeof(why))) {
+			reply("error sandbox: %s", why);
+			return -1;
+		}
+		ks_runner_watch = 1;
+	}
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		reply("error dlopen: %s", dlerror());
+		return -1;
+	}
+	entry = (entry_fn)dlsym(h, "ks__entry_v1");
+	if (!entry) {
+		reply("error the library has no ks__entry_v1 (shim missing)");
+		return -1;
+	}
+	if (dev->init(why, sizeof(why))) {
+		reply("error %s device: %s", dev->name, why);
+		return -1;
+	}
+	reply("ok");
+	return 0;
+}
 
 int main(void)
 {
-	fprintf(stderr, "ksearch-runner: not yet wired\n");
-	return 2;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigsys;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGSYS, &sa, NULL);
+	dev = ks_runner_device_get();
+	cmd_in = fdopen(KS_RUNNER_FD_CMD, "r");
+	if (!cmd_in)
+		return KS_RUNNER_EXIT_PROTO;
+	char line[65536];
+	while (fgets(line, sizeof(line), cmd_in)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *sp = strchr(line, ' ');
+		char *args = sp ? sp + 1 : line + strlen(line);
+		if (sp)
+			*sp = '\0';
+		int s, a, b, c;
+		unsigned long long x, y;
+		if (!strcmp(line, "hello")) {
+			reply("ok ksearch-runner %d", KS_RUNNER_PROTO_VERSION);
+		} else if (!strcmp(line, "sandbox")) {
+			cmd_sandbox(args);
+		} else if (!strcmp(line, "load")) {
+			cmd_load(args);
+		} else if (!strcmp(line, "tensor")) {
+			cmd_tensor(args);
+		} else if (!strcmp(line, "params")) {
+			char *p = args, *end;
+			long n = strtol(p, &end, 10);
+			if (n < 0 || n > KS_RUNNER_MAX_PARAMS) {
+				reply("error bad params");
+				continue;
+			}
+			for (long i = 0; i < n; i++) {
+				p = end;
+				params[i] = strtod(p, &end);
+			}
+			reply("ok");
+		} else if (!strcmp(line, "alloc") && sscanf(args, "%d", &s) == 1) {
+			cmd_alloc(s);
+		} else if (!strcmp(line, "fill") && sscanf(args, "%d %llu", &s, &x) == 2) {
+			cmd_fill(s, x);
+		} else if (!strcmp(line, "call") && sscanf(args, "%d", &s) == 1) {
+			cmd_call(s);
+		} else if (!strcmp(line, "snap") && sscanf(args, "%d", &s) == 1) {
+			if (s < 0 || s >= nsets)
+				reply("error bad set");
+			else if (snap(s))
+				reply("error download from the %s device failed", dev->name);
+			else
+				reply("ok");
+		} else if (!strcmp(line, "time") &&
+			   sscanf(args, "%d %d %llu %d %llu", &a, &b, &x, &c, &y) == 5) {
+			cmd_time(a, b, x, c, y);
+		} else if (!strcmp(line, "quit")) {
+			break;
+		} else {
+			reply("error unknown command '%.64s'", line);
+		}
+	}
+	fflush(stdout);
+	_exit(0);
 }

@@ -89,6 +89,8 @@ int ks_mkdir_p(const char *path, struct ks_error *e)
 	}
 	if (mkdir(p, 0755) != 0 && errno != EEXIST)
 		return ks_error_set(e, KS_EIO, "mkdir '%s': %s", p, strerror(errno));
+	if (!ks_is_dir(p))
+		return ks_error_set(e, KS_EIO, "mkdir '%s': exists and is not a directory", p);
 	return 0;
 }
 

@@ -29,3 +29,8 @@ int tap_done(void)
 		printf("# %d of %d checks failed\n", tap_failed, tap_n);
 	return tap_failed ? 1 : 0;
 }
+
+int tap_is_int(long long got, long long want, const char *file, int line, const char *name)
+{
+	return tap_ok(got == want, file, line, "%s (got %lld want %lld)", name, got, want);
+}

@@ -10,7 +10,9 @@ int tap_ok(int cond, const char *file, int line, const char *fmt, ...)
 int tap_done(void);
 
 #define ok(cond, ...) tap_ok(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
-#define is_int(a, b, name) ok((long long)(a) == (long long)(b), "%s (got %lld want %lld)", name, (long long)(a), (long long)(b))
+int tap_is_int(long long got, long long want, const char *file, int line, const char *name);
+/* each argument is evaluated once */
+#define is_int(a, b, name) tap_is_int((long long)(a), (long long)(b), __FILE__, __LINE__, name)
 #define is_str(a, b, name) ok((a) && (b) && !strcmp((a), (b)), "%s (got '%s' want '%s')", name, (a) ? (a) : "(null)", (b) ? (b) : "(null)")
 
 #endif

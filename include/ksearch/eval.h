@@ -1,0 +1,123 @@
+/* Evaluation: compile a kernel, check it against the task's reference on several seeds and
+ * every check, time it against the task's baseline in the same session (DESIGN.md §6).
+ * A failing candidate is data (a status), never an error: the error channel of these
+ * functions is for infrastructure faults only. */
+#ifndef KSEARCH_EVAL_H
+#define KSEARCH_EVAL_H
+
+#include <stddef.h>
+
+#include "ksearch/buf.h"
+#include "ksearch/error.h"
+#include "ksearch/task.h"
+
+#define KS_STATUS_MAP(X)                                                                 \
+	X(PASSED)                                                                        \
+	X(COMPILE_ERROR)                                                                 \
+	X(RUNTIME_ERROR)                                                                 \
+	X(TIMEOUT)                                                                       \
+	X(MEMORY_LIMIT)                                                                  \
+	X(INCORRECT_NUMERICAL)                                                           \
+	X(SANDBOX_VIOLATION)                                                             \
+	X(SUSPICIOUS)
+
+enum ks_status {
+#define KS_STATUS_ENUM_(name) KS_STATUS_##name,
+	KS_STATUS_MAP(KS_STATUS_ENUM_)
+#undef KS_STATUS_ENUM_
+	KS_STATUS_COUNT_
+};
+
+/* "PASSED", "COMPILE_ERROR", ... */
+const char *ks_status_name(enum ks_status s);
+/* parse a status name; -1 when unknown */
+int ks_status_parse(const char *name);
+
+struct ks_eval_opts {
+	const char *backend;      /* "cpu" (default) */
+	int nseeds;               /* correctness seeds per workload (>= 3; default 3) */
+	double timeout_s;         /* per runner command: a call, a timing block (default 60) */
+	size_t memory_limit;      /* bytes a kernel may allocate beyond its tensors (default 2 GiB) */
+	double min_time_s;        /* timing floor per block (default 0.2 s) */
+	int min_reps;             /* timing count floor (default 10) */
+	int max_reps;             /* timing count cap (default 2000) */
+	int warmup;               /* untimed calls first (default 2) */
+	int blocks;               /* interleaved baseline/candidate blocks (default 2) */
+	size_t rotate_bytes;      /* rotating input sets until this many bytes (default: 2x LLC,
+				     capped at 256 MiB) */
+	const char *workloads;    /* NULL or "all": every workload; else "0,2" indexes */
+	int skip_checks;          /* do not run `checks` entries */
+	int skip_baseline;        /* do not time the baseline (no speedups) */
+	int threads;              /* OMP_NUM_THREADS for kernels (0: leave unset) */
+	const char *cflags;       /* compiler flags (cpu default "-O3 -march=native -fopenmp") */
+	const char *const *defines; /* NULL-terminated "NAME=VALUE" list passed as -D */
+	double peak_gflops;       /* roofline: compute ceiling (0: unknown, no compute floor) */
+	double peak_gbps;         /* roofline: memory ceiling (0: unknown, no memory floor) */
+	double suspicious_factor; /* SUSPICIOUS below floor/factor (default 1.5) */
+	int reuse_baseline;       /* time the baseline once per workload and reuse it (search) */
+	unsigned long long seed;  /* base of the input seeds (default 1) */
+	int no_sandbox;           /* for trusted debugging only; never for candidates */
+};
+
+void ks_eval_opts_init(struct ks_eval_opts *o);
+
+struct ks_wl_result {
+	int index;               /* workload index in the task (checks: index in checks) */
+	int is_check;
+	char *label;             /* "rows=4096 cols=4096" or the check name */
+	char *params_json;       /* {"rows": 4096, "cols": 4096} */
+	enum ks_status status;
+	double max_abs_err, max_rel_err;
+	double median_us;        /* candidate, 0 when not timed */
+	double spread_pct;       /* interquartile range as % of the median */
+	double gflops, gbps;     /* achieved */
+	double roofline_pct;     /* median floor / median time * 100, 0 when unknown */
+	double baseline_us;      /* baseline median in the same session, 0 when not timed */
+	double speedup;          /* baseline_us / median_us */
+	int nsamples;
+	double *samples_us;      /* every timed repetition */
+	int nseeds;              /* seeds checked (in order) */
+	unsigned long long seeds[16];
+	double seed_abs_err[16], seed_rel_err[16]; /* worst error per seed */
+	char *log;               /* compiler message, signal, first mismatches, ... */
+};
+
+struct ks_eval_result {
+	enum ks_status status;   /* first non-PASSED among checks and workloads */
+	double speedup;          /* geometric mean over timed workloads (0 if none) */
+	char *kernel_hash;       /* sha256 of source + flags + defines */
+	char *compile_log;
+	int nworkloads;
+	struct ks_wl_result *workloads;
+	int nchecks;
+	struct ks_wl_result *checks;
+	char *sandbox;           /* what isolated the kernel: "seccomp + landlock abi 7" */
+};
+
+void ks_eval_result_release(struct ks_eval_result *r);
+/* the documented --json object ({"task", "backend", "kernel", "status", ...}) */
+int ks_eval_result_json(const struct ks_task *t, const char *backend, const char *kernel_path,
+			const struct ks_eval_result *r, struct ks_buf *out);
+
+/* An evaluator keeps what stays the same across candidates: the task, compiled reference
+ * and baseline, cached reference outputs and the baseline's timings. */
+struct ks_evaluator;
+
+int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
+		     struct ks_evaluator **out, struct ks_error *e);
+void ks_evaluator_free(struct ks_evaluator *ev);
+/* Evaluate one kernel source (its text; path only for messages).  defines override
+ * o->defines when not NULL.  Returns 0 with a status in r, or an infrastructure error. */
+int ks_evaluator_run(struct ks_evaluator *ev, const char *source, const char *path,
+		     const char *const *defines, struct ks_eval_result *r, struct ks_error *e);
+
+struct ks_spec;
+/* Ceilings for the roofline from a hardware spec (upper bounds; 0 when unknown).  CPUs:
+ * theoretical compute peak only; GPUs: the best datasheet compute rate and bandwidth. */
+void ks_roofline_from_spec(const struct ks_spec *s, double *gflops, double *gbps);
+
+/* One-shot helper for `ksearch eval`: new + run + free. */
+int ks_eval_kernel(const struct ks_task *t, const char *source, const char *path,
+		   const struct ks_eval_opts *o, struct ks_eval_result *r, struct ks_error *e);
+
+#endif

@@ -1,0 +1,58 @@
+/* Run reports: what a run found, regenerated at any time from its database (DIR/run.db).
+ *
+ * A report reads the run store only (include/ksearch/store.h) and never changes it, so it
+ * can be produced while a run is still writing.  Formats:
+ *   MD    report.md: header, convergence chart (an image link to convergence.svg),
+ *         leaderboard, per-workload table of the best candidate, the world-model tree,
+ *         failures, LLM usage and how the numbers were measured (docs/reports.md)
+ *   HTML  report.html: the same sections in one self-contained file, chart inline
+ *   JSON  one object for scripts: run metadata, "evaluated", "passed", "best" and
+ *         "candidates" (every candidate with its per-workload results)
+ *   SVG   the convergence chart alone (convergence.svg)
+ *
+ * The best candidate is chosen on the final re-measurement when the run has one (phase
+ * "final"), else on the search-phase speedup; text from kernels, logs and models is
+ * escaped for the format it lands in; prompts, replies and keys are never shown. */
+#ifndef KSEARCH_REPORT_H
+#define KSEARCH_REPORT_H
+
+#include "ksearch/buf.h"
+#include "ksearch/error.h"
+
+enum ks_report_format {
+	KS_REPORT_MD,   /* Markdown */
+	KS_REPORT_HTML, /* self-contained HTML */
+	KS_REPORT_JSON, /* JSON object */
+	KS_REPORT_SVG,  /* the convergence chart */
+};
+
+struct ks_report_opts {
+	int top;          /* leaderboard rows (default 10, at most 1000) */
+	int fail_examples; /* example log lines per failing status (default 3, at most 50) */
+};
+
+/* default options */
+void ks_report_opts_init(struct ks_report_opts *o);
+
+/* Append the report of the run in run_dir to out (default options).  KS_ENOTFOUND with
+ * "no run database in 'DIR' (expected DIR/run.db)" when there is none; KS_ELIMIT when out's
+ * cap is too small; store errors are passed on. */
+int ks_report_write(const char *run_dir, enum ks_report_format fmt, struct ks_buf *out,
+		    struct ks_error *e);
+/* the same with options (o NULL: defaults) */
+int ks_report_write_opts(const char *run_dir, enum ks_report_format fmt,
+			 const struct ks_report_opts *o, struct ks_buf *out, struct ks_error *e);
+
+/* Write DIR/report.md, DIR/report.html and DIR/convergence.svg, each atomically (readers
+ * never see half a file); the run is read once, so the three agree. */
+int ks_report_write_files(const char *run_dir, struct ks_error *e);
+/* the same with options (o NULL: defaults) */
+int ks_report_write_files_opts(const char *run_dir, const struct ks_report_opts *o,
+			       struct ks_error *e);
+
+/* file names inside the run directory */
+#define KS_REPORT_MD_FILE "report.md"
+#define KS_REPORT_HTML_FILE "report.html"
+#define KS_REPORT_SVG_FILE "convergence.svg"
+
+#endif

@@ -1,0 +1,49 @@
+/* The cpu backend: kernels are C, compiled with the system compiler into a shared
+ * library and run by ksearch-runner in the sandbox. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/backends.h"
+
+static const char *cpu_compiler(void)
+{
+	const char *cc = getenv("KSEARCH_CC");
+	if (!cc || !cc[0])
+		cc = getenv("CC");
+	return cc && cc[0] ? cc : "cc";
+}
+
+static int cpu_probe(char *why, size_t n)
+{
+	return 0;
+}
+
+static int cpu_compile(const struct ks_compile_req *req, struct ks_artifact *a,
+		       struct ks_error *e)
+{
+	char flags[2048];
+	snprintf(flags, sizeof(flags), "%s -shared -fPIC",
+		 req->flags ? req->flags : ks_backend_cpu.default_flags);
+	return ks_compile_shared("cpu", cpu_compiler(), "c", "c", flags, req, a, e);
+}
+
+static int cpu_describe(struct ks_buf *out)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	return ks_buf_addf(out, "host CPU, %ld cores", cores);
+}
+
+const struct ks_backend_i ks_backend_cpu = {
+	.version = KS_BACKEND_VERSION,
+	.name = "cpu",
+	.lang = "c",
+	.ext = "c",
+	.default_flags = "-O3 -march=native -fopenmp",
+	.probe = cpu_probe,
+	.compile = cpu_compile,
+	.runner = "ksearch-runner",
+	.limit_address_space = 1,
+	.describe_target = cpu_describe,
+};

@@ -1,0 +1,52 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/backends.h"
+#include "ksearch/backend.h"
+
+static const struct ks_backend_i *const backends[] = {
+	&ks_backend_cpu,
+	NULL,
+};
+
+const struct ks_backend_i *const *ks_backend_list(void)
+{
+	return backends;
+}
+
+const struct ks_backend_i *ks_backend_find(const char *name)
+{
+	for (int i = 0; backends[i]; i++)
+		if (!strcmp(backends[i]->name, name))
+			return backends[i];
+	return NULL;
+}
+
+int ks_backend_get(const char *name, const struct ks_backend_i **out, struct ks_error *e)
+{
+	const struct ks_backend_i *b = ks_backend_find(name ? name : "cpu");
+	if (!b) {
+		char known[256] = "";
+		for (int i = 0; backends[i]; i++)
+			snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
+				 i ? ", " : "", backends[i]->name);
+		return ks_error_set(e, KS_ENOTFOUND, "unknown backend '%s' (known: %s)", name, known);
+	}
+	char why[512] = "";
+	if (b->probe && b->probe(why, sizeof(why)))
+		return ks_error_set(e, KS_EUNAVAILABLE, "backend '%s' is not available here: %s",
+				    b->name, why);
+	*out = b;
+	return 0;
+}
+
+void ks_artifact_init(struct ks_artifact *a)
+{
+	memset(a, 0, sizeof(*a));
+	ks_buf_init(&a->log, 64 << 10);
+}
+
+void ks_artifact_release(struct ks_artifact *a)
+{
+	ks_buf_release(&a->log);
+}

@@ -1,0 +1,516 @@
+/* The evaluator: compiled reference and baseline, reference outputs, and the loop over
+ * checks and workloads for each candidate (DESIGN.md §6). */
+#include "eval/evaluator.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/backends.h"
+#include "eval/stats.h"
+#include "ksearch/log.h"
+#include "util/fs.h"
+#include "util/hash.h"
+
+static const char *status_names[] = {
+#define KS_STATUS_NAME_(name) #name,
+	KS_STATUS_MAP(KS_STATUS_NAME_)
+#undef KS_STATUS_NAME_
+};
+
+const char *ks_status_name(enum ks_status s)
+{
+	return s >= 0 && s < KS_STATUS_COUNT_ ? status_names[s] : "UNKNOWN";
+}
+
+int ks_status_parse(const char *name)
+{
+	for (int i = 0; i < KS_STATUS_COUNT_; i++)
+		if (!strcmp(name, status_names[i]))
+			return i;
+	return -1;
+}
+
+static size_t llc_bytes(void)
+{
+	size_t best = 0;
+	for (int i = 0; i < 8; i++) {
+		char path[128];
+		struct ks_buf b = KS_BUF_INIT;
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+		if (ks_file_read(path, 64, &b, NULL) == 0) {
+			char *end;
+			size_t v = strtoull(ks_buf_str(&b), &end, 10);
+			if (*end == 'K')
+				v <<= 10;
+			else if (*end == 'M')
+				v <<= 20;
+			if (v > best)
+				best = v;
+		}
+		ks_buf_release(&b);
+	}
+	return best ? best : (size_t)32 << 20;
+}
+
+void ks_eval_opts_init(struct ks_eval_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->backend = "cpu";
+	o->nseeds = 3;
+	o->timeout_s = 60;
+	o->memory_limit = (size_t)2 << 30;
+	o->min_time_s = 0.2;
+	o->min_reps = 10;
+	o->max_reps = 2000;
+	o->warmup = 2;
+	o->blocks = 2;
+	o->suspicious_factor = 1.5;
+}
+
+static void fill_defaults(struct ks_eval_opts *o)
+{
+	if (!o->backend)
+		o->backend = "cpu";
+	if (o->nseeds < 3)
+		o->nseeds = 3;
+	if (o->nseeds > KS_MAX_SEEDS)
+		o->nseeds = KS_MAX_SEEDS;
+	if (o->timeout_s <= 0)
+		o->timeout_s = 60;
+	if (!o->memory_limit)
+		o->memory_limit = (size_t)2 << 30;
+	if (o->min_reps < 1)
+		o->min_reps = 1;
+	if (o->max_reps < o->min_reps)
+		o->max_reps = o->min_reps;
+	if (o->max_reps > 20000)
+		o->max_reps = 20000;
+	if (o->blocks < 1)
+		o->blocks = 1;
+	if (o->suspicious_factor < 1)
+		o->suspicious_factor = 1.5;
+	if (!o->rotate_bytes) {
+		size_t two = 2 * llc_bytes(), cap = (size_t)512 << 20;
+		o->rotate_bytes = two < cap ? two : cap;
+	}
+}
+
+/* "0,2,3" -> is index i selected */
+static int selected(const char *sel, int i)
+{
+	if (!sel || !sel[0] || !strcmp(sel, "all"))
+		return 1;
+	const char *p = sel;
+	while (*p) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p)
+			return 0;
+		if (v == i)
+			return 1;
+		p = *end == ',' ? end + 1 : end;
+		if (*end && *end != ',')
+			return 0;
+	}
+	return 0;
+}
+
+static int validate_selection(const char *sel, int n, struct ks_error *e)
+{
+	if (!sel || !sel[0] || !strcmp(sel, "all"))
+		return 0;
+	const char *p = sel;
+	while (*p) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p || (*end && *end != ','))
+			return ks_error_set(e, KS_EINVAL,
+					    "--workloads expects 'all' or indexes like 0,2; got '%s'", sel);
+		if (v < 0 || v >= n)
+			return ks_error_set(e, KS_EINVAL,
+					    "workload index %ld out of range (the task has %d for this backend: 0..%d)",
+					    v, n, n - 1);
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+static int compile_file(const struct ks_backend_i *be, const struct ks_task *t,
+			const char *file, const char *flags, const char *const *defines,
+			struct ks_artifact *a, struct ks_error *e)
+{
+	char path[PATH_MAX];
+	struct ks_buf src = KS_BUF_INIT;
+	ks_path_join(path, sizeof(path), t->dir, file);
+	int rc = ks_file_read(path, 4 << 20, &src, e);
+	if (rc == 0) {
+		struct ks_compile_req req = {.task = t, .source = ks_buf_str(&src),
+					     .defines = defines, .flags = flags};
+		rc = be->compile(&req, a, e);
+		if (rc == 0 && !a->ok)
+			rc = ks_error_set(e, KS_EINVAL, "'%s' does not compile:\n%.2000s", path,
+					  ks_buf_str(&a->log));
+	}
+	ks_buf_release(&src);
+	return rc;
+}
+
+static int setup_workloads(struct ks_evaluator *ev, struct ks_error *e)
+{
+	const struct ks_task *t = ev->task;
+	int ntimed = 0;
+	for (int i = 0; i < t->nworkloads; i++)
+		if (ks_workload_for_backend(&t->workloads[i], ev->o.backend))
+			ntimed++;
+	if (ntimed == 0)
+		return ks_error_set(e, KS_EINVAL, "task '%s' has no workload for backend '%s'",
+				    t->name, ev->o.backend);
+	int rc = validate_selection(ev->o.workloads, ntimed, e);
+	if (rc)
+		return rc;
+	ev->wl = calloc((size_t)(t->nworkloads + t->nchecks), sizeof(*ev->wl));
+	if (!ev->wl)
+		return ks_error_set(e, KS_ENOMEM, "out of memory");
+	for (int pass = 0; pass < 2; pass++) {
+		int n = pass ? t->nchecks : t->nworkloads, k = 0;
+		if (pass && ev->o.skip_checks)
+			break;
+		for (int i = 0; i < n; i++) {
+			const struct ks_workload *w = pass ? &t->checks[i] : &t->workloads[i];
+			if (!ks_workload_for_backend(w, ev->o.backend))
+				continue;
+			if (!pass && !selected(ev->o.workloads, k++))
+				continue;
+			struct ks_wl_state *ws = &ev->wl[ev->nwl++];
+			ws->wl = w;
+			ws->index = i;
+			ws->is_check = pass;
+			for (int j = 0; j < t->ntensors; j++) {
+				size_t numel;
+				int64_t dims[KS_MAX_DIMS];
+				if ((rc = ks_workload_shape(t, w, j, dims, &numel, e)))
+					return rc;
+				size_t b = numel * ks_dtype_size(t->tensors[j].dtype);
+				ws->set_bytes += b;
+				if (t->tensors[j].is_output)
+					ws->out_bytes += b;
+			}
+			size_t sets = ws->set_bytes ? (ev->o.rotate_bytes + ws->set_bytes - 1) / ws->set_bytes : 1;
+			ws->nsets = sets < 1 ? 1 : sets > 64 ? 64 : (int)sets;
+			if (pass)
+				ws->nsets = 1;
+			ws->flops = ws->bytes = 0;
+			if (t->flops)
+				ks_workload_expr(t, w, t->flops, &ws->flops, NULL);
+			if (t->bytes)
+				ks_workload_expr(t, w, t->bytes, &ws->bytes, NULL);
+		}
+	}
+	return 0;
+}
+
+int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
+		     struct ks_evaluator **out, struct ks_error *e)
+{
+	struct ks_evaluator *ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return ks_error_set(e, KS_ENOMEM, "out of memory");
+	ev->task = t;
+	if (o)
+		ev->o = *o;
+	else
+		ks_eval_opts_init(&ev->o);
+	fill_defaults(&ev->o);
+	ks_artifact_init(&ev->ref);
+	ks_artifact_init(&ev->base);
+	for (int i = 0; i < KS_MAX_SEEDS; i++)
+		ev->seeds[i] = (ev->o.seed ? ev->o.seed : 1) * 1000003ull + (unsigned long long)i;
+	int n = 0;
+	if (ev->o.threads > 0) {
+		snprintf(ev->threads_env, sizeof(ev->threads_env), "OMP_NUM_THREADS=%d",
+			 ev->o.threads);
+		ev->env[n++] = ev->threads_env;
+	}
+	ev->env[n] = NULL;
+	int rc;
+	if ((rc = ks_backend_get(ev->o.backend, &ev->be, e)) ||
+	    (rc = ks_runner_path(ev->be->runner, ev->runner, sizeof(ev->runner), e)) ||
+	    (rc = ks_runner_path("ksearch-runner", ev->host_runner, sizeof(ev->host_runner), e)) ||
+	    (rc = ks_task_hash(t, ev->task_hash, e)) || (rc = setup_workloads(ev, e)))
+		goto fail;
+	/* the reference is plain C on the host, compiled without value-changing flags */
+	if ((rc = compile_file(&ks_backend_cpu, t, "reference.c", "-O2 -fno-fast-math",
+			       NULL, &ev->ref, e))) {
+		ks_error_wrap(e, "reference of task '%s'", t->name);
+		goto fail;
+	}
+	if (!ev->o.skip_baseline) {
+		char file[64];
+		snprintf(file, sizeof(file), "baseline.%s", ev->be->ext);
+		char path[PATH_MAX];
+		ks_path_join(path, sizeof(path), t->dir, file);
+		if (!ks_path_exists(path)) {
+			ks_warn("task '%s' has no %s: speedups are not measured", t->name, file);
+			ev->o.skip_baseline = 1;
+		} else if ((rc = compile_file(ev->be, t, file, ev->o.cflags, NULL, &ev->base, e))) {
+			ks_error_wrap(e, "baseline of task '%s'", t->name);
+			goto fail;
+		}
+	}
+	*out = ev;
+	return 0;
+fail:
+	ks_evaluator_free(ev);
+	return rc;
+}
+
+void ks_evaluator_free(struct ks_evaluator *ev)
+{
+	if (!ev)
+		return;
+	for (int i = 0; i < ev->nwl; i++) {
+		for (int s = 0; s < KS_MAX_SEEDS; s++)
+			free(ev->wl[i].ref[s]);
+		free(ev->wl[i].base_samples);
+	}
+	free(ev->wl);
+	ks_artifact_release(&ev->ref);
+	ks_artifact_release(&ev->base);
+	free(ev);
+}
+
+int ks_eval_open_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
+			int nsets, int host, size_t mem_extra, struct ks_runner **out,
+			struct ks_error *e)
+{
+	const struct ks_task *t = ev->task;
+	struct ks_runner_spawn sp = {
+		.runner_path = host ? ev->host_runner : ev->runner,
+		.sandbox = !ev->o.no_sandbox,
+		.limits = {.address_space = 0, .cpu_seconds = 0, .file_size = (size_t)64 << 20,
+			   .isolate_network = 1},
+		.extra_env = ev->env,
+		.out_bytes = ws->out_bytes,
+	};
+	if (host || ev->be->limit_address_space)
+		sp.limits.address_space = ws->set_bytes * (size_t)nsets + mem_extra +
+					  ((size_t)1 << 30);
+	struct ks_runner *r = NULL;
+	const char *reply;
+	int rc = ks_runner_start(&sp, &r, e);
+	if (rc)
+		return rc;
+	if ((rc = ks_runner_cmd(r, 30, &reply, e, "load %s", lib)))
+		goto fail;
+	for (int j = 0; j < t->ntensors; j++) {
+		size_t numel;
+		int64_t dims[KS_MAX_DIMS];
+		struct ks_init init = {KS_INIT_CONST, 0, 0};
+		if ((rc = ks_workload_shape(t, ws->wl, j, dims, &numel, e)))
+			goto fail;
+		if (!t->tensors[j].is_output) {
+			const char *txt = ks_workload_init(t, ws->wl, j);
+			if ((rc = ks_init_parse(txt, &init, NULL, e)))
+				goto fail;
+		}
+		if ((rc = ks_runner_cmd(r, 30, &reply, e, "tensor %d %s %zu %d %d %.17g %.17g %llu",
+					j, ks_dtype_name(t->tensors[j].dtype), numel,
+					t->tensors[j].is_output, (int)init.kind, init.a, init.b,
+					(unsigned long long)ks_tensor_key(t, ws->wl, j))))
+			goto fail;
+	}
+	char params[4096];
+	int len = snprintf(params, sizeof(params), "%d", t->nparams);
+	for (int i = 0; i < t->nparams && len < (int)sizeof(params) - 32; i++)
+		len += snprintf(params + len, sizeof(params) - (size_t)len, " %.17g",
+				ws->wl->values[i]);
+	if ((rc = ks_runner_cmd(r, 30, &reply, e, "params %s", params)) ||
+	    (rc = ks_runner_cmd(r, 60, &reply, e, "alloc %d", nsets)))
+		goto fail;
+	*out = r;
+	return 0;
+fail:
+	*out = r; /* the caller decides whether this is the kernel's fault */
+	return rc;
+}
+
+static int ref_cache_path(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_idx,
+			  char *out, size_t n)
+{
+	struct ks_buf label = KS_BUF_INIT;
+	ks_workload_label(ev->task, ws->wl, &label);
+	char h[65];
+	ks_sha256_str_hex(ks_buf_str(&label), h);
+	ks_buf_release(&label);
+	snprintf(out, n, "%s/reference/%.16s/%.16s-%llu.bin", ks_cache_root(), ev->task_hash, h,
+		 ev->seeds[seed_idx]);
+	return 0;
+}
+
+int ks_eval_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_idx,
+		      struct ks_error *e)
+{
+	if (ws->ref[seed_idx])
+		return 0;
+	char cpath[PATH_MAX];
+	ref_cache_path(ev, ws, seed_idx, cpath, sizeof(cpath));
+	struct ks_buf cached = KS_BUF_INIT;
+	if (ks_file_read(cpath, ws->out_bytes + 1, &cached, NULL) == 0 &&
+	    cached.len == ws->out_bytes) {
+		ws->ref[seed_idx] = (unsigned char *)ks_buf_detach(&cached, NULL);
+		return 0;
+	}
+	ks_buf_release(&cached);
+	struct ks_runner *r = NULL;
+	const char *reply;
+	int rc = ks_eval_open_runner(ev, ws, ev->ref.path, 1, 1, (size_t)4 << 30, &r, e);
+	if (!rc)
+		rc = ks_runner_cmd(r, 30, &reply, e, "fill 0 %llu", ev->seeds[seed_idx]);
+	/* the reference may be slow on big workloads: give it ten call timeouts */
+	if (!rc)
+		rc = ks_runner_cmd(r, ev->o.timeout_s * 10, &reply, e, "call 0");
+	if (rc) {
+		struct ks_buf why = KS_BUF_INIT;
+		if (r)
+			ks_runner_fate(r, &why);
+		rc = ks_error_set(e, KS_EIO, "the reference failed on %s: %s", "a workload",
+				  ks_buf_str(&why));
+		ks_buf_release(&why);
+		ks_runner_free(r);
+		return rc;
+	}
+	ws->ref[seed_idx] = malloc(ws->out_bytes ? ws->out_bytes : 1);
+	if (!ws->ref[seed_idx]) {
+		ks_runner_free(r);
+		return ks_error_set(e, KS_ENOMEM, "out of memory for reference outputs");
+	}
+	memcpy(ws->ref[seed_idx], r->out, ws->out_bytes);
+	ks_runner_free(r);
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", cpath);
+	*strrchr(dir, '/') = '\0';
+	if (ks_mkdir_p(dir, NULL) == 0)
+		ks_file_write_atomic(cpath, ws->ref[seed_idx], ws->out_bytes, NULL);
+	return 0;
+}
+
+static void wl_result_init(struct ks_evaluator *ev, struct ks_wl_state *ws, struct ks_wl_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	const struct ks_task *t = ev->task;
+	res->index = ws->index;
+	res->is_check = ws->is_check;
+	struct ks_buf b = KS_BUF_INIT;
+	if (ws->is_check && ws->wl->name)
+		ks_buf_adds(&b, ws->wl->name);
+	else
+		ks_workload_label(t, ws->wl, &b);
+	res->label = ks_buf_detach(&b, NULL);
+	ks_buf_adds(&b, "{");
+	for (int i = 0; i < t->nparams; i++)
+		ks_buf_addf(&b, "%s\"%s\": %.17g", i ? ", " : "", t->params[i].name,
+			    ws->wl->values[i]);
+	ks_buf_adds(&b, "}");
+	res->params_json = ks_buf_detach(&b, NULL);
+	res->status = KS_STATUS_PASSED;
+}
+
+int ks_evaluator_run(struct ks_evaluator *ev, const char *source, const char *path,
+		     const char *const *defines, struct ks_eval_result *r, struct ks_error *e)
+{
+	memset(r, 0, sizeof(*r));
+	r->sandbox = strdup(ev->o.no_sandbox ? "none (--no-sandbox)" : ks_sandbox_describe());
+	struct ks_artifact a;
+	ks_artifact_init(&a);
+	struct ks_compile_req req = {.task = ev->task, .source = source,
+				     .defines = defines ? defines : ev->o.defines,
+				     .flags = ev->o.cflags};
+	int rc = ev->be->compile(&req, &a, e);
+	if (rc) {
+		ks_artifact_release(&a);
+		return rc;
+	}
+	r->kernel_hash = strdup(a.hash);
+	r->compile_log = strdup(ks_buf_str(&a.log));
+	int nchecks = 0, ntimed = 0;
+	for (int i = 0; i < ev->nwl; i++)
+		ev->wl[i].is_check ? nchecks++ : ntimed++;
+	r->workloads = calloc((size_t)ntimed + 1, sizeof(*r->workloads));
+	r->checks = calloc((size_t)nchecks + 1, sizeof(*r->checks));
+	if (!r->workloads || !r->checks) {
+		ks_artifact_release(&a);
+		return ks_error_set(e, KS_ENOMEM, "out of memory");
+	}
+	r->status = a.ok ? KS_STATUS_PASSED : KS_STATUS_COMPILE_ERROR;
+	double speedups[256];
+	int nsp = 0;
+	/* checks first: cheap, and a kernel that fails them is not worth timing */
+	for (int pass = 1; pass >= 0; pass--) {
+		for (int i = 0; i < ev->nwl; i++) {
+			struct ks_wl_state *ws = &ev->wl[i];
+			if (ws->is_check != pass)
+				continue;
+			struct ks_wl_result *res = pass ? &r->checks[r->nchecks++]
+							: &r->workloads[r->nworkloads++];
+			wl_result_init(ev, ws, res);
+			if (!a.ok) {
+				res->status = KS_STATUS_COMPILE_ERROR;
+				res->log = strdup("");
+				continue;
+			}
+			if (r->status != KS_STATUS_PASSED) {
+				/* an earlier failure decided the status: do not spend time */
+				res->log = strdup("not run: an earlier check or workload failed");
+				res->status = r->status;
+				continue;
+			}
+			if ((rc = ks_eval_workload(ev, ws, a.path, res, e)))
+				goto out;
+			if (res->status != KS_STATUS_PASSED)
+				r->status = res->status;
+			else if (!pass && res->speedup > 0 && nsp < 256)
+				speedups[nsp++] = res->speedup;
+		}
+	}
+	r->speedup = r->status == KS_STATUS_PASSED ? ks_geomean(speedups, (size_t)nsp) : 0;
+	(void)path;
+out:
+	ks_artifact_release(&a);
+	return rc;
+}
+
+int ks_eval_kernel(const struct ks_task *t, const char *source, const char *path,
+		   const struct ks_eval_opts *o, struct ks_eval_result *r, struct ks_error *e)
+{
+	struct ks_evaluator *ev;
+	int rc = ks_evaluator_new(t, o, &ev, e);
+	if (rc)
+		return rc;
+	rc = ks_evaluator_run(ev, source, path, NULL, r, e);
+	ks_evaluator_free(ev);
+	return rc;
+}
+
+void ks_eval_result_release(struct ks_eval_result *r)
+{
+	struct ks_wl_result *lists[2] = {r->workloads, r->checks};
+	int counts[2] = {r->nworkloads, r->nchecks};
+	for (int l = 0; l < 2; l++) {
+		for (int i = 0; i < counts[l]; i++) {
+			free(lists[l][i].label);
+			free(lists[l][i].params_json);
+			free(lists[l][i].samples_us);
+			free(lists[l][i].log);
+		}
+		free(lists[l]);
+	}
+	free(r->kernel_hash);
+	free(r->compile_log);
+	free(r->sandbox);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,375 @@
+#include "eval/runner_client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "eval/runner_proto.h"
+#include "util/fs.h"
+
+#define LOG_CAP (64 << 10)
+#define REPLY_CAP (4 << 20)
+
+int ks_runner_path(const char *name, char *out, size_t n, struct ks_error *e)
+{
+	const char *env = getenv("KSEARCH_RUNNER_DIR");
+	char dir[PATH_MAX];
+	if (env && env[0])
+		snprintf(dir, sizeof(dir), "%s", env);
+	else if (ks_exe_dir(dir, sizeof(dir)))
+		return ks_error_set(e, KS_ESYS, "cannot find the running executable");
+	snprintf(out, n, "%s/%s", dir, name);
+	if (access(out, X_OK))
+		return ks_error_set(e, KS_ENOTFOUND,
+				    "'%s' not found: %s must sit beside ksearch (was it built?)",
+				    out, name);
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void child_exec(const struct ks_runner_spawn *sp, int cmd_r, int reply_w, int log_w,
+		       int out_fd, char **env)
+{
+	/* move the ends above the target numbers first so dup2 never clobbers one */
+	int fds[4] = {cmd_r, reply_w, out_fd, log_w};
+	for (int i = 0; i < 4; i++) {
+		if (fds[i] < 0)
+			continue;
+		int hi = fcntl(fds[i], F_DUPFD, 100);
+		if (hi < 0)
+			_exit(126);
+		fds[i] = hi;
+	}
+	int devnull = open("/dev/null", O_RDONLY);
+	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(fds[3], 1) < 0 || dup2(fds[3], 2) < 0 ||
+	    dup2(fds[0], KS_RUNNER_FD_CMD) < 0 || dup2(fds[1], KS_RUNNER_FD_REPLY) < 0)
+		_exit(126);
+	if (fds[2] >= 0 && dup2(fds[2], KS_RUNNER_FD_OUT) < 0)
+		_exit(126);
+	for (int fd = KS_RUNNER_FD_OUT + 1; fd < 1024; fd++)
+		close(fd);
+	if (ks_sandbox_child_prepare(&sp->limits))
+		_exit(126);
+	char *argv[] = {(char *)"ksearch-runner", NULL};
+	execve(sp->runner_path, argv, env);
+	_exit(127);
+}
+
+int ks_runner_start(const struct ks_runner_spawn *sp, struct ks_runner **out,
+		    struct ks_error *e)
+{
+	struct ks_runner *r = calloc(1, sizeof(*r));
+	if (!r)
+		return ks_error_set(e, KS_ENOMEM, "out of memory");
+	r->pid = -1;
+	r->cmd_fd = r->reply_fd = r->log_fd = -1;
+	ks_buf_init(&r->replies, REPLY_CAP);
+	ks_buf_init(&r->log, LOG_CAP);
+	int cmd[2] = {-1, -1}, rep[2] = {-1, -1}, lg[2] = {-1, -1}, out_fd = -1, rc = 0;
+	char **env = NULL;
+	char tmpl[PATH_MAX];
+	snprintf(tmpl, sizeof(tmpl), "%s/scratch", ks_cache_root());
+	if ((rc = ks_mkdir_p(tmpl, e)))
+		goto fail;
+	snprintf(r->scratch, sizeof(r->scratch), "%s/scratch/run-XXXXXX", ks_cache_root());
+	if (!mkdtemp(r->scratch)) {
+		rc = ks_error_set(e, KS_EIO, "create scratch directory: %s", strerror(errno));
+		r->scratch[0] = '\0';
+		goto fail;
+	}
+	if (pipe2(cmd, O_CLOEXEC) || pipe2(rep, O_CLOEXEC) || pipe2(lg, O_CLOEXEC)) {
+		rc = ks_error_set(e, KS_ESYS, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	if (sp->out_bytes) {
+		out_fd = memfd_create("ksearch-outputs", MFD_CLOEXEC);
+		if (out_fd < 0 || ftruncate(out_fd, (off_t)sp->out_bytes)) {
+			rc = ks_error_set(e, KS_ESYS, "output file: %s", strerror(errno));
+			goto fail;
+		}
+		r->out = mmap(NULL, sp->out_bytes, PROT_READ, MAP_SHARED, out_fd, 0);
+		if (r->out == MAP_FAILED) {
+			r->out = NULL;
+			rc = ks_error_set(e, KS_ESYS, "map output file: %s", strerror(errno));
+			goto fail;
+		}
+		r->out_bytes = sp->out_bytes;
+	}
+	const char *base[] = {"MALLOC_ARENA_MAX=4", NULL};
+	const char *extra[32];
+	int nx = 0;
+	for (int i = 0; base[i]; i++)
+		extra[nx++] = base[i];
+	for (int i = 0; sp->extra_env && sp->extra_env[i] && nx < 31; i++)
+		extra[nx++] = sp->extra_env[i];
+	extra[nx] = NULL;
+	env = ks_env_scrubbed(r->scratch, extra);
+	if (!env) {
+		rc = ks_error_set(e, KS_ENOMEM, "out of memory");
+		goto fail;
+	}
+	r->pid = fork();
+	if (r->pid < 0) {
+		rc = ks_error_set(e, KS_ESYS, "fork: %s", strerror(errno));
+		goto fail;
+	}
+	if (r->pid == 0)
+		child_exec(sp, cmd[0], rep[1], lg[1], out_fd, env);
+	free(env);
+	env = NULL;
+	close(cmd[0]);
+	close(rep[1]);
+	close(lg[1]);
+	if (out_fd >= 0)
+		close(out_fd);
+	r->cmd_fd = cmd[1];
+	r->reply_fd = rep[0];
+	r->log_fd = lg[0];
+	fcntl(r->reply_fd, F_SETFL, O_NONBLOCK);
+	fcntl(r->log_fd, F_SETFL, O_NONBLOCK);
+	signal(SIGPIPE, SIG_IGN);
+	const char *reply;
+	if ((rc = ks_runner_cmd(r, 30, &reply, e, "hello")))
+		goto fail_started;
+	if (sp->sandbox && (rc = ks_runner_cmd(r, 30, &reply, e, "sandbox %s", r->scratch)))
+		goto fail_started;
+	*out = r;
+	return 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (cmd[i] >= 0)
+			close(cmd[i]);
+		if (rep[i] >= 0)
+			close(rep[i]);
+		if (lg[i] >= 0)
+			close(lg[i]);
+	}
+	if (out_fd >= 0)
+		close(out_fd);
+	free(env);
+fail_started:
+	ks_runner_free(r);
+	return rc;
+}
+
+static void drain_log(struct ks_runner *r)
+{
+	char chunk[4096];
+	ssize_t n;
+	while (r->log_fd >= 0 && (n = read(r->log_fd, chunk, sizeof(chunk))) > 0)
+		if (r->log.len < LOG_CAP - 1)
+			ks_buf_add(&r->log, chunk,
+				   (size_t)n < LOG_CAP - 1 - r->log.len ? (size_t)n
+									 : LOG_CAP - 1 - r->log.len);
+}
+
+static void kill_runner(struct ks_runner *r)
+{
+	if (r->pid > 0 && !r->reaped) {
+		kill(-r->pid, SIGKILL);
+		kill(r->pid, SIGKILL);
+		if (waitpid(r->pid, &r->wstatus, 0) == r->pid)
+			r->reaped = 1;
+	}
+}
+
+/* take one complete line out of r->replies into line; 1 when found */
+static int next_line(struct ks_runner *r, struct ks_buf *line)
+{
+	char *nl = r->replies.data ? memchr(r->replies.data, '\n', r->replies.len) : NULL;
+	if (!nl)
+		return 0;
+	size_t n = (size_t)(nl - r->replies.data);
+	ks_buf_reset(line);
+	ks_buf_add(line, r->replies.data, n);
+	memmove(r->replies.data, nl + 1, r->replies.len - n - 1);
+	r->replies.len -= n + 1;
+	r->replies.data[r->replies.len] = '\0';
+	return 1;
+}
+
+int ks_runner_cmd(struct ks_runner *r, double timeout_s, const char **reply, struct ks_error *e,
+		  const char *fmt, ...)
+{
+	static __thread struct ks_buf line = {NULL, 0, 0, REPLY_CAP};
+	char cmd[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(cmd, sizeof(cmd) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= (int)sizeof(cmd) - 1)
+		return ks_error_set(e, KS_ELIMIT, "runner command too long");
+	cmd[n++] = '\n';
+	if (r->reaped)
+		return ks_error_set(e, KS_EPROTO, "runner is not running");
+	for (int off = 0; off < n;) {
+		ssize_t w = write(r->cmd_fd, cmd + off, (size_t)(n - off));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return ks_error_set(e, KS_EPROTO, "runner died");
+		off += (int)w;
+	}
+	double deadline = now_s() + timeout_s;
+	for (;;) {
+		while (next_line(r, &line)) {
+			const char *l = ks_buf_str(&line);
+			if (!strncmp(l, "violation ", 10)) {
+				snprintf(r->violation, sizeof(r->violation), "%s", l + 10);
+				continue;
+			}
+			if (!strncmp(l, "alloc_failed ", 13)) {
+				r->alloc_failed = strtoull(l + 13, NULL, 10);
+				continue;
+			}
+			if (!strncmp(l, "launch_failed ", 14)) {
+				snprintf(r->launch_error, sizeof(r->launch_error), "%s", l + 14);
+				continue;
+			}
+			if (!strncmp(l, "error ", 6))
+				return ks_error_set(e, KS_EPROTO, "%s", l + 6);
+			*reply = l;
+			return 0;
+		}
+		double left = deadline - now_s();
+		if (left <= 0) {
+			r->timed_out = 1;
+			kill_runner(r);
+			drain_log(r);
+			return ks_error_set(e, KS_ETIMEOUT, "no answer within %.0f s", timeout_s);
+		}
+		struct pollfd pfd[2] = {{r->reply_fd, POLLIN, 0}, {r->log_fd, POLLIN, 0}};
+		int pr = poll(pfd, 2, left > 1 ? 1000 : (int)(left * 1000) + 1);
+		if (pr < 0 && errno != EINTR)
+			return ks_error_set(e, KS_ESYS, "poll: %s", strerror(errno));
+		if (pfd[1].revents)
+			drain_log(r);
+		if (pfd[0].revents & POLLIN) {
+			char chunk[65536];
+			ssize_t got;
+			while ((got = read(r->reply_fd, chunk, sizeof(chunk))) > 0)
+				if (ks_buf_add(&r->replies, chunk, (size_t)got)) {
+					kill_runner(r);
+					return ks_error_set(e, KS_ELIMIT, "runner reply too large");
+				}
+			if (got == 0)
+				goto dead;
+		} else if (pfd[0].revents & (POLLHUP | POLLERR)) {
+			goto dead;
+		}
+	}
+dead:
+	/* parse what is left: a last violation line may be buffered */
+	while (next_line(r, &line)) {
+		const char *l = ks_buf_str(&line);
+		if (!strncmp(l, "violation ", 10))
+			snprintf(r->violation, sizeof(r->violation), "%s", l + 10);
+		else if (!strncmp(l, "alloc_failed ", 13))
+			r->alloc_failed = strtoull(l + 13, NULL, 10);
+		else if (!strncmp(l, "launch_failed ", 14))
+			snprintf(r->launch_error, sizeof(r->launch_error), "%s", l + 14);
+	}
+	drain_log(r);
+	if (!r->reaped && waitpid(r->pid, &r->wstatus, 0) == r->pid)
+		r->reaped = 1;
+	return ks_error_set(e, KS_EPROTO, "runner died");
+}
+
+enum ks_status ks_runner_fate(struct ks_runner *r, struct ks_buf *log)
+{
+	if (!r->reaped) {
+		/* it answered "error" or we gave up: make sure it is gone */
+		kill_runner(r);
+	}
+	drain_log(r);
+	enum ks_status st = KS_STATUS_RUNTIME_ERROR;
+	if (r->violation[0]) {
+		ks_buf_addf(log, "sandbox violation: %s", r->violation);
+		st = KS_STATUS_SANDBOX_VIOLATION;
+	} else if (r->alloc_failed) {
+		ks_buf_addf(log, "allocation of %zu bytes failed under the memory limit",
+			    r->alloc_failed);
+		st = KS_STATUS_MEMORY_LIMIT;
+	} else if (r->launch_error[0]) {
+		ks_buf_addf(log, "device error: %s", r->launch_error);
+		st = KS_STATUS_RUNTIME_ERROR;
+	} else if (r->timed_out) {
+		ks_buf_addf(log, "killed after the time limit");
+		st = KS_STATUS_TIMEOUT;
+	} else if (WIFSIGNALED(r->wstatus)) {
+		int sig = WTERMSIG(r->wstatus);
+		if (sig == SIGSYS) {
+			ks_buf_addf(log, "sandbox violation: killed by SIGSYS (forbidden system call)");
+			st = KS_STATUS_SANDBOX_VIOLATION;
+		} else if (sig == SIGXCPU) {
+			ks_buf_addf(log, "CPU time limit exceeded");
+			st = KS_STATUS_TIMEOUT;
+		} else if (sig == SIGKILL) {
+			ks_buf_addf(log, "killed by SIGKILL (out of memory?)");
+			st = KS_STATUS_MEMORY_LIMIT;
+		} else {
+			ks_buf_addf(log, "crashed with signal %d (%s)", sig, strsignal(sig));
+		}
+	} else if (WIFEXITED(r->wstatus)) {
+		int code = WEXITSTATUS(r->wstatus);
+		if (code == KS_RUNNER_EXIT_VIOLATION) {
+			ks_buf_addf(log, "sandbox violation");
+			st = KS_STATUS_SANDBOX_VIOLATION;
+		} else if (code == KS_RUNNER_EXIT_MEMORY) {
+			ks_buf_addf(log, "allocation failed under the memory limit");
+			st = KS_STATUS_MEMORY_LIMIT;
+		} else {
+			ks_buf_addf(log, "the process exited with status %d during the call", code);
+		}
+	}
+	if (r->log.len)
+		ks_buf_addf(log, "\n--- kernel output ---\n%.4000s", ks_buf_str(&r->log));
+	return st;
+}
+
+void ks_runner_free(struct ks_runner *r)
+{
+	if (!r)
+		return;
+	if (r->pid > 0 && !r->reaped) {
+		ssize_t w = write(r->cmd_fd, "quit\n", 5);
+		(void)w;
+		/* give it a moment to exit on its own, then make sure */
+		for (int i = 0; i < 50 && !r->reaped; i++) {
+			if (waitpid(r->pid, &r->wstatus, WNOHANG) == r->pid)
+				r->reaped = 1;
+			else
+				usleep(2000);
+		}
+		kill_runner(r);
+	}
+	if (r->cmd_fd >= 0)
+		close(r->cmd_fd);
+	if (r->reply_fd >= 0)
+		close(r->reply_fd);
+	if (r->log_fd >= 0)
+		close(r->log_fd);
+	if (r->out)
+		munmap(r->out, r->out_bytes);
+	if (r->scratch[0])
+		ks_rm_rf(r->scratch);
+	ks_buf_release(&r->replies);
+	ks_buf_release(&r->log);
+	free(r);
+}

@@ -1,0 +1,54 @@
+/* The evaluator's side of ksearch-runner: start one sandboxed runner, talk to it with
+ * deadlines, and turn its death into a status. */
+#ifndef KS_EVAL_RUNNER_CLIENT_H
+#define KS_EVAL_RUNNER_CLIENT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "eval/sandbox.h"
+#include "ksearch/buf.h"
+#include "ksearch/error.h"
+#include "ksearch/eval.h"
+
+struct ks_runner_spawn {
+	const char *runner_path;        /* ksearch-runner */
+	int sandbox;                    /* enter the sandbox before loading the kernel */
+	struct ks_sandbox_limits limits;
+	const char *const *extra_env;   /* "OMP_NUM_THREADS=2", ... */
+	size_t out_bytes;               /* size of the shared output file */
+};
+
+struct ks_runner {
+	pid_t pid;
+	int cmd_fd, reply_fd, log_fd;
+	unsigned char *out;   /* shared output file, read-only here */
+	size_t out_bytes;
+	struct ks_buf replies; /* unparsed reply bytes */
+	struct ks_buf log;     /* the kernel's stdout/stderr, capped */
+	char scratch[4096];
+	char violation[512];   /* last "violation" line */
+	size_t alloc_failed;   /* bytes of a failed allocation, 0 if none */
+	char launch_error[512]; /* last "launch_failed" line (device errors) */
+	int timed_out;
+	int reaped, wstatus;
+};
+
+int ks_runner_start(const struct ks_runner_spawn *sp, struct ks_runner **out,
+		    struct ks_error *e);
+/* Send one command and wait up to timeout_s for its reply line (unsolicited lines are
+ * recorded on the way).  Returns 0 with the reply in *reply (valid until the next call),
+ * KS_ETIMEOUT when the deadline passed (the runner is then killed), KS_EPROTO when the
+ * runner died or answered "error ..." (the text is in e). */
+int ks_runner_cmd(struct ks_runner *r, double timeout_s, const char **reply, struct ks_error *e,
+		  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* After a failed command: kill if needed, reap, and classify what happened to the kernel
+ * (TIMEOUT, MEMORY_LIMIT, SANDBOX_VIOLATION, RUNTIME_ERROR) with an explanation in log. */
+enum ks_status ks_runner_fate(struct ks_runner *r, struct ks_buf *log);
+/* quit, kill, reap, remove scratch, free */
+void ks_runner_free(struct ks_runner *r);
+/* path of the runner executable name (e.g. "ksearch-runner") beside the running
+ * executable; $KSEARCH_RUNNER_DIR overrides the directory */
+int ks_runner_path(const char *name, char *out, size_t n, struct ks_error *e);
+
+#endif

@@ -1,0 +1,48 @@
+/* The private protocol between the evaluator and ksearch-runner.
+ *
+ * The runner is exec'd with a scrubbed environment and these descriptors:
+ *   KS_RUNNER_FD_CMD    commands from the evaluator, one text line each
+ *   KS_RUNNER_FD_REPLY  replies, one text line each
+ *   KS_RUNNER_FD_OUT    a shared memory file the runner copies a set's outputs into
+ * stdout and stderr go to a capped log pipe, so a kernel's prints never reach the protocol.
+ *
+ * Commands (replies in brackets; any command may instead get "error <message>"):
+ *   hello                                        [ok ksearch-runner <version>]
+ *   sandbox <scratch> <threads>                  [ok]  landlock + seccomp from here on
+ *   load <path-to-so>                            [ok]  dlopen, find ks__entry_v1
+ *   tensor <i> <dtype> <numel> <is_out> <kind> <a> <b> <key>   [ok]
+ *   params <n> <v0> ...                          [ok]
+ *   alloc <nsets>                                [ok <bytes>]
+ *   fill <set> <seed>                            [ok]  inputs regenerated, made read-only
+ *   call <set>                                   [done <ns> <inputs_intact>]
+ *                                                 outputs poisoned before, copied to the
+ *                                                 shared file right after the call
+ *   snap <set>                                   [ok]  copy a set's current outputs
+ *   time <warmup> <min_reps> <min_ns> <max_reps> <max_ns>
+ *                                                [times <n> <warm_ns> <block_ns> <t0> ...]
+ *   quit
+ * Unsolicited lines the runner may send before dying:
+ *   violation <what>      the sandbox stopped something (-> SANDBOX_VIOLATION)
+ *   alloc_failed <bytes>  an allocation failed under the memory limit (-> MEMORY_LIMIT)
+ *   launch_failed <what>  a device launch or execution error (-> RUNTIME_ERROR)
+ */
+#ifndef KS_EVAL_RUNNER_PROTO_H
+#define KS_EVAL_RUNNER_PROTO_H
+
+#define KS_RUNNER_PROTO_VERSION 1
+#define KS_RUNNER_FD_CMD 3
+#define KS_RUNNER_FD_REPLY 4
+#define KS_RUNNER_FD_OUT 5
+
+/* runner exit codes besides 0 */
+#define KS_RUNNER_EXIT_VIOLATION 97
+#define KS_RUNNER_EXIT_MEMORY 98
+#define KS_RUNNER_EXIT_PROTO 99
+#define KS_RUNNER_EXIT_LAUNCH 96
+
+#define KS_RUNNER_MAX_TENSORS 32
+#define KS_RUNNER_MAX_PARAMS 32
+#define KS_RUNNER_MAX_SETS 64
+#define KS_RUNNER_MAX_REPS 20000
+
+#endif

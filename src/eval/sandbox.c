@@ -1,0 +1,308 @@
+#include "eval/sandbox.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* older kernel headers (Debian 12 ships ABI 2) lack the newer rights */
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+
+extern char **environ;
+
+int ks_env_is_secret(const char *name)
+{
+	static const char *const needles[] = {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD",
+					      "CREDENTIAL", "AUTH", "COOKIE", "SESSION"};
+	char up[256];
+	size_t n = 0;
+	for (; name[n] && name[n] != '=' && n < sizeof(up) - 1; n++)
+		up[n] = (char)(name[n] >= 'a' && name[n] <= 'z' ? name[n] - 32 : name[n]);
+	up[n] = '\0';
+	for (size_t i = 0; i < sizeof(needles) / sizeof(needles[0]); i++)
+		if (strstr(up, needles[i]))
+			return 1;
+	return 0;
+}
+
+static int env_whitelisted(const char *kv)
+{
+	static const char *const exact[] = {"PATH=", "LANG=", "TZ=", "TERM="};
+	static const char *const prefix[] = {"LC_", "OMP_", "GOMP_", "KMP_", "CUDA_", "NVIDIA_"};
+	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (!strncmp(kv, exact[i], strlen(exact[i])))
+			return 1;
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (!strncmp(kv, prefix[i], strlen(prefix[i])))
+			return 1;
+	return 0;
+}
+
+char **ks_env_scrubbed(const char *scratch, const char *const *extra)
+{
+	size_t count = 3, bytes = 0;
+	for (char **e = environ; *e; e++)
+		if (env_whitelisted(*e) && !ks_env_is_secret(*e)) {
+			count++;
+			bytes += strlen(*e) + 1;
+		}
+	for (const char *const *x = extra; x && *x; x++) {
+		count++;
+		bytes += strlen(*x) + 1;
+	}
+	bytes += 2 * (strlen(scratch) + 16);
+	char **env = malloc((count + 1) * sizeof(char *) + bytes);
+	if (!env)
+		return NULL;
+	char *p = (char *)(env + count + 1);
+	size_t i = 0;
+	for (char **e = environ; *e; e++)
+		if (env_whitelisted(*e) && !ks_env_is_secret(*e)) {
+			env[i++] = strcpy(p, *e);
+			p += strlen(p) + 1;
+		}
+	for (const char *const *x = extra; x && *x; x++)
+		if (!ks_env_is_secret(*x)) {
+			env[i++] = strcpy(p, *x);
+			p += strlen(p) + 1;
+		}
+	env[i++] = p;
+	p += sprintf(p, "HOME=%s", scratch) + 1;
+	env[i++] = p;
+	p += sprintf(p, "TMPDIR=%s", scratch) + 1;
+	env[i] = NULL;
+	return env;
+}
+
+static void set_limit(int res, rlim_t v)
+{
+	struct rlimit rl = {v, v};
+	setrlimit(res, &rl);
+}
+
+int ks_sandbox_child_prepare(const struct ks_sandbox_limits *lim)
+{
+	if (setsid() < 0)
+		return -errno;
+	/* die with the evaluator: an orphaned runner must never keep a core busy */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (lim->address_space)
+		set_limit(RLIMIT_AS, lim->address_space);
+	if (lim->cpu_seconds > 0)
+		set_limit(RLIMIT_CPU, (rlim_t)(lim->cpu_seconds + 1));
+	set_limit(RLIMIT_FSIZE, lim->file_size ? lim->file_size : ((rlim_t)64 << 20));
+	set_limit(RLIMIT_CORE, 0);
+	set_limit(RLIMIT_NOFILE, 256);
+	set_limit(RLIMIT_NPROC, 4096);
+	/* a private, empty network namespace where we may create one (root, or user
+	 * namespaces); seccomp blocks sockets either way */
+	if (lim->isolate_network)
+		(void)unshare(CLONE_NEWNET);
+	return 0;
+}
+
+/* ---- Landlock -------------------------------------------------------------------- */
+
+static long ll_abi(void)
+{
+	return syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+}
+
+const char *ks_sandbox_describe(void)
+{
+	static char text[64];
+	long abi = ll_abi();
+	if (abi > 0)
+		snprintf(text, sizeof(text), "seccomp + landlock abi %ld", abi);
+	else
+		snprintf(text, sizeof(text), "seccomp (landlock unavailable)");
+	return text;
+}
+
+static int ll_allow(int ruleset, const char *path, __u64 access)
+{
+	int fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	struct landlock_path_beneath_attr pb = {.allowed_access = access, .parent_fd = fd};
+	long rc = syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
+	int err = errno;
+	close(fd);
+	/* a file (not a directory) only takes file rights: retry with those */
+	if (rc && err == EINVAL) {
+		fd = open(path, O_PATH | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		pb.parent_fd = fd;
+		pb.allowed_access = access & (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |
+					      LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE);
+		rc = syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
+		err = errno;
+		close(fd);
+	}
+	return rc ? -err : 0;
+}
+
+/* /dev/nvidia0, /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-caps/...: only these */
+static int allow_nvidia_nodes(int rs, __u64 access)
+{
+	DIR *d = opendir("/dev");
+	if (!d)
+		return 0;
+	struct dirent *de;
+	int rc = 0;
+	char path[300];
+	while (!rc && (de = readdir(d)))
+		if (!strncmp(de->d_name, "nvidia", 6)) {
+			snprintf(path, sizeof(path), "/dev/%s", de->d_name);
+			rc = ll_allow(rs, path, access);
+		}
+	closedir(d);
+	return rc;
+}
+
+static int landlock_enter(const char *scratch, const char *kernel_path, int gpu, char *why,
+			  size_t n)
+{
+	long abi = ll_abi();
+	if (abi <= 0)
+		return 0; /* older kernels: seccomp alone, described in the eval log */
+	__u64 read = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |
+		     LANDLOCK_ACCESS_FS_READ_DIR;
+	__u64 write = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
+		      LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+		      LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+		      LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
+		      LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
+	__u64 handled = read | write;
+	if (abi >= 2)
+		handled |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3)
+		handled |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	struct landlock_ruleset_attr attr = {.handled_access_fs = handled};
+	int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (rs < 0) {
+		snprintf(why, n, "landlock ruleset: %s", strerror(errno));
+		return -1;
+	}
+	/* reads: system libraries and data, CPU topology, this process's own /proc */
+	static const char *const ro[] = {"/usr", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache",
+					 "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
+					 "/sys/devices/system/cpu", "/sys/devices/system/node",
+					 "/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat",
+					 "/dev/null", "/dev/zero", "/dev/urandom", "/opt"};
+	/* GPU drivers open their device nodes read-write and read driver state */
+	static const char *const gpu_ro[] = {"/proc/driver", "/sys/bus/pci", "/sys/devices",
+					     "/sys/module", "/proc/sys/vm", "/usr/local/cuda",
+					     "/usr/local/nvidia"};
+	int rc = 0;
+	for (size_t i = 0; i < sizeof(ro) / sizeof(ro[0]) && !rc; i++)
+		rc = ll_allow(rs, ro[i], read);
+	for (size_t i = 0; gpu && i < sizeof(gpu_ro) / sizeof(gpu_ro[0]) && !rc; i++)
+		rc = ll_allow(rs, gpu_ro[i], read);
+	if (gpu && !rc)
+		rc = allow_nvidia_nodes(rs, read | LANDLOCK_ACCESS_FS_WRITE_FILE);
+	if (!rc && kernel_path)
+		rc = ll_allow(rs, kernel_path, read);
+	if (!rc)
+		rc = ll_allow(rs, scratch, handled);
+	if (rc) {
+		snprintf(why, n, "landlock rule: %s", strerror(-rc));
+		close(rs);
+		return -1;
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    syscall(SYS_landlock_restrict_self, rs, 0)) {
+		snprintf(why, n, "landlock restrict: %s", strerror(errno));
+		close(rs);
+		return -1;
+	}
+	close(rs);
+	return 0;
+}
+
+/* ---- seccomp --------------------------------------------------------------------- */
+
+static int seccomp_enter(char *why, size_t n)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx) {
+		snprintf(why, n, "seccomp_init failed");
+		return -1;
+	}
+	/* these raise SIGSYS: the runner's handler reports the syscall and exits */
+	static const char *const trapped[] = {
+		"socket", "socketpair", "connect", "bind", "listen", "accept", "accept4",
+		"execve", "execveat", "fork", "vfork", "ptrace", "process_vm_readv",
+		"process_vm_writev", "mount", "umount2", "pivot_root", "chroot", "unshare", "setns",
+		"bpf", "perf_event_open", "io_uring_setup", "keyctl", "add_key", "request_key",
+		"init_module", "finit_module", "delete_module", "kexec_load", "reboot", "swapon",
+		"swapoff", "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid",
+		"personality", "userfaultfd", "kcmp", "pidfd_open", "pidfd_getfd",
+		"pidfd_send_signal", "sethostname", "setdomainname", "acct", "quotactl",
+		"name_to_handle_at", "open_by_handle_at"};
+	int rc = 0;
+	for (size_t i = 0; i < sizeof(trapped) / sizeof(trapped[0]) && !rc; i++) {
+		int nr = seccomp_syscall_resolve_name(trapped[i]);
+		if (nr != __NR_SCMP_ERROR)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, nr, 0);
+	}
+	/* clone: threads only (OpenMP needs them); clone3 hides its flags in memory, so it
+	 * answers ENOSYS and glibc falls back to clone */
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(clone), 1,
+				      SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	/* signals only to ourselves */
+	pid_t self = getpid();
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(kill), 1,
+				      SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)self));
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(tgkill), 1,
+				      SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)self));
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(tkill), 0);
+	/* nobody may take the SIGSYS handler away from the runner */
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(rt_sigaction), 2,
+				      SCMP_A0(SCMP_CMP_EQ, SIGSYS), SCMP_A1(SCMP_CMP_NE, 0));
+	if (!rc)
+		rc = seccomp_load(ctx);
+	seccomp_release(ctx);
+	if (rc) {
+		snprintf(why, n, "seccomp: %s", strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+int ks_sandbox_enter(const char *scratch, const char *kernel_path, int gpu, char *why,
+		     size_t n)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+		snprintf(why, n, "no_new_privs: %s", strerror(errno));
+		return -1;
+	}
+	/* a non-dumpable process cannot be read through /proc by its siblings either */
+	prctl(PR_SET_DUMPABLE, 0);
+	if (landlock_enter(scratch, kernel_path, gpu, why, n))
+		return -1;
+	return seccomp_enter(why, n);
+}

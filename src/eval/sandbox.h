@@ -1,0 +1,45 @@
+/* The sandbox around candidate code (DESIGN.md section 6).
+ *
+ * Two halves: ks_sandbox_child_prepare() runs in the forked child before exec (process
+ * group, rlimits, a private network namespace when permitted, scrubbed environment), and
+ * ks_sandbox_enter() runs inside ksearch-runner before the kernel is loaded (Landlock file
+ * rules, seccomp filter).  Both hold when run as root: nothing relies on being unprivileged.
+ *
+ * This file is linked into ksearch-runner, so it depends on libc and libseccomp only. */
+#ifndef KS_EVAL_SANDBOX_H
+#define KS_EVAL_SANDBOX_H
+
+#include <stddef.h>
+
+struct ks_sandbox_limits {
+	size_t address_space; /* RLIMIT_AS in bytes, 0 = unlimited (CUDA needs that) */
+	double cpu_seconds;   /* RLIMIT_CPU backstop, 0 = unlimited */
+	size_t file_size;     /* RLIMIT_FSIZE */
+	int isolate_network;  /* try unshare(CLONE_NEWNET) */
+};
+
+/* True for names that look like secrets: *_API_KEY, *TOKEN*, *SECRET*, *PASSWORD*, ... */
+int ks_env_is_secret(const char *name);
+/* Build the runner's environment from environ: a whitelist (PATH, LANG, LC_*, TZ, OMP_*,
+ * GOMP_*, KMP_*, CUDA_*, NVIDIA_*) minus anything secret-looking, plus HOME and TMPDIR set
+ * to scratch and the extra "NAME=VALUE" strings given.  Returns a NULL-terminated array in
+ * one malloc'd block (free with free()). */
+char **ks_env_scrubbed(const char *scratch, const char *const *extra);
+
+/* In the child between fork and exec; async-signal-safe apart from the rlimit calls.
+ * Returns 0 or -errno of the first failure that matters. */
+int ks_sandbox_child_prepare(const struct ks_sandbox_limits *lim);
+
+/* Inside the runner: allow reads of system files, the loaded kernel, /proc/self and
+ * scratch, writes only under scratch; forbid network, exec, new processes, ptrace, signals
+ * to other processes, and a few dangerous syscalls.  Forbidden syscalls raise SIGSYS,
+ * which the runner reports as a violation.  gpu additionally opens what a GPU driver
+ * needs (device nodes read-write, driver files in /proc and /sys).  why gets the reason
+ * on failure. */
+int ks_sandbox_enter(const char *scratch, const char *kernel_path, int gpu, char *why,
+		     size_t n);
+
+/* "landlock abi N" / "landlock unavailable": reported in eval logs so users know */
+const char *ks_sandbox_describe(void);
+
+#endif

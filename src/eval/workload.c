@@ -1,0 +1,287 @@
+/* One workload of one candidate: correctness on several seeds, then timing interleaved
+ * with the baseline, then correctness again (DESIGN.md §6). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "eval/evaluator.h"
+#include "eval/stats.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* compare the runner's shared outputs with the reference of seed_idx; 1 when they match */
+static int compare_outputs(struct ks_evaluator *ev, struct ks_wl_state *ws,
+			   const unsigned char *got, int seed_idx, const char *when,
+			   struct ks_wl_result *res, struct ks_buf *log)
+{
+	const struct ks_task *t = ev->task;
+	size_t off = 0;
+	int ok = 1;
+	int k = seed_idx < 16 ? seed_idx : 15;
+	if (res->nseeds <= k)
+		res->nseeds = k + 1;
+	res->seeds[k] = ev->seeds[seed_idx];
+	for (int j = 0; j < t->ntensors; j++) {
+		if (!t->tensors[j].is_output)
+			continue;
+		size_t numel;
+		int64_t dims[KS_MAX_DIMS];
+		ks_workload_shape(t, ws->wl, j, dims, &numel, NULL);
+		struct ks_compare c;
+		ks_compare_tensors(t->tensors[j].dtype, got + off, ws->ref[seed_idx] + off, numel,
+				   t->tensors[j].name, t->atol, t->rtol, t->l2, &c);
+		if (c.max_abs_err > res->max_abs_err || isnan(c.max_abs_err))
+			res->max_abs_err = c.max_abs_err;
+		if (c.max_rel_err > res->max_rel_err || isnan(c.max_rel_err))
+			res->max_rel_err = c.max_rel_err;
+		if (c.max_abs_err > res->seed_abs_err[k] || isnan(c.max_abs_err))
+			res->seed_abs_err[k] = c.max_abs_err;
+		if (c.max_rel_err > res->seed_rel_err[k] || isnan(c.max_rel_err))
+			res->seed_rel_err[k] = c.max_rel_err;
+		if (!c.passed) {
+			if (ok)
+				ks_buf_addf(log, "%s (seed %d): %s; max abs err %.3g, rel L2 %.3g",
+					    when, seed_idx, c.detail, c.max_abs_err, c.rel_l2);
+			ok = 0;
+		}
+		off += numel * ks_dtype_size(t->tensors[j].dtype);
+	}
+	return ok;
+}
+
+/* parse "times n warm block t0 t1 ..." into samples (us) */
+static int parse_times(const char *reply, double **out, int *n, double *warm_s, double *block_s)
+{
+	char *p;
+	long cnt = strtol(reply + 6, &p, 10);
+	if (cnt <= 0 || cnt > 20000)
+		return -1;
+	*warm_s = strtoull(p, &p, 10) * 1e-9;
+	*block_s = strtoull(p, &p, 10) * 1e-9;
+	double *s = malloc((size_t)cnt * sizeof(double));
+	if (!s)
+		return -1;
+	for (long i = 0; i < cnt; i++)
+		s[i] = strtoull(p, &p, 10) * 1e-3;
+	*out = s;
+	*n = (int)cnt;
+	return 0;
+}
+
+static int append(double **dst, int *n, const double *src, int m)
+{
+	double *d = realloc(*dst, (size_t)(*n + m) * sizeof(double));
+	if (!d)
+		return -1;
+	memcpy(d + *n, src, (size_t)m * sizeof(double));
+	*dst = d;
+	*n += m;
+	return 0;
+}
+
+/* One timing block on runner r; the wall clock of this process cross-checks the runner's
+ * own numbers, which a kernel running inside the runner could tamper with. */
+static int time_block(struct ks_evaluator *ev, struct ks_runner *r, double **samples, int *n,
+		      struct ks_buf *log, int *suspicious, struct ks_error *e)
+{
+	const struct ks_eval_opts *o = &ev->o;
+	const char *reply;
+	double max_s = o->min_time_s * 10 > 2 ? o->min_time_s * 10 : 2;
+	double t0 = now_s();
+	int rc = ks_runner_cmd(r, o->timeout_s + max_s, &reply, e, "time %d %d %llu %d %llu",
+			       o->warmup, o->min_reps, (unsigned long long)(o->min_time_s * 1e9),
+			       o->max_reps, (unsigned long long)(max_s * 1e9));
+	double wall = now_s() - t0;
+	if (rc)
+		return rc;
+	double *s = NULL, warm, block;
+	int cnt;
+	if (parse_times(reply, &s, &cnt, &warm, &block))
+		return ks_error_set(e, KS_EPROTO, "malformed timing reply");
+	double sum = 0;
+	for (int i = 0; i < cnt; i++)
+		sum += s[i] * 1e-6;
+	/* the block cannot be longer than what we saw, nor the reps longer than the block;
+	 * and reps that add up to far less than the block mean the clock was lied to */
+	if (warm + block > wall + 0.002 || sum > block * 1.01 + 1e-4 ||
+	    sum < 0.5 * block - cnt * 20e-6) {
+		ks_buf_addf(log, "timing cross-check failed: reps sum to %.6f s, the runner's block "
+				 "took %.6f s, this process saw %.6f s",
+			    sum, block, wall);
+		*suspicious = 1;
+	}
+	rc = append(samples, n, s, cnt) ? ks_error_set(e, KS_ENOMEM, "out of memory") : 0;
+	free(s);
+	return rc;
+}
+
+static void kernel_failed(struct ks_runner *r, struct ks_wl_result *res, struct ks_buf *log,
+			  const char *phase)
+{
+	struct ks_buf why = KS_BUF_INIT;
+	res->status = ks_runner_fate(r, &why);
+	ks_buf_addf(log, "%s%s: %s", log->len ? "\n" : "", phase, ks_buf_str(&why));
+	if (res->status == KS_STATUS_RUNTIME_ERROR && strstr(ks_buf_str(&why), "signal 11"))
+		ks_buf_adds(log, "\nhint: inputs are read-only; a write to an input or past the "
+				 "end of an output faults");
+	ks_buf_release(&why);
+}
+
+int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
+		     struct ks_wl_result *res, struct ks_error *e)
+{
+	const struct ks_eval_opts *o = &ev->o;
+	struct ks_buf log = KS_BUF_INIT;
+	struct ks_runner *cand = NULL, *base = NULL;
+	struct ks_error ke = {0};
+	const char *reply;
+	int rc = 0, timed = !ws->is_check;
+	for (int s = 0; s < o->nseeds; s++)
+		if ((rc = ks_eval_reference(ev, ws, s, e)))
+			goto out;
+	int nsets = timed ? ws->nsets : 1;
+	if (ks_eval_open_runner(ev, ws, lib, nsets, 0, o->memory_limit, &cand, &ke)) {
+		if (!cand) {
+			rc = ks_error_set(e, ke.code, "%s", ke.msg);
+			goto out;
+		}
+		/* the kernel's constructors run at load: their failure is the kernel's */
+		kernel_failed(cand, res, &log, "load");
+		ks_buf_addf(&log, " (%s)", ke.msg);
+		goto out;
+	}
+	/* correctness right after each call, on fresh buffers per seed */
+	for (int s = 0; s < o->nseeds; s++) {
+		if (ks_runner_cmd(cand, o->timeout_s, &reply, &ke, "fill 0 %llu", ev->seeds[s]) ||
+		    ks_runner_cmd(cand, o->timeout_s, &reply, &ke, "call 0")) {
+			kernel_failed(cand, res, &log, "call");
+			goto out;
+		}
+		int intact = 1;
+		sscanf(reply, "done %*u %d", &intact);
+		if (!compare_outputs(ev, ws, cand->out, s, "after the call", res, &log)) {
+			res->status = KS_STATUS_INCORRECT_NUMERICAL;
+			goto out;
+		}
+		if (!intact) {
+			ks_buf_adds(&log, "the kernel modified its inputs");
+			res->status = KS_STATUS_INCORRECT_NUMERICAL;
+			goto out;
+		}
+	}
+	if (!timed)
+		goto out;
+
+	/* rotating input sets, each with one of the seeds' inputs (references known) */
+	for (int s = 0; s < nsets; s++)
+		if (ks_runner_cmd(cand, o->timeout_s, &reply, &ke, "fill %d %llu", s,
+				  ev->seeds[s % o->nseeds])) {
+			kernel_failed(cand, res, &log, "fill");
+			goto out;
+		}
+	int measure_base = ev->base.ok && !o->skip_baseline && !(o->reuse_baseline && ws->nbase);
+	if (measure_base) {
+		if (ks_eval_open_runner(ev, ws, ev->base.path, nsets, 0, o->memory_limit, &base, &ke)) {
+			rc = ks_error_set(e, KS_EIO, "the baseline failed to start: %s", ke.msg);
+			goto out;
+		}
+		for (int s = 0; s < nsets; s++)
+			if ((rc = ks_runner_cmd(base, o->timeout_s, &reply, e, "fill %d %llu", s,
+						ev->seeds[s % o->nseeds])))
+				goto out;
+	}
+	double *cs = NULL, *bs = NULL;
+	int ncs = 0, nbs = 0, suspicious = 0;
+	for (int b = 0; b < o->blocks; b++) {
+		if (measure_base &&
+		    (rc = time_block(ev, base, &bs, &nbs, &log, &suspicious, e))) {
+			ks_error_wrap(e, "timing the baseline");
+			free(cs);
+			free(bs);
+			goto out;
+		}
+		if (time_block(ev, cand, &cs, &ncs, &log, &suspicious, &ke)) {
+			free(cs);
+			free(bs);
+			if (ke.code == KS_ETIMEOUT || cand->reaped || cand->timed_out) {
+				kernel_failed(cand, res, &log, "timing");
+				goto out;
+			}
+			rc = ks_error_set(e, ke.code, "timing: %s", ke.msg);
+			goto out;
+		}
+	}
+	/* correctness again: outputs left by the timed calls, then fresh inputs in a buffer the
+	 * kernel has seen before (a kernel that caches results by pointer fails here) */
+	int post = nsets < o->nseeds ? nsets : o->nseeds;
+	for (int s = 0; s < post && res->status == KS_STATUS_PASSED; s++) {
+		if (ks_runner_cmd(cand, o->timeout_s, &reply, &ke, "snap %d", s)) {
+			kernel_failed(cand, res, &log, "after timing");
+			break;
+		}
+		if (!compare_outputs(ev, ws, cand->out, s, "after the timed calls", res, &log))
+			res->status = KS_STATUS_INCORRECT_NUMERICAL;
+	}
+	if (res->status == KS_STATUS_PASSED) {
+		int s = 1 % o->nseeds;
+		if (ks_runner_cmd(cand, o->timeout_s, &reply, &ke, "fill 0 %llu", ev->seeds[s]) ||
+		    ks_runner_cmd(cand, o->timeout_s, &reply, &ke, "call 0"))
+			kernel_failed(cand, res, &log, "final call");
+		else if (!compare_outputs(ev, ws, cand->out, s, "on a reused buffer with new inputs",
+					  res, &log))
+			res->status = KS_STATUS_INCORRECT_NUMERICAL;
+	}
+	struct ks_stats cst, bst;
+	ks_stats_compute(cs, (size_t)ncs, &cst);
+	res->median_us = cst.median;
+	res->spread_pct = cst.spread_pct;
+	res->samples_us = cs;
+	res->nsamples = ncs;
+	if (cst.median > 0) {
+		res->gflops = ws->flops / (cst.median * 1e3);
+		res->gbps = ws->bytes / (cst.median * 1e3);
+	}
+	if (measure_base) {
+		free(ws->base_samples);
+		ws->base_samples = bs;
+		ws->nbase = nbs;
+		bs = NULL;
+	}
+	free(bs);
+	if (ws->nbase) {
+		ks_stats_compute(ws->base_samples, (size_t)ws->nbase, &bst);
+		res->baseline_us = bst.median;
+		res->speedup = cst.median > 0 ? bst.median / cst.median : 0;
+	}
+	/* roofline: the fastest time the hardware allows */
+	double floor_us = 0;
+	if (o->peak_gflops > 0 && ws->flops > 0)
+		floor_us = ws->flops / (o->peak_gflops * 1e3);
+	if (o->peak_gbps > 0 && ws->bytes > 0 && ws->bytes / (o->peak_gbps * 1e3) > floor_us)
+		floor_us = ws->bytes / (o->peak_gbps * 1e3);
+	if (floor_us > 0 && cst.median > 0) {
+		res->roofline_pct = floor_us / cst.median * 100;
+		if (cst.median * o->suspicious_factor < floor_us) {
+			ks_buf_addf(&log, "%sfaster than the hardware allows: %.2f us < roofline floor "
+					  "%.2f us",
+				    log.len ? "\n" : "", cst.median, floor_us);
+			suspicious = 1;
+		}
+	}
+	if (suspicious && res->status == KS_STATUS_PASSED)
+		res->status = KS_STATUS_SUSPICIOUS;
+out:
+	if (cand)
+		ks_runner_free(cand);
+	if (base)
+		ks_runner_free(base);
+	res->log = ks_buf_detach(&log, NULL);
+	return rc;
+}

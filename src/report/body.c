@@ -1,0 +1,571 @@
+/* The report's sections, written once for Markdown and HTML through doc.h. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/doc.h"
+#include "report/report_impl.h"
+
+#define MAX_TIMED 64   /* workload columns in the leaderboard */
+#define MAX_DEPTH 48   /* tree levels drawn */
+
+static void fnum(char *dst, size_t n, const char *fmt, double v)
+{
+	if (isfinite(v))
+		snprintf(dst, n, fmt, v);
+	else
+		snprintf(dst, n, "%s", RP_NA);
+}
+
+static void fspeed(char *dst, size_t n, double v, double spread)
+{
+	if (!isfinite(v))
+		snprintf(dst, n, "%s", RP_NA);
+	else if (isfinite(spread))
+		snprintf(dst, n, "%.2fx \xc2\xb1%.1f%%", v, spread);
+	else
+		snprintf(dst, n, "%.2fx", v);
+}
+
+static void section_header(struct rp_doc *d, const struct rp_run *r)
+{
+	const struct ks_store_run *run = r->run;
+	char t[256];
+
+	doc_rawf(d, d->html ? "<h1>" : "# ");
+	doc_textf(d, "ksearch report: %s", run->task);
+	doc_raw(d, d->html ? "</h1>\n" : "\n\n");
+	/* the answer first */
+	doc_para_begin(d);
+	if (r->best >= 0) {
+		const struct rp_cand *b = &r->cands[r->best];
+		doc_strong_begin(d);
+		fspeed(t, sizeof(t), b->speedup, NAN);
+		doc_textf(d, "Best: %s the baseline", t);
+		doc_strong_end(d);
+		doc_textf(d, " (%s), candidate #%lld ",
+			  !strcmp(b->phase, "final") ? "final re-measurement" : "search phase, not re-measured",
+			  (long long)b->c->id);
+		doc_code(d, b->c->action && b->c->action[0] ? b->c->action : "(no action)");
+		doc_text(d, ", source ");
+		doc_code(d, r->best_file);
+		if (!r->best_file_exists)
+			doc_text(d, " (not written yet)");
+	} else {
+		doc_strong_begin(d);
+		doc_text(d, "No passing candidate yet.");
+		doc_strong_end(d);
+	}
+	doc_para_end(d);
+
+	static const char *const heads[] = {"run", ""};
+	doc_table_begin(d, 2, heads, NULL);
+#define ROW(k, v)                         \
+	do {                              \
+		doc_row_begin(d, NULL);   \
+		doc_cell(d, k);           \
+		doc_cell(d, v);           \
+		doc_row_end(d);           \
+	} while (0)
+	ROW("run id", run->id);
+	ROW("status", run->status);
+	ROW("task", run->task);
+	ROW("backend", run->backend);
+	ROW("target", r->target[0] ? r->target : "(not recorded)");
+	ROW("strategy", run->strategy);
+	ROW("policy", run->policy);
+	snprintf(t, sizeof(t), "%llu", (unsigned long long)run->seed);
+	ROW("seed", t);
+	snprintf(t, sizeof(t), "%lld candidates", (long long)run->budget);
+	ROW("budget", t);
+	snprintf(t, sizeof(t), "%d (%zu proposed)", r->evaluated, r->ncands);
+	ROW("evaluated", t);
+	snprintf(t, sizeof(t), "%d (%.0f%%)", r->passed,
+		 r->evaluated ? 100.0 * r->passed / r->evaluated : 0.0);
+	ROW("passed", t);
+	size_t len = 0;
+	t[0] = 0;
+	for (int i = 0; i < r->nfails; i++) {
+		int w = snprintf(t + len, sizeof(t) - len, "%s%s %d", i ? ", " : "", r->fails[i].status,
+				 r->fails[i].count);
+		if (w < 0 || (size_t)w >= sizeof(t) - len)
+			break;
+		len += (size_t)w;
+	}
+	ROW("failures", r->nfails ? t : "none");
+	rp_fmt_duration(r->wall_s, t, sizeof(t));
+	ROW("wall time", t);
+	if (r->best >= 0) {
+		const struct rp_cand *b = &r->cands[r->best];
+		char sp[48];
+		fspeed(sp, sizeof(sp), b->speedup, NAN);
+		snprintf(t, sizeof(t), "%s (%s phase, candidate #%lld)", sp, b->phase,
+			 (long long)b->c->id);
+		ROW("best speedup vs baseline", t);
+		ROW("best source", r->best_file);
+	} else {
+		ROW("best speedup vs baseline", RP_NA);
+	}
+	ROW("created", run->created);
+	ROW("ksearch version", run->version);
+#undef ROW
+	doc_table_end(d);
+}
+
+static void section_convergence(struct rp_doc *d, const struct rp_run *r)
+{
+	doc_heading(d, 2, "Convergence");
+	if (d->html) {
+		doc_raw(d, "<div class=\"chart\">");
+		if (!d->rc)
+			d->rc = rp_render_svg(r, d->b);
+		doc_raw(d, "</div>\n");
+	} else {
+		doc_raw(d, "![Convergence: best speedup so far per evaluated candidate](" KS_REPORT_SVG_FILE
+			   ")\n\n");
+	}
+	doc_para_begin(d);
+	double best = NAN;
+	size_t at = 0;
+	for (size_t i = 0; i < r->nconv; i++)
+		if (isfinite(r->conv[i].best) && (!isfinite(best) || r->conv[i].best > best)) {
+			best = r->conv[i].best;
+			at = i + 1;
+		}
+	if (isfinite(best))
+		doc_textf(d, "Green steps: the best search-phase speedup after each evaluated candidate "
+			     "(reached %.2fx at candidate %zu of %zu). Blue dots: each passing "
+			     "candidate. Triangles under the axis: failed candidates, coloured by "
+			     "status. Dashed red line: the baseline (1.0x).",
+			  best, at, r->nconv);
+	else
+		doc_textf(d, "%zu candidates evaluated, none passed yet.", r->nconv);
+	doc_para_end(d);
+}
+
+static void wl_cell(struct rp_doc *d, const struct rp_wl *w)
+{
+	char a[48], b[48], c[48], e[48];
+	if (!w->present) {
+		doc_cell(d, RP_NA);
+		return;
+	}
+	if (!isfinite(w->median_us)) {
+		doc_cell(d, w->status);
+		return;
+	}
+	fnum(a, sizeof(a), "%.1f", w->median_us);
+	fnum(b, sizeof(b), "\xc2\xb1%.1f%%", w->spread_pct);
+	fnum(c, sizeof(c), "%.1f", w->gflops);
+	fnum(e, sizeof(e), "%.1f", w->gbps);
+	char roof[48] = "";
+	if (isfinite(w->roofline_pct))
+		snprintf(roof, sizeof(roof), " \xc2\xb7 %.0f%% roof", w->roofline_pct);
+	doc_cellf(d, "%s %s \xc2\xb7 %s GF/s \xc2\xb7 %s GB/s%s", a, b, c, e, roof);
+}
+
+static void section_leaderboard(struct rp_doc *d, const struct rp_run *r)
+{
+	int timed[MAX_TIMED], nt = rp_timed_workloads(r, timed, MAX_TIMED);
+	const char *heads[7 + MAX_TIMED];
+	char labels[MAX_TIMED][96];
+	char align[8 + MAX_TIMED];
+	char t[512];
+	int top = r->opts.top, shown = 0;
+
+	snprintf(t, sizeof(t), "Leaderboard (top %d of %d evaluated)", top, r->evaluated);
+	doc_heading(d, 2, t);
+	if (!r->ncands) {
+		doc_para_begin(d);
+		doc_text(d, "No candidates yet.");
+		doc_para_end(d);
+		return;
+	}
+	heads[0] = "#";
+	heads[1] = "id";
+	heads[2] = "action";
+	heads[3] = "family / knobs";
+	heads[4] = "status";
+	heads[5] = "speedup";
+	heads[6] = "phase";
+	snprintf(align, sizeof(align), "rrlllrl");
+	for (int i = 0; i < nt; i++) {
+		snprintf(labels[i], sizeof(labels[i]), "%s (us)", r->workloads[timed[i]].label);
+		heads[7 + i] = labels[i];
+		align[7 + i] = 'r';
+	}
+	align[7 + nt] = 0;
+	doc_table_begin(d, 7 + nt, heads, align);
+	for (size_t k = 0; k < r->ncands && shown < top; k++) {
+		const struct rp_cand *c = &r->cands[r->ranked[k]];
+		if (c->rank_group == 3)
+			break; /* not evaluated: nothing to rank */
+		shown++;
+		doc_row_begin(d, r->ranked[k] == r->best ? "best" : c->rank_group == 2 ? "failed" : NULL);
+		doc_cellf(d, "%d", shown);
+		doc_cellf(d, "%lld", (long long)c->c->id);
+		doc_cell(d, c->c->action);
+		char knobs[400];
+		rp_fmt_knobs(c->c->knobs, knobs, sizeof(knobs));
+		doc_cell_begin(d);
+		doc_text(d, c->c->family && c->c->family[0] ? c->c->family : RP_NA);
+		if (knobs[0]) {
+			doc_text(d, " ");
+			doc_code(d, knobs);
+		}
+		doc_cell_end(d);
+		rp_fmt_status(c, t, sizeof(t));
+		doc_cell(d, t);
+		fspeed(t, sizeof(t), c->speedup, c->speedup_spread);
+		doc_cell(d, t);
+		doc_cell(d, c->rank_group <= 1 ? c->phase : RP_NA);
+		const struct rp_wl *w = c->rank_group == 0 ? c->final : c->search;
+		for (int i = 0; i < nt; i++)
+			wl_cell(d, &w[timed[i]]);
+		doc_row_end(d);
+	}
+	doc_table_end(d);
+	doc_para_begin(d);
+	doc_text(d, "Speedup: geometric mean over the timed workloads of baseline median / candidate "
+		    "median; from the final re-measurement when the candidate has one (phase "
+		    "final), else from the search. \xc2\xb1 after a speedup is the largest timing "
+		    "spread among its workloads. Workload cells: median time in microseconds "
+		    "\xc2\xb1 spread, achieved GFLOP/s, GB/s and the share of the roofline when the "
+		    "Spec gives one.");
+	doc_para_end(d);
+}
+
+static void section_best(struct rp_doc *d, const struct rp_run *r)
+{
+	char t[256];
+	if (r->best < 0)
+		return;
+	const struct rp_cand *b = &r->cands[r->best];
+	snprintf(t, sizeof(t), "Best candidate #%lld per workload (%s phase)", (long long)b->c->id,
+		 b->phase);
+	doc_heading(d, 2, t);
+	doc_para_begin(d);
+	doc_text(d, "Action ");
+	doc_code(d, b->c->action);
+	char knobs[400];
+	rp_fmt_knobs(b->c->knobs, knobs, sizeof(knobs));
+	if (knobs[0]) {
+		doc_text(d, ", knobs ");
+		doc_code(d, knobs);
+	}
+	if (b->c->defines && b->c->defines[0]) {
+		doc_text(d, ", defines ");
+		doc_code(d, b->c->defines);
+	}
+	doc_textf(d, ", parent #%lld, node %lld, policy %s, round %d.", (long long)b->c->parent_id,
+		  (long long)b->c->node_id, b->c->policy ? b->c->policy : "?", b->c->round);
+	if (!strcmp(b->phase, "final") && b->c->has_result && isfinite(b->c->speedup))
+		doc_textf(d, " Search phase measured %.2fx.", b->c->speedup);
+	doc_para_end(d);
+	static const char *const heads[] = {"workload", "status", "max abs err", "max rel err",
+					    "median (us)", "spread", "baseline (us)", "speedup",
+					    "GFLOP/s", "GB/s", "roofline"};
+	doc_table_begin(d, 11, heads, "llrrrrrrrrr");
+	const struct rp_wl *ws = !strcmp(b->phase, "final") ? b->final : b->search;
+	for (size_t i = 0; i < r->nworkloads; i++) {
+		const struct rp_wl *w = &ws[i];
+		/* checks are correctness-only and run in the search phase */
+		if (!w->present && r->workloads[i].is_check)
+			w = &b->search[i];
+		doc_row_begin(d, NULL);
+		doc_cellf(d, "%s%s", r->workloads[i].label, r->workloads[i].is_check ? " (check)" : "");
+		doc_cell(d, w->present ? w->status : "not run");
+		fnum(t, sizeof(t), "%.2e", w->max_abs_err);
+		doc_cell(d, t);
+		fnum(t, sizeof(t), "%.2e", w->max_rel_err);
+		doc_cell(d, t);
+		fnum(t, sizeof(t), "%.2f", w->median_us);
+		doc_cell(d, t);
+		fnum(t, sizeof(t), "%.1f%%", w->spread_pct);
+		doc_cell(d, t);
+		fnum(t, sizeof(t), "%.2f", w->baseline_us);
+		doc_cell(d, t);
+		fnum(t, sizeof(t), "%.2fx", w->speedup);
+		doc_cell(d, t);
+		fnum(t, sizeof(t), "%.2f", w->gflops);
+		doc_cell(d, t);
+		fnum(t, sizeof(t), "%.2f", w->gbps);
+		doc_cell(d, t);
+		fnum(t, sizeof(t), "%.1f%%", w->roofline_pct);
+		doc_cell(d, t);
+		doc_row_end(d);
+	}
+	doc_table_end(d);
+}
+
+static void tree_node(struct rp_doc *d, const struct rp_run *r, int i, int depth)
+{
+	const struct rp_tree *tr = &r->tree;
+	const struct rp_node *n = &tr->nodes[i];
+	char t[128];
+
+	doc_item_begin(d, n->on_best_path ? "bestpath" : NULL);
+	if (n->on_best_path)
+		doc_strong_begin(d);
+	/* "[id]" never forms a link: there are no reference definitions and the id is escaped */
+	doc_raw(d, n->on_best_path ? "\xe2\x98\x85 [" : "[");
+	doc_text(d, n->id);
+	doc_raw(d, "] ");
+	doc_text(d, n->title ? n->title : "(untitled)");
+	if (n->on_best_path)
+		doc_strong_end(d);
+	doc_text(d, " \xe2\x80\x94 ");
+	fnum(t, sizeof(t), "%.1f/10", n->rating);
+	doc_textf(d, "rating %s", t);
+	fnum(t, sizeof(t), "%.2f", n->confidence);
+	doc_textf(d, ", confidence %s", t);
+	if (isfinite(n->difficulty))
+		doc_textf(d, ", difficulty %.0f/5", n->difficulty);
+	doc_textf(d, ", %s", n->status ? n->status : "status ?");
+	if (n->attempts >= 0)
+		doc_textf(d, ", %ld attempt%s", n->attempts, n->attempts == 1 ? "" : "s");
+	if (n->failures > 0)
+		doc_textf(d, " (%ld failed)", n->failures);
+	if (n->candidate_id) {
+		int ci = rp_find_cand(r, n->candidate_id);
+		doc_textf(d, ", candidate #%lld", (long long)n->candidate_id);
+		if (ci >= 0 && r->cands[ci].rank_group <= 1)
+			doc_textf(d, " measured %.2fx (%s)", r->cands[ci].speedup, r->cands[ci].phase);
+		else if (ci >= 0 && r->cands[ci].c->status)
+			doc_textf(d, " %s", r->cands[ci].c->status);
+		else if (isfinite(n->score))
+			doc_textf(d, " score %.3g (from the snapshot)", n->score);
+	} else if (isfinite(n->score)) {
+		doc_textf(d, ", score %.3g", n->score);
+	}
+	if (n->impacts[0])
+		doc_textf(d, "; impacts: %s", n->impacts);
+	if (n->is_active)
+		doc_text(d, " \xe2\x86\x90 active leaf");
+	if (n->first_child >= 0) {
+		if (depth >= MAX_DEPTH) {
+			doc_text(d, " (deeper levels not shown)");
+		} else {
+			doc_list_begin(d);
+			for (int c = n->first_child; c >= 0; c = tr->nodes[c].next_sibling)
+				tree_node(d, r, c, depth + 1);
+			doc_list_end(d);
+		}
+	}
+	doc_item_end(d);
+}
+
+static void section_tree(struct rp_doc *d, const struct rp_run *r)
+{
+	const struct rp_tree *tr = &r->tree;
+	char t[256];
+	doc_heading(d, 2, "World model");
+	doc_para_begin(d);
+	if (!tr->nsnapshots) {
+		doc_text(d, "No world-model snapshot was recorded (strategies other than wm keep none).");
+		doc_para_end(d);
+		return;
+	}
+	snprintf(t, sizeof(t), "Latest snapshot: version %d of %d, round %d. ",
+		 tr->snapshot_version, tr->nsnapshots, tr->snapshot_round);
+	doc_text(d, t);
+	doc_text(d, "Each node is an optimization action with the model's rating (0-10), confidence "
+		    "(0-1), status and attempts, and the measured speedup of the candidate attached "
+		    "to it. \xe2\x98\x85 marks the path from the root to the best candidate.");
+	if (tr->error[0]) {
+		doc_text(d, " Note: ");
+		doc_text(d, tr->error);
+		doc_text(d, ".");
+	}
+	doc_para_end(d);
+	if (tr->kernel_summary && tr->kernel_summary[0]) {
+		doc_para_begin(d);
+		doc_strong_begin(d);
+		doc_text(d, "Kernel summary:");
+		doc_strong_end(d);
+		doc_text(d, " ");
+		doc_text(d, tr->kernel_summary);
+		doc_para_end(d);
+	}
+	if (tr->nnodes) {
+		if (d->html)
+			doc_raw(d, "<div class=\"tree\">");
+		doc_list_begin(d);
+		/* the root first, then any other parentless nodes (orphans) */
+		if (tr->root >= 0)
+			tree_node(d, r, tr->root, 0);
+		for (int i = 0; i < tr->nnodes; i++)
+			if (tr->nodes[i].parent_index < 0 && i != tr->root)
+				tree_node(d, r, i, 0);
+		doc_list_end(d);
+		if (d->html)
+			doc_raw(d, "</div>\n");
+	}
+	if (tr->nquestions) {
+		doc_para_begin(d);
+		doc_strong_begin(d);
+		doc_text(d, "Open questions:");
+		doc_strong_end(d);
+		doc_para_end(d);
+		doc_list_begin(d);
+		for (int i = 0; i < tr->nquestions; i++) {
+			doc_item_begin(d, NULL);
+			doc_text(d, tr->open_questions[i]);
+			doc_item_end(d);
+		}
+		doc_list_end(d);
+	}
+}
+
+static void section_failures(struct rp_doc *d, const struct rp_run *r)
+{
+	doc_heading(d, 2, "Failures");
+	if (!r->nfails) {
+		doc_para_begin(d);
+		doc_textf(d, "None of the %d evaluated candidates failed.", r->evaluated);
+		doc_para_end(d);
+		return;
+	}
+	static const char *const heads[] = {"status", "candidates", "share"};
+	doc_table_begin(d, 3, heads, "lrr");
+	for (int i = 0; i < r->nfails; i++) {
+		doc_row_begin(d, NULL);
+		doc_cell_begin(d);
+		if (d->html)
+			doc_rawf(d, "<span class=\"sw\" style=\"background:%s\"></span>",
+				 rp_status_color(r->fails[i].status));
+		doc_text(d, r->fails[i].status);
+		doc_cell_end(d);
+		doc_cellf(d, "%d", r->fails[i].count);
+		doc_cellf(d, "%.0f%%", 100.0 * r->fails[i].count / (r->evaluated ? r->evaluated : 1));
+		doc_row_end(d);
+	}
+	doc_table_end(d);
+	doc_para_begin(d);
+	doc_text(d, "Examples (first line of the log):");
+	doc_para_end(d);
+	doc_list_begin(d);
+	for (int i = 0; i < r->nfails; i++) {
+		int shown = 0;
+		for (size_t k = 0; k < r->ncands && shown < r->opts.fail_examples; k++) {
+			const struct rp_cand *c = &r->cands[k];
+			if (!c->c->has_result || !c->c->status || strcmp(c->c->status, r->fails[i].status))
+				continue;
+			shown++;
+			doc_item_begin(d, NULL);
+			doc_textf(d, "%s #%lld ", r->fails[i].status, (long long)c->c->id);
+			doc_text(d, c->c->action);
+			doc_text(d, ": ");
+			if (c->fail_line[0])
+				doc_code(d, c->fail_line);
+			else
+				doc_text(d, "(no log)");
+			doc_item_end(d);
+		}
+	}
+	doc_list_end(d);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void section_llm(struct rp_doc *d, const struct rp_run *r)
+{
+	if (!r->nllm)
+		return;
+	long long pt = 0, ct = 0;
+	double cost = 0, *lat = malloc(sizeof(double) * r->nllm);
+	int ok = 0, ncost = 0, nlat = 0;
+	char models[512] = "";
+	size_t mlen = 0;
+	for (size_t i = 0; i < r->nllm; i++) {
+		const struct ks_store_llm *x = &r->llm[i];
+		pt += x->prompt_tokens > 0 ? x->prompt_tokens : 0;
+		ct += x->completion_tokens > 0 ? x->completion_tokens : 0;
+		ok += x->status && !strcmp(x->status, "ok");
+		if (isfinite(x->cost)) {
+			cost += x->cost;
+			ncost++;
+		}
+		if (lat && isfinite(x->latency_ms))
+			lat[nlat++] = x->latency_ms;
+		if (x->model && x->model[0] && !strstr(models, x->model)) {
+			int w = snprintf(models + mlen, sizeof(models) - mlen, "%s%s", mlen ? ", " : "",
+					 x->model);
+			if (w > 0 && (size_t)w < sizeof(models) - mlen)
+				mlen += (size_t)w;
+			else
+				models[mlen] = 0;
+		}
+	}
+	doc_heading(d, 2, "LLM usage");
+	static const char *const heads[] = {"calls", "ok", "prompt tokens", "completion tokens",
+					    "cost", "median latency", "max latency", "models"};
+	doc_table_begin(d, 8, heads, "rrrrrrrl");
+	doc_row_begin(d, NULL);
+	doc_cellf(d, "%zu", r->nllm);
+	doc_cellf(d, "%d", ok);
+	doc_cellf(d, "%lld", pt);
+	doc_cellf(d, "%lld", ct);
+	if (ncost)
+		doc_cellf(d, "%.4f%s", cost, ncost < (int)r->nllm ? " (some unknown)" : "");
+	else
+		doc_cell(d, "unknown");
+	if (nlat) {
+		qsort(lat, (size_t)nlat, sizeof(*lat), cmp_dbl);
+		double med = nlat % 2 ? lat[nlat / 2] : (lat[nlat / 2 - 1] + lat[nlat / 2]) / 2;
+		doc_cellf(d, "%.2f s", med / 1000);
+		doc_cellf(d, "%.2f s", lat[nlat - 1] / 1000);
+	} else {
+		doc_cell(d, RP_NA);
+		doc_cell(d, RP_NA);
+	}
+	doc_cell(d, models[0] ? models : RP_NA);
+	doc_row_end(d);
+	doc_table_end(d);
+	free(lat);
+	doc_para_begin(d);
+	doc_text(d, "Prompts and replies are in the run database (llm table); reports never show "
+		    "them.");
+	doc_para_end(d);
+}
+
+static void section_footer(struct rp_doc *d, const struct rp_run *r)
+{
+	doc_heading(d, 2, "How these numbers were measured");
+	doc_para_begin(d);
+	doc_text(d, "Each time is the median of timed repetitions taken after a warm-up; spread is "
+		    "the interquartile range as a percentage of the median. Speedup is the baseline "
+		    "median divided by the candidate median, both measured in the same session, "
+		    "and a candidate's speedup is the geometric mean over the timed workloads. "
+		    "Correctness is checked on several fresh input seeds per workload plus every "
+		    "check entry; a candidate passes only if all of them pass. At the end of a run "
+		    "the top candidates are re-measured with more repetitions, interleaved with the "
+		    "baseline (phase final), and the best is chosen on that re-measurement.");
+	doc_para_end(d);
+	doc_para_begin(d);
+	doc_text(d, "Regenerate this report from the run database with ");
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "ksearch report %s", r->dir);
+	doc_code(d, cmd);
+	doc_text(d, " (add --json for a machine-readable summary).");
+	doc_para_end(d);
+}
+
+int rp_render_body(const struct rp_run *r, int html, struct ks_buf *out)
+{
+	struct rp_doc d = {.b = out, .html = html};
+	section_header(&d, r);
+	section_convergence(&d, r);
+	section_leaderboard(&d, r);
+	section_best(&d, r);
+	section_tree(&d, r);
+	section_failures(&d, r);
+	section_llm(&d, r);
+	section_footer(&d, r);
+	return d.rc;
+}

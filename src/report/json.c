@@ -1,0 +1,175 @@
+/* `ksearch report --json`: the run for scripts.  Unknown numbers are null. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "report/report_impl.h"
+
+static json_t *num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *text(const char *s)
+{
+	if (!s)
+		return json_null();
+	json_t *v = json_string(s);
+	if (!v) {
+		/* invalid UTF-8 in stored text (a kernel's log): replace the bad bytes */
+		struct ks_buf b;
+		ks_buf_init(&b, 0);
+		if (!rp_utf8_clean(&b, s))
+			v = json_string(ks_buf_str(&b));
+		ks_buf_release(&b);
+	}
+	return v ? v : json_null();
+}
+
+static json_t *object_or_raw(const char *s)
+{
+	json_t *v = s && s[0] ? json_loads(s, 0, NULL) : NULL;
+	if (json_is_object(v))
+		return v;
+	json_decref(v);
+	return json_object();
+}
+
+static json_t *wl_json(const struct rp_run *r, size_t i, const char *phase, const struct rp_wl *w)
+{
+	return json_pack("{s:i, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+			 "workload", r->workloads[i].index, "label", text(r->workloads[i].label),
+			 "phase", phase, "status", text(w->status), "max_abs_err",
+			 num(w->max_abs_err), "max_rel_err", num(w->max_rel_err), "median_us",
+			 num(w->median_us), "spread_pct", num(w->spread_pct), "baseline_us",
+			 num(w->baseline_us), "speedup", num(w->speedup), "gflops", num(w->gflops),
+			 "gbps", num(w->gbps), "roofline_pct", num(w->roofline_pct));
+}
+
+static json_t *cand_json(const struct rp_run *r, const struct rp_cand *c)
+{
+	const struct ks_store_candidate *s = c->c;
+	json_t *wls = json_array();
+	for (size_t i = 0; wls && i < r->nworkloads; i++) {
+		if (c->search[i].present)
+			json_array_append_new(wls, wl_json(r, i, "search", &c->search[i]));
+		if (c->final[i].present)
+			json_array_append_new(wls, wl_json(r, i, "final", &c->final[i]));
+	}
+	json_t *o = json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:i, s:o, s:o, s:o, s:o, s:o, "
+			      "s:o, s:o}",
+			      "id", (json_int_t)s->id, "parent", (json_int_t)s->parent_id, "node",
+			      (json_int_t)s->node_id, "action", text(s->action), "policy",
+			      text(s->policy), "family", text(s->family), "knobs",
+			      object_or_raw(s->knobs), "round", s->round, "compile_status",
+			      text(s->compile_status), "status",
+			      s->has_result ? text(s->status) : json_null(), "speedup",
+			      s->has_result ? num(s->speedup) : json_null(), "final_status",
+			      s->has_final ? text(s->final_status) : json_null(), "final_speedup",
+			      s->has_final ? num(s->final_speedup) : json_null(), "log_first_line",
+			      c->fail_line[0] ? text(c->fail_line) : json_null(), "workloads",
+			      wls ? wls : json_array());
+	return o;
+}
+
+int rp_render_json(const struct rp_run *r, struct ks_buf *out, struct ks_error *e)
+{
+	const struct ks_store_run *run = r->run;
+	json_t *root = json_object(), *best = json_null(), *fails = json_object(),
+	       *cands = json_array(), *conv = json_array(), *wls = json_array(), *llm = json_null();
+	char *s = NULL;
+	int rc = 0;
+
+	if (!root || !fails || !cands || !conv || !wls) {
+		rc = ks_error_set(e, KS_ENOMEM, "report: out of memory building JSON");
+		goto out;
+	}
+	if (r->best >= 0) {
+		const struct rp_cand *b = &r->cands[r->best];
+		json_decref(best);
+		best = json_pack("{s:I, s:o, s:o, s:o, s:s, s:b}", "candidate", (json_int_t)b->c->id,
+				 "speedup_vs_baseline", num(b->speedup), "source_file",
+				 text(r->best_file), "action", text(b->c->action), "phase", b->phase,
+				 "source_file_exists", r->best_file_exists);
+	}
+	for (int i = 0; i < r->nfails; i++)
+		json_object_set_new(fails, r->fails[i].status, json_integer(r->fails[i].count));
+	for (size_t i = 0; i < r->ncands; i++)
+		json_array_append_new(cands, cand_json(r, &r->cands[i]));
+	for (size_t i = 0; i < r->nconv; i++)
+		json_array_append_new(conv, json_pack("{s:I, s:o, s:o}", "candidate",
+						      (json_int_t)r->conv[i].candidate_id, "speedup",
+						      num(r->conv[i].speedup), "best",
+						      num(r->conv[i].best)));
+	for (size_t i = 0; i < r->nworkloads; i++)
+		json_array_append_new(wls, json_pack("{s:i, s:o, s:b}", "index", r->workloads[i].index,
+						     "label", text(r->workloads[i].label), "is_check",
+						     r->workloads[i].is_check));
+	if (r->nllm) {
+		json_int_t pt = 0, ct = 0;
+		double cost = 0;
+		int ncost = 0;
+		for (size_t i = 0; i < r->nllm; i++) {
+			pt += r->llm[i].prompt_tokens > 0 ? r->llm[i].prompt_tokens : 0;
+			ct += r->llm[i].completion_tokens > 0 ? r->llm[i].completion_tokens : 0;
+			if (isfinite(r->llm[i].cost)) {
+				cost += r->llm[i].cost;
+				ncost++;
+			}
+		}
+		json_decref(llm);
+		llm = json_pack("{s:I, s:I, s:I, s:o}", "calls", (json_int_t)r->nllm, "prompt_tokens",
+				pt, "completion_tokens", ct, "cost", ncost ? json_real(cost) : json_null());
+	}
+	json_object_set_new(root, "run_dir", text(r->dir));
+	json_object_set_new(root, "run_id", text(run->id));
+	json_object_set_new(root, "task", text(run->task));
+	json_object_set_new(root, "backend", text(run->backend));
+	json_object_set_new(root, "target", r->target[0] ? text(r->target) : json_null());
+	json_object_set_new(root, "strategy", text(run->strategy));
+	json_object_set_new(root, "policy", text(run->policy));
+	json_object_set_new(root, "seed", run->seed <= (uint64_t)INT64_MAX
+						  ? json_integer((json_int_t)run->seed)
+						  : json_real((double)run->seed));
+	json_object_set_new(root, "budget", json_integer((json_int_t)run->budget));
+	json_object_set_new(root, "status", text(run->status));
+	json_object_set_new(root, "created", text(run->created));
+	json_object_set_new(root, "version", text(run->version));
+	json_object_set_new(root, "wall_time_s", num(r->wall_s));
+	json_object_set_new(root, "proposed", json_integer((json_int_t)r->ncands));
+	json_object_set_new(root, "evaluated", json_integer(r->evaluated));
+	json_object_set_new(root, "passed", json_integer(r->passed));
+	json_object_set_new(root, "failures", fails);
+	fails = NULL;
+	json_object_set_new(root, "best", best ? best : json_null());
+	best = NULL;
+	json_object_set_new(root, "workloads", wls);
+	wls = NULL;
+	json_object_set_new(root, "convergence", conv);
+	conv = NULL;
+	json_object_set_new(root, "snapshots", json_integer(r->tree.nsnapshots));
+	json_object_set_new(root, "llm", llm ? llm : json_null());
+	llm = NULL;
+	json_object_set_new(root, "candidates", cands);
+	cands = NULL;
+	s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	if (!s) {
+		rc = ks_error_set(e, KS_ENOMEM, "report: cannot serialise the JSON report");
+		goto out;
+	}
+	if ((rc = ks_buf_adds(out, s)) || (rc = ks_buf_adds(out, "\n")))
+		ks_error_set(e, rc, "report: JSON report larger than the output buffer allows");
+out:
+	free(s);
+	json_decref(root);
+	json_decref(best);
+	json_decref(fails);
+	json_decref(cands);
+	json_decref(conv);
+	json_decref(wls);
+	json_decref(llm);
+	return rc;
+}

@@ -1,0 +1,363 @@
+/* Reading a run for a report: everything comes from the run store, once. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "report/report_impl.h"
+#include "util/fs.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median_of(double *v, int n)
+{
+	if (n <= 0)
+		return NAN;
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double max_finite(double a, double b)
+{
+	if (!isfinite(a))
+		return b;
+	if (!isfinite(b))
+		return a;
+	return a > b ? a : b;
+}
+
+#define RP_MAX_SEEDS 64
+
+/* fold the evaluations of one phase and workload over seeds */
+static void wl_fold(const struct ks_store_eval *ev, size_t n, const char *phase, int index,
+		    struct rp_wl *w)
+{
+	double med[RP_MAX_SEEDS], base[RP_MAX_SEEDS];
+	int nt = 0, nb = 0;
+	memset(w, 0, sizeof(*w));
+	w->max_abs_err = w->max_rel_err = w->median_us = w->spread_pct = NAN;
+	w->gflops = w->gbps = w->roofline_pct = w->baseline_us = w->speedup = NAN;
+	const struct ks_store_eval *timed = NULL;
+	const char *fail_log = NULL, *any_log = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct ks_store_eval *x = &ev[i];
+		if (x->workload != index || strcmp(x->phase ? x->phase : "search", phase))
+			continue;
+		int pass = x->status && !strcmp(x->status, "PASSED");
+		if (!w->present || (!strcmp(w->status, "PASSED") && !pass))
+			w->status = x->status ? x->status : "?";
+		w->present = 1;
+		w->max_abs_err = max_finite(w->max_abs_err, x->max_abs_err);
+		w->max_rel_err = max_finite(w->max_rel_err, x->max_rel_err);
+		if (x->log && x->log[0]) {
+			if (!pass && !fail_log)
+				fail_log = x->log;
+			if (!any_log)
+				any_log = x->log;
+		}
+		if (isfinite(x->median_us) && nt < RP_MAX_SEEDS) {
+			med[nt++] = x->median_us;
+			w->spread_pct = max_finite(w->spread_pct, x->spread_pct);
+			if (!timed)
+				timed = x;
+		}
+		if (isfinite(x->baseline_us) && nb < RP_MAX_SEEDS)
+			base[nb++] = x->baseline_us;
+	}
+	if (!w->present)
+		return;
+	w->log = fail_log ? fail_log : any_log;
+	w->median_us = median_of(med, nt);
+	w->baseline_us = median_of(base, nb);
+	if (timed) {
+		/* throughput scales with 1/time: rescale the first timed seed's figures */
+		double f = timed->median_us > 0 && w->median_us > 0 ? timed->median_us / w->median_us : 1;
+		w->gflops = timed->gflops * f;
+		w->gbps = timed->gbps * f;
+		w->roofline_pct = timed->roofline_pct * f;
+	}
+	if (isfinite(w->median_us) && w->median_us > 0 && isfinite(w->baseline_us))
+		w->speedup = w->baseline_us / w->median_us;
+}
+
+static int is_passed(const char *s)
+{
+	return s && !strcmp(s, "PASSED");
+}
+
+static void cand_rank(struct rp_cand *rc, size_t nw)
+{
+	const struct ks_store_candidate *c = rc->c;
+	const struct rp_wl *w = NULL;
+	rc->speedup = NAN;
+	rc->speedup_spread = NAN;
+	rc->phase = "search";
+	if (c->has_final && is_passed(c->final_status)) {
+		rc->rank_group = 0;
+		rc->speedup = c->final_speedup;
+		rc->phase = "final";
+		w = rc->final;
+	} else if (c->has_result && is_passed(c->status) && !c->has_final) {
+		rc->rank_group = 1;
+		rc->speedup = c->speedup;
+		w = rc->search;
+	} else {
+		rc->rank_group = c->has_result ? 2 : 3;
+	}
+	for (size_t i = 0; w && i < nw; i++)
+		if (w[i].present)
+			rc->speedup_spread = max_finite(rc->speedup_spread, w[i].spread_pct);
+}
+
+static int cmp_rank(const void *a, const void *b, void *arg)
+{
+	const struct rp_cand *cands = arg;
+	const struct rp_cand *x = &cands[*(const int *)a];
+	const struct rp_cand *y = &cands[*(const int *)b];
+	if (x->rank_group != y->rank_group)
+		return x->rank_group - y->rank_group;
+	double sx = isfinite(x->speedup) ? x->speedup : -1, sy = isfinite(y->speedup) ? y->speedup : -1;
+	if (sx != sy)
+		return sx > sy ? -1 : 1;
+	return x->c->id < y->c->id ? -1 : x->c->id > y->c->id;
+}
+
+/* "2026-11-29T17:30:00.123Z" -> seconds since the epoch (NAN when malformed) */
+static double iso_seconds(const char *s)
+{
+	struct tm tm;
+	double frac = 0;
+	if (!s)
+		return NAN;
+	memset(&tm, 0, sizeof(tm));
+	const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!p)
+		return NAN;
+	if (*p == '.')
+		frac = strtod(p, NULL);
+	return (double)timegm(&tm) + frac;
+}
+
+static void span_add(double *lo, double *hi, const char *ts)
+{
+	double t = iso_seconds(ts);
+	if (!isfinite(t))
+		return;
+	if (!isfinite(*lo) || t < *lo)
+		*lo = t;
+	if (!isfinite(*hi) || t > *hi)
+		*hi = t;
+}
+
+static void status_count(struct rp_run *r, const char *status)
+{
+	for (int i = 0; i < r->nfails; i++)
+		if (!strcmp(r->fails[i].status, status)) {
+			r->fails[i].count++;
+			return;
+		}
+	if (r->nfails < (int)(sizeof(r->fails) / sizeof(r->fails[0])))
+		r->fails[r->nfails++] = (struct rp_status_count){status, 1};
+}
+
+static const char *lang_ext(const char *lang)
+{
+	static const struct {
+		const char *lang, *ext;
+	} map[] = {{"c", "c"}, {"cuda", "cu"}, {"metal", "metal"}, {"opencl", "cl"}};
+	for (size_t i = 0; lang && i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(lang, map[i].lang))
+			return map[i].ext;
+	return lang && lang[0] ? lang : "txt";
+}
+
+#define RP_MAX_COMPILE_FETCH 200 /* compile logs read for failure examples */
+
+/* the first log line that explains a failed candidate: the compiler's output for a compile
+ * error, else the log of a failing evaluation */
+static int fail_line_load(struct ks_store *s, const struct rp_run *r, struct rp_cand *c,
+			  int *fetches, struct ks_error *e)
+{
+	const struct ks_store_candidate *sc = c->c;
+	if (!sc->has_result || is_passed(sc->status))
+		return 0;
+	if (sc->compile_status && !strcmp(sc->compile_status, "failed") &&
+	    *fetches < RP_MAX_COMPILE_FETCH) {
+		struct ks_store_candidate *full = NULL;
+		int rc = ks_store_get_candidate(s, sc->id, &full, e);
+		if (rc)
+			return rc;
+		(*fetches)++;
+		rp_first_line(full->compile_log, c->fail_line, sizeof(c->fail_line));
+		ks_store_free(full);
+	}
+	for (size_t w = 0; w < r->nworkloads && !c->fail_line[0]; w++)
+		if (c->search[w].present && !is_passed(c->search[w].status) && c->search[w].log)
+			rp_first_line(c->search[w].log, c->fail_line, sizeof(c->fail_line));
+	for (size_t w = 0; w < r->nworkloads && !c->fail_line[0]; w++)
+		if (c->search[w].log)
+			rp_first_line(c->search[w].log, c->fail_line, sizeof(c->fail_line));
+	return 0;
+}
+
+static void target_from_config(struct rp_run *r)
+{
+	static const char *const keys[] = {"target", "spec", "device"};
+	json_t *cfg = r->run->config ? json_loads(r->run->config, 0, NULL) : NULL;
+	if (!json_is_object(cfg))
+		goto out;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = json_string_value(json_object_get(cfg, keys[i]));
+		if (v && v[0]) {
+			snprintf(r->target, sizeof(r->target), "%s", v);
+			break;
+		}
+	}
+out:
+	json_decref(cfg);
+}
+
+int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
+	    struct ks_error *e)
+{
+	struct ks_store *s = NULL;
+	struct ks_store_snapshot *snap = NULL, *snaps = NULL;
+	struct ks_store_event *events = NULL;
+	size_t nsnaps = 0, nevents = 0;
+	char db[4200];
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->best = -1;
+	r->tree.root = -1;
+	r->wall_s = NAN;
+	ks_report_opts_init(&r->opts);
+	if (o) {
+		r->opts = *o;
+		if (r->opts.top <= 0 || r->opts.top > 1000)
+			r->opts.top = 10;
+		if (r->opts.fail_examples < 0 || r->opts.fail_examples > 50)
+			r->opts.fail_examples = 3;
+	}
+	if (!dir || !dir[0])
+		return ks_error_set(e, KS_EINVAL, "no run directory given");
+	if (snprintf(r->dir, sizeof(r->dir), "%s", dir) >= (int)sizeof(r->dir))
+		return ks_error_set(e, KS_ELIMIT, "run directory path too long '%.64s...'", dir);
+	if (ks_path_join(db, sizeof(db), dir, "run.db") || !ks_path_exists(db))
+		return ks_error_set(e, KS_ENOTFOUND, "no run database in '%s' (expected %s/run.db)",
+				    dir, dir);
+	if ((rc = ks_store_open(dir, 0, &s, e)))
+		return rc;
+	if ((rc = ks_store_get_run(s, &r->run, e)) ||
+	    (rc = ks_store_list_workloads(s, &r->workloads, &r->nworkloads, e)) ||
+	    (rc = ks_store_list_candidates(s, KS_STORE_ORDER_ID, &r->cands_raw, &r->ncands, e)) ||
+	    (rc = ks_store_convergence(s, &r->conv, &r->nconv, e)) ||
+	    (rc = ks_store_list_llm(s, &r->llm, &r->nllm, e)) ||
+	    (rc = ks_store_list_snapshots(s, &snaps, &nsnaps, e)) ||
+	    (rc = ks_store_list_events(s, &events, &nevents, e)))
+		goto out;
+	r->cands = calloc(r->ncands ? r->ncands : 1, sizeof(*r->cands));
+	r->ranked = calloc(r->ncands ? r->ncands : 1, sizeof(*r->ranked));
+	if (!r->cands || !r->ranked) {
+		rc = ks_error_set(e, KS_ENOMEM, "report: out of memory for %zu candidates", r->ncands);
+		goto out;
+	}
+	double lo = iso_seconds(r->run->created), hi = NAN;
+	int compile_fetches = 0;
+	for (size_t i = 0; i < r->ncands; i++) {
+		struct rp_cand *rc_ = &r->cands[i];
+		rc_->c = &r->cands_raw[i];
+		r->ranked[i] = (int)i;
+		if ((rc = ks_store_list_evals(s, rc_->c->id, NULL, &rc_->evals, &rc_->nevals, e)))
+			goto out;
+		rc_->search = calloc(r->nworkloads + 1, sizeof(*rc_->search));
+		rc_->final = calloc(r->nworkloads + 1, sizeof(*rc_->final));
+		if (!rc_->search || !rc_->final) {
+			rc = ks_error_set(e, KS_ENOMEM, "report: out of memory");
+			goto out;
+		}
+		for (size_t w = 0; w < r->nworkloads; w++) {
+			wl_fold(rc_->evals, rc_->nevals, "search", r->workloads[w].index, &rc_->search[w]);
+			wl_fold(rc_->evals, rc_->nevals, "final", r->workloads[w].index, &rc_->final[w]);
+			rc_->final_any |= rc_->final[w].present;
+		}
+		for (size_t k = 0; k < rc_->nevals; k++)
+			span_add(&lo, &hi, rc_->evals[k].created);
+		span_add(&lo, &hi, rc_->c->created);
+		cand_rank(rc_, r->nworkloads);
+		if ((rc = fail_line_load(s, r, rc_, &compile_fetches, e)))
+			goto out;
+		if (rc_->c->has_result) {
+			r->evaluated++;
+			if (is_passed(rc_->c->status))
+				r->passed++;
+			else {
+				r->failed++;
+				status_count(r, rc_->c->status ? rc_->c->status : "?");
+			}
+		}
+		if (rc_->c->has_final)
+			r->any_final = 1;
+	}
+	qsort_r(r->ranked, r->ncands, sizeof(*r->ranked), cmp_rank, r->cands);
+	if (r->ncands && r->cands[r->ranked[0]].rank_group <= 1)
+		r->best = r->ranked[0];
+	for (size_t i = 0; i < nevents; i++)
+		span_add(&lo, &hi, events[i].ts);
+	for (size_t i = 0; i < r->nllm; i++)
+		span_add(&lo, &hi, r->llm[i].created);
+	for (size_t i = 0; i < nsnaps; i++)
+		span_add(&lo, &hi, snaps[i].created);
+	if (isfinite(lo) && isfinite(hi) && hi >= lo)
+		r->wall_s = hi - lo;
+	target_from_config(r);
+	if (r->best >= 0) {
+		char name[64];
+		snprintf(name, sizeof(name), "best.%s", lang_ext(r->cands[r->best].c->language));
+		if (ks_path_join(r->best_file, sizeof(r->best_file), dir, name) == 0)
+			r->best_file_exists = ks_path_exists(r->best_file);
+	}
+	r->tree.nsnapshots = (int)nsnaps;
+	if (nsnaps) {
+		/* the newest snapshot: the list is oldest first */
+		snap = &snaps[nsnaps - 1];
+		r->tree.snapshot_round = snap->round;
+		r->tree.snapshot_version = snap->version;
+		rp_tree_parse(&r->tree, snap->json, r);
+	}
+	rc = 0;
+out:
+	ks_store_free(snaps);
+	ks_store_free(events);
+	ks_store_close(s);
+	if (rc)
+		rp_release(r);
+	return rc;
+}
+
+void rp_release(struct rp_run *r)
+{
+	for (size_t i = 0; r->cands && i < r->ncands; i++) {
+		ks_store_free(r->cands[i].evals);
+		free(r->cands[i].search);
+		free(r->cands[i].final);
+	}
+	free(r->cands);
+	free(r->ranked);
+	ks_store_free(r->run);
+	ks_store_free(r->workloads);
+	ks_store_free(r->cands_raw);
+	ks_store_free(r->conv);
+	ks_store_free(r->llm);
+	rp_tree_release(&r->tree);
+	memset(r, 0, sizeof(*r));
+	r->best = -1;
+	r->tree.root = -1;
+}

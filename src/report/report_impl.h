@@ -1,0 +1,143 @@
+/* Report internals: a run loaded once from its store, then rendered by one file per format
+ * (markdown.c, html.c, json.c, svg.c); tree.c parses the world-model snapshot. */
+#ifndef KS_REPORT_IMPL_H
+#define KS_REPORT_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ksearch/buf.h"
+#include "ksearch/error.h"
+#include "ksearch/report.h"
+#include "ksearch/store.h"
+
+/* evaluations of one candidate on one workload in one phase, folded over seeds */
+struct rp_wl {
+	int present;        /* any evaluation at all */
+	const char *status; /* first non-PASSED status over seeds, else PASSED */
+	double max_abs_err, max_rel_err; /* worst over seeds */
+	double median_us;   /* median over timed seeds (NAN: not timed) */
+	double spread_pct;  /* largest spread over timed seeds */
+	double gflops, gbps, roofline_pct, baseline_us, speedup;
+	const char *log;    /* first non-empty log of a failing seed, else of any seed */
+};
+
+/* one candidate with its results, in insertion order */
+struct rp_cand {
+	const struct ks_store_candidate *c;
+	struct ks_store_eval *evals; /* every phase, store-owned array */
+	size_t nevals;
+	struct rp_wl *search;        /* per workload (nworkloads entries) */
+	struct rp_wl *final;         /* per workload; final_any says whether any is present */
+	int final_any;
+	/* the figure the leaderboard ranks by */
+	int rank_group;          /* 0 final PASSED, 1 search PASSED and not re-measured,
+				  * 2 failed (in the search or in the re-measurement), 3 not evaluated */
+	double speedup;          /* final when rank_group 0, else search (NAN when none) */
+	double speedup_spread;   /* largest timing spread (%) behind that speedup */
+	const char *phase;       /* "final" or "search" */
+	char fail_line[200];     /* failed: the first line of the log that explains it */
+};
+
+/* one world-model node (from the latest snapshot); strings point into tree_json */
+struct rp_node {
+	char id[64], parent[64];
+	const char *title, *description, *status;
+	double rating, confidence, difficulty;
+	long attempts, failures;
+	int64_t candidate_id;    /* 0: none */
+	double score;            /* the snapshot's own score (NAN: none) */
+	char impacts[256];       /* "memory_bandwidth=high, ..." */
+	int parent_index;        /* -1: a root */
+	int first_child, next_sibling;
+	int on_best_path, is_active;
+};
+
+struct rp_tree {
+	void *doc;               /* json_t * of the snapshot (owns the strings) */
+	struct rp_node *nodes;
+	int nnodes;
+	int root;                /* index of the root or -1 */
+	const char *kernel_summary;
+	const char **open_questions;
+	int nquestions;
+	int snapshot_round, snapshot_version, nsnapshots;
+	char error[256];         /* why the snapshot could not be read ("" when fine) */
+};
+
+struct rp_status_count {
+	const char *status;
+	int count;
+};
+
+struct rp_run {
+	char dir[4096];
+	struct ks_report_opts opts;
+	struct ks_store_run *run;
+	struct ks_store_workload *workloads;
+	size_t nworkloads;
+	struct ks_store_candidate *cands_raw;
+	struct rp_cand *cands;
+	size_t ncands;
+	int *ranked;             /* candidate indexes, best first */
+	struct ks_store_point *conv;
+	size_t nconv;
+	struct ks_store_llm *llm;
+	size_t nllm;
+	struct rp_tree tree;
+	/* derived */
+	int evaluated, passed, failed;
+	struct rp_status_count fails[16];
+	int nfails;
+	int best;                /* index into cands or -1 */
+	int any_final;
+	double wall_s;           /* NAN when unknown */
+	char best_file[4200];    /* DIR/best.<ext> ("" when there is no best) */
+	int best_file_exists;
+	char target[128];        /* spec / device from the run config ("" when unknown) */
+};
+
+int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
+	    struct ks_error *e);
+void rp_release(struct rp_run *r);
+
+/* fill the tree from a snapshot JSON text (never fails: problems land in t->error) */
+void rp_tree_parse(struct rp_tree *t, const char *json, const struct rp_run *r);
+void rp_tree_release(struct rp_tree *t);
+
+/* the shared sections (body.c); html 0: Markdown */
+int rp_render_body(const struct rp_run *r, int html, struct ks_buf *out);
+int rp_render_md(const struct rp_run *r, struct ks_buf *out);
+int rp_render_html(const struct rp_run *r, struct ks_buf *out);
+int rp_render_json(const struct rp_run *r, struct ks_buf *out, struct ks_error *e);
+int rp_render_svg(const struct rp_run *r, struct ks_buf *out);
+
+/* ---- helpers (format.c) ---- */
+/* length of the valid UTF-8 sequence at s (1-4), 0 when invalid */
+size_t rp_utf8_valid(const char *s);
+/* s with invalid UTF-8 bytes replaced by U+FFFD */
+int rp_utf8_clean(struct ks_buf *b, const char *s);
+/* escaped text for HTML / SVG (invalid UTF-8 becomes U+FFFD) (& < > " '), control characters become spaces */
+int rp_html_esc(struct ks_buf *b, const char *s);
+/* escaped inline Markdown text (backslash escapes; newlines become spaces) */
+int rp_md_esc(struct ks_buf *b, const char *s);
+/* a Markdown code span safe inside a table cell */
+int rp_md_code(struct ks_buf *b, const char *s);
+/* first non-empty line of text, at most max bytes, into dst */
+void rp_first_line(const char *text, char *dst, size_t max);
+/* "12.3 s", "4 min 05 s", "1 h 02 min" */
+void rp_fmt_duration(double s, char *dst, size_t n);
+/* the candidate's knobs as "BM=64 BN=32" ("" when none), into dst */
+void rp_fmt_knobs(const char *knobs_json, char *dst, size_t n);
+/* status of a candidate in plain words ("PASSED", "PASSED, final TIMEOUT", "not evaluated") */
+void rp_fmt_status(const struct rp_cand *c, char *dst, size_t n);
+/* colour of an evaluation status in charts and tables */
+const char *rp_status_color(const char *status);
+/* index of the candidate with this id or -1 */
+int rp_find_cand(const struct rp_run *r, int64_t id);
+/* the timed (not check) workload indexes in order; returns how many */
+int rp_timed_workloads(const struct rp_run *r, int *idx, int max);
+
+#define RP_NA "\xe2\x80\x94" /* em dash for a missing number */
+
+#endif

@@ -1,0 +1,216 @@
+/* The world model of the latest snapshot, in the K-Search document shape:
+ * {"kernel_summary", "open_questions", "decision_tree": {"root_id", "active_leaf_id",
+ *  "nodes": [...]}}.  Every field may be missing; ids may be strings or integers. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "report/report_impl.h"
+
+#define RP_MAX_NODES 5000
+#define RP_MAX_QUESTIONS 50
+
+/* an id of any JSON scalar type as text ("" for null or missing) */
+static void id_text(json_t *v, char *dst, size_t n)
+{
+	dst[0] = 0;
+	if (json_is_string(v))
+		snprintf(dst, n, "%s", json_string_value(v));
+	else if (json_is_integer(v))
+		snprintf(dst, n, "%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		snprintf(dst, n, "%g", json_real_value(v));
+}
+
+static double num(json_t *v)
+{
+	if (json_is_number(v))
+		return json_number_value(v);
+	if (json_is_string(v)) {
+		char *end;
+		double d = strtod(json_string_value(v), &end);
+		if (end != json_string_value(v))
+			return d;
+	}
+	return NAN;
+}
+
+static const char *str(json_t *v)
+{
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static void impacts_text(json_t *imp, char *dst, size_t n)
+{
+	const char *key;
+	json_t *v;
+	size_t len = 0;
+	dst[0] = 0;
+	if (!json_is_object(imp))
+		return;
+	json_object_foreach(imp, key, v)
+	{
+		char val[64];
+		if (json_is_string(v))
+			snprintf(val, sizeof(val), "%s", json_string_value(v));
+		else if (json_is_number(v))
+			snprintf(val, sizeof(val), "%g", json_number_value(v));
+		else
+			continue;
+		int w = snprintf(dst + len, n - len, "%s%s=%s", len ? ", " : "", key, val);
+		if (w < 0 || (size_t)w >= n - len) {
+			dst[len] = 0;
+			return;
+		}
+		len += (size_t)w;
+	}
+}
+
+static int find_node(const struct rp_tree *t, const char *id)
+{
+	if (!id[0])
+		return -1;
+	for (int i = 0; i < t->nnodes; i++)
+		if (!strcmp(t->nodes[i].id, id))
+			return i;
+	return -1;
+}
+
+void rp_tree_parse(struct rp_tree *t, const char *text, const struct rp_run *r)
+{
+	json_error_t jerr;
+	json_t *doc = json_loads(text ? text : "", 0, &jerr);
+	if (!json_is_object(doc)) {
+		snprintf(t->error, sizeof(t->error), "snapshot is not a JSON object (%s)",
+			 doc ? "other value" : jerr.text);
+		json_decref(doc);
+		return;
+	}
+	t->doc = doc;
+	t->kernel_summary = str(json_object_get(doc, "kernel_summary"));
+	json_t *qs = json_object_get(doc, "open_questions");
+	if (json_is_array(qs) && json_array_size(qs)) {
+		size_t nq = json_array_size(qs);
+		if (nq > RP_MAX_QUESTIONS)
+			nq = RP_MAX_QUESTIONS;
+		t->open_questions = calloc(nq, sizeof(*t->open_questions));
+		for (size_t i = 0; t->open_questions && i < nq; i++) {
+			const char *q = str(json_array_get(qs, i));
+			if (q)
+				t->open_questions[t->nquestions++] = q;
+		}
+	}
+	json_t *dt = json_object_get(doc, "decision_tree");
+	json_t *nodes = json_object_get(dt, "nodes");
+	if (!json_is_array(nodes)) {
+		snprintf(t->error, sizeof(t->error), "snapshot has no decision_tree.nodes list");
+		return;
+	}
+	size_t nn = json_array_size(nodes);
+	if (nn > RP_MAX_NODES) {
+		snprintf(t->error, sizeof(t->error), "tree cut to its first %d of %zu nodes",
+			 RP_MAX_NODES, nn);
+		nn = RP_MAX_NODES;
+	}
+	t->nodes = calloc(nn ? nn : 1, sizeof(*t->nodes));
+	if (!t->nodes) {
+		snprintf(t->error, sizeof(t->error), "out of memory for %zu nodes", nn);
+		return;
+	}
+	for (size_t i = 0; i < nn; i++) {
+		json_t *jn = json_array_get(nodes, i);
+		if (!json_is_object(jn))
+			continue;
+		struct rp_node *n = &t->nodes[t->nnodes];
+		id_text(json_object_get(jn, "id"), n->id, sizeof(n->id));
+		if (!n->id[0] || find_node(t, n->id) >= 0)
+			continue; /* no id or a duplicate: cannot be placed */
+		id_text(json_object_get(jn, "parent_id"), n->parent, sizeof(n->parent));
+		json_t *act = json_object_get(jn, "action");
+		n->title = str(json_object_get(act, "title"));
+		if (!n->title)
+			n->title = str(act); /* an action given as plain text */
+		n->description = str(json_object_get(act, "description"));
+		n->status = str(json_object_get(jn, "status"));
+		n->rating = num(json_object_get(jn, "overall_rating_0_to_10"));
+		n->confidence = num(json_object_get(jn, "confidence_0_to_1"));
+		n->difficulty = num(json_object_get(jn, "difficulty_1_to_5"));
+		double a = num(json_object_get(jn, "attempts")), f = num(json_object_get(jn, "failures"));
+		n->attempts = isfinite(a) ? (long)a : -1;
+		n->failures = isfinite(f) ? (long)f : -1;
+		double cid = num(json_object_get(jn, "candidate_id"));
+		n->candidate_id = isfinite(cid) && cid > 0 ? (int64_t)cid : 0;
+		n->score = num(json_object_get(jn, "score"));
+		impacts_text(json_object_get(jn, "impacts"), n->impacts, sizeof(n->impacts));
+		n->first_child = n->next_sibling = n->parent_index = -1;
+		t->nnodes++;
+	}
+	/* link children in document order; a parent that is missing or would make a cycle
+	 * leaves the node a root */
+	int *last_child = malloc(sizeof(int) * (size_t)(t->nnodes ? t->nnodes : 1));
+	if (!last_child) {
+		snprintf(t->error, sizeof(t->error), "out of memory");
+		return;
+	}
+	for (int i = 0; i < t->nnodes; i++)
+		last_child[i] = -1;
+	for (int i = 0; i < t->nnodes; i++) {
+		int p = find_node(t, t->nodes[i].parent);
+		for (int a = p, hops = 0; a >= 0 && hops <= t->nnodes; a = t->nodes[a].parent_index, hops++)
+			if (a == i) {
+				p = -1;
+				break;
+			}
+		t->nodes[i].parent_index = p;
+	}
+	for (int i = 0; i < t->nnodes; i++) {
+		int p = t->nodes[i].parent_index;
+		if (p < 0)
+			continue;
+		if (last_child[p] < 0)
+			t->nodes[p].first_child = i;
+		else
+			t->nodes[last_child[p]].next_sibling = i;
+		last_child[p] = i;
+	}
+	free(last_child);
+	char id[64];
+	id_text(json_object_get(dt, "root_id"), id, sizeof(id));
+	t->root = find_node(t, id);
+	if (t->root >= 0 && t->nodes[t->root].parent_index >= 0)
+		t->root = -1; /* a "root" with a parent: take the first parentless node */
+	if (t->root < 0)
+		for (int i = 0; i < t->nnodes && t->root < 0; i++)
+			if (t->nodes[i].parent_index < 0)
+				t->root = i;
+	id_text(json_object_get(dt, "active_leaf_id"), id, sizeof(id));
+	int act = find_node(t, id);
+	if (act >= 0)
+		t->nodes[act].is_active = 1;
+	/* the best path: from the node holding the best candidate up to its root */
+	int64_t best_id = r->best >= 0 ? r->cands[r->best].c->id : 0;
+	int bn = -1;
+	for (int i = 0; best_id && i < t->nnodes && bn < 0; i++)
+		if (t->nodes[i].candidate_id == best_id)
+			bn = i;
+	if (bn < 0 && r->best >= 0 && r->cands[r->best].c->node_id >= 0) {
+		snprintf(id, sizeof(id), "%lld", (long long)r->cands[r->best].c->node_id);
+		bn = find_node(t, id);
+	}
+	for (int a = bn, hops = 0; a >= 0 && hops <= t->nnodes; a = t->nodes[a].parent_index, hops++)
+		t->nodes[a].on_best_path = 1;
+}
+
+void rp_tree_release(struct rp_tree *t)
+{
+	json_decref((json_t *)t->doc);
+	free(t->nodes);
+	free(t->open_questions);
+	t->doc = NULL;
+	t->nodes = NULL;
+	t->open_questions = NULL;
+	t->nnodes = t->nquestions = 0;
+}

@@ -1,0 +1,50 @@
+/* ksearch-runner internals shared by its files. */
+#ifndef KS_RUNNER_RUNNER_H
+#define KS_RUNNER_RUNNER_H
+
+/* scratch directory (writes allowed below it) and whether the kernel is running under
+ * watch (set once the sandbox is entered) */
+extern char ks_runner_scratch[4096];
+extern int ks_runner_watch;
+
+/* write one unsolicited line ("violation ...", "alloc_failed ...") to the reply pipe;
+ * async-signal-safe enough for the SIGSYS handler (no allocation) */
+void ks_runner_report(const char *kind, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif
+
+/* ---- devices ----------------------------------------------------------------------
+ * The protocol loop (runner_main.c) is the same for every backend; what differs is where
+ * the kernel's buffers live and how one call is launched and timed.  Each runner
+ * executable links exactly one device file: device_host.c (cpu) or device_cuda.c. */
+#include <stddef.h>
+#include <stdint.h>
+
+struct ks_runner_device {
+	const char *name;
+	/* after the kernel is loaded: pick the device, create the stream; 0 or -1 + why */
+	int (*init)(char *why, size_t n);
+	/* the buffer the kernel sees for host memory of bytes (host: the same pointer) */
+	void *(*alloc)(void *host, size_t bytes);
+	/* host -> kernel-visible after a fill or a poison (host: nothing to do) */
+	int (*upload)(void *dev, const void *host, size_t bytes);
+	/* kernel-visible -> host, for outputs and input checks (host: nothing to do) */
+	int (*download)(void *host, const void *dev, size_t bytes);
+	/* whether inputs can be made read-only in place (host memory) */
+	int protect_inputs;
+	/* Launch once and wait for all work the call started.  *ns is the time of the call as
+	 * the device measures it (host: wall clock; cuda: events on ksearch's stream).
+	 * Returns 0, or -1 with an explanation (a launch or execution error). */
+	int (*call)(void (*launch)(int set, void *stream), int set, uint64_t *ns, char *err,
+		    size_t n);
+	/* between timed repetitions (cuda: flush L2); may be NULL */
+	void (*between_reps)(void);
+	/* the stream argument handed to the entry point (host: NULL) */
+	void *(*stream)(void);
+};
+
+const struct ks_runner_device *ks_runner_device_get(void);
+
+/* monotonic nanoseconds, resolved before any kernel is loaded */
+uint64_t ks_runner_now_ns(void);

@@ -1,0 +1,347 @@
+/* The search loop: propose (strategy), compile in parallel, evaluate one at a time on
+ * quiet cores, record everything, learn, repeat; then re-measure the best (DESIGN.md §1). */
+#include "ksearch/run.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ksearch/backend.h"
+#include "ksearch/knowledge.h"
+#include "ksearch/log.h"
+#include "ksearch/report.h"
+#include "ksearch/store.h"
+#include "ksearch/strategy.h"
+#include "search/run_internal.h"
+#include "search/space.h"
+#include "util/fs.h"
+
+static volatile sig_atomic_t stop_requested;
+
+void ks_run_request_stop(void)
+{
+	stop_requested = 1;
+}
+
+int ks_run_stop_requested(void)
+{
+	return stop_requested;
+}
+
+void ks_run_opts_init(struct ks_run_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->backend = "cpu";
+	o->strategy = "wm";
+	o->policy = "builtin";
+	o->budget = 40;
+	o->seed = 1;
+	o->final_top = 3;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	o->jobs = cores > 0 ? (int)cores : 2;
+	ks_eval_opts_init(&o->eval);
+	/* search-phase timing: one block, a short floor, the baseline timed once */
+	o->eval.min_time_s = 0.1;
+	o->eval.blocks = 1;
+	o->eval.reuse_baseline = 1;
+}
+
+double ks_run_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- setup ------------------------------------------------------------------------ */
+
+static int config_json(const struct ks_run_opts *o, struct ks_buf *out)
+{
+	json_t *c = json_object();
+	json_object_set_new(c, "task", json_string(o->task));
+	json_object_set_new(c, "backend", json_string(o->backend));
+	json_object_set_new(c, "strategy", json_string(o->strategy));
+	json_object_set_new(c, "policy", json_string(o->policy));
+	json_object_set_new(c, "spec", json_string(o->spec ? o->spec : "auto"));
+	json_object_set_new(c, "budget", json_integer(o->budget));
+	json_object_set_new(c, "seed", json_integer((json_int_t)o->seed));
+	json_object_set_new(c, "time_limit_s", json_real(o->time_limit_s));
+	json_object_set_new(c, "jobs", json_integer(o->jobs));
+	json_object_set_new(c, "final_top", json_integer(o->final_top));
+	json_object_set_new(c, "timeout_s", json_real(o->eval.timeout_s));
+	json_object_set_new(c, "memory_limit", json_integer((json_int_t)o->eval.memory_limit));
+	json_object_set_new(c, "min_time_s", json_real(o->eval.min_time_s));
+	json_object_set_new(c, "threads", json_integer(o->eval.threads));
+	json_object_set_new(c, "cflags", o->eval.cflags ? json_string(o->eval.cflags) : json_null());
+	char *s = json_dumps(c, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(c);
+	if (!s)
+		return KS_ENOMEM;
+	int rc = ks_buf_adds(out, s);
+	free(s);
+	return rc;
+}
+
+/* restore the options a run was started with (resume continues the same run) */
+static int config_restore(struct ks_run_state *st, const char *json, struct ks_error *e)
+{
+	json_error_t je;
+	json_t *c = json_loads(json, 0, &je);
+	if (!c)
+		return ks_error_set(e, KS_EPARSE, "run config is not JSON: %s", je.text);
+	struct ks_run_opts *o = &st->o;
+	const char *s;
+#define RESTORE_STR(key, field)                                                          \
+	if ((s = json_string_value(json_object_get(c, key))))                            \
+		o->field = st->strs[st->nstrs++] = strdup(s);
+	RESTORE_STR("task", task);
+	RESTORE_STR("backend", backend);
+	RESTORE_STR("strategy", strategy);
+	RESTORE_STR("policy", policy);
+	RESTORE_STR("spec", spec);
+	RESTORE_STR("cflags", eval.cflags);
+#undef RESTORE_STR
+	json_t *v;
+	if ((v = json_object_get(c, "budget")))
+		o->budget = (int)json_integer_value(v);
+	if ((v = json_object_get(c, "seed")))
+		o->seed = (uint64_t)json_integer_value(v);
+	if ((v = json_object_get(c, "final_top")))
+		o->final_top = (int)json_integer_value(v);
+	if ((v = json_object_get(c, "timeout_s")))
+		o->eval.timeout_s = json_number_value(v);
+	if ((v = json_object_get(c, "memory_limit")))
+		o->eval.memory_limit = (size_t)json_integer_value(v);
+	if ((v = json_object_get(c, "min_time_s")))
+		o->eval.min_time_s = json_number_value(v);
+	if ((v = json_object_get(c, "threads")))
+		o->eval.threads = (int)json_integer_value(v);
+	json_decref(c);
+	return 0;
+}
+
+static int open_store(struct ks_run_state *st, struct ks_error *e)
+{
+	struct ks_run_opts *o = &st->o;
+	int rc;
+	if (o->resume_dir) {
+		snprintf(st->dir, sizeof(st->dir), "%s", o->resume_dir);
+		if ((rc = ks_store_open(st->dir, 0, &st->store, e)))
+			return ks_error_wrap(e, "resume '%s'", st->dir);
+		struct ks_store_run *run;
+		if ((rc = ks_store_get_run(st->store, &run, e)))
+			return rc;
+		rc = config_restore(st, run->config, e);
+		ks_store_free(run);
+		st->resumed = 1;
+		return rc;
+	}
+	if (o->out_dir) {
+		snprintf(st->dir, sizeof(st->dir), "%s", o->out_dir);
+	} else {
+		time_t now = time(NULL);
+		struct tm tm;
+		localtime_r(&now, &tm);
+		char stamp[32];
+		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+		const char *base = strrchr(o->task, '/') ? strrchr(o->task, '/') + 1 : o->task;
+		snprintf(st->dir, sizeof(st->dir), "runs/%s-%s", base[0] ? base : "task", stamp);
+	}
+	char db[PATH_MAX + 16];
+	snprintf(db, sizeof(db), "%s/run.db", st->dir);
+	if (ks_path_exists(db))
+		return ks_error_set(e, KS_EINVAL,
+				    "'%s' already holds a run: continue it with --resume %s, or "
+				    "choose another --out",
+				    st->dir, st->dir);
+	if ((rc = ks_mkdir_p(st->dir, e)) || (rc = ks_store_open(st->dir, 1, &st->store, e)))
+		return rc;
+	return 0;
+}
+
+static int write_run_row(struct ks_run_state *st, struct ks_error *e)
+{
+	struct ks_buf cfg = KS_BUF_INIT;
+	config_json(&st->o, &cfg);
+	char hash[65];
+	int rc = ks_task_hash(st->task, hash, e);
+	if (rc == 0) {
+		struct ks_store_run run = {
+			.task = st->task->name, .task_hash = hash, .backend = st->o.backend,
+			.strategy = st->o.strategy, .policy = st->o.policy, .seed = st->o.seed,
+			.budget = st->o.budget, .config = ks_buf_str(&cfg)};
+		rc = ks_store_write_run(st->store, &run, e);
+	}
+	ks_buf_release(&cfg);
+	if (rc)
+		return rc;
+	const struct ks_task *t = st->task;
+	for (int pass = 0; pass < 2 && !rc; pass++) {
+		int n = pass ? t->nchecks : t->nworkloads;
+		for (int i = 0; i < n && !rc; i++) {
+			const struct ks_workload *w = pass ? &t->checks[i] : &t->workloads[i];
+			struct ks_buf label = KS_BUF_INIT, params = KS_BUF_INIT;
+			ks_workload_label(t, w, &label);
+			ks_buf_adds(&params, "{");
+			for (int p = 0; p < t->nparams; p++)
+				ks_buf_addf(&params, "%s\"%s\": %.17g", p ? ", " : "",
+					    t->params[p].name, w->values[p]);
+			ks_buf_adds(&params, "}");
+			struct ks_store_workload sw = {.index = pass ? t->nworkloads + i : i,
+						       .label = ks_buf_str(&label),
+						       .params = ks_buf_str(&params),
+						       .is_check = pass};
+			rc = ks_store_add_workload(st->store, &sw, e);
+			ks_buf_release(&label);
+			ks_buf_release(&params);
+		}
+	}
+	return rc;
+}
+
+static int load_spec(struct ks_run_state *st, struct ks_error *e)
+{
+	ks_spec_init(&st->spec);
+	const char *name = st->o.spec;
+	int rc;
+	if (!name || !name[0] || !strcmp(name, "auto")) {
+		if (strcmp(st->o.backend, "cpu"))
+			return 0; /* GPU specs come from the device; none is required here */
+		rc = ks_spec_detect_host(&st->spec, e);
+	} else {
+		rc = ks_spec_load(name, &st->spec, e);
+	}
+	if (rc)
+		return ks_error_wrap(e, "hardware spec");
+	st->have_spec = 1;
+	double gflops, gbps;
+	ks_roofline_from_spec(&st->spec, &gflops, &gbps);
+	if (st->o.eval.peak_gflops <= 0)
+		st->o.eval.peak_gflops = gflops;
+	if (st->o.eval.peak_gbps <= 0)
+		st->o.eval.peak_gbps = gbps;
+	return 0;
+}
+
+/* ---- the loop ----------------------------------------------------------------------- */
+
+void ks_run_progress_tick(struct ks_run_state *st, const char *phase, const char *action,
+			  int finished)
+{
+	if (!st->progress)
+		return;
+	struct ks_run_progress p = {
+		.phase = phase, .evaluated = st->evaluated, .budget = st->o.budget,
+		.passed = st->passed, .failed = st->failed, .best_speedup = st->best,
+		.action = action, .finished = finished, .last_status = st->last_status, .last_speedup = st->last_speedup,
+		.last_candidate = st->last_candidate, .elapsed_s = ks_run_now() - st->t0,
+		.eta_s = -1};
+	int fresh = st->evaluated - st->reused;
+	if (fresh > 0 && st->evaluated < st->o.budget)
+		p.eta_s = (ks_run_now() - st->t_search) / fresh * (st->o.budget - st->evaluated);
+	st->progress(&p, st->progress_ctx);
+}
+
+int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ctx,
+	   struct ks_run_result *r, struct ks_error *e)
+{
+	struct ks_run_state *st = calloc(1, sizeof(*st));
+	if (!st)
+		return ks_error_set(e, KS_ENOMEM, "out of memory");
+	memset(r, 0, sizeof(*r));
+	r->best_candidate = -1;
+	st->o = *opts;
+	st->progress = progress;
+	st->progress_ctx = ctx;
+	st->t0 = ks_run_now();
+	stop_requested = 0;
+	int rc;
+	if ((rc = open_store(st, e)))
+		goto out;
+	if (!st->o.task) {
+		rc = ks_error_set(e, KS_EINVAL, "no task given");
+		goto out;
+	}
+	if ((rc = ks_task_load(st->o.task, &st->task, e)))
+		goto out;
+	if (!ks_strategy_find(st->o.strategy)) {
+		rc = ks_error_set(e, KS_EINVAL, "unknown strategy '%s' (wm, evolve, random)",
+				  st->o.strategy);
+		goto out;
+	}
+	if (strcmp(st->o.policy, "builtin")) {
+		rc = ks_error_set(e, KS_EINVAL, "policy '%s' is not available in this build (builtin)",
+				  st->o.policy);
+		goto out;
+	}
+	if ((rc = ks_backend_get(st->o.backend, &st->be, e)))
+		goto out;
+	ks_run_progress_tick(st, "setup", "detecting the hardware", 0);
+	if ((rc = load_spec(st, e)))
+		goto out;
+	if ((rc = ks_search_space_load(&st->space, st->task, st->be->name, st->be->ext,
+				       st->have_spec ? &st->spec : NULL, e)))
+		goto out;
+	if (!st->resumed && (rc = write_run_row(st, e)))
+		goto out;
+	ks_store_set_run_status(st->store, "running", NULL);
+	ks_info("run %s: task %s, backend %s, strategy %s, budget %d, %ld feasible configurations "
+		"in %d templates",
+		st->dir, st->task->name, st->be->name, st->o.strategy, st->o.budget,
+		st->space.total_feasible, st->space.n);
+	ks_run_progress_tick(st, "setup", "compiling the reference and the baseline", 0);
+	st->o.eval.backend = st->be->name;
+	st->o.eval.seed = st->o.seed;
+	if ((rc = ks_evaluator_new(st->task, &st->o.eval, &st->ev, e)))
+		goto out;
+	struct ks_strategy_config scfg = {.seed = st->o.seed, .root_title = "naive baseline",
+					  .kernel_summary = st->task->summary};
+	if ((rc = ks_strategy_new(st->o.strategy, &st->space.space, &scfg, &st->strategy, e)))
+		goto out;
+	st->t_search = ks_run_now();
+	if ((rc = ks_run_search(st, e)))
+		goto out;
+	if ((rc = ks_run_final(st, r, e)))
+		goto out;
+	ks_store_set_run_status(st->store, stop_requested ? "interrupted" : "finished", NULL);
+	ks_run_progress_tick(st, "done", "writing the reports", 0);
+	struct ks_error re = {0};
+	if (ks_report_write_files(st->dir, &re))
+		ks_warn("reports: %s", re.msg);
+out:
+	snprintf(r->run_dir, sizeof(r->run_dir), "%s", st->dir);
+	snprintf(r->task, sizeof(r->task), "%s", st->task ? st->task->name : "");
+	snprintf(r->backend, sizeof(r->backend), "%s", st->o.backend ? st->o.backend : "");
+	snprintf(r->strategy, sizeof(r->strategy), "%s", st->o.strategy ? st->o.strategy : "");
+	snprintf(r->policy, sizeof(r->policy), "%s", st->o.policy ? st->o.policy : "");
+	r->budget = st->o.budget;
+	r->evaluated = st->evaluated;
+	r->passed = st->passed;
+	r->resumed = st->resumed;
+	r->reused = st->reused;
+	if (rc && st->store)
+		ks_store_add_event(st->store, "error", "run", e ? e->msg : "failed", NULL, NULL);
+	if (st->strategy)
+		ks_strategy_free(st->strategy);
+	if (st->ev)
+		ks_evaluator_free(st->ev);
+	ks_search_space_release(&st->space);
+	if (st->have_spec)
+		ks_spec_release(&st->spec);
+	if (st->task)
+		ks_task_free(st->task);
+	if (st->store)
+		ks_store_close(st->store);
+	for (int i = 0; i < st->nstrs; i++)
+		free(st->strs[i]);
+	free(st);
+	return rc;
+}

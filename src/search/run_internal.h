@@ -1,0 +1,54 @@
+/* State shared by the files of one search run (run.c, loop.c, final.c). */
+#ifndef KS_SEARCH_RUN_INTERNAL_H
+#define KS_SEARCH_RUN_INTERNAL_H
+
+#include <limits.h>
+#include <signal.h>
+
+#include "ksearch/backend.h"
+#include "ksearch/eval.h"
+#include "ksearch/knowledge.h"
+#include "ksearch/run.h"
+#include "ksearch/store.h"
+#include "ksearch/strategy.h"
+#include "search/space.h"
+
+struct ks_run_state {
+	struct ks_run_opts o;
+	char dir[PATH_MAX];
+	struct ks_store *store;
+	struct ks_task *task;
+	const struct ks_backend_i *be;
+	struct ks_spec spec;
+	int have_spec;
+	struct ks_search_space space;
+	struct ks_evaluator *ev;
+	struct ks_strategy *strategy;
+	ks_run_progress_fn progress;
+	void *progress_ctx;
+	int resumed;
+	int round;
+	int evaluated, evaluated_at_start, passed, failed, reused;
+	double best;
+	const char *last_status;
+	double last_speedup;
+	long last_candidate;
+	double t0, t_search;
+	char *strs[16]; /* option strings restored from a resumed run's config */
+	int nstrs;
+};
+
+double ks_run_now(void);
+/* call the progress callback with the current counters */
+void ks_run_progress_tick(struct ks_run_state *st, const char *phase, const char *action,
+			  int finished);
+int ks_run_stop_requested(void);
+/* the search phase: until the budget is evaluated, time runs out or a stop is requested */
+int ks_run_search(struct ks_run_state *st, struct ks_error *e);
+/* re-measure the top candidates, choose the best, write DIR/best.<ext> */
+int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_error *e);
+/* record an evaluation result of candidate id in phase ("search"/"final") */
+int ks_run_record(struct ks_run_state *st, int64_t id, const char *phase,
+		  const struct ks_eval_result *res, struct ks_error *e);
+
+#endif

@@ -1,0 +1,39 @@
+/* Naive selective scan: one channel at a time, the dstate recurrence in float with libm
+ * expf, reading B and C straight from their [batch, dstate, seqlen] layout; one thread. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+void selective_scan(const _Float16 *u, const _Float16 *delta, const float *A, const _Float16 *B,
+		    const _Float16 *C, const float *D, const _Float16 *z, const float *delta_bias,
+		    _Float16 *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
+{
+	float *h = malloc(sizeof(float) * (size_t)dstate);
+	if (!h)
+		return;
+	for (int32_t b = 0; b < batch; b++)
+		for (int32_t d = 0; d < dim; d++) {
+			const int64_t row = ((int64_t)b * dim + d) * seqlen;
+			const _Float16 *Bb = B + (int64_t)b * dstate * seqlen;
+			const _Float16 *Cb = C + (int64_t)b * dstate * seqlen;
+			for (int32_t n = 0; n < dstate; n++)
+				h[n] = 0.0f;
+			for (int32_t t = 0; t < seqlen; t++) {
+				float dt = (float)delta[row + t] + delta_bias[d];
+				if (dt <= 20.0f)
+					dt = log1pf(expf(dt));
+				const float ut = (float)u[row + t];
+				float acc = 0.0f;
+				for (int32_t n = 0; n < dstate; n++) {
+					h[n] = expf(dt * A[(int64_t)d * dstate + n]) * h[n] +
+					       dt * (float)Bb[(int64_t)n * seqlen + t] * ut;
+					acc += (float)Cb[(int64_t)n * seqlen + t] * h[n];
+				}
+				acc += D[d] * ut;
+				const float zt = (float)z[row + t];
+				acc *= zt / (1.0f + expf(-zt));
+				y[row + t] = (_Float16)acc;
+			}
+		}
+	free(h);
+}

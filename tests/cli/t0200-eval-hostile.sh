@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The evaluator gives every hostile or broken kernel the right status and stays up, as
+# root, with secrets in its environment.
+. "$(dirname "$0")/lib.sh"
+TASK=$ROOT/tests/fixtures/eval/scale
+H=$ROOT/tests/fixtures/hostile
+export KS_TEST_API_KEY=sk-test-secret-0123456789
+export GITHUB_TOKEN=ghp_test_secret
+rm -f /tmp/ksearch-pwned-*
+
+status_of() { # status_of KERNEL [extra args]: prints the status, checks exit code agrees
+	local k=$1
+	shift
+	"$KS" eval "$TASK" "$H/$k.c" --json --quick --timeout 3 --memory-limit 512M "$@" \
+		>"$TMP/$k.json" 2>"$TMP/$k.err"
+	local rc=$?
+	local st
+	st=$(json_get "$TMP/$k.json" 'd["status"]' 2>/dev/null || echo "NO_JSON(rc=$rc)")
+	if [ "$st" = PASSED ] && [ $rc -ne 0 ]; then st="$st(rc=$rc)"; fi
+	if [ "$st" != PASSED ] && [ $rc -ne 1 ] && [ "${st#NO_JSON}" = "$st" ]; then st="$st(rc=$rc)"; fi
+	echo "$st"
+}
+
+expect() { # expect KERNEL STATUS [extra args]
+	local k=$1 want=$2
+	shift 2
+	is "$(status_of "$k" "$@")" "$want" "$k -> $want"
+}
+
+expect plain PASSED
+expect openmp PASSED
+expect simd PASSED
+expect compile_error COMPILE_ERROR
+expect segfault RUNTIME_ERROR
+expect abort RUNTIME_ERROR
+expect infinite_loop TIMEOUT
+expect huge_alloc MEMORY_LIMIT
+expect fork_loop SANDBOX_VIOLATION
+expect exec SANDBOX_VIOLATION
+expect socket_connect SANDBOX_VIOLATION
+expect file_write SANDBOX_VIOLATION
+expect file_write_raw PASSED
+expect scratch_write PASSED
+expect env_secret PASSED
+expect proc_environ SANDBOX_VIOLATION
+expect proc_environ_raw PASSED
+expect kill_parent SANDBOX_VIOLATION
+expect constructor_fork SANDBOX_VIOLATION
+expect modify_input RUNTIME_ERROR
+expect modify_input_mprotect INCORRECT_NUMERICAL
+expect partial_write INCORRECT_NUMERICAL
+expect cached_result INCORRECT_NUMERICAL
+expect cached_by_pointer INCORRECT_NUMERICAL
+expect background_thread INCORRECT_NUMERICAL
+
+# the probes really probe: an ordinary variable does reach the kernel, and without the
+# sandbox the raw /proc read does leak
+OMP_KSEARCH_PROBE_LEAK=1 expect env_secret INCORRECT_NUMERICAL
+expect proc_environ_raw INCORRECT_NUMERICAL --no-sandbox
+
+for f in exec write raw; do
+	[ ! -e /tmp/ksearch-pwned-$f ]
+	ok $? "no file /tmp/ksearch-pwned-$f was created"
+done
+rm -f /tmp/ksearch-pwned-*
+
+# a faked libc clock does not make the kernel look fast
+"$KS" eval "$TASK" "$H/fake_clock.c" --json --quick --no-checks >"$TMP/clock.json" 2>/dev/null
+med=$(json_get "$TMP/clock.json" 'd["workloads"][0]["median_us"]')
+python3 -c "import sys; sys.exit(0 if float('$med') > 500 else 1)"
+ok $? "fake_clock is timed honestly (median ${med} us > 500 us)"
+
+# the roofline floor flags impossible speed
+st=$(status_of plain --peak-gbps 0.001 --peak-gflops 0.001)
+is "$st" SUSPICIOUS "faster than the roofline floor -> SUSPICIOUS"
+
+# the failure log says what happened
+grep -q "SIGSEGV\|signal 11\|Segmentation" "$TMP/segfault.json"
+ok $? "segfault log names the signal"
+grep -q "y\[" "$TMP/partial_write.json"
+ok $? "partial_write log shows the first mismatching element"
+grep -q "expected ';'\|error" "$TMP/compile_error.json"
+ok $? "compile_error log carries the compiler message"
+
+# secrets never appear in any output
+! grep -rq "sk-test-secret\|ghp_test_secret" "$TMP"
+ok $? "no secret in any output"
+
+done_testing

@@ -1,0 +1,89 @@
+#!/bin/bash
+# ksearch report: usage and error handling, then a real report of the synthetic run that
+# the report unit test writes (tests/unit/test_report.c, KS_REPORT_FIXTURE_DIR).
+. "$(dirname "$0")/lib.sh"
+
+"$KS" report --help >"$TMP/help" 2>&1
+ok $? "report --help exits 0"
+grep -q "ksearch report RUN_DIR" "$TMP/help"
+ok $? "help shows the usage line"
+grep -q -- "--json" "$TMP/help" && grep -q -- "--top" "$TMP/help"
+ok $? "help lists --json and --top"
+
+"$KS" report >/dev/null 2>"$TMP/err"
+is "$?" 2 "no RUN_DIR: exit 2"
+grep -q "needs RUN_DIR" "$TMP/err"
+ok $? "no RUN_DIR: says what is missing"
+
+"$KS" report "$TMP/missing" >"$TMP/out" 2>"$TMP/err"
+is "$?" 2 "missing dir: exit 2"
+is "$(cat "$TMP/err")" "ksearch report: no run database in '$TMP/missing' (expected $TMP/missing/run.db)" \
+	"missing dir: clear message"
+is "$(wc -c <"$TMP/out")" 0 "missing dir: nothing on stdout"
+
+mkdir -p "$TMP/empty"
+"$KS" report "$TMP/empty" --json >/dev/null 2>"$TMP/err"
+is "$?" 2 "dir without run.db: exit 2"
+grep -q "no run database in '$TMP/empty' (expected $TMP/empty/run.db)" "$TMP/err"
+ok $? "dir without run.db: clear message"
+test ! -e "$TMP/empty/report.md" && test ! -e "$TMP/empty/run.db"
+ok $? "dir without run.db: nothing created"
+
+echo "not a database" >"$TMP/empty/run.db"
+"$KS" report "$TMP/empty" >/dev/null 2>"$TMP/err"
+is "$?" 2 "corrupt run.db: exit 2"
+test -s "$TMP/err"
+ok $? "corrupt run.db: an error message"
+
+"$KS" report "$TMP/empty" --md --json >/dev/null 2>"$TMP/err"
+is "$?" 2 "two formats: exit 2"
+"$KS" report "$TMP/empty" --top 0 >/dev/null 2>"$TMP/err"
+is "$?" 2 "--top 0: exit 2"
+grep -q -- "--top must be between 1 and 1000" "$TMP/err"
+ok $? "--top 0: says the range"
+
+# a real run, written by the unit test through the store API
+UT=${KS_BIN:-build}/test_report
+if [ -x "$UT" ]; then
+	RUN="$TMP/run"
+	KS_REPORT_FIXTURE_DIR="$RUN" "$UT" >"$TMP/ut.log" 2>&1
+	ok $? "fixture run written by test_report"
+	"$KS" report "$RUN" >"$TMP/paths"
+	ok $? "report RUN writes the files"
+	is "$(cat "$TMP/paths")" "$RUN/report.md
+$RUN/report.html
+$RUN/convergence.svg" "prints the three paths"
+	test -s "$RUN/report.md" && test -s "$RUN/report.html" && test -s "$RUN/convergence.svg"
+	ok $? "report.md, report.html and convergence.svg exist"
+	grep -q "](convergence.svg)" "$RUN/report.md"
+	ok $? "report.md links the chart"
+	ls "$RUN" | grep -q '\.tmp\.' && r=1 || r=0
+	ok $r "no temporary files left"
+	"$KS" report "$RUN" --json >"$TMP/r.json"
+	ok $? "--json exits 0"
+	is "$(json_get "$TMP/r.json" 'd["evaluated"]')" 30 "--json evaluated"
+	is "$(json_get "$TMP/r.json" 'len(d["candidates"])')" 31 "--json lists every candidate"
+	is "$(json_get "$TMP/r.json" 'd["best"]["candidate"], d["best"]["phase"]')" "27 final" \
+		"--json best from the final re-measurement"
+	"$KS" report "$RUN" --top 2 --md >"$TMP/r.md"
+	grep -q '^| 2 | 20 |' "$TMP/r.md" && ! grep -q '^| 3 | ' "$TMP/r.md"
+	ok $? "--top 2 limits the leaderboard"
+	"$KS" report "$RUN" --html | grep -qi '<script'
+	is "$?" 1 "--html has no script element"
+	"$KS" report "$RUN" --svg | python3 -c 'import sys, xml.dom.minidom as m; m.parseString(sys.stdin.read())'
+	ok $? "--svg is well-formed XML"
+	"$KS" report "$RUN" --html | python3 -c '
+import sys, html.parser
+class P(html.parser.HTMLParser):
+    def __init__(s): super().__init__(); s.stack = []; s.bad = 0
+    def handle_starttag(s, t, a):
+        if t not in ("meta", "br", "hr", "img", "link", "input"): s.stack.append(t)
+    def handle_endtag(s, t):
+        if not s.stack or s.stack.pop() != t: s.bad += 1
+p = P(); p.feed(sys.stdin.read()); sys.exit(1 if p.bad or p.stack else 0)'
+	ok $? "--html tags balanced"
+else
+	echo "# skip: $UT not built"
+fi
+
+done_testing

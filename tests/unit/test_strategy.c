@@ -1,0 +1,256 @@
+/* Strategy replay harness: a synthetic cost landscape over a ~230-configuration template.
+ * Checks determinism per seed, no repeated evaluations, exhaustion, snapshots, and that wm
+ * reaches 95% of the best configuration in fewer median evaluations than random. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ksearch/strategy.h"
+#include "tap.h"
+
+#define FIXTURE "tests/fixtures/templates/landscape.c"
+#define NSEEDS 101
+#define MAXEVAL 4096
+
+static int lookup(int w, const char *name, size_t len, double *out, void *ctx)
+{
+	(void)w;
+	(void)ctx;
+	if (len == 16 && !memcmp(name, "spec.tile_budget", len)) {
+		*out = 16384;
+		return 0;
+	}
+	return KS_ENOTFOUND;
+}
+
+/* log2 of knob k's value in configuration p */
+static double lv(const struct ks_template *t, const struct ks_proposal *p, const char *knob)
+{
+	int k = ks_template_knob(t, knob);
+	return log2(t->knobs[k].nums[p->knobs[k]]);
+}
+
+/* Speedup of a configuration: tile sizes with an interaction, unroll and vector width that
+ * compete for registers (a ridge: the best needs UNROLL down while VEC goes up), a scheduling
+ * effect that flips for big tiles; the largest tiles with full unroll fail to compile. */
+static int landscape(const struct ks_template *t, const struct ks_proposal *p, double *score)
+{
+	double bm = lv(t, p, "BM"), bn = lv(t, p, "BN"), un = lv(t, p, "UNROLL");
+	double vec = lv(t, p, "VEC");
+	int dyn = p->knobs[ks_template_knob(t, "SCHED")] == 1;
+	double l = 0;
+	if (bm >= 8 && un >= 3)
+		return 0;
+	l += -0.35 * (bm - 6.2) * (bm - 6.2);
+	l += -0.25 * (bn - 5.5) * (bn - 5.5);
+	l += 0.15 * (bm - 6) * (bn - 5);
+	l += 0.25 * un + 0.35 * vec - 0.09 * un * vec * log2(exp2(bn) / 16 + 1);
+	l += 0.12 * dyn - 0.05 * dyn * (bm >= 7);
+	*score = exp(l);
+	return 1;
+}
+
+struct run {
+	int n;               /* evaluations made */
+	int reach;           /* evaluations until 95% of the best (0: never) */
+	int dup;             /* repeated configurations */
+	int order[MAXEVAL];  /* config index of each evaluation */
+	int worlds_ok;       /* wm snapshots re-imported */
+};
+
+/* drive a strategy the way the search loop does: batches of `batch` proposals, outcomes in
+ * reverse order of proposal, until exhaustion or max evaluations */
+static int drive(const char *name, const struct ks_space *space, uint64_t seed, int batch,
+		 int max, double target, int stop_at_target, struct run *r)
+{
+	struct ks_strategy_config cfg = {.seed = seed, .root_title = "naive gemm"};
+	struct ks_strategy *s = NULL;
+	struct ks_error e = {0};
+	struct ks_proposal props[8];
+	char *seen = calloc((size_t)space->feasible[0].n, 1);
+	int rc = ks_strategy_new(name, space, &cfg, &s, &e);
+	memset(r, 0, sizeof(*r));
+	if (rc || !seen) {
+		printf("# %s: %s\n", name, e.msg);
+		free(seen);
+		return -1;
+	}
+	while (r->n < max && !(stop_at_target && r->reach)) {
+		int n = 0;
+		rc = ks_strategy_propose(s, props, batch, &n, &e);
+		if (rc) {
+			printf("# propose: %s\n", e.msg);
+			break;
+		}
+		if (!n)
+			break;
+		for (int i = n - 1; i >= 0; i--) {
+			const struct ks_proposal *p = &props[i];
+			struct ks_outcome o = {.candidate = r->n};
+			o.passed = landscape(space->templates[p->template_index], p, &o.score);
+			if (seen[p->config]++)
+				r->dup++;
+			if (r->n < MAXEVAL)
+				r->order[r->n] = p->config;
+			r->n++;
+			if (!r->reach && o.passed && o.score >= 0.95 * target)
+				r->reach = r->n;
+			rc = ks_strategy_observe(s, p, &o, &e);
+			if (rc) {
+				printf("# observe: %s\n", e.msg);
+				break;
+			}
+		}
+		if (rc)
+			break;
+		if (ks_strategy_world(s) && r->n % 16 == 0) {
+			struct ks_buf b;
+			struct ks_world w;
+			ks_buf_init(&b, 0);
+			if (!ks_strategy_snapshot(s, &b, &e) && !ks_world_import(&w, ks_buf_str(&b), &e)) {
+				r->worlds_ok++;
+				ks_world_release(&w);
+			}
+			ks_buf_release(&b);
+		}
+	}
+	ks_strategy_free(s);
+	free(seen);
+	return rc ? -1 : 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+static double median(int *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(int), cmp_int);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int main(void)
+{
+	struct ks_template *t = NULL;
+	struct ks_error e = {0};
+	struct ks_config_set fs;
+	struct ks_space space;
+	static struct run r1, r2;
+	static int reach[3][NSEEDS];
+	const char *names[3] = {"wm", "evolve", "random"};
+	double best = 0, med[3];
+	int rc, nfail = 0;
+
+	rc = ks_template_load(FIXTURE, &t, &e);
+	ok(rc == 0, "load landscape template (%s)", e.msg);
+	if (rc)
+		return tap_done();
+	rc = ks_template_enumerate(t, 1, lookup, NULL, &fs, &e);
+	ok(rc == 0 && fs.n >= 150 && fs.n <= 300, "about 200 feasible configurations (%d)", fs.n);
+	space = (struct ks_space){.ntemplates = 1, .templates = &t, .feasible = &fs};
+	for (int c = 0; c < fs.n; c++) {
+		struct ks_proposal p = {0};
+		double s;
+		memcpy(p.knobs, fs.cfg + (size_t)c * fs.nknobs, (size_t)fs.nknobs * sizeof(int));
+		if (!landscape(t, &p, &s))
+			nfail++;
+		else if (s > best)
+			best = s;
+	}
+	printf("# %d feasible, %d fail to compile, best speedup %.3f\n", fs.n, nfail, best);
+
+	{
+		struct ks_strategy *s = NULL;
+		ok(ks_strategy_new("greedy", &space, NULL, &s, &e) == KS_ENOTFOUND && !s,
+		   "unknown strategy refused (%s)", e.msg);
+	}
+
+	for (int k = 0; k < 3; k++) {
+		/* determinism: same seed, same proposals; another seed, other proposals */
+		drive(names[k], &space, 7, 3, 60, best, 0, &r1);
+		drive(names[k], &space, 7, 3, 60, best, 0, &r2);
+		ok(r1.n == 60 && r2.n == 60 && !memcmp(r1.order, r2.order, sizeof(int) * 60),
+		   "%s: same seed, same proposals", names[k]);
+		drive(names[k], &space, 8, 3, 60, best, 0, &r2);
+		ok(memcmp(r1.order, r2.order, sizeof(int) * 60) != 0, "%s: other seed differs",
+		   names[k]);
+		/* exhaustion: every feasible configuration exactly once, then nothing */
+		drive(names[k], &space, 3, 4, MAXEVAL, best, 0, &r1);
+		ok(r1.n == fs.n && r1.dup == 0, "%s: exhausts the space without repeats (%d of %d, %d dup)",
+		   names[k], r1.n, fs.n, r1.dup);
+		if (k == 0)
+			ok(r1.worlds_ok > 5, "wm: snapshots re-import (%d)", r1.worlds_ok);
+		for (int sd = 0; sd < NSEEDS; sd++) {
+			drive(names[k], &space, 1000 + sd, 1, MAXEVAL, best, 1, &r1);
+			reach[k][sd] = r1.reach ? r1.reach : MAXEVAL;
+		}
+		med[k] = median(reach[k], NSEEDS);
+		printf("# %s: median evaluations to 95%% of best over %d seeds: %.1f (p25 %d, p75 %d)\n",
+		       names[k], NSEEDS, med[k], reach[k][NSEEDS / 4], reach[k][3 * NSEEDS / 4]);
+	}
+	ok(med[0] < med[2], "wm beats random (%.1f < %.1f)", med[0], med[2]);
+	ok(med[0] < med[1], "wm beats evolve (%.1f < %.1f)", med[0], med[1]);
+	ok(med[0] <= 0.5 * med[2], "wm needs at most half of random's evaluations");
+
+	/* parallel batches keep wm ahead */
+	{
+		static int rb[NSEEDS];
+		for (int sd = 0; sd < NSEEDS; sd++) {
+			drive("wm", &space, 1000 + sd, 4, MAXEVAL, best, 1, &r1);
+			rb[sd] = r1.reach ? r1.reach : MAXEVAL;
+		}
+		printf("# wm batch 4: median %.1f\n", median(rb, NSEEDS));
+		ok(median(rb, NSEEDS) < med[2], "wm with 4 in flight beats random");
+	}
+
+	/* two families: both defaults are measured first, then knob moves */
+	{
+		struct ks_template *tt[2] = {t, t};
+		struct ks_config_set fss[2] = {fs, fs};
+		struct ks_space two = {.ntemplates = 2, .templates = tt, .feasible = fss};
+		struct ks_strategy_config cfg = {.seed = 1};
+		struct ks_strategy *s = NULL;
+		struct ks_proposal p[2];
+		int n = 0;
+		rc = ks_strategy_new("wm", &two, &cfg, &s, &e);
+		ok(rc == 0, "wm over two templates");
+		ks_strategy_propose(s, p, 2, &n, &e);
+		ok(n == 2 && p[0].template_index != p[1].template_index &&
+			   !strncmp(p[0].title, "family: ", 8) && !strncmp(p[1].title, "family: ", 8),
+		   "first proposals are the family defaults (%s, %s)", p[0].title, p[1].title);
+		{
+			int def[KS_TEMPLATE_MAX_KNOBS];
+			ks_template_config_default(t, def);
+			ok(!memcmp(p[0].knobs, def, sizeof(int) * (size_t)t->nknobs), "family = default");
+		}
+		for (int i = 0; i < n; i++) {
+			struct ks_outcome o = {.candidate = i};
+			o.passed = landscape(t, &p[i], &o.score);
+			ks_strategy_observe(s, &p[i], &o, &e);
+		}
+		ks_strategy_propose(s, p, 1, &n, &e);
+		ok(n == 1 && p[0].move[0] && p[0].parent_candidate >= 0,
+		   "then a knob move building on a measured candidate (%s, parent %ld)", p[0].title,
+		   p[0].parent_candidate);
+		/* a stale or forged outcome is refused */
+		{
+			struct ks_outcome o = {.candidate = 9, .passed = 1, .score = 1};
+			struct ks_proposal q = p[0];
+			q.config = (q.config + 1) % fs.n;
+			ok(ks_strategy_observe(s, &q, &o, &e) != 0, "mismatched outcome refused (%s)",
+			   e.msg);
+			o.score = -1;
+			ok(ks_strategy_observe(s, &p[0], &o, &e) == KS_EINVAL, "bad score refused");
+		}
+		{
+			const struct ks_world *w = ks_strategy_world(s);
+			ok(w && ks_world_count(w) > 3, "world model grows (%d nodes)", w ? ks_world_count(w) : 0);
+		}
+		ks_strategy_free(s);
+	}
+	ks_config_set_release(&fs);
+	ks_template_free(t);
+	return tap_done();
+}
