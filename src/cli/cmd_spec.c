@@ -11,7 +11,7 @@ static const char *about_text =
 	"Hardware specs: warp/SIMD width, threads per group, shared memory, caches, bandwidth,\n"
 	"peak rates and matrix units, each field with its source and basis (documented,\n"
 	"derived, estimated, measured).  'detect' fills a spec for the host CPU from /proc and\n"
-	"sysfs and measures copy bandwidth and FMA rate (about 2 seconds).";
+	"sysfs and measures copy bandwidth and FMA rate (about 1 second, bounded by 2).";
 
 static int print_spec(const struct ks_spec *s, int json)
 {
