@@ -26,6 +26,7 @@ struct ks_spec_value {
 	char *text;   /* text and list fields ("a, b, c" for lists); NULL for numbers */
 	char *unit;   /* unit as written ("KiB", "TB/s"); NULL when unitless */
 	char *source; /* resolved citation: the title of the referenced source */
+	char *url;    /* the source's url, or NULL */
 	char *basis;  /* documented | derived | estimated | measured | detected */
 	char *note;   /* free text or NULL */
 	int line;     /* line in the spec file, 0 for detected values */

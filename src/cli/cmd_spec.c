@@ -11,7 +11,7 @@ static const char *about_text =
 	"Hardware specs: warp/SIMD width, threads per group, shared memory, caches, bandwidth,\n"
 	"peak rates and matrix units, each field with its source and basis (documented,\n"
 	"derived, estimated, measured).  'detect' fills a spec for the host CPU from /proc and\n"
-	"sysfs and measures copy bandwidth and FMA rate (about 2 seconds).";
+	"sysfs and measures copy bandwidth and FMA rate (about 1 second, bounded by 2).";
 
 static int print_spec(const struct ks_spec *s, int json)
 {
@@ -26,6 +26,20 @@ static int print_spec(const struct ks_spec *s, int json)
 	fputs(ks_buf_str(&b), stdout);
 	ks_buf_release(&b);
 	return KS_EXIT_OK;
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", (unsigned char)*s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
 }
 
 static int do_list(int json)
@@ -48,10 +62,15 @@ static int do_list(int json)
 			continue;
 		}
 		double bw = s.mem_bandwidth_gbps, f = s.peak_gflops_f32, sm = s.smem_per_block;
-		if (json)
-			printf("%s\n  {\"name\": \"%s\", \"kind\": \"%s\", \"title\": \"%s\"}",
-			       i ? "," : "", s.name, s.kind, s.title);
-		else if (s.is_template)
+		if (json) {
+			printf("%s\n  {\"name\": ", i ? "," : "");
+			json_str(s.name);
+			printf(", \"kind\": ");
+			json_str(s.kind);
+			printf(", \"title\": ");
+			json_str(s.title);
+			printf(", \"template\": %s}", s.is_template ? "true" : "false");
+		} else if (s.is_template)
 			printf("%-10s %-4s %-44s (template, filled by 'spec detect')\n", s.name,
 			       s.kind, s.title);
 		else

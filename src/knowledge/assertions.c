@@ -408,11 +408,8 @@ static int resolve(const struct aset *a, const struct acheck *c, const struct ks
 			snprintf(why, nwhy, "task has no param '%s'", c->req[k]);
 			return 1;
 		}
-	for (int k = 0; k < c->nparams; k++)
-		if (param_index(t, c->params[k].key, strlen(c->params[k].key)) < 0) {
-			snprintf(why, nwhy, "task has no param '%s'", c->params[k].key);
-			return 1;
-		}
+	/* params of the check the task lacks are ignored (causal: 0 on a task without a
+	 * causal flag means the same); only `requires` makes a param mandatory */
 	for (int i = 0; i < t->nparams; i++)
 		vals[i] = NAN;
 	struct bind b = {t, vals};

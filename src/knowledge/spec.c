@@ -150,6 +150,7 @@ void ks_spec_release(struct ks_spec *s)
 		free(v->text);
 		free(v->unit);
 		free(v->source);
+		free(v->url);
 		free(v->basis);
 		free(v->note);
 	}
@@ -240,8 +241,9 @@ static int in_list(const char *const *list, const char *s)
 
 /* resolve a field's source key to the source title */
 static int source_title(const struct ks_yaml *y, struct fy_node *sources, struct fy_node *ref,
-			char *out, size_t n, struct ks_error *e)
+			char *out, size_t n, char *url, size_t nurl, struct ks_error *e)
 {
+	url[0] = 0;
 	char key[128];
 	if (!ks_kyaml_scalar(ref, key, sizeof(key)) || !*key)
 		return ks_kyaml_err(y, ref, e, "'source' must name an entry of 'sources'");
@@ -251,6 +253,8 @@ static int source_title(const struct ks_yaml *y, struct fy_node *sources, struct
 	struct fy_node *t = fy_node_is_mapping(s) ? ks_kyaml_get(s, "title") : s;
 	if (!ks_kyaml_scalar(t, out, n))
 		return ks_kyaml_err(y, s, e, "source '%s' needs a title", key);
+	if (fy_node_is_mapping(s) && ks_kyaml_get(s, "url"))
+		ks_kyaml_scalar(ks_kyaml_get(s, "url"), url, nurl);
 	return 0;
 }
 
@@ -290,8 +294,22 @@ static int load_list(const struct ks_yaml *y, struct fy_node *seq, const char *f
 	return 0;
 }
 
+static int load_field_(const struct ks_yaml *y, struct fy_node *sources, const char *name,
+		       struct fy_node *fv, struct ks_spec *s, char *url, struct ks_error *e);
+
 static int load_field(const struct ks_yaml *y, struct fy_node *sources, const char *name,
 		      struct fy_node *fv, struct ks_spec *s, struct ks_error *e)
+{
+	char url[512] = "";
+	int n0 = s->nvalues;
+	int rc = load_field_(y, sources, name, fv, s, url, e);
+	if (!rc && s->nvalues > n0 && url[0] && !(s->values[n0].url = strdup(url)))
+		rc = ks_error_set(e, KS_ENOMEM, "load '%s'", y->path);
+	return rc;
+}
+
+static int load_field_(const struct ks_yaml *y, struct fy_node *sources, const char *name,
+		       struct fy_node *fv, struct ks_spec *s, char *url, struct ks_error *e)
 {
 	const struct ks_spec_field_def *d = ks_spec_field_def(name);
 	if (!d)
@@ -314,7 +332,7 @@ static int load_field(const struct ks_yaml *y, struct fy_node *sources, const ch
 	if (!src)
 		return ks_kyaml_err(y, fv, e, "field '%s' has no 'source'", name);
 	char title[512], bbuf[32], ubuf[32], nbuf[1024];
-	if ((rc = source_title(y, sources, src, title, sizeof(title), e)))
+	if ((rc = source_title(y, sources, src, title, sizeof(title), url, 512, e)))
 		return rc;
 	const char *b = basis ? ks_kyaml_scalar(basis, bbuf, sizeof(bbuf)) : "documented";
 	if (!b || !in_list(bases, b))
@@ -704,6 +722,8 @@ int ks_spec_to_json(const struct ks_spec *s, struct ks_buf *out, struct ks_error
 			json_object_set_new(f, "display", json_string(h));
 		}
 		json_object_set_new(f, "source", json_string(v->source ? v->source : ""));
+		if (v->url)
+			json_object_set_new(f, "source_url", json_string(v->url));
 		json_object_set_new(f, "basis", json_string(v->basis ? v->basis : ""));
 		if (v->note)
 			json_object_set_new(f, "note", json_string(v->note));
@@ -757,9 +777,13 @@ int ks_spec_to_yaml(const struct ks_spec *s, struct ks_buf *out, struct ks_error
 			;
 		if (k == nt) {
 			titles[nt++] = src;
-			ks_buf_addf(out, "  src%d: ", k + 1);
+			ks_buf_addf(out, "  src%d: {title: ", k + 1);
 			yaml_quoted(out, src);
-			ks_buf_adds(out, "\n");
+			if (s->values[i].url) {
+				ks_buf_adds(out, ", url: ");
+				yaml_quoted(out, s->values[i].url);
+			}
+			ks_buf_adds(out, "}\n");
 		}
 	}
 	ks_buf_adds(out, "fields:\n");
