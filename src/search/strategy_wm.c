@@ -119,7 +119,7 @@ static double move_prior(const struct wm *m, int t, double base_score, double bo
 	double fam = m->fam_best[t] > 0 ? m->fam_best[t] : base_score;
 	double rel = fam > 0 && base_score > 0 ? log(base_score / fam) : 0.0;
 	double gap = m->best > 0 && fam > 0 ? log(fam / m->best) : 0.0;
-	return PRIOR_BASE + 10.0 * rel + 10.0 * FAMILY_WEIGHT * gap + bonus;
+	return ks_clamp(PRIOR_BASE + 10.0 * rel + 10.0 * FAMILY_WEIGHT * gap + bonus, -50, 50);
 }
 
 static int add_node(struct wm *m, int parent, int t, int c, enum wm_kind kind, const char *title,
@@ -146,7 +146,8 @@ static int add_node(struct wm *m, int parent, int t, int c, enum wm_kind kind, c
 		return rc;
 	/* the prior may leave [0, 10] before clamping; keep the unclamped value so learning
 	 * and rescoring compose */
-	ks_world_rescore(&m->w, id, prior, -1, e);
+	if ((rc = ks_world_rescore(&m->w, id, prior, -1, e)))
+		return rc;
 	m->info[id] = (struct wm_info){.t = t, .c = c, .kind = kind, .base_score = base_score,
 				       .bonus = bonus, .shift_hint = shift_hint};
 	return 0;
@@ -539,9 +540,12 @@ static int wm_observe(void *state, const struct ks_proposal *p, const struct ks_
 			if (!n || n->status != KS_NODE_OPEN ||
 			    (in->kind != WM_MOVE && in->kind != WM_COMPOUND))
 				continue;
-			ks_world_rescore(&m->w, id,
-					 move_prior(m, in->t, in->base_score, in->bonus) + in->shift_hint, -1,
-					 e);
+			rc = ks_world_rescore(&m->w, id,
+					      move_prior(m, in->t, in->base_score, in->bonus) +
+						      in->shift_hint,
+					      -1, e);
+			if (rc)
+				return rc;
 		}
 	}
 	return 0;
