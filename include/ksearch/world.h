@@ -215,7 +215,8 @@ int ks_world_select(const struct ks_world *w, int *id, struct ks_error *e);
 int ks_world_begin(struct ks_world *w, int id, struct ks_error *e);
 
 /* Record one evaluated candidate of node id (system only).  Updates attempts, failures, the
- * node's best (candidate id and score), the session counters and the regression flag, and
+ * node's best (candidate id and score), the session counters and the regression flag (an open
+ * node's session starts implicitly, as with ks_world_begin: active, visits + 1), and
  * on the node's first pass learns its move's effect (score / base score, see ks_world_learn).
  * *verdict (may be NULL) says whether the session continues; a closed session sets the node
  * closed.  score is the speedup (higher is better) and is ignored when !passed. */
