@@ -99,6 +99,7 @@ struct run {
 	int dup;             /* repeated configurations */
 	int order[MAXEVAL];  /* config index of each evaluation */
 	int worlds_ok;       /* wm snapshots re-imported */
+	int short_early;     /* short batches before the space was exhausted */
 };
 
 /* drive a strategy the way the search loop does: batches of `batch` proposals, outcomes in
@@ -134,6 +135,8 @@ static int drive(const char *name, const struct ks_space *space, uint64_t seed, 
 		}
 		if (!n)
 			break;
+		if (n < batch && r->n + n < total)
+			r->short_early++;
 		for (int i = n - 1; i >= 0; i--) {
 			const struct ks_proposal *p = &props[i];
 			struct ks_outcome o = {.candidate = r->n};
@@ -232,6 +235,7 @@ int main(void)
 		drive(names[k], &space, 3, 4, MAXEVAL, best, 0, &r1);
 		ok(r1.n == fs.n && r1.dup == 0, "%s: exhausts the space without repeats (%d of %d, %d dup)",
 		   names[k], r1.n, fs.n, r1.dup);
+		is_int(r1.short_early, 0, "full batches until the space is exhausted");
 		if (k == 0)
 			ok(r1.worlds_ok > 5, "wm: snapshots re-import (%d)", r1.worlds_ok);
 		for (int sd = 0; sd < NSEEDS; sd++) {
