@@ -37,6 +37,7 @@ struct wm_info {
 	double bonus;      /* prior bonus from the knob impacts */
 	double shift_hint; /* single-move shifts folded into a compound prior */
 	int compound_done; /* two-knob children added */
+	int owned;         /* created by this strategy (carries a configuration) */
 };
 
 struct wm {
@@ -149,7 +150,7 @@ static int add_node(struct wm *m, int parent, int t, int c, enum wm_kind kind, c
 	if ((rc = ks_world_rescore(&m->w, id, prior, -1, e)))
 		return rc;
 	m->info[id] = (struct wm_info){.t = t, .c = c, .kind = kind, .base_score = base_score,
-				       .bonus = bonus, .shift_hint = shift_hint};
+				       .bonus = bonus, .shift_hint = shift_hint, .owned = 1};
 	return 0;
 }
 
@@ -459,7 +460,12 @@ static int wm_propose(void *state, struct ks_proposal *out, int max, int *n, str
 		}
 		if (rc)
 			return ks_error_set(e, rc, "%s", se.msg);
-		in = &m->info[id];
+		in = id < m->info_alloc ? &m->info[id] : NULL;
+		if (!in || !in->owned) {
+			/* an action without a configuration is not this policy's to evaluate */
+			ks_world_set_status(&m->w, id, KS_NODE_CLOSED, "exhausted", e);
+			continue;
+		}
 		if (!unseen(m, in->t, in->c)) {
 			ks_world_set_status(&m->w, id, KS_NODE_CLOSED, "duplicate", e);
 			continue;
@@ -504,7 +510,8 @@ static int wm_observe(void *state, const struct ks_proposal *p, const struct ks_
 	const struct ks_node *node = ks_world_node(&m->w, p->node);
 	enum ks_refine verdict;
 	int rc, improved = 0;
-	if (!node || p->node >= m->info_alloc || m->info[p->node].t != p->template_index ||
+	if (!node || p->node >= m->info_alloc || !m->info[p->node].owned ||
+	    m->info[p->node].t != p->template_index ||
 	    m->info[p->node].c != p->config)
 		return ks_error_set(e, KS_EINVAL, "observe: proposal does not match world node %d",
 				    p->node);
