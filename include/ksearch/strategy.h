@@ -15,7 +15,7 @@
  *
  *   ks_strategy_new("wm", &space, &cfg, &s, &e);
  *   while (budget left) {
- *       ks_strategy_propose(s, props, slots_free, &n, &e);  // n == 0: space exhausted
+ *       ks_strategy_propose(s, props, slots_free, &n, &e);  // n < slots_free: exhausted
  *       for each props[i]: write/compile/evaluate knobs via ks_template_defines(), then
  *           struct ks_outcome o = {.candidate = id, .passed = ok, .score = speedup};
  *           ks_strategy_observe(s, &props[i], &o, &e);        // any order, any time later
@@ -80,7 +80,8 @@ struct ks_strategy_ops {
 	const char *name;
 	int (*init)(void **state, const struct ks_space *space, const struct ks_strategy_config *cfg,
 		    struct ks_error *e);
-	/* fill up to max proposals, *n = how many (0 when nothing is left to try) */
+	/* fill up to max proposals, *n = how many; fewer than max only when every feasible
+	 * configuration has been proposed (0: nothing left to try) */
 	int (*propose)(void *state, struct ks_proposal *out, int max, int *n, struct ks_error *e);
 	int (*observe)(void *state, const struct ks_proposal *p, const struct ks_outcome *o,
 		       struct ks_error *e);

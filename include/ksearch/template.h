@@ -92,6 +92,12 @@ int ks_template_load(const char *path, struct ks_template **out, struct ks_error
 int ks_template_parse(const char *text, size_t len, const char *name, struct ks_template **out,
 		      struct ks_error *e);
 void ks_template_free(struct ks_template *t);
+/* Every file in dir holding an @ksearch block (name order, dot files and files without a block
+ * skipped, at most KS_TEMPLATE_MAX_DIR); *out is an array of *n templates, free it with
+ * ks_template_list_free.  A broken template fails the whole load with its position. */
+#define KS_TEMPLATE_MAX_DIR 64
+int ks_template_load_dir(const char *dir, struct ks_template ***out, int *n, struct ks_error *e);
+void ks_template_list_free(struct ks_template **list, int n);
 
 /* index of a knob by name, -1 if none */
 int ks_template_knob(const struct ks_template *t, const char *name);

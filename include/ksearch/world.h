@@ -187,7 +187,8 @@ int ks_world_add(struct ks_world *w, int parent, const struct ks_node_spec *spec
 /* system status change (e.g. closing a node whose action is exhausted); reason is static text */
 int ks_world_set_status(struct ks_world *w, int id, enum ks_node_status st, const char *reason,
 			struct ks_error *e);
-/* system re-score: set the prior rating (and confidence when >= 0); learned shift is kept */
+/* system re-score: set the prior rating (in [-100, 100]: it may lie outside the shown range
+ * [0, 10], the rating is clamped) and the confidence when >= 0; the learned shift is kept */
 int ks_world_rescore(struct ks_world *w, int id, double prior_rating, double confidence,
 		     struct ks_error *e);
 int ks_world_add_question(struct ks_world *w, const char *q, struct ks_error *e);
@@ -214,7 +215,8 @@ int ks_world_select(const struct ks_world *w, int *id, struct ks_error *e);
 int ks_world_begin(struct ks_world *w, int id, struct ks_error *e);
 
 /* Record one evaluated candidate of node id (system only).  Updates attempts, failures, the
- * node's best (candidate id and score), the session counters and the regression flag, and
+ * node's best (candidate id and score), the session counters and the regression flag (an open
+ * node's session starts implicitly, as with ks_world_begin: active, visits + 1), and
  * on the node's first pass learns its move's effect (score / base score, see ks_world_learn).
  * *verdict (may be NULL) says whether the session continues; a closed session sets the node
  * closed.  score is the speedup (higher is better) and is ignored when !passed. */

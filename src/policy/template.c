@@ -2,6 +2,7 @@
 #include "ksearch/template.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -576,4 +577,78 @@ int ks_template_move_key(const struct ks_template *t, const struct ks_knob_move 
 	else
 		w = snprintf(out, n, "%s:%+d", kb->name, m->to - m->from);
 	return w < 0 || (size_t)w >= n ? KS_ELIMIT : 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void ks_template_list_free(struct ks_template **list, int n)
+{
+	for (int i = 0; list && i < n; i++)
+		ks_template_free(list[i]);
+	free(list);
+}
+
+int ks_template_load_dir(const char *dir, struct ks_template ***out, int *n, struct ks_error *e)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char *names[KS_TEMPLATE_MAX_DIR * 4];
+	int nnames = 0, rc = 0;
+	struct ks_template **list = NULL;
+
+	*out = NULL;
+	*n = 0;
+	if (!d)
+		return ks_error_set(e, KS_EIO, "open template folder '%s'", dir);
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (nnames == (int)(sizeof(names) / sizeof(names[0]))) {
+			rc = ks_error_set(e, KS_ELIMIT, "template folder '%s' has too many files", dir);
+			break;
+		}
+		if (!(names[nnames] = strdup(de->d_name))) {
+			rc = ks_error_set(e, KS_ENOMEM, "template folder");
+			break;
+		}
+		nnames++;
+	}
+	closedir(d);
+	if (!rc)
+		qsort(names, (size_t)nnames, sizeof(char *), name_cmp);
+	list = calloc(KS_TEMPLATE_MAX_DIR, sizeof(*list));
+	if (!rc && !list)
+		rc = ks_error_set(e, KS_ENOMEM, "template list");
+	for (int i = 0; !rc && i < nnames; i++) {
+		char path[4096];
+		struct ks_buf b;
+		if (ks_path_join(path, sizeof(path), dir, names[i])) {
+			rc = ks_error_set(e, KS_ELIMIT, "path of '%s' too long", names[i]);
+			break;
+		}
+		if (!ks_path_exists(path) || ks_is_dir(path))
+			continue;
+		ks_buf_init(&b, KS_TEMPLATE_MAX_SOURCE);
+		rc = ks_file_read(path, KS_TEMPLATE_MAX_SOURCE, &b, e);
+		if (!rc && strstr(ks_buf_str(&b), "@ksearch")) {
+			if (*n == KS_TEMPLATE_MAX_DIR)
+				rc = ks_error_set(e, KS_ELIMIT, "more than %d templates in '%s'",
+						  KS_TEMPLATE_MAX_DIR, dir);
+			else if (!(rc = ks_template_parse(ks_buf_str(&b), b.len, path, &list[*n], e)))
+				(*n)++;
+		}
+		ks_buf_release(&b);
+	}
+	for (int i = 0; i < nnames; i++)
+		free(names[i]);
+	if (rc) {
+		ks_template_list_free(list, *n);
+		*n = 0;
+		return rc;
+	}
+	*out = list;
+	return 0;
 }

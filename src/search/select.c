@@ -123,6 +123,11 @@ int ks_world_record(struct ks_world *w, int id, long candidate, int passed, doub
 				    candidate);
 	w->records++;
 	w->active_leaf = id;
+	/* a record without ks_world_begin() starts the session implicitly */
+	if (n->status == KS_NODE_OPEN) {
+		n->status = KS_NODE_ACTIVE;
+		n->visits++;
+	}
 	n->attempts++;
 	if (!passed) {
 		n->failures++;

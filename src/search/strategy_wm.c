@@ -37,6 +37,7 @@ struct wm_info {
 	double bonus;      /* prior bonus from the knob impacts */
 	double shift_hint; /* single-move shifts folded into a compound prior */
 	int compound_done; /* two-knob children added */
+	int owned;         /* created by this strategy (carries a configuration) */
 };
 
 struct wm {
@@ -119,7 +120,7 @@ static double move_prior(const struct wm *m, int t, double base_score, double bo
 	double fam = m->fam_best[t] > 0 ? m->fam_best[t] : base_score;
 	double rel = fam > 0 && base_score > 0 ? log(base_score / fam) : 0.0;
 	double gap = m->best > 0 && fam > 0 ? log(fam / m->best) : 0.0;
-	return PRIOR_BASE + 10.0 * rel + 10.0 * FAMILY_WEIGHT * gap + bonus;
+	return ks_clamp(PRIOR_BASE + 10.0 * rel + 10.0 * FAMILY_WEIGHT * gap + bonus, -50, 50);
 }
 
 static int add_node(struct wm *m, int parent, int t, int c, enum wm_kind kind, const char *title,
@@ -146,9 +147,10 @@ static int add_node(struct wm *m, int parent, int t, int c, enum wm_kind kind, c
 		return rc;
 	/* the prior may leave [0, 10] before clamping; keep the unclamped value so learning
 	 * and rescoring compose */
-	ks_world_rescore(&m->w, id, prior, -1, e);
+	if ((rc = ks_world_rescore(&m->w, id, prior, -1, e)))
+		return rc;
 	m->info[id] = (struct wm_info){.t = t, .c = c, .kind = kind, .base_score = base_score,
-				       .bonus = bonus, .shift_hint = shift_hint};
+				       .bonus = bonus, .shift_hint = shift_hint, .owned = 1};
 	return 0;
 }
 
@@ -254,52 +256,57 @@ static int expand_single(struct wm *m, int id, double score, struct ks_error *e)
 	return 0;
 }
 
-/* two-knob moves of node id's configuration; returns the number added in *added */
-static int expand_compound(struct wm *m, int id, int *added, struct ks_error *e)
+/* the two-knob move (knob a by da, knob b by db) of node id, if feasible and untried */
+static int add_compound(struct wm *m, int id, double score, int a, int da, int b, int db,
+			int *added, struct ks_error *e)
 {
 	const struct wm_info in = m->info[id];
 	const struct ks_template *tp = m->space->templates[in.t];
-	const struct ks_node *node = ks_world_node(&m->w, id);
-	int cfg[KS_TEMPLATE_MAX_KNOBS];
+	const struct ks_knob *ka = &tp->knobs[a], *kb = &tp->knobs[b];
 	const int *base = cfg_of(m, in.t, in.c);
+	int cfg[KS_TEMPLATE_MAX_KNOBS], c, rc;
+	char key[128], ka_key[64], kb_key[64], title[160];
+	double bonus, hint;
+
+	if (base[a] + da < 0 || base[a] + da >= ka->nvalues || base[b] + db < 0 ||
+	    base[b] + db >= kb->nvalues)
+		return 0;
+	memcpy(cfg, base, (size_t)tp->nknobs * sizeof(int));
+	cfg[a] += da;
+	cfg[b] += db;
+	c = ks_config_set_find(&m->space->feasible[in.t], tp, cfg);
+	if (!unseen(m, in.t, c))
+		return 0;
+	snprintf(ka_key, sizeof(ka_key), "%s:%+d", ka->name, da);
+	snprintf(kb_key, sizeof(kb_key), "%s:%+d", kb->name, db);
+	snprintf(key, sizeof(key), "%s,%s", ka_key, kb_key);
+	snprintf(title, sizeof(title), "%s %s->%s, %s %s->%s", ka->name, ka->values[base[a]],
+		 ka->values[cfg[a]], kb->name, kb->values[base[b]], kb->values[cfg[b]]);
+	bonus = 0.05 * (knob_weight(ka) + knob_weight(kb)) + jitter(m) - COMPOUND_PENALTY;
+	/* what the parts did elsewhere, half weight each */
+	hint = 0.5 * (ks_world_move_shift(&m->w, ka_key) + ks_world_move_shift(&m->w, kb_key));
+	rc = add_node(m, id, in.t, c, WM_COMPOUND, title, key, 2, NULL,
+		      move_prior(m, in.t, score, bonus) + hint, 0.4, score, bonus, hint, e);
+	if (!rc)
+		(*added)++;
+	return rc;
+}
+
+/* all two-knob moves of node id's configuration; *added counts the new nodes */
+static int expand_compound(struct wm *m, int id, int *added, struct ks_error *e)
+{
+	const struct ks_template *tp = m->space->templates[m->info[id].t];
+	const struct ks_node *node = ks_world_node(&m->w, id);
 	double score = node ? node->score : 0;
 	m->info[id].compound_done = 1;
-	for (int a = 0; a < tp->nknobs; a++) {
-		for (int b = a + 1; b < tp->nknobs; b++) {
-			for (int da = -1; da <= 1; da += 2) {
-				for (int db = -1; db <= 1; db += 2) {
-					const struct ks_knob *ka = &tp->knobs[a], *kb = &tp->knobs[b];
-					char key[128], ka_key[64], kb_key[64], title[160];
-					double bonus, hint;
-					int c, rc;
-					if (base[a] + da < 0 || base[a] + da >= ka->nvalues ||
-					    base[b] + db < 0 || base[b] + db >= kb->nvalues)
-						continue;
-					memcpy(cfg, base, (size_t)tp->nknobs * sizeof(int));
-					cfg[a] += da;
-					cfg[b] += db;
-					c = ks_config_set_find(&m->space->feasible[in.t], tp, cfg);
-					if (!unseen(m, in.t, c))
-						continue;
-					snprintf(ka_key, sizeof(ka_key), "%s:%+d", ka->name, da);
-					snprintf(kb_key, sizeof(kb_key), "%s:%+d", kb->name, db);
-					snprintf(key, sizeof(key), "%s,%s", ka_key, kb_key);
-					snprintf(title, sizeof(title), "%s %s->%s, %s %s->%s", ka->name,
-						 ka->values[base[a]], ka->values[cfg[a]], kb->name,
-						 kb->values[base[b]], kb->values[cfg[b]]);
-					bonus = 0.05 * (knob_weight(ka) + knob_weight(kb)) + jitter(m);
-					hint = 0.5 * (ks_world_move_shift(&m->w, ka_key) +
-						      ks_world_move_shift(&m->w, kb_key));
-					rc = add_node(m, id, in.t, c, WM_COMPOUND, title, key, 2, NULL,
-						      move_prior(m, in.t, score, bonus) + hint - COMPOUND_PENALTY, 0.4, score, bonus - COMPOUND_PENALTY,
-						      hint, e);
-					if (rc)
-						return rc;
-					(*added)++;
-				}
+	for (int a = 0; a < tp->nknobs; a++)
+		for (int b = a + 1; b < tp->nknobs; b++)
+			for (int d = 0; d < 4; d++) {
+				int rc = add_compound(m, id, score, a, d & 1 ? 1 : -1, b,
+						      d & 2 ? 1 : -1, added, e);
+				if (rc)
+					return rc;
 			}
-		}
-	}
 	return 0;
 }
 
@@ -458,7 +465,12 @@ static int wm_propose(void *state, struct ks_proposal *out, int max, int *n, str
 		}
 		if (rc)
 			return ks_error_set(e, rc, "%s", se.msg);
-		in = &m->info[id];
+		in = id < m->info_alloc ? &m->info[id] : NULL;
+		if (!in || !in->owned) {
+			/* an action without a configuration is not this policy's to evaluate */
+			ks_world_set_status(&m->w, id, KS_NODE_CLOSED, "exhausted", e);
+			continue;
+		}
 		if (!unseen(m, in->t, in->c)) {
 			ks_world_set_status(&m->w, id, KS_NODE_CLOSED, "duplicate", e);
 			continue;
@@ -503,7 +515,8 @@ static int wm_observe(void *state, const struct ks_proposal *p, const struct ks_
 	const struct ks_node *node = ks_world_node(&m->w, p->node);
 	enum ks_refine verdict;
 	int rc, improved = 0;
-	if (!node || p->node >= m->info_alloc || m->info[p->node].t != p->template_index ||
+	if (!node || p->node >= m->info_alloc || !m->info[p->node].owned ||
+	    m->info[p->node].t != p->template_index ||
 	    m->info[p->node].c != p->config)
 		return ks_error_set(e, KS_EINVAL, "observe: proposal does not match world node %d",
 				    p->node);
@@ -539,9 +552,12 @@ static int wm_observe(void *state, const struct ks_proposal *p, const struct ks_
 			if (!n || n->status != KS_NODE_OPEN ||
 			    (in->kind != WM_MOVE && in->kind != WM_COMPOUND))
 				continue;
-			ks_world_rescore(&m->w, id,
-					 move_prior(m, in->t, in->base_score, in->bonus) + in->shift_hint, -1,
-					 e);
+			rc = ks_world_rescore(&m->w, id,
+					      move_prior(m, in->t, in->base_score, in->bonus) +
+						      in->shift_hint,
+					      -1, e);
+			if (rc)
+				return rc;
 		}
 	}
 	return 0;

@@ -406,7 +406,7 @@ int ks_world_rescore(struct ks_world *w, int id, double prior_rating, double con
 	struct ks_node *n = ks_world_node(w, id);
 	if (!n)
 		return ks_error_set(e, KS_ENOTFOUND, "rescore: no node %d", id);
-	if (!(prior_rating >= -10 && prior_rating <= 20))
+	if (!(prior_rating >= -100 && prior_rating <= 100))
 		return ks_error_set(e, KS_EINVAL, "rescore node %d: rating %g out of range", id,
 				    prior_rating);
 	n->prior_rating = prior_rating;

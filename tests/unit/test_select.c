@@ -101,9 +101,12 @@ int main(void)
 	ks_world_release(&w);
 	ks_world_init(&w, "naive", "k", &e);
 	a = add(&w, 0, "a", 5, 1, NULL);
-	ks_world_begin(&w, a, &e);
 	rc = ks_world_record(&w, a, 10, 1, 2.0, &v, &e);
 	ok(rc == 0 && v == KS_REFINE_CONTINUE, "first pass continues");
+	ok(ks_world_node(&w, a)->visits == 1 && ks_world_node(&w, a)->status == KS_NODE_ACTIVE,
+	   "a record starts the session implicitly");
+	ks_world_begin(&w, a, &e);
+	is_int(ks_world_node(&w, a)->visits, 2, "begin counts a visit");
 	ks_world_record(&w, a, 11, 0, 0, &v, &e);
 	ks_world_record(&w, a, 12, 0, 0, &v, &e);
 	is_int(v, KS_REFINE_CONTINUE, "two failures are within the debug budget");

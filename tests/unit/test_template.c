@@ -143,6 +143,17 @@ int main(void)
 	}
 	ks_template_free(t);
 
+	{
+		struct ks_template **list = NULL;
+		int n = 0;
+		rc = ks_template_load_dir("tests/fixtures/templates", &list, &n, &e);
+		ok(rc == 0 && n >= 2, "load a template folder (%d, %s)", n, e.msg);
+		ok(n >= 2 && strcmp(list[0]->path, list[1]->path) < 0, "in name order");
+		ks_template_list_free(list, n);
+		rc = ks_template_load_dir("tests/fixtures/no-such-folder", &list, &n, &e);
+		ok(rc == KS_EIO && n == 0, "missing folder is an error");
+	}
+
 	bad("int x;\n", "no '@ksearch' block", "no block");
 	bad("/* @ksearch\nfamily: f\nknobs:\n  A: {values: [1, 2]}\n", "without '@end'", "no end");
 	bad("/* @ksearch\nfamily: f\nknobs:\n  A: {values: [1, 2], default: 3}\n@end */",
