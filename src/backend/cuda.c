@@ -100,7 +100,23 @@ static void short_name(const char *mangled, char *out, size_t n)
 		char *end;
 		long len = strtol(p, &end, 10);
 		if (len > 0 && end != p && (size_t)len <= strlen(end)) {
-			snprintf(out, n, "%.*s", (int)len, end);
+			int w = snprintf(out, n, "%.*s", (int)len, end);
+			/* integer template arguments: I Li4E Li8E E -> <4,8> */
+			const char *q = end + len;
+			if (*q == 'I' && w > 0 && (size_t)w < n) {
+				size_t used = (size_t)w;
+				char sep = '<';
+				for (q++; !strncmp(q, "Li", 2) && used + 24 < n;) {
+					long v = strtol(q + 2, &end, 10);
+					if (*end != 'E')
+						break;
+					used += (size_t)snprintf(out + used, n - used, "%c%ld", sep, v);
+					sep = ',';
+					q = end + 1;
+				}
+				if (sep == ',')
+					snprintf(out + used, n - used, ">");
+			}
 			return;
 		}
 	}
