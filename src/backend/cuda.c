@@ -101,12 +101,13 @@ static void short_name(const char *mangled, char *out, size_t n)
 		long len = strtol(p, &end, 10);
 		if (len > 0 && end != p && (size_t)len <= strlen(end)) {
 			int w = snprintf(out, n, "%.*s", (int)len, end);
-			/* integer template arguments: I Li4E Li8E E -> <4,8> */
+			/* int and bool template arguments: I Li4E Lb1E E -> <4,1> */
 			const char *q = end + len;
 			if (*q == 'I' && w > 0 && (size_t)w < n) {
 				size_t used = (size_t)w;
 				char sep = '<';
-				for (q++; !strncmp(q, "Li", 2) && used + 24 < n;) {
+				for (q++; (!strncmp(q, "Li", 2) || !strncmp(q, "Lb", 2)) &&
+					  used + 24 < n;) {
 					long v = strtol(q + 2, &end, 10);
 					if (*end != 'E')
 						break;
