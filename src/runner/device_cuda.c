@@ -12,6 +12,7 @@
  * Any CUDA error ends the call with -1 and the runner exits: a context that saw an
  * illegal address or a launch failure is never reused. */
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,8 +77,25 @@ static int calibrate_idle(char *why, size_t n)
 	return 0;
 }
 
+/* The runner's environment is scrubbed (no LD_LIBRARY_PATH), so a driver that is found
+ * only through it (containers mount it under /usr/local/nvidia) would be missing when
+ * libcudart looks for it.  Load it first by full path: libcudart's own dlopen of
+ * "libcuda.so.1" then finds it by its soname. */
+static void preload_driver(void)
+{
+	static const char *const paths[] = {
+		"libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1",
+		"/usr/local/nvidia/lib/libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+		"/usr/lib64/libcuda.so.1", "/usr/lib/aarch64-linux-gnu/libcuda.so.1",
+		"/usr/lib/wsl/lib/libcuda.so.1"};
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (dlopen(paths[i], RTLD_NOW | RTLD_GLOBAL))
+			return;
+}
+
 static int cuda_init(char *why, size_t n)
 {
+	preload_driver();
 	const char *d = getenv("KSEARCH_DEVICE");
 	cu.device = d && d[0] ? atoi(d) : 0;
 	/* spin while waiting: wake-up latency stays small and steady, which the hidden-work
