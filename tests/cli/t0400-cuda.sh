@@ -99,6 +99,12 @@ expect() { # expect KERNEL "STATUS|STATUS" [extra args]
 	esac
 }
 expect correct PASSED
+if [ "$(json_get "$TMP/correct.json" 'd["status"]' 2>/dev/null)" != PASSED ]; then
+	# tell a sandbox problem from a driver problem: the same kernel without the sandbox
+	echo "# without the sandbox: $(status_of correct --no-sandbox)"
+	json_get "$TMP/correct.json" '[w["log"] for w in d["checks"]+d["workloads"] if w["log"]]' \
+		2>/dev/null | head -c 1500 | sed 's/^/# /'
+fi
 expect legacy_stream PASSED
 expect crash RUNTIME_ERROR
 expect bad_launch RUNTIME_ERROR
