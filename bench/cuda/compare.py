@@ -8,7 +8,7 @@ current stream.  Reports median and interquartile spread, the ratio to torch, an
 fraction of the ceilings measured by bench/cuda/ceilings.cu.
 
 usage: compare.py --task softmax|matmul --kernel BEST.cu [--kernel-label L]
-                  [--baseline baseline.cu] --ceilings ceilings.json --out docs/results/X.md
+                  [--extra LABEL=FILE.cu ...] [--baseline baseline.cu] --ceilings ceilings.json --out docs/results/X.md
                   [--run-json run.json] [--reps 30] [--command "..."]
 """
 import argparse
@@ -83,6 +83,8 @@ def main():
     ap.add_argument("--task", required=True, choices=sorted(WRAPPERS))
     ap.add_argument("--kernel", required=True)
     ap.add_argument("--kernel-label", default="ksearch best")
+    ap.add_argument("--extra", action="append", default=[], metavar="LABEL=FILE.cu",
+                    help="more kernels to time alongside (e.g. templates at their defaults)")
     ap.add_argument("--baseline")
     ap.add_argument("--ceilings", required=True)
     ap.add_argument("--out", required=True)
@@ -106,6 +108,12 @@ def main():
 
     work = tempfile.mkdtemp(prefix="ksbench-")
     impls = [(args.kernel_label, build(args.task, args.kernel, work, "best"))]
+    for i, e in enumerate(args.extra):
+        label, _, path = e.partition("=")
+        try:
+            impls.append((label, build(args.task, path, work, f"extra{i}")))
+        except subprocess.CalledProcessError as err:
+            print(f"skipping {label}: {err}", file=sys.stderr)
     if args.baseline:
         impls.append(("naive baseline", build(args.task, args.baseline, work, "base")))
 

@@ -59,12 +59,17 @@ for task in softmax matmul; do
 		label="template $(basename "$kernel") at its default knobs (ksearch run failed, rc=$rc)"
 		cmd="(ksearch run failed: see run-$task.err)"
 	fi
+	extra=()
+	for f in tasks/$task/templates/cuda/*.cu; do
+		[ "$f" = "$kernel" ] || extra+=(--extra "template $(basename "$f" .cu) (default knobs)=$f")
+	done
 	log "compare $task: $label"
-	python3 bench/cuda/compare.py --task "$task" --kernel "$kernel" --kernel-label "$label" \
+	python3 bench/cuda/compare.py --task "$task" --kernel "$kernel" --kernel-label "$label" "${extra[@]}" \
 		--baseline "tasks/$task/baseline.cu" --ceilings "$CEIL" --run-json "$RES/run-$task.json" \
 		--out "docs/results/cuda-$task.md" \
 		--command "BUDGET=$BUDGET bash bench/cuda/run.sh $task  # $cmd; python3 bench/cuda/compare.py" \
 		2>&1 | tee "$RES/compare-$task.log"
-	save "docs/results/cuda-$task.md" "$RES/run-$task.json" "$RES/run-$task.err" "$kernel"
+	cp "$kernel" "$RES/best-$task.cu" 2>/dev/null
+	save "docs/results/cuda-$task.md" "$RES/run-$task.err" "$RES/best-$task.cu"
 done
 log "done"
