@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <jansson.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +34,9 @@ enum {
 };
 
 static struct ks_cuda_driver drv;
-static int drv_state; /* 0 not tried, 1 loaded, -1 failed */
+static int drv_state; /* 1 loaded, -1 failed */
 static char drv_why[512];
+static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 
 static int load_driver(void)
 {
@@ -82,10 +84,15 @@ static int load_driver(void)
 	return 0;
 }
 
+static void load_driver_once(void)
+{
+	drv_state = load_driver() ? -1 : 1;
+}
+
+/* once per process (parallel compiles ask for the architecture from several threads) */
 int ks_cuda_driver(const struct ks_cuda_driver **out, struct ks_error *e)
 {
-	if (!drv_state)
-		drv_state = load_driver() ? -1 : 1;
+	pthread_once(&drv_once, load_driver_once);
 	if (drv_state < 0)
 		return ks_error_set(e, KS_EUNAVAILABLE, "%s", drv_why);
 	*out = &drv;
