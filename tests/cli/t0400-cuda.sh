@@ -55,9 +55,7 @@ else
 		M=$ROOT/tasks/matmul
 		cu_compiles "$M" "$M/templates/cuda/smem_tiled.cu" BM=64 BN=64 BK=16 TM=4 TN=4 DBUF=0 GROUP_M=1 MINB=1
 		cu_compiles "$M" "$M/templates/cuda/smem_tiled.cu" BM=256 BN=128 BK=8 TM=16 TN=8 MINB=1
-		for f in "$M"/templates/cuda/*.cu; do
-			case $f in *smem_tiled.cu) ;; *) cu_compiles "$M" "$f" ;; esac
-		done
+		cu_compiles "$M" "$M/templates/cuda/mma_3xtf32.cu" BM=64 BN=256 BK=16 WM=2 WN=2 STAGES=4 SPLIT_ACC=0 GROUP_M=1
 	fi
 	for f in "$H"/*.cu; do
 		cu_compiles "$SCALE" "$f"
