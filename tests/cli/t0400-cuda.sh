@@ -23,9 +23,14 @@ elif [ -n "${KS_T0400_SKIP_COMPILE:-}" ]; then
 	echo "# skip compile checks: KS_T0400_SKIP_COMPILE is set (CI runs them)"
 else
 	CHECK=$TMP/compile_check
-	cc -std=gnu11 -D_GNU_SOURCE -I"$ROOT/include" -I"$ROOT/src" "$ROOT/bench/cuda/compile_check.c" \
-		"$BIN/libksearch.a" $(pkg-config --libs libcurl sqlite3 libfyaml jansson libseccomp) \
-		-lm -ldl -lpthread -o "$CHECK"
+	build_check() {
+		cc -std=gnu11 -D_GNU_SOURCE "$@" -I"$ROOT/include" -I"$ROOT/src" \
+			"$ROOT/bench/cuda/compile_check.c" "$BIN/libksearch.a" \
+			$(pkg-config --libs libcurl sqlite3 libfyaml jansson libseccomp) -lm -ldl -lpthread \
+			-o "$CHECK"
+	}
+	# a sanitizer build's library needs the sanitizer runtimes at link time
+	build_check 2>"$TMP/cc-build.err" || build_check -fsanitize=address,undefined
 	ok $? "compile_check builds"
 	export KSEARCH_CUDA_ARCH=${KSEARCH_CUDA_ARCH:-90a}
 	cu_compiles() { # cu_compiles TASK_DIR FILE [NAME=VALUE ...]
