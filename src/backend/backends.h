@@ -5,6 +5,7 @@
 #include "ksearch/backend.h"
 
 extern const struct ks_backend_i ks_backend_cpu;
+extern const struct ks_backend_i ks_backend_cuda;
 
 /* shared by the C-compiling backends: compile source + shim into a cached shared library
  * with compiler argv built from cc, flags, defines and the include directory */

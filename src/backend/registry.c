@@ -6,6 +6,7 @@
 
 static const struct ks_backend_i *const backends[] = {
 	&ks_backend_cpu,
+	&ks_backend_cuda,
 	NULL,
 };
 

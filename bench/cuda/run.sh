@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# CUDA benchmarks on a GPU machine, in one command from the repository root:
+#
+#   bash bench/cuda/run.sh [ceilings] [softmax] [matmul]     (no argument: all three)
+#
+# builds ksearch, measures the device's ceilings (bench/cuda/ceilings.cu), runs
+# `ksearch run TASK --backend cuda` with the builtin policy, then times the best kernel side
+# by side with torch in one process (bench/cuda/compare.py) and writes
+# docs/results/cuda-TASK.md.  Each phase fits in a few minutes; run them in separate
+# commands where a command's time is limited.  Environment:
+#   BUDGET=N        candidates per `ksearch run` (default 16)
+#   BUILD=DIR       build directory (default build-bench)
+#   KSEARCH_CUDA_ARCH, KSEARCH_DEVICE, KSEARCH_NVCC   as for ksearch
+#   OUT=DIR         also copy the tables and logs there (the device tool's result folder)
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+BUILD=${BUILD:-$ROOT/build-bench}
+BUDGET=${BUDGET:-16}
+RES=$BUILD/bench-cuda
+mkdir -p "$RES" docs/results
+export KSEARCH_HOME=$ROOT KSEARCH_CACHE=${KSEARCH_CACHE:-$BUILD/cache}
+PHASES=${*:-ceilings softmax matmul}
+log() { echo "== $(date -u +%H:%M:%S) $*"; }
+save() { [ -n "${OUT:-}" ] && mkdir -p "$OUT" && cp "$@" "$OUT"/ 2>/dev/null; return 0; }
+
+log "build"
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DKS_WERROR=OFF >"$RES/cmake.log" 2>&1 &&
+	cmake --build "$BUILD" -j"$(nproc)" >>"$RES/cmake.log" 2>&1 || {
+	tail -30 "$RES/cmake.log"
+	exit 1
+}
+[ -x "$BUILD/ksearch-runner-cuda" ] || { echo "ksearch-runner-cuda was not built (CUDA toolkit not found by CMake)"; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$RES/gpu.txt"
+
+CEIL=$RES/ceilings.json
+if [[ " $PHASES " == *" ceilings "* || ! -s $CEIL ]]; then
+	log "ceilings"
+	ARCH=${KSEARCH_CUDA_ARCH:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d . | sed 's/^90$/90a/;s/^100$/100a/')}
+	nvcc -O3 -gencode "arch=compute_$ARCH,code=sm_$ARCH" bench/cuda/ceilings.cu -o "$RES/ceilings" -lcublas &&
+		"$RES/ceilings" "${KSEARCH_DEVICE:-0}" | tee "$CEIL" || exit 1
+	save "$CEIL"
+fi
+
+for task in softmax matmul; do
+	[[ " $PHASES " == *" $task "* ]] || continue
+	log "ksearch run $task --backend cuda --budget $BUDGET"
+	rm -rf "$RES/run-$task"
+	cmd="ksearch run $task --backend cuda --budget $BUDGET --out $RES/run-$task --json"
+	"$BUILD/ksearch" run "$task" --backend cuda --budget "$BUDGET" --out "$RES/run-$task" --json \
+		>"$RES/run-$task.json" 2>"$RES/run-$task.err"
+	rc=$?
+	tail -5 "$RES/run-$task.err"
+	kernel=$RES/run-$task/best.cu
+	label="ksearch best (builtin policy, budget $BUDGET)"
+	if [ $rc -ne 0 ] || [ ! -f "$kernel" ]; then
+		# no search result: compare the first template at its defaults, and say so
+		kernel=$(ls tasks/$task/templates/cuda/*.cu | head -1)
+		label="template $(basename "$kernel") at its default knobs (ksearch run failed, rc=$rc)"
+		cmd="(ksearch run failed: see run-$task.err)"
+	fi
+	extra=()
+	for f in tasks/$task/templates/cuda/*.cu; do
+		[ "$f" = "$kernel" ] || extra+=(--extra "template $(basename "$f" .cu) (default knobs)=$f")
+	done
+	log "compare $task: $label"
+	python3 bench/cuda/compare.py --task "$task" --kernel "$kernel" --kernel-label "$label" "${extra[@]}" \
+		--baseline "tasks/$task/baseline.cu" --ceilings "$CEIL" --run-json "$RES/run-$task.json" \
+		--out "docs/results/cuda-$task.md" \
+		--command "BUDGET=$BUDGET bash bench/cuda/run.sh $task  # $cmd; python3 bench/cuda/compare.py" \
+		2>&1 | tee "$RES/compare-$task.log"
+	cp "$kernel" "$RES/best-$task.cu" 2>/dev/null
+	save "docs/results/cuda-$task.md" "$RES/run-$task.err" "$RES/best-$task.cu"
+done
+log "done"

@@ -1,0 +1,221 @@
+/* The CUDA device: buffers live in device memory, the kernel's host function launches on
+ * ksearch's stream, and each call is timed with events on that stream.
+ *
+ * What a call measures (docs/cuda.md):
+ *   start event, launch, stop event on ksearch's stream (a blocking stream, so work on the
+ *   legacy default stream is ordered between the two events); wait for the stop event; then
+ *   cudaDeviceSynchronize(), which also waits for work the kernel hid on another stream.
+ *   The host time that second wait takes, beyond what it takes on an idle device (measured
+ *   at init), is device work that outlived the kernel's stream: it is added to the call's
+ *   time, so side-stream work buys no speedup.  The runner's wall clock around the call
+ *   cross-checks the sum of the times in the evaluator as for every device.
+ * Any CUDA error ends the call with -1 and the runner exits: a context that saw an
+ * illegal address or a launch failure is never reused. */
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runner/runner.h"
+
+/* calibration samples of an idle cudaDeviceSynchronize */
+#define IDLE_SAMPLES 64
+/* device work that outlives the stream by less than this is not distinguishable from
+ * host jitter; it is the most a kernel can hide per call */
+#define HIDDEN_MARGIN_NS 2000u
+
+static struct {
+	int device;
+	cudaStream_t stream;
+	cudaEvent_t start, stop;
+	void *flush;
+	size_t flush_bytes;
+	unsigned flush_value;
+	uint64_t idle_ns, idle_limit_ns; /* idle device sync: median, and the detection limit */
+	unsigned long calls, hidden_calls;
+} cu;
+
+uint64_t ks_runner_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int cu_fail(cudaError_t rc, const char *what, char *err, size_t n)
+{
+	snprintf(err, n, "%s: %s (%s)", what, cudaGetErrorName(rc), cudaGetErrorString(rc));
+	return -1;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* how long cudaDeviceSynchronize takes on an idle device, and its spread */
+static int calibrate_idle(char *why, size_t n)
+{
+	uint64_t s[IDLE_SAMPLES];
+	for (int i = 0; i < IDLE_SAMPLES; i++) {
+		cudaError_t rc = cudaEventRecord(cu.stop, cu.stream);
+		if (rc == cudaSuccess)
+			rc = cudaEventSynchronize(cu.stop);
+		uint64_t t0 = ks_runner_now_ns();
+		if (rc == cudaSuccess)
+			rc = cudaDeviceSynchronize();
+		s[i] = ks_runner_now_ns() - t0;
+		if (rc != cudaSuccess)
+			return cu_fail(rc, "calibrate synchronisation", why, n);
+	}
+	qsort(s, IDLE_SAMPLES, sizeof(s[0]), cmp_u64);
+	cu.idle_ns = s[IDLE_SAMPLES / 2];
+	cu.idle_limit_ns = s[IDLE_SAMPLES * 9 / 10] * 2 + HIDDEN_MARGIN_NS;
+	return 0;
+}
+
+/* The runner's environment is scrubbed (no LD_LIBRARY_PATH), so a driver that is found
+ * only through it (containers mount it under /usr/local/nvidia) would be missing when
+ * libcudart looks for it.  Load it first by full path: libcudart's own dlopen of
+ * "libcuda.so.1" then finds it by its soname. */
+static void preload_driver(void)
+{
+	static const char *const paths[] = {
+		"libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1",
+		"/usr/local/nvidia/lib/libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+		"/usr/lib64/libcuda.so.1", "/usr/lib/aarch64-linux-gnu/libcuda.so.1",
+		"/usr/lib/wsl/lib/libcuda.so.1"};
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (dlopen(paths[i], RTLD_NOW | RTLD_GLOBAL))
+			return;
+}
+
+static int cuda_init(char *why, size_t n)
+{
+	preload_driver();
+	const char *d = getenv("KSEARCH_DEVICE");
+	cu.device = d && d[0] ? atoi(d) : 0;
+	/* spin while waiting: wake-up latency stays small and steady, which the hidden-work
+	 * check relies on; fails harmlessly when the kernel's constructors already made a
+	 * context */
+	if (cudaSetDeviceFlags(cudaDeviceScheduleSpin) != cudaSuccess)
+		(void)cudaGetLastError();
+	int count = 0;
+	cudaError_t rc = cudaGetDeviceCount(&count);
+	if (rc != cudaSuccess)
+		return cu_fail(rc, "cudaGetDeviceCount", why, n);
+	if (cu.device < 0 || cu.device >= count) {
+		snprintf(why, n, "KSEARCH_DEVICE=%d but %d device(s) are visible", cu.device, count);
+		return -1;
+	}
+	if ((rc = cudaSetDevice(cu.device)) != cudaSuccess)
+		return cu_fail(rc, "cudaSetDevice", why, n);
+	if ((rc = cudaFree(NULL)) != cudaSuccess)
+		return cu_fail(rc, "create the context", why, n);
+	if ((rc = cudaStreamCreate(&cu.stream)) != cudaSuccess)
+		return cu_fail(rc, "cudaStreamCreate", why, n);
+	if ((rc = cudaEventCreate(&cu.start)) != cudaSuccess ||
+	    (rc = cudaEventCreate(&cu.stop)) != cudaSuccess)
+		return cu_fail(rc, "cudaEventCreate", why, n);
+	int l2 = 0;
+	if ((rc = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, cu.device)) != cudaSuccess)
+		return cu_fail(rc, "read the L2 size", why, n);
+	cu.flush_bytes = (size_t)(l2 > 0 ? l2 : 64 << 20) * 2;
+	if ((rc = cudaMalloc(&cu.flush, cu.flush_bytes)) != cudaSuccess)
+		return cu_fail(rc, "allocate the L2 flush buffer", why, n);
+	return calibrate_idle(why, n);
+}
+
+static void *cuda_alloc(void *host, size_t bytes)
+{
+	void *p = NULL;
+	if (cudaMalloc(&p, bytes) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return NULL;
+	}
+	return p;
+}
+
+static int cuda_upload(void *dev, const void *host, size_t bytes)
+{
+	return cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice) == cudaSuccess ? 0 : -1;
+}
+
+static int cuda_download(void *host, const void *dev, size_t bytes)
+{
+	return cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost) == cudaSuccess ? 0 : -1;
+}
+
+static int cuda_call(void (*launch)(int, void *), int set, uint64_t *ns, char *err, size_t n)
+{
+	cudaError_t rc = cudaEventRecord(cu.start, cu.stream);
+	if (rc != cudaSuccess)
+		return cu_fail(rc, "record the start event", err, n);
+	launch(set, cu.stream);
+	/* a bad launch configuration is reported here and only here */
+	if ((rc = cudaGetLastError()) != cudaSuccess)
+		return cu_fail(rc, "kernel launch", err, n);
+	if ((rc = cudaEventRecord(cu.stop, cu.stream)) != cudaSuccess)
+		return cu_fail(rc, "record the stop event", err, n);
+	if ((rc = cudaEventSynchronize(cu.stop)) != cudaSuccess)
+		return cu_fail(rc, "kernel execution", err, n);
+	uint64_t t0 = ks_runner_now_ns();
+	rc = cudaDeviceSynchronize();
+	uint64_t wait = ks_runner_now_ns() - t0;
+	if (rc != cudaSuccess)
+		return cu_fail(rc, "kernel execution (device-wide synchronisation)", err, n);
+	if ((rc = cudaGetLastError()) != cudaSuccess)
+		return cu_fail(rc, "after the kernel", err, n);
+	float ms = 0;
+	if ((rc = cudaEventElapsedTime(&ms, cu.start, cu.stop)) != cudaSuccess)
+		return cu_fail(rc, "cudaEventElapsedTime", err, n);
+	*ns = (uint64_t)((double)ms * 1e6);
+	cu.calls++;
+	if (wait > cu.idle_limit_ns) {
+		/* the device was still busy after ksearch's stream finished */
+		*ns += wait - cu.idle_ns;
+		if (cu.hidden_calls++ == 0)
+			fprintf(stderr,
+				"ksearch-runner-cuda: device work continued %.1f us after the stream "
+				"the kernel was given had finished (work on another stream?); it is "
+				"counted in the call's time\n",
+				(double)(wait - cu.idle_ns) * 1e-3);
+	}
+	return 0;
+}
+
+/* overwrite twice the L2 so the next call starts cold; synchronous, so the runner's wall
+ * clock around the next call does not include the flush */
+static void cuda_between_reps(void)
+{
+	cu.flush_value = (cu.flush_value + 1) & 0xff;
+	if (cudaMemsetAsync(cu.flush, (int)cu.flush_value, cu.flush_bytes, cu.stream) !=
+		    cudaSuccess ||
+	    cudaStreamSynchronize(cu.stream) != cudaSuccess)
+		(void)cudaGetLastError(); /* a broken context fails the next call */
+}
+
+static void *cuda_stream(void)
+{
+	return cu.stream;
+}
+
+static const struct ks_runner_device cuda_device = {
+	.name = "cuda",
+	.init = cuda_init,
+	.alloc = cuda_alloc,
+	.upload = cuda_upload,
+	.download = cuda_download,
+	.protect_inputs = 0,
+	.call = cuda_call,
+	.between_reps = cuda_between_reps,
+	.stream = cuda_stream,
+};
+
+const struct ks_runner_device *ks_runner_device_get(void)
+{
+	return &cuda_device;
+}

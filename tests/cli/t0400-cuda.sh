@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# needs: nvcc for the compile checks, an NVIDIA GPU for the rest (skipped without).
+# The cuda backend: every shipped .cu compiles for Hopper with the backend's own flags and
+# shim; without a GPU `--backend cuda` exits 2 and says why; with one, every hostile CUDA
+# kernel gets its status and the shipped kernels pass their checks.
+. "$(dirname "$0")/lib.sh"
+SCALE=$ROOT/tests/fixtures/eval/scale
+H=$ROOT/tests/fixtures/hostile_cuda
+BIN=$(cd "$(dirname "$KS")" && pwd)
+
+# 1. a machine without the driver: exit 2 and a clear message (simulated where one exists)
+KSEARCH_LIBCUDA=/nonexistent/libcuda.so.1 "$KS" eval "$SCALE" "$H/correct.cu" --backend cuda \
+	>"$TMP/nodev.out" 2>"$TMP/nodev.err"
+is "$?" 2 "--backend cuda without a driver exits 2"
+grep -q "no NVIDIA GPU found" "$TMP/nodev.err"
+ok $? "and says no NVIDIA GPU was found"
+
+# 2. compile-only: baselines, templates at their defaults and a few other corners, fixtures
+NVCC=${KSEARCH_NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+if [ ! -x "$NVCC" ]; then
+	echo "# skip compile checks: no nvcc"
+elif [ -n "${KS_T0400_SKIP_COMPILE:-}" ]; then
+	echo "# skip compile checks: KS_T0400_SKIP_COMPILE is set (CI runs them)"
+else
+	CHECK=$TMP/compile_check
+	build_check() {
+		cc -std=gnu11 -D_GNU_SOURCE "$@" -I"$ROOT/include" -I"$ROOT/src" \
+			"$ROOT/bench/cuda/compile_check.c" "$BIN/libksearch.a" \
+			$(pkg-config --libs libcurl sqlite3 libfyaml jansson libseccomp) -lm -ldl -lpthread \
+			-o "$CHECK"
+	}
+	# a sanitizer build's library needs the sanitizer runtimes at link time
+	build_check 2>"$TMP/cc-build.err" || build_check -fsanitize=address,undefined
+	ok $? "compile_check builds"
+	export KSEARCH_CUDA_ARCH=${KSEARCH_CUDA_ARCH:-90a}
+	cu_compiles() { # cu_compiles TASK_DIR FILE [NAME=VALUE ...]
+		local task=$1 file=$2
+		shift 2
+		"$CHECK" "$task" "$file" "$@" >"$TMP/cc.out" 2>"$TMP/cc.err"
+		local rc=$?
+		[ $rc -ne 0 ] && head -c 3000 "$TMP/cc.err" | sed 's/^/# /'
+		ok $rc "compiles: ${file#$ROOT/} $*"
+	}
+	for task in softmax matmul; do
+		dir=$ROOT/tasks/$task
+		[ -f "$dir/task.yaml" ] || { echo "# skip $task: no task.yaml in this tree"; continue; }
+		[ -f "$dir/baseline.cu" ] && cu_compiles "$dir" "$dir/baseline.cu"
+		for f in "$dir"/templates/cuda/*.cu; do
+			[ -f "$f" ] && cu_compiles "$dir" "$f"
+		done
+	done
+	if [ -f "$ROOT/tasks/softmax/task.yaml" ]; then
+		S=$ROOT/tasks/softmax
+		cu_compiles "$S" "$S/templates/cuda/block_row.cu" THREADS=1024 VEC=1 CHUNKS=16 ONLINE=0 EXP2=0
+		cu_compiles "$S" "$S/templates/cuda/block_row.cu" THREADS=128 VEC=2 CHUNKS=0
+		cu_compiles "$S" "$S/templates/cuda/warp_row.cu" WARPS=16 VEC=2 CHUNKS=32 EXP2=0
+		cu_compiles "$S" "$S/templates/cuda/warp_row.cu" WARPS=1 VEC=1 CHUNKS=0
+	fi
+	if [ -f "$ROOT/tasks/matmul/task.yaml" ]; then
+		M=$ROOT/tasks/matmul
+		cu_compiles "$M" "$M/templates/cuda/smem_tiled.cu" BM=64 BN=64 BK=16 TM=4 TN=4 DBUF=0 GROUP_M=1 MINB=1
+		cu_compiles "$M" "$M/templates/cuda/smem_tiled.cu" BM=256 BN=128 BK=8 TM=16 TN=8 MINB=1
+		cu_compiles "$M" "$M/templates/cuda/mma_3xtf32.cu" BM=64 BN=256 BK=16 WM=2 WN=2 STAGES=4 SPLIT_ACC=0 GROUP_M=1
+	fi
+	for f in "$H"/*.cu; do
+		cu_compiles "$SCALE" "$f"
+	done
+	# the ptxas report reaches the artifact
+	"$CHECK" "$SCALE" "$H/correct.cu" >"$TMP/res.out" 2>&1
+	grep -Eq "scale_kernel regs=[0-9]+ smem=[0-9]+ spill_stores=0 spill_loads=0" "$TMP/res.out"
+	ok $? "ptxas resources are parsed ($(head -c 200 "$TMP/res.out"))"
+	unset KSEARCH_CUDA_ARCH
+fi
+
+# 3. on a GPU: hostile kernels and the shipped kernels
+"$KS" eval "$SCALE" "$H/correct.cu" --backend cuda --json --quick >"$TMP/probe.json" 2>"$TMP/probe.err"
+if [ $? -eq 2 ] && grep -q "not available" "$TMP/probe.err"; then
+	echo "# skip GPU checks: $(head -c 300 "$TMP/probe.err")"
+	done_testing
+	exit
+fi
+
+status_of() { # status_of KERNEL [extra args]
+	local k=$1
+	shift
+	"$KS" eval "$SCALE" "$H/$k.cu" --backend cuda --json --quick --timeout 10 "$@" \
+		>"$TMP/$k.json" 2>"$TMP/$k.err"
+	local rc=$?
+	json_get "$TMP/$k.json" 'd["status"]' 2>/dev/null || echo "NO_JSON(rc=$rc)"
+}
+expect() { # expect KERNEL "STATUS|STATUS" [extra args]
+	local k=$1 want=$2
+	shift 2
+	local got
+	got=$(status_of "$k" "$@")
+	case "|$want|" in
+	*"|$got|"*) ok 0 "$k -> $got" ;;
+	*)
+		ok 1 "$k -> $want (got '$got')"
+		json_get "$TMP/$k.json" '[w["log"] for w in d["checks"]+d["workloads"] if w["log"]]' 2>/dev/null |
+			head -c 1500 | sed 's/^/# /'
+		head -c 1500 "$TMP/$k.err" | sed 's/^/# /'
+		;;
+	esac
+}
+expect correct PASSED
+if [ "$(json_get "$TMP/correct.json" 'd["status"]' 2>/dev/null)" != PASSED ]; then
+	# tell a sandbox problem from a driver problem: the same kernel without the sandbox
+	echo "# without the sandbox: $(status_of correct --no-sandbox)"
+	json_get "$TMP/correct.json" '[w["log"] for w in d["checks"]+d["workloads"] if w["log"]]' \
+		2>/dev/null | head -c 1500 | sed 's/^/# /'
+fi
+expect legacy_stream PASSED
+expect crash RUNTIME_ERROR
+expect bad_launch RUNTIME_ERROR
+expect hang TIMEOUT
+expect oob_write "RUNTIME_ERROR|INCORRECT_NUMERICAL"
+expect partial_write INCORRECT_NUMERICAL
+expect cached_result INCORRECT_NUMERICAL
+expect cached_copy INCORRECT_NUMERICAL
+expect slow_correct PASSED
+st=$(status_of side_stream)
+case $st in
+SUSPICIOUS | INCORRECT_NUMERICAL) ok 0 "side_stream -> $st" ;;
+PASSED)
+	# passed only with an honest time: not faster than the same work on the right stream
+	side=$(json_get "$TMP/side_stream.json" 'd["workloads"][0]["median_us"]')
+	slow=$(json_get "$TMP/slow_correct.json" 'd["workloads"][0]["median_us"]')
+	python3 -c "import sys; sys.exit(0 if $side >= 0.8 * $slow else 1)"
+	ok $? "side_stream -> PASSED with its hidden work counted ($side us vs $slow us on the stream)"
+	;;
+*) ok 1 "side_stream -> SUSPICIOUS|INCORRECT_NUMERICAL|honest PASSED (got '$st')" ;;
+esac
+# the runner survives nothing: after a crash a fresh runner still works
+expect correct PASSED
+
+# the shipped kernels pass every check (quick timing)
+for task in softmax matmul; do
+	dir=$ROOT/tasks/$task
+	[ -f "$dir/task.yaml" ] || continue
+	for f in "$dir/baseline.cu" "$dir"/templates/cuda/*.cu; do
+		[ -f "$f" ] || continue
+		"$KS" eval "$dir" "$f" --backend cuda --json --quick --workloads 0 \
+			>"$TMP/k.json" 2>"$TMP/k.err"
+		st=$(json_get "$TMP/k.json" 'd["status"]' 2>/dev/null || echo "NO_JSON")
+		is "$st" PASSED "$task ${f#$dir/} passes its checks on the GPU"
+		[ "$st" = PASSED ] || json_get "$TMP/k.json" \
+			'[(w["name"], w["log"]) for w in d["checks"]+d["workloads"] if w["log"]]' 2>/dev/null |
+			head -c 1500 | sed 's/^/# /'
+	done
+done
+done_testing
