@@ -201,7 +201,7 @@ int main(int argc, char **argv)
 	}
 	struct ks_error e = {0};
 	struct ks_task *t;
-	if (ks_task_load(argv[1], &t, &e)) {
+	if (ks_task_load(argv[1], &t, &e) || ks_assertions_apply(t, &e)) {
 		fprintf(stderr, "%s\n", e.msg);
 		return 2;
 	}

@@ -159,8 +159,10 @@ int cmd_eval(int argc, char **argv)
 	}
 	struct ks_error e = {0};
 	struct ks_task *t = NULL;
-	if (ks_task_load(pos[0], &t, &e)) {
+	/* the reusable assertions of the task's class add their checks */
+	if (ks_task_load(pos[0], &t, &e) || ks_assertions_apply(t, &e)) {
 		fprintf(stderr, "ksearch eval: %s\n", e.msg);
+		ks_task_free(t);
 		return KS_EXIT_USAGE;
 	}
 	struct ks_buf src = KS_BUF_INIT;

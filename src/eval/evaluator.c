@@ -244,7 +244,7 @@ int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
 	    (rc = ks_task_hash(t, ev->task_hash, e)) || (rc = setup_workloads(ev, e)))
 		goto fail;
 	/* the reference is plain C on the host, compiled without value-changing flags */
-	if ((rc = compile_file(&ks_backend_cpu, t, "reference.c", "-O2 -fno-fast-math",
+	if ((rc = compile_file(&ks_backend_cpu, t, "reference.c", "-O2 -fno-fast-math -fopenmp",
 			       NULL, &ev->ref, e))) {
 		ks_error_wrap(e, "reference of task '%s'", t->name);
 		goto fail;

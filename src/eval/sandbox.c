@@ -43,7 +43,8 @@ int ks_env_is_secret(const char *name)
 static int env_whitelisted(const char *kv)
 {
 	static const char *const exact[] = {"PATH=", "LANG=", "TZ=", "TERM="};
-	static const char *const prefix[] = {"LC_", "OMP_", "GOMP_", "KMP_", "CUDA_", "NVIDIA_"};
+	static const char *const prefix[] = {"LC_", "OMP_", "GOMP_", "KMP_", "CUDA_", "NVIDIA_",
+					     "KSEARCH_DEVICE"};
 	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
 		if (!strncmp(kv, exact[i], strlen(exact[i])))
 			return 1;

@@ -272,7 +272,8 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 		rc = ks_error_set(e, KS_EINVAL, "no task given");
 		goto out;
 	}
-	if ((rc = ks_task_load(st->o.task, &st->task, e)))
+	if ((rc = ks_task_load(st->o.task, &st->task, e)) ||
+	    (rc = ks_assertions_apply(st->task, e)))
 		goto out;
 	if (!ks_strategy_find(st->o.strategy)) {
 		rc = ks_error_set(e, KS_EINVAL, "unknown strategy '%s' (wm, evolve, random)",
