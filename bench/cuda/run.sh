@@ -10,6 +10,8 @@
 # commands where a command's time is limited.  Environment:
 #   BUDGET=N        candidates per `ksearch run` (default 16)
 #   BUILD=DIR       build directory (default build-bench)
+#   SKIP_BUILD=1    use BUILD as it is (binaries built elsewhere, e.g. with their libraries
+#                   in BUILD/devlibs when the GPU machine lacks the -dev packages)
 #   KSEARCH_CUDA_ARCH, KSEARCH_DEVICE, KSEARCH_NVCC   as for ksearch
 #   OUT=DIR         also copy the tables and logs there (the device tool's result folder)
 set -u
@@ -24,12 +26,16 @@ PHASES=${*:-ceilings softmax matmul}
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 save() { [ -n "${OUT:-}" ] && mkdir -p "$OUT" && cp "$@" "$OUT"/ 2>/dev/null; return 0; }
 
-log "build"
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DKS_WERROR=OFF >"$RES/cmake.log" 2>&1 &&
-	cmake --build "$BUILD" -j"$(nproc)" >>"$RES/cmake.log" 2>&1 || {
-	tail -30 "$RES/cmake.log"
-	exit 1
-}
+if [ -n "${SKIP_BUILD:-}" ] && [ -x "$BUILD/ksearch" ]; then
+	log "using the prebuilt $BUILD (SKIP_BUILD)"
+else
+	log "build"
+	cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DKS_WERROR=OFF >"$RES/cmake.log" 2>&1 &&
+		cmake --build "$BUILD" -j"$(nproc)" >>"$RES/cmake.log" 2>&1 || {
+		tail -30 "$RES/cmake.log"
+		exit 1
+	}
+fi
 [ -x "$BUILD/ksearch-runner-cuda" ] || { echo "ksearch-runner-cuda was not built (CUDA toolkit not found by CMake)"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$RES/gpu.txt"
 
