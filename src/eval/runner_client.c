@@ -182,6 +182,7 @@ static void drain_log(struct ks_runner *r)
 static void kill_runner(struct ks_runner *r)
 {
 	if (r->pid > 0 && !r->reaped) {
+		r->killed = 1;
 		kill(-r->pid, SIGKILL);
 		kill(r->pid, SIGKILL);
 		if (waitpid(r->pid, &r->wstatus, 0) == r->pid)
@@ -320,6 +321,8 @@ enum ks_status ks_runner_fate(struct ks_runner *r, struct ks_buf *log)
 		} else if (sig == SIGXCPU) {
 			ks_buf_addf(log, "CPU time limit exceeded");
 			st = KS_STATUS_TIMEOUT;
+		} else if (sig == SIGKILL && r->killed) {
+			ks_buf_addf(log, "stopped after it reported an error");
 		} else if (sig == SIGKILL) {
 			ks_buf_addf(log, "killed by SIGKILL (out of memory?)");
 			st = KS_STATUS_MEMORY_LIMIT;

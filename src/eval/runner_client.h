@@ -31,6 +31,7 @@ struct ks_runner {
 	size_t alloc_failed;   /* bytes of a failed allocation, 0 if none */
 	char launch_error[512]; /* last "launch_failed" line (device errors) */
 	int timed_out;
+	int killed;            /* we killed it (after an error reply or a timeout) */
 	int reaped, wstatus;
 };
 

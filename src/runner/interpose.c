@@ -6,6 +6,7 @@
  *   - opening a file for writing outside scratch       -> "violation"     (SANDBOX_VIOLATION)
  *   - opening another process's /proc entry            -> "violation"
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "eval/runner_proto.h"
@@ -116,7 +119,10 @@ static int path_forbidden(const char *path, int flags, const char **why)
 		}
 	}
 	int writes = (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND)) != 0;
-	if (!writes || !strcmp(path, "/dev/null"))
+	/* device nodes (a GPU driver opens /dev/nvidia* read-write) and this process's own
+	 * /proc entries (thread names) are not file creation; Landlock decides about them */
+	if (!writes || !strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/self/", 11) ||
+	    !strncmp(path, "/proc/thread-self/", 18))
 		return 0;
 	if (path[0] != '/') {
 		if (!strstr(path, ".."))
@@ -131,6 +137,17 @@ static int path_forbidden(const char *path, int flags, const char **why)
 	return 1;
 }
 
+/* KSEARCH_SANDBOX_TRACE=1 (runner started by hand): print every open the sandbox refused,
+ * to find what a driver needs */
+static void trace_refusal(const char *what, const char *path, int err)
+{
+	static int on = -1;
+	if (on < 0)
+		on = getenv("KSEARCH_SANDBOX_TRACE") != NULL;
+	if (on && (err == EACCES || err == EPERM))
+		fprintf(stderr, "sandbox refused %s '%s': %s\n", what, path, strerror(err));
+}
+
 static int checked_openat(int dirfd, const char *path, int flags, mode_t mode)
 {
 	const char *why;
@@ -138,7 +155,39 @@ static int checked_openat(int dirfd, const char *path, int flags, mode_t mode)
 		ks_runner_report("violation", "%s: '%.300s'", why, path);
 		_exit(KS_RUNNER_EXIT_VIOLATION);
 	}
-	return (int)syscall(SYS_openat, dirfd, path, flags, mode);
+	int fd = (int)syscall(SYS_openat, dirfd, path, flags, mode);
+	if (fd < 0) {
+		int err = errno;
+		trace_refusal("open", path, err);
+		errno = err;
+	}
+	return fd;
+}
+
+int bind(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	int rc = (int)syscall(SYS_bind, fd, addr, len);
+	if (rc < 0 && addr && addr->sa_family == AF_UNIX) {
+		int err = errno;
+		const struct sockaddr_un *un = (const struct sockaddr_un *)addr;
+		trace_refusal("bind", un->sun_path[0] ? un->sun_path : "(abstract)", err);
+		errno = err;
+	}
+	return rc;
+}
+
+DIR *opendir(const char *path)
+{
+	static DIR *(*real)(const char *);
+	if (!real)
+		real = (DIR * (*)(const char *)) dlsym(RTLD_NEXT, "opendir");
+	DIR *d = real ? real(path) : NULL;
+	if (!d) {
+		int err = errno;
+		trace_refusal("opendir", path, err);
+		errno = err;
+	}
+	return d;
 }
 
 int open(const char *path, int flags, ...)
@@ -185,7 +234,13 @@ FILE *fopen(const char *path, const char *mode)
 	}
 	if (!real)
 		real = (FILE * (*)(const char *, const char *)) dlsym(RTLD_NEXT, "fopen");
-	return real ? real(path, mode) : NULL;
+	FILE *f = real ? real(path, mode) : NULL;
+	if (!f) {
+		int err = errno;
+		trace_refusal("fopen", path, err);
+		errno = err;
+	}
+	return f;
 }
 
 FILE *fopen64(const char *path, const char *mode) __attribute__((alias("fopen")));

@@ -45,8 +45,9 @@ void ks_run_opts_init(struct ks_run_opts *o)
 	o->budget = 40;
 	o->seed = 1;
 	o->final_top = 3;
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	o->jobs = cores > 0 ? (int)cores : 2;
+	/* proposals per round: each round's proposals are chosen before their results are
+	 * known, so large rounds make the world model guess; 2 keeps two compiles going */
+	o->jobs = 2;
 	ks_eval_opts_init(&o->eval);
 	/* search-phase timing: one block, a short floor, the baseline timed once */
 	o->eval.min_time_s = 0.1;

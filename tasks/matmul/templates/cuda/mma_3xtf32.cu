@@ -1,6 +1,6 @@
 /* @ksearch
 family: tensor-core-3xtf32
-summary: fp32 GEMM on the tensor cores with fp32 accuracy: every operand is split into a TF32 high part and a TF32 low part and three mma.sync m16n8k8 products (lo*hi + hi*lo + hi*hi) are accumulated in fp32; multi-stage cp.async pipeline of A and B tiles in dynamic shared memory; warp tiles of 16x8 MMA fragments
+summary: "fp32 GEMM on the tensor cores with fp32 accuracy: every operand is split into a TF32 high part and a TF32 low part and three mma.sync m16n8k8 products (lo*hi + hi*lo + hi*hi) are accumulated in fp32; multi-stage cp.async pipeline of A and B tiles in dynamic shared memory; warp tiles of 16x8 MMA fragments"
 rating: 6
 difficulty: 5
 knobs:

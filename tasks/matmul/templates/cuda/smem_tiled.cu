@@ -1,6 +1,6 @@
 /* @ksearch
 family: smem-register-tiled
-summary: each block computes a BM x BN tile of C from BK-deep slices of A (stored transposed) and B in shared memory; each thread accumulates a TM x TN register micro-tile with FFMA; the next slice is prefetched into registers while the current one is consumed (fp32 throughout: the task's tolerance rules out TF32)
+summary: "each block computes a BM x BN tile of C from BK-deep slices of A (stored transposed) and B in shared memory; each thread accumulates a TM x TN register micro-tile with FFMA; the next slice is prefetched into registers while the current one is consumed (fp32 throughout: the task's tolerance rules out TF32)"
 rating: 8
 difficulty: 4
 knobs:
