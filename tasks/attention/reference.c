@@ -1,10 +1,17 @@
 /* Ground truth for attention: scores, softmax and the weighted sum of v all in double,
  * rounded to f16 once at the end. K is transposed to double per head so the score loop is
- * unit-stride (the GPU workloads' reference then takes seconds); the pragma parallelises
+ * unit-stride (the GPU workloads' reference then takes seconds); PARALLEL_FOR parallelises
  * over (batch, head) only when the file is built with OpenMP. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+
+/* rows / heads / channels in parallel when built with OpenMP, silently serial otherwise */
+#ifdef _OPENMP
+#define PARALLEL_FOR _Pragma("omp parallel for schedule(dynamic, 1)")
+#else
+#define PARALLEL_FOR
+#endif
 
 static void head(const _Float16 *q, const _Float16 *k, const _Float16 *v, _Float16 *o,
 		 int64_t seqlen, int64_t hd, int causal, double *kt, double *s, double *acc)
@@ -47,11 +54,11 @@ static void head(const _Float16 *q, const _Float16 *k, const _Float16 *v, _Float
 void attention(const _Float16 *q, const _Float16 *k, const _Float16 *v, _Float16 *o,
 	       int32_t batch, int32_t heads, int32_t seqlen, int32_t head_dim, int32_t causal)
 {
-#pragma omp parallel for schedule(dynamic, 1)
+	PARALLEL_FOR
 	for (int64_t bh = 0; bh < (int64_t)batch * heads; bh++) {
 		double *kt = malloc(sizeof(double) * ((size_t)seqlen * head_dim + seqlen + head_dim));
 		if (!kt)
-			continue; /* o keeps its poison (NaN), so the failure cannot pass */
+			continue; /* o stays unwritten, so the comparison cannot pass */
 		const int64_t base = bh * seqlen * head_dim;
 		head(q + base, k + base, v + base, o + base, seqlen, head_dim, causal, kt,
 		     kt + (size_t)seqlen * head_dim, kt + (size_t)seqlen * head_dim + seqlen);

@@ -1,22 +1,29 @@
 /* Ground truth for selective_scan: the recurrence of mamba_ssm's selective_scan_ref in
  * double, output rounded to f16 once. softplus uses PyTorch's threshold (x > 20: x).
- * The pragma parallelises over channels only when the file is built with OpenMP. */
+ * PARALLEL_FOR parallelises over channels only when the file is built with OpenMP. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+
+/* rows / heads / channels in parallel when built with OpenMP, silently serial otherwise */
+#ifdef _OPENMP
+#define PARALLEL_FOR _Pragma("omp parallel for schedule(static)")
+#else
+#define PARALLEL_FOR
+#endif
 
 void selective_scan(const _Float16 *u, const _Float16 *delta, const float *A, const _Float16 *B,
 		    const _Float16 *C, const float *D, const _Float16 *z, const float *delta_bias,
 		    _Float16 *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
 {
-#pragma omp parallel for schedule(static)
+	PARALLEL_FOR
 	for (int64_t bd = 0; bd < (int64_t)batch * dim; bd++) {
 		const int64_t b = bd / dim, d = bd % dim;
 		const int64_t row = bd * seqlen;
 		const _Float16 *Bb = B + b * dstate * seqlen, *Cb = C + b * dstate * seqlen;
 		double *h = calloc((size_t)dstate, sizeof(double));
 		if (!h)
-			continue; /* y keeps its poison (NaN), so the failure cannot pass */
+			continue; /* y stays unwritten, so the comparison cannot pass */
 		for (int64_t t = 0; t < seqlen; t++) {
 			double dt = (double)delta[row + t] + (double)delta_bias[d];
 			dt = dt <= 20.0 ? log1p(exp(dt)) : dt;
