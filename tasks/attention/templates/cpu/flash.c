@@ -111,16 +111,33 @@ static void query_block(const _Float16 *q, const _Float16 *k, const _Float16 *v,
 		w->m[r] = -INFINITY;
 		w->l[r] = 0.0f;
 	}
+	/* head_dim padding: K^T rows and V columns past hd stay zero for the whole block */
+	memset(w->kt + (size_t)hd * BK, 0, sizeof(float) * (size_t)(dp - hd) * BK);
+	for (int32_t c = 0; c < BK; c++)
+		for (int32_t d = hd; d < dp; d++)
+			w->vt[c * dp + d] = 0.0f;
 	/* keys beyond the block's last query are masked for every row of a causal block */
 	const int32_t kend = causal ? i0 + nq : seqlen;
 	for (int32_t j0 = 0; j0 < kend; j0 += BK) {
 		const int32_t nk = kend - j0 < BK ? kend - j0 : BK;
-		for (int32_t d = 0; d < dp; d++)
-			for (int32_t c = 0; c < BK; c++)
-				w->kt[d * BK + c] = (c < nk && d < hd) ? (float)k[(int64_t)(j0 + c) * hd + d] : 0.0f;
-		for (int32_t c = 0; c < BK; c++)
-			for (int32_t d = 0; d < dp; d++)
-				w->vt[c * dp + d] = (c < nk && d < hd) ? (float)v[(int64_t)(j0 + c) * hd + d] : 0.0f;
+		/* branch-free conversion loops (they vectorise); padding is zeroed separately, and
+		 * only in a short last tile: rows d >= hd of kt and columns d >= hd of vt are
+		 * zeroed once per block below */
+		for (int32_t c = 0; c < nk; c++) {
+			const _Float16 *kr = k + (int64_t)(j0 + c) * hd;
+			const _Float16 *vr = v + (int64_t)(j0 + c) * hd;
+			float *vo = w->vt + c * dp;
+			for (int32_t d = 0; d < hd; d++)
+				w->kt[d * BK + c] = (float)kr[d];
+			for (int32_t d = 0; d < hd; d++)
+				vo[d] = (float)vr[d];
+		}
+		if (nk < BK) {
+			for (int32_t d = 0; d < hd; d++)
+				for (int32_t c = nk; c < BK; c++)
+					w->kt[d * BK + c] = 0.0f;
+			memset(w->vt + nk * dp, 0, sizeof(float) * (size_t)(BK - nk) * dp);
+		}
 		/* the tile needs a mask if it has padding or crosses the diagonal */
 		const int diag = causal && j0 + BK - 1 > i0;
 		for (int32_t r0 = 0; r0 < nq; r0 += RQ) {
