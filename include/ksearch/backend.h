@@ -60,6 +60,11 @@ const struct ks_backend_i *const *ks_backend_list(void);
  * KS_EUNAVAILABLE (with the reason) */
 int ks_backend_get(const char *name, const struct ks_backend_i **out, struct ks_error *e);
 
+/* Detect the device of a backend as a spec document (YAML in the knowledge/specs format,
+ * with measured ceilings); KS_EUNAVAILABLE when the backend cannot detect here. */
+int ks_backend_detect_spec(const char *backend, int device, struct ks_buf *yaml,
+			   struct ks_error *e);
+
 /* the compile cache used by backends: key -> directory */
 int ks_compile_cache_dir(const char *hash, char *out, size_t n, struct ks_error *e);
 

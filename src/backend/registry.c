@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "backend/backends.h"
+#include "backend/cuda.h"
 #include "ksearch/backend.h"
 
 static const struct ks_backend_i *const backends[] = {
@@ -50,4 +51,14 @@ void ks_artifact_init(struct ks_artifact *a)
 void ks_artifact_release(struct ks_artifact *a)
 {
 	ks_buf_release(&a->log);
+}
+
+int ks_backend_detect_spec(const char *backend, int device, struct ks_buf *yaml,
+			   struct ks_error *e)
+{
+	if (!strcmp(backend, "cuda"))
+		return ks_cuda_detect(device, yaml, e);
+	return ks_error_set(e, KS_EUNAVAILABLE,
+			    "backend '%s' has no device detection (the host CPU: 'ksearch spec detect')",
+			    backend);
 }
