@@ -788,14 +788,14 @@ static int session(struct loop *L, int id, struct ks_buf *evidence, struct ks_bu
 		}
 	}
 	const char *kind = "action";
-	long best_id = -1;
+	long best_id = -1, parent = base_cand;
 	double best_score = 0;
 	for (;;) {
 		struct ks_buf ttl = KS_BUF_INIT;
 		ks_buf_addf(&ttl, "%s%s%s", ks_buf_str(&title), strcmp(kind, "action") ? " / " : "",
 			    strcmp(kind, "action") ? kind : "");
 		struct cand_desc d = {.node = id, .code = ks_buf_str(&code), .title = ks_buf_str(&ttl),
-				      .parent = best_id >= 0 ? best_id : base_cand, .family = "",
+				      .parent = parent, .family = "",
 				      .ident = "", .defines = NULL};
 		struct attempt a;
 		rc = evaluate(L, &d, &a, e);
@@ -829,6 +829,7 @@ static int session(struct loop *L, int id, struct ks_buf *evidence, struct ks_bu
 			break;
 		}
 		kind = a.passed ? "improve" : "debug";
+		parent = a.passed ? best_id : a.id;
 		struct ks_context_piece pieces[] = {
 			{.name = "task", .text = ks_buf_str(&L->task),
 			 .priority = KS_CONTEXT_PRIO_TASK, .required = 1},
