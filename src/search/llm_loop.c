@@ -783,6 +783,7 @@ static int session(struct loop *L, int id, struct ks_buf *evidence, struct ks_bu
 			goto out;
 		if (res != ASK_OK) {
 			ks_buf_adds(evidence, "- the model gave no usable code for this action\n");
+			ks_info("node %d: no usable code from the model this time", id);
 			node_nocode(L, id);
 			goto out;
 		}
