@@ -138,15 +138,36 @@ ok $? "no key leak in the failure run"
 
 # ---- the command policy --------------------------------------------------------------------
 CMD="python3 $FAKE/fake_llm_cmd.py --script $FAKE/scripts/scale_cpu.json --state $TMP/cmd.state"
-"$KS" run "$TASK" --policy cmd --llm-cmd "$CMD" --budget 4 --out "$TMP/c" --json "${FAST[@]}" \
+"$KS" run "$TASK" --policy cmd --llm-cmd "$CMD" --budget 3 --out "$TMP/c" --json "${FAST[@]}" \
 	>"$TMP/c.json" 2>"$TMP/c.err"
 ok $? "cmd policy run completes"
-is "$(json_get "$TMP/c.json" 'd["evaluated"]')" 4 "... to its budget"
-is "$(q "$TMP/c/run.db" "select count(*) from candidates where policy='cmd'")" 4 \
+is "$(json_get "$TMP/c.json" 'd["evaluated"]')" 3 "... to its budget"
+is "$(q "$TMP/c/run.db" "select count(*) from candidates where policy='cmd'")" 3 \
 	"its candidates are recorded with policy cmd"
 [ "$(q "$TMP/c/run.db" "select count(*) from llm_exchanges where purpose='init' and status='ok'")" = 1 ]
 ok $? "its exchanges are recorded"
 no_key "$TMP/c"/run.db* "$TMP/c.err" "$TMP/c.json"
 ok $? "no key leak in the cmd run"
+
+# ---- kill -9, then --resume retraces the recorded exchanges and finishes the budget --------
+CMD="python3 $FAKE/fake_llm_cmd.py --script $FAKE/scripts/scale_cpu.json --state $TMP/k.state"
+"$KS" run "$TASK" --policy cmd --llm-cmd "$CMD" --budget 3 --out "$TMP/k" "${FAST[@]}" \
+	>/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do
+	n=$(q "$TMP/k/run.db" "select count(*) from candidate_results" 2>/dev/null || echo 0)
+	[ "${n:-0}" -ge 1 ] && break
+	sleep 0.1
+done
+{ kill -9 $pid && wait $pid; } 2>/dev/null
+before=$(q "$TMP/k/run.db" "select count(*) from candidate_results where phase='search'")
+"$KS" run --resume "$TMP/k" --json >"$TMP/k.json" 2>"$TMP/k.err"
+ok $? "a killed cmd run resumes (killed with $before of 3 evaluated)"
+grep -q "resume: retracing [1-9][0-9]* recorded LLM exchanges" "$TMP/k.err"
+ok $? "the resume retraces the recorded exchanges instead of asking again"
+is "$(q "$TMP/k/run.db" "select count(*) from candidate_results where phase='search'")" 3 \
+	"exactly the budget is evaluated after the resume"
+[ "$(json_get "$TMP/k.json" 'd["reused"]')" -ge "$before" ]
+ok $? "recorded candidates were taken from the store, not evaluated again"
 
 done_testing
