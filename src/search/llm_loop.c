@@ -183,7 +183,7 @@ static const char *fb_get(const struct loop *L, long id)
 {
 	for (int i = L->nfb - 1; i >= 0; i--)
 		if (L->fb[i].id == id)
-			return L->fb[i].text;
+			return L->fb[i].text ? L->fb[i].text : "";
 	return id < 0 ? "(the starting kernel: no measurement shown)" : "(no feedback recorded)";
 }
 
@@ -274,6 +274,9 @@ static int ask(struct loop *L, const char *tmpl, const char *purpose, const char
 	}
 	if (correction)
 		ks_buf_addf(&user, "\n\nPURPOSE: %s\n%s\n", purpose, correction);
+	char what[64];
+	snprintf(what, sizeof(what), "asking the model (%s)", purpose);
+	ks_run_progress_tick(L->st, "search", what, 0);
 	struct ks_llm_ask q = {.purpose = purpose, .system = ks_buf_str(&sys),
 			       .user = ks_buf_str(&user), .want = want,
 			       .lang = want == KS_LLM_WANT_CODE ? L->lang : NULL,
@@ -730,12 +733,14 @@ static void node_nocode(struct loop *L, int id)
 
 /* should the session go on with `want` ("improve" after a pass, "debug" after a failure)?
  * A replay follows the recorded path; otherwise the world's verdict decides. */
-static int session_goes_on(struct loop *L, const char *want, enum ks_refine verdict)
+static int session_goes_on(struct loop *L, int id, const char *want, enum ks_refine verdict)
 {
 	const char *next = ks_llm_policy_peek(L->pol);
 	if (next)
 		return !strcmp(next, want);
-	return verdict == KS_REFINE_CONTINUE;
+	const struct ks_node *n = ks_world_node(&L->w, id);
+	/* knob tuning records on the node too and may have closed it */
+	return verdict == KS_REFINE_CONTINUE && n && n->status == KS_NODE_ACTIVE;
 }
 
 static int session(struct loop *L, int id, struct ks_buf *evidence, struct ks_buf *last_fb,
@@ -822,8 +827,8 @@ static int session(struct loop *L, int id, struct ks_buf *evidence, struct ks_bu
 		if (budget_left(L) <= 0)
 			break;
 		const struct ks_node *n = ks_world_node(&L->w, id);
-		int go = a.passed ? session_goes_on(L, "improve", a.verdict)
-				  : session_goes_on(L, "debug", a.verdict);
+		int go = a.passed ? session_goes_on(L, id, "improve", a.verdict)
+				  : session_goes_on(L, id, "debug", a.verdict);
 		if (!go) {
 			ks_buf_addf(evidence, "- session ended: %s\n",
 				    n->close_reason ? n->close_reason : "the recorded run moved on");
