@@ -136,20 +136,7 @@ ok $? "failed exchanges are recorded with their status"
 no_key "$TMP/f"/run.db* "$TMP/f/report.md" "$TMP/f/report.html" "$TMP/f.err" "$TMP/f.json"
 ok $? "no key leak in the failure run"
 
-# ---- the command policy --------------------------------------------------------------------
-CMD="python3 $FAKE/fake_llm_cmd.py --script $FAKE/scripts/scale_cpu.json --state $TMP/cmd.state"
-"$KS" run "$TASK" --policy cmd --llm-cmd "$CMD" --budget 3 --out "$TMP/c" --json "${FAST[@]}" \
-	>"$TMP/c.json" 2>"$TMP/c.err"
-ok $? "cmd policy run completes"
-is "$(json_get "$TMP/c.json" 'd["evaluated"]')" 3 "... to its budget"
-is "$(q "$TMP/c/run.db" "select count(*) from candidates where policy='cmd'")" 3 \
-	"its candidates are recorded with policy cmd"
-[ "$(q "$TMP/c/run.db" "select count(*) from llm_exchanges where purpose='init' and status='ok'")" = 1 ]
-ok $? "its exchanges are recorded"
-no_key "$TMP/c"/run.db* "$TMP/c.err" "$TMP/c.json"
-ok $? "no key leak in the cmd run"
-
-# ---- kill -9, then --resume retraces the recorded exchanges and finishes the budget --------
+# ---- the command policy: kill -9 mid-run, then --resume retraces the recorded exchanges -----
 CMD="python3 $FAKE/fake_llm_cmd.py --script $FAKE/scripts/scale_cpu.json --state $TMP/k.state"
 "$KS" run "$TASK" --policy cmd --llm-cmd "$CMD" --budget 3 --out "$TMP/k" "${FAST[@]}" \
 	>/dev/null 2>&1 &
@@ -169,5 +156,11 @@ is "$(q "$TMP/k/run.db" "select count(*) from candidate_results where phase='sea
 	"exactly the budget is evaluated after the resume"
 [ "$(json_get "$TMP/k.json" 'd["reused"]')" -ge "$before" ]
 ok $? "recorded candidates were taken from the store, not evaluated again"
+is "$(q "$TMP/k/run.db" "select count(*) from candidates where policy='cmd'")" 3 \
+	"the cmd run's candidates are recorded with policy cmd"
+[ "$(q "$TMP/k/run.db" "select count(*) from llm_exchanges where purpose='init' and status='ok'")" = 1 ]
+ok $? "its exchanges are recorded once, the retraced ones not again"
+no_key "$TMP/k"/run.db* "$TMP/k.err" "$TMP/k.json"
+ok $? "no key leak in the cmd run"
 
 done_testing
