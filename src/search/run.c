@@ -337,10 +337,14 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 	if (!st->resumed && (rc = write_run_row(st, e)))
 		goto out;
 	ks_store_set_run_status(st->store, "running", NULL);
-	ks_info("run %s: task %s, backend %s, strategy %s, budget %d, %ld feasible configurations "
-		"in %d templates",
-		st->dir, st->task->name, st->be->name, st->o.strategy, st->o.budget,
-		st->space.total_feasible, st->space.n);
+	if (llm_policy)
+		ks_info("run %s: task %s, backend %s, policy %s, budget %d", st->dir, st->task->name,
+			st->be->name, st->o.policy, st->o.budget);
+	else
+		ks_info("run %s: task %s, backend %s, strategy %s, budget %d, %ld feasible "
+			"configurations in %d templates",
+			st->dir, st->task->name, st->be->name, st->o.strategy, st->o.budget,
+			st->space.total_feasible, st->space.n);
 	ks_run_progress_tick(st, "setup", "compiling the reference and the baseline", 0);
 	st->o.eval.backend = st->be->name;
 	st->o.eval.seed = st->o.seed;
