@@ -135,6 +135,7 @@ static int chain_complete(void *ctx, const char *purpose, const struct ks_llm_ms
 {
 	struct ks_llm_policy *p = ctx;
 	if (p->replay_left > 0) {
+		int idx = p->npurposes - p->replay_left; /* the recorded exchange served now */
 		p->replay_left--;
 		int rc = p->replay.complete(p->replay.ctx, purpose, msgs, nmsg, out, e);
 		if (rc != KS_EPROTO || !p->chain_live)
@@ -142,6 +143,7 @@ static int chain_complete(void *ctx, const char *purpose, const struct ks_llm_ms
 		/* the resumed run took another path than the recorded one: ask the model */
 		ks_warn("resume: %s; asking the model from here", e ? e->msg : "replay diverged");
 		p->replay_left = 0;
+		p->skip_records = idx; /* from here on the exchanges are new: record them */
 	}
 	if (!p->chain_live)
 		return ks_error_set(e, KS_ENOTFOUND, "replay exhausted and no model to continue with");

@@ -118,6 +118,15 @@ is "$(q "$TMP/r/run.db" "select group_concat(purpose) from llm_exchanges")" \
 ! grep -q "replay diverged\|replay exhausted" "$TMP/r.err"
 ok $? "the replay never diverged"
 
+# ---- the LLM budget ends the search phase, the final re-measurement still runs -----------
+"$KS" run "$TASK" --policy llm --llm-replay "$TMP/a" --llm-max-calls 3 --budget 10 \
+	--out "$TMP/m" --json "${FAST[@]}" >"$TMP/m.json" 2>"$TMP/m.err"
+ok $? "a run whose LLM budget runs out completes (exit 0)"
+is "$(json_get "$TMP/m.json" 'd["llm"]["calls"]')" 3 "... after exactly --llm-max-calls exchanges"
+grep -q "llm call budget spent.*ending the search phase" "$TMP/m.err" &&
+	grep -q "^final: candidate" "$TMP/m.err"
+ok $? "... says why it stopped and still re-measures the best"
+
 # ---- failure classes ----------------------------------------------------------------------
 start_server "$FAKE/scripts/scale_faults.json" "$TMP/req2.jsonl"
 "$KS" run "$TASK" --policy llm --llm-base-url "http://127.0.0.1:$PORT/v1" --llm-model fake \
