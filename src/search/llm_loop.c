@@ -364,8 +364,10 @@ static int evaluate(struct loop *L, const struct cand_desc *d, struct attempt *a
 	}
 	ks_run_progress_tick(st, "search", d->title, 0);
 	struct ks_eval_result res;
-	if ((rc = ks_evaluator_run(st->ev, d->code, NULL, d->defines, &res, e)))
+	if ((rc = ks_evaluator_run(st->ev, d->code, NULL, d->defines, &res, e))) {
+		ks_eval_result_release(&res);
 		return rc;
+	}
 	ks_store_finish_compile(st->store, id, res.status != KS_STATUS_COMPILE_ERROR,
 				res.compile_log, NULL, 0, NULL);
 	rc = ks_run_record(st, id, "search", &res, e);
