@@ -14,7 +14,7 @@ struct ks_run_opts {
 	const char *task;        /* name or folder */
 	const char *backend;     /* "cpu" */
 	const char *strategy;    /* wm (default), evolve, random */
-	const char *policy;      /* builtin (default) */
+	const char *policy;      /* builtin (default), llm, cmd */
 	const char *spec;        /* spec name, or NULL/"auto": detect the host */
 	int budget;              /* evaluated candidates in total (default 40) */
 	double time_limit_s;     /* stop proposing after this long (0: none) */
@@ -24,6 +24,21 @@ struct ks_run_opts {
 	int jobs;                /* parallel compiles (default: cores) */
 	int final_top;           /* candidates re-measured at the end (default 3) */
 	struct ks_eval_opts eval; /* timing and limits for the search phase */
+	/* policy llm / cmd (docs/llm.md) */
+	const char *llm_base_url;   /* llm: OpenAI-compatible endpoint */
+	const char *llm_model;      /* llm: model name */
+	const char *llm_api_key;    /* llm: bearer key (never recorded); NULL: none */
+	const char *llm_cmd;        /* cmd: shell command, prompt on stdin, reply on stdout */
+	const char *llm_replay;     /* replay the exchanges recorded in this run folder */
+	long llm_max_calls;         /* <= 0: unlimited */
+	double llm_max_cost;        /* USD, <= 0: unlimited (needs llm_prices) */
+	double llm_temperature;     /* < 0: not sent */
+	long llm_max_tokens;        /* reply length limit, <= 0: not sent */
+	const char *llm_reasoning_effort; /* low, medium, high; NULL: not sent */
+	double llm_timeout_s;       /* per request (0: the transport's default, 600 s) */
+	const char *prompts_dir;    /* NULL: <data root>/prompts */
+	const char *context;        /* none, spec, full (default) */
+	const char *llm_prices;     /* price table JSON file, or NULL */
 };
 
 void ks_run_opts_init(struct ks_run_opts *o);
@@ -52,6 +67,10 @@ struct ks_run_result {
 	char best_action[256];
 	int resumed;              /* 1 when this continued an earlier run */
 	int reused;               /* candidates taken from the store instead of evaluated */
+	long llm_calls;           /* policy llm / cmd: exchanges made (failed ones too) */
+	long llm_prompt_tokens;
+	long llm_completion_tokens;
+	double llm_cost;          /* USD from the price table, 0 when unknown */
 };
 
 /* Run (or resume) a search.  Returns 0 when the run completed (whatever was found), or an

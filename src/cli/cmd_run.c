@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "ksearch/log.h"
 #include "ksearch/run.h"
+#include "ksearch/store.h"
 #include "util/units.h"
 
 static const char usage[] = "ksearch run TASK [options]";
@@ -20,6 +21,11 @@ static const char about[] =
 	"committed to DIR/run.db as it completes.  At the end the top candidates are\n"
 	"re-measured, interleaved with the baseline; the best goes to DIR/best.<ext> and\n"
 	"DIR/report.md / report.html tell the story.\n\n"
+	"With --policy llm an OpenAI-compatible model (--llm-base-url, --llm-model; key from\n"
+	"KSEARCH_API_KEY, else OPENAI_API_KEY) builds the world model, writes, debugs and\n"
+	"improves the kernels and edits the tree from the measurements; --policy cmd asks a\n"
+	"command instead (--llm-cmd).  Every exchange is recorded in run.db; --llm-replay DIR\n"
+	"reproduces a recorded run without a model (docs/llm.md).\n\n"
 	"Stop with Ctrl-C (the run is finalised); continue later with --resume DIR.\n"
 	"Exit status: 0 the run completed (see the report for what it found), 2 usage or\n"
 	"infrastructure error.";
@@ -72,7 +78,11 @@ static void log_sink(enum ks_log_level level, const char *line, void *ctx)
 		fprintf(stderr, "\r%*s\r", sl->last_len, "");
 		sl->last_len = 0;
 	}
+	struct ks_buf safe = KS_BUF_INIT; /* never a key on the terminal */
+	if (ks_redact(line, &safe) == 0)
+		line = ks_buf_str(&safe);
 	fprintf(stderr, "%s%s\n", tag[level], line);
+	ks_buf_release(&safe);
 }
 
 static void on_sigint(int sig)
@@ -85,13 +95,34 @@ int cmd_run(int argc, char **argv)
 {
 	struct ks_run_opts o;
 	ks_run_opts_init(&o);
-	const char *tlimit = NULL, *timeout = NULL, *memlimit = NULL, *min_time = NULL;
+	const char *tlimit = NULL, *timeout = NULL, *memlimit = NULL, *min_time = NULL,
+		   *llm_timeout = NULL;
+	int llm_max_calls = 0, llm_max_tokens = 0;
 	int json = 0, verbose = 0, budget = o.budget, seed = (int)o.seed, jobs = o.jobs,
 	    top = o.final_top, threads = 0;
 	const struct ks_opt opts[] = {
 		{"backend", KS_OPT_STR, &o.backend, "B", "where kernels run: cpu (default)"},
 		{"strategy", KS_OPT_STR, &o.strategy, "S", "wm (world model, default), evolve, random"},
-		{"policy", KS_OPT_STR, &o.policy, "P", "who proposes and writes code: builtin"},
+		{"policy", KS_OPT_STR, &o.policy, "P",
+		 "who proposes and writes code: builtin (default), llm, cmd"},
+		{"llm-base-url", KS_OPT_STR, &o.llm_base_url, "URL",
+		 "llm: OpenAI-compatible endpoint (https://api.openai.com/v1)"},
+		{"llm-model", KS_OPT_STR, &o.llm_model, "NAME", "llm: model name"},
+		{"llm-cmd", KS_OPT_STR, &o.llm_cmd, "CMD", "cmd: command, prompt on stdin, reply on stdout"},
+		{"llm-replay", KS_OPT_STR, &o.llm_replay, "RUN_DIR",
+		 "replay that run's recorded replies instead of asking a model"},
+		{"llm-max-calls", KS_OPT_INT, &llm_max_calls, "N", "stop asking after N exchanges"},
+		{"llm-max-cost", KS_OPT_DOUBLE, &o.llm_max_cost, "USD",
+		 "stop asking at this cost (needs --llm-prices)"},
+		{"llm-temperature", KS_OPT_DOUBLE, &o.llm_temperature, "X", "sampling temperature"},
+		{"llm-max-tokens", KS_OPT_INT, &llm_max_tokens, "N", "reply length limit"},
+		{"llm-reasoning-effort", KS_OPT_STR, &o.llm_reasoning_effort, "E",
+		 "low, medium or high (models that take it)"},
+		{"llm-timeout", KS_OPT_STR, &llm_timeout, "S", "limit per model request (600s)"},
+		{"llm-prices", KS_OPT_STR, &o.llm_prices, "FILE", "price table (USD per million tokens)"},
+		{"prompts", KS_OPT_STR, &o.prompts_dir, "DIR", "prompt templates (<data root>/prompts)"},
+		{"context", KS_OPT_STR, &o.context, "LEVEL",
+		 "what the prompts add: none, spec, full (default)"},
 		{"budget", KS_OPT_INT, &budget, "N", "candidates to evaluate in total (40)"},
 		{"time-limit", KS_OPT_STR, &tlimit, "DURATION", "stop proposing after this long (30m)"},
 		{"seed", KS_OPT_INT, &seed, "S", "same seed, same proposals (1)"},
@@ -145,6 +176,35 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "ksearch run: --min-time expects a duration\n");
 		return KS_EXIT_USAGE;
 	}
+	if (llm_timeout && (ks_parse_duration(llm_timeout, &o.llm_timeout_s) || o.llm_timeout_s <= 0)) {
+		fprintf(stderr, "ksearch run: --llm-timeout expects a duration like 30s or 5m\n");
+		return KS_EXIT_USAGE;
+	}
+	o.llm_max_calls = llm_max_calls;
+	o.llm_max_tokens = llm_max_tokens;
+	/* the key comes from the environment only, and is redacted from everything printed */
+	o.llm_api_key = getenv("KSEARCH_API_KEY");
+	if (!o.llm_api_key || !o.llm_api_key[0])
+		o.llm_api_key = getenv("OPENAI_API_KEY");
+	if (o.llm_api_key && o.llm_api_key[0])
+		ks_redact_add_secret(o.llm_api_key);
+	if (!o.resume_dir && (!strcmp(o.policy, "llm") || !strcmp(o.policy, "cmd"))) {
+		const char *missing = NULL;
+		int replay = o.llm_replay && o.llm_replay[0];
+		if (!strcmp(o.policy, "cmd") && !replay && !(o.llm_cmd && o.llm_cmd[0]))
+			missing = "--policy cmd needs --llm-cmd 'COMMAND' (or --llm-replay RUN_DIR)";
+		else if (!strcmp(o.policy, "llm") && !replay &&
+			 !(o.llm_base_url && o.llm_base_url[0] && o.llm_model && o.llm_model[0]))
+			missing = "--policy llm needs --llm-base-url URL and --llm-model NAME (or "
+				  "--llm-replay RUN_DIR)";
+		if (missing) {
+			fprintf(stderr, "ksearch run: %s\n", missing);
+			return KS_EXIT_USAGE;
+		}
+	} else if (!o.resume_dir && strcmp(o.policy, "builtin")) {
+		fprintf(stderr, "ksearch run: unknown --policy '%s' (builtin, llm, cmd)\n", o.policy);
+		return KS_EXIT_USAGE;
+	}
 	struct status_line sl = {.tty = isatty(2) && !verbose, .last_len = 0};
 	log_line_owner = &sl;
 	ks_log_set(log_sink, NULL, verbose ? KS_LOG_DEBUG : KS_LOG_INFO);
@@ -164,9 +224,14 @@ int cmd_run(int argc, char **argv)
 	if (json) {
 		printf("{\"run_dir\": \"%s\", \"task\": \"%s\", \"backend\": \"%s\", \"strategy\": \"%s\", "
 		       "\"policy\": \"%s\", \"budget\": %d, \"evaluated\": %d, \"passed\": %d, "
-		       "\"resumed\": %s, \"reused\": %d, \"best\": ",
+		       "\"resumed\": %s, \"reused\": %d, ",
 		       r.run_dir, r.task, r.backend, r.strategy, r.policy, r.budget, r.evaluated,
 		       r.passed, r.resumed ? "true" : "false", r.reused);
+		if (strcmp(r.policy, "builtin"))
+			printf("\"llm\": {\"calls\": %ld, \"prompt_tokens\": %ld, "
+			       "\"completion_tokens\": %ld, \"cost\": %.6f}, ",
+			       r.llm_calls, r.llm_prompt_tokens, r.llm_completion_tokens, r.llm_cost);
+		printf("\"best\": ");
 		if (r.best_candidate >= 0)
 			printf("{\"candidate\": %ld, \"speedup_vs_baseline\": %.4f, \"source_file\": "
 			       "\"%s\", \"action\": \"%s\"}}\n",
@@ -182,6 +247,9 @@ int cmd_run(int argc, char **argv)
 			       r.best_candidate, r.best_speedup, r.best_action, r.best_source);
 		else
 			printf("no candidate passed; see the failures in the report\n");
+		if (strcmp(r.policy, "builtin"))
+			printf("llm: %ld calls, %ld prompt + %ld completion tokens, $%.4f\n",
+			       r.llm_calls, r.llm_prompt_tokens, r.llm_completion_tokens, r.llm_cost);
 		printf("report: %s/report.md and %s/report.html\n", r.run_dir, r.run_dir);
 	}
 	return KS_EXIT_OK;

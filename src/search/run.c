@@ -53,6 +53,8 @@ void ks_run_opts_init(struct ks_run_opts *o)
 	o->eval.min_time_s = 0.1;
 	o->eval.blocks = 1;
 	o->eval.reuse_baseline = 1;
+	o->llm_temperature = -1;
+	o->context = "full";
 }
 
 double ks_run_now(void)
@@ -82,6 +84,23 @@ static int config_json(const struct ks_run_opts *o, struct ks_buf *out)
 	json_object_set_new(c, "min_time_s", json_real(o->eval.min_time_s));
 	json_object_set_new(c, "threads", json_integer(o->eval.threads));
 	json_object_set_new(c, "cflags", o->eval.cflags ? json_string(o->eval.cflags) : json_null());
+	if (strcmp(o->policy, "builtin")) { /* the LLM options, never the key */
+#define LLM_STR(key, v) json_object_set_new(c, key, (v) ? json_string(v) : json_null())
+		LLM_STR("llm_base_url", o->llm_base_url);
+		LLM_STR("llm_model", o->llm_model);
+		LLM_STR("llm_cmd", o->llm_cmd);
+		LLM_STR("llm_replay", o->llm_replay);
+		LLM_STR("llm_reasoning_effort", o->llm_reasoning_effort);
+		LLM_STR("prompts_dir", o->prompts_dir);
+		LLM_STR("context", o->context);
+		LLM_STR("llm_prices", o->llm_prices);
+#undef LLM_STR
+		json_object_set_new(c, "llm_max_calls", json_integer(o->llm_max_calls));
+		json_object_set_new(c, "llm_max_cost", json_real(o->llm_max_cost));
+		json_object_set_new(c, "llm_temperature", json_real(o->llm_temperature));
+		json_object_set_new(c, "llm_max_tokens", json_integer(o->llm_max_tokens));
+		json_object_set_new(c, "llm_timeout_s", json_real(o->llm_timeout_s));
+	}
 	char *s = json_dumps(c, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(c);
 	if (!s)
@@ -109,6 +128,14 @@ static int config_restore(struct ks_run_state *st, const char *json, struct ks_e
 	RESTORE_STR("policy", policy);
 	RESTORE_STR("spec", spec);
 	RESTORE_STR("cflags", eval.cflags);
+	RESTORE_STR("llm_base_url", llm_base_url);
+	RESTORE_STR("llm_model", llm_model);
+	RESTORE_STR("llm_cmd", llm_cmd);
+	RESTORE_STR("llm_replay", llm_replay);
+	RESTORE_STR("llm_reasoning_effort", llm_reasoning_effort);
+	RESTORE_STR("prompts_dir", prompts_dir);
+	RESTORE_STR("context", context);
+	RESTORE_STR("llm_prices", llm_prices);
 #undef RESTORE_STR
 	json_t *v;
 	if ((v = json_object_get(c, "budget")))
@@ -125,6 +152,16 @@ static int config_restore(struct ks_run_state *st, const char *json, struct ks_e
 		o->eval.min_time_s = json_number_value(v);
 	if ((v = json_object_get(c, "threads")))
 		o->eval.threads = (int)json_integer_value(v);
+	if ((v = json_object_get(c, "llm_max_calls")))
+		o->llm_max_calls = (long)json_integer_value(v);
+	if ((v = json_object_get(c, "llm_max_cost")))
+		o->llm_max_cost = json_number_value(v);
+	if ((v = json_object_get(c, "llm_temperature")))
+		o->llm_temperature = json_number_value(v);
+	if ((v = json_object_get(c, "llm_max_tokens")))
+		o->llm_max_tokens = (long)json_integer_value(v);
+	if ((v = json_object_get(c, "llm_timeout_s")))
+		o->llm_timeout_s = json_number_value(v);
 	json_decref(c);
 	return 0;
 }
@@ -281,26 +318,35 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 				  st->o.strategy);
 		goto out;
 	}
-	if (strcmp(st->o.policy, "builtin")) {
-		rc = ks_error_set(e, KS_EINVAL, "policy '%s' is not available in this build (builtin)",
+	int llm_policy = !strcmp(st->o.policy, "llm") || !strcmp(st->o.policy, "cmd");
+	if (strcmp(st->o.policy, "builtin") && !llm_policy) {
+		rc = ks_error_set(e, KS_EINVAL, "unknown policy '%s' (builtin, llm, cmd)",
 				  st->o.policy);
 		goto out;
 	}
+	if (llm_policy && (rc = ks_run_llm_check(&st->o, e)))
+		goto out;
 	if ((rc = ks_backend_get(st->o.backend, &st->be, e)))
 		goto out;
 	ks_run_progress_tick(st, "setup", "detecting the hardware", 0);
 	if ((rc = load_spec(st, e)))
 		goto out;
-	if ((rc = ks_search_space_load(&st->space, st->task, st->be->name, st->be->ext,
-				       st->have_spec ? &st->spec : NULL, e)))
+	/* the LLM writes the code: the task's templates are optional for it */
+	if (!llm_policy && (rc = ks_search_space_load(&st->space, st->task, st->be->name,
+						      st->be->ext, st->have_spec ? &st->spec : NULL,
+						      e)))
 		goto out;
 	if (!st->resumed && (rc = write_run_row(st, e)))
 		goto out;
 	ks_store_set_run_status(st->store, "running", NULL);
-	ks_info("run %s: task %s, backend %s, strategy %s, budget %d, %ld feasible configurations "
-		"in %d templates",
-		st->dir, st->task->name, st->be->name, st->o.strategy, st->o.budget,
-		st->space.total_feasible, st->space.n);
+	if (llm_policy)
+		ks_info("run %s: task %s, backend %s, policy %s, budget %d", st->dir, st->task->name,
+			st->be->name, st->o.policy, st->o.budget);
+	else
+		ks_info("run %s: task %s, backend %s, strategy %s, budget %d, %ld feasible "
+			"configurations in %d templates",
+			st->dir, st->task->name, st->be->name, st->o.strategy, st->o.budget,
+			st->space.total_feasible, st->space.n);
 	ks_run_progress_tick(st, "setup", "compiling the reference and the baseline", 0);
 	st->o.eval.backend = st->be->name;
 	st->o.eval.seed = st->o.seed;
@@ -308,10 +354,11 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 		goto out;
 	struct ks_strategy_config scfg = {.seed = st->o.seed, .root_title = "naive baseline",
 					  .kernel_summary = st->task->summary};
-	if ((rc = ks_strategy_new(st->o.strategy, &st->space.space, &scfg, &st->strategy, e)))
+	if (!llm_policy &&
+	    (rc = ks_strategy_new(st->o.strategy, &st->space.space, &scfg, &st->strategy, e)))
 		goto out;
 	st->t_search = ks_run_now();
-	if ((rc = ks_run_search(st, e)))
+	if ((rc = llm_policy ? ks_run_llm_search(st, e) : ks_run_search(st, e)))
 		goto out;
 	if ((rc = ks_run_final(st, r, e)))
 		goto out;
@@ -331,6 +378,10 @@ out:
 	r->passed = st->passed;
 	r->resumed = st->resumed;
 	r->reused = st->reused;
+	r->llm_calls = st->llm_calls;
+	r->llm_prompt_tokens = st->llm_prompt_tokens;
+	r->llm_completion_tokens = st->llm_completion_tokens;
+	r->llm_cost = st->llm_cost;
 	if (rc && st->store)
 		ks_store_add_event(st->store, "error", "run", e ? e->msg : "failed", NULL, NULL);
 	if (st->strategy)

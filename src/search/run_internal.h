@@ -34,7 +34,9 @@ struct ks_run_state {
 	double last_speedup;
 	long last_candidate;
 	double t0, t_search;
-	char *strs[16]; /* option strings restored from a resumed run's config */
+	long llm_calls, llm_prompt_tokens, llm_completion_tokens; /* policy llm / cmd */
+	double llm_cost;
+	char *strs[24]; /* option strings restored from a resumed run's config */
 	int nstrs;
 };
 
@@ -45,6 +47,10 @@ void ks_run_progress_tick(struct ks_run_state *st, const char *phase, const char
 int ks_run_stop_requested(void);
 /* the search phase: until the budget is evaluated, time runs out or a stop is requested */
 int ks_run_search(struct ks_run_state *st, struct ks_error *e);
+/* policy llm / cmd (llm_loop.c): check the option combination; then the search phase
+ * with the model proposing actions and writing the code (K-Search, DESIGN.md §1) */
+int ks_run_llm_check(const struct ks_run_opts *o, struct ks_error *e);
+int ks_run_llm_search(struct ks_run_state *st, struct ks_error *e);
 /* re-measure the top candidates, choose the best, write DIR/best.<ext> */
 int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_error *e);
 /* record an evaluation result of candidate id in phase ("search"/"final") */

@@ -1,0 +1,297 @@
+/* The llm / cmd policies' model connection: transport from the options, client budgets,
+ * price table, record hook into the run store, replay of recorded runs. */
+#include "policy/llm.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ksearch/log.h"
+
+static int has(const char *s)
+{
+	return s && s[0];
+}
+
+int ks_llm_policy_check(const struct ks_run_opts *o, struct ks_error *e)
+{
+	int cmd = !strcmp(o->policy, "cmd");
+	if (strcmp(o->policy, "llm") && !cmd)
+		return ks_error_set(e, KS_EINVAL, "policy '%s' does not use a model", o->policy);
+	const char *ctx = o->context;
+	if (has(ctx) && strcmp(ctx, "none") && strcmp(ctx, "spec") && strcmp(ctx, "full"))
+		return ks_error_set(e, KS_EINVAL, "--context '%s': expected none, spec or full", ctx);
+	const char *eff = o->llm_reasoning_effort;
+	if (has(eff) && strcmp(eff, "low") && strcmp(eff, "medium") && strcmp(eff, "high"))
+		return ks_error_set(e, KS_EINVAL,
+				    "--llm-reasoning-effort '%s': expected low, medium or high", eff);
+	if (has(o->llm_replay))
+		return 0;
+	if (cmd && !has(o->llm_cmd))
+		return ks_error_set(e, KS_EINVAL,
+				    "--policy cmd needs --llm-cmd 'COMMAND' (or --llm-replay RUN_DIR)");
+	if (!cmd && (!has(o->llm_base_url) || !has(o->llm_model)))
+		return ks_error_set(e, KS_EINVAL,
+				    "--policy llm needs --llm-base-url URL and --llm-model NAME (or "
+				    "--llm-replay RUN_DIR)");
+	return 0;
+}
+
+const char *ks_llm_policy_store_purpose(const char *purpose)
+{
+	static const char *const known[] = {"init", "edit", "action", "debug", "improve"};
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (purpose && !strcmp(purpose, known[i]))
+			return known[i];
+	return "repair";
+}
+
+/* ---- record hook ---------------------------------------------------------------------- */
+
+static void on_exchange(const struct ks_llm_exchange *x, void *ctx)
+{
+	struct ks_llm_policy *p = ctx;
+	if (x->seq < p->skip_records)
+		return; /* a resumed run retracing what is stored already */
+	struct ks_store_llm row = {
+		.round = p->round ? *p->round : 0,
+		.purpose = ks_llm_policy_store_purpose(x->purpose),
+		.model = x->model,
+		.params = x->params_json,
+		.prompt = x->prompt,
+		.reply = x->reply,
+		.prompt_tokens = x->prompt_tokens,
+		.completion_tokens = x->completion_tokens,
+		.latency_ms = x->latency_s * 1e3,
+		.cost = x->cost_known ? x->cost_usd : NAN,
+		.status = ks_llm_status_text(x->status),
+		.error = x->error,
+	};
+	struct ks_error e = {0};
+	if (ks_store_add_llm(p->store, &row, NULL, &e))
+		ks_warn("llm exchange %d not recorded: %s", x->seq, e.msg);
+}
+
+/* ---- replay --------------------------------------------------------------------------- */
+
+/* the purpose a recorded row was asked for: a "repair" row names its correction round in
+ * the last "PURPOSE: x" marker of its prompt */
+static char *row_purpose(const struct ks_store_llm *row)
+{
+	if (strcmp(row->purpose, "repair"))
+		return strdup(row->purpose);
+	const char *last = NULL, *s = row->prompt ? row->prompt : "";
+	for (const char *h = s; (h = strstr(h, "PURPOSE:")); h += 8)
+		last = h + 8;
+	if (!last)
+		return strdup("repair");
+	while (*last == ' ' || *last == '\t')
+		last++;
+	size_t n = strspn(last, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
+	return strndup(last, n);
+}
+
+/* load the exchanges recorded in store into a replay transport and p->purposes */
+static int replay_load(struct ks_llm_policy *p, struct ks_store *src, int *count,
+		       struct ks_error *e)
+{
+	struct ks_store_llm *rows = NULL;
+	size_t n = 0;
+	int rc = ks_store_list_llm(src, &rows, &n, e);
+	if (rc)
+		return rc;
+	struct ks_llm_replay_entry *v = calloc(n + 1, sizeof(*v));
+	p->purposes = calloc(n + 1, sizeof(char *));
+	if (!v || !p->purposes) {
+		free(v);
+		ks_store_free(rows);
+		return ks_error_set(e, KS_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		p->purposes[i] = row_purpose(&rows[i]);
+		v[i] = (struct ks_llm_replay_entry){
+			.purpose = p->purposes[i] ? p->purposes[i] : "",
+			.content = rows[i].reply ? rows[i].reply : "",
+			.len = rows[i].reply ? strlen(rows[i].reply) : 0,
+			.model = rows[i].model,
+			.prompt_tokens = (long)rows[i].prompt_tokens,
+			.completion_tokens = (long)rows[i].completion_tokens,
+			.status = ks_llm_status_parse(rows[i].status),
+			.error = rows[i].error,
+		};
+	}
+	p->npurposes = (int)n;
+	rc = ks_llm_replay_open(v, (int)n, &p->replay, e);
+	free(v);
+	ks_store_free(rows);
+	*count = (int)n;
+	return rc;
+}
+
+/* resume: the run's own recorded replies first, then the live model */
+static int chain_complete(void *ctx, const char *purpose, const struct ks_llm_msg *msgs,
+			  int nmsg, struct ks_llm_reply *out, struct ks_error *e)
+{
+	struct ks_llm_policy *p = ctx;
+	if (p->replay_left > 0) {
+		int idx = p->npurposes - p->replay_left; /* the recorded exchange served now */
+		p->replay_left--;
+		int rc = p->replay.complete(p->replay.ctx, purpose, msgs, nmsg, out, e);
+		if (rc != KS_EPROTO || !p->chain_live)
+			return rc;
+		/* the resumed run took another path than the recorded one: ask the model */
+		ks_warn("resume: %s; asking the model from here", e ? e->msg : "replay diverged");
+		p->replay_left = 0;
+		p->skip_records = idx; /* from here on the exchanges are new: record them */
+	}
+	if (!p->chain_live)
+		return ks_error_set(e, KS_ENOTFOUND, "replay exhausted and no model to continue with");
+	return p->live.complete(p->live.ctx, purpose, msgs, nmsg, out, e);
+}
+
+static const char *chain_model(void *ctx)
+{
+	struct ks_llm_policy *p = ctx;
+	struct ks_llm_transport *t = p->replay_left > 0 || !p->chain_live ? &p->replay : &p->live;
+	return t->model ? t->model(t->ctx) : NULL;
+}
+
+static int chain_params(void *ctx, struct ks_buf *out)
+{
+	struct ks_llm_policy *p = ctx;
+	struct ks_llm_transport *t = p->replay_left > 0 || !p->chain_live ? &p->replay : &p->live;
+	return t->params_json ? t->params_json(t->ctx, out) : ks_buf_adds(out, "{}");
+}
+
+static const char *chain_secret(void *ctx)
+{
+	struct ks_llm_policy *p = ctx;
+	return p->chain_live && p->live.secret ? p->live.secret(p->live.ctx) : NULL;
+}
+
+static void chain_close(void *ctx)
+{
+	(void)ctx; /* the parts are closed by ks_llm_policy_close */
+}
+
+static int open_live(struct ks_llm_policy *p, const struct ks_run_opts *o, struct ks_error *e)
+{
+	if (!strcmp(o->policy, "cmd")) {
+		struct ks_llm_cmd_config cc;
+		ks_llm_cmd_config_defaults(&cc);
+		cc.command = o->llm_cmd;
+		if (o->llm_timeout_s > 0)
+			cc.timeout_s = o->llm_timeout_s;
+		return ks_llm_cmd_open(&cc, &p->live, e);
+	}
+	struct ks_llm_http_config hc;
+	ks_llm_http_config_defaults(&hc);
+	hc.base_url = o->llm_base_url;
+	hc.model = o->llm_model;
+	hc.api_key = o->llm_api_key;
+	hc.temperature = o->llm_temperature;
+	hc.max_tokens = o->llm_max_tokens;
+	hc.reasoning_effort = has(o->llm_reasoning_effort) ? o->llm_reasoning_effort : NULL;
+	if (o->llm_timeout_s > 0)
+		hc.timeout_s = o->llm_timeout_s;
+	return ks_llm_http_open(&hc, &p->live, e);
+}
+
+int ks_llm_policy_open(struct ks_llm_policy *p, const struct ks_run_opts *o,
+		       struct ks_store *store, int resumed, const int *round,
+		       struct ks_error *e)
+{
+	memset(p, 0, sizeof(*p));
+	p->store = store;
+	p->round = round;
+	int rc = ks_llm_policy_check(o, e);
+	if (rc)
+		return rc;
+	struct ks_llm_transport *use = NULL;
+	int recorded = 0;
+	if (resumed) {
+		struct ks_store_llm *rows = NULL;
+		size_t n = 0;
+		if ((rc = ks_store_list_llm(store, &rows, &n, e)))
+			return rc;
+		ks_store_free(rows);
+		recorded = (int)n;
+	}
+	if (has(o->llm_replay)) {
+		/* a replay reproduces the whole path, the resumed part included */
+		struct ks_store *src;
+		if ((rc = ks_store_open(o->llm_replay, 0, &src, e)))
+			return ks_error_wrap(e, "--llm-replay '%s'", o->llm_replay);
+		int n = 0;
+		rc = replay_load(p, src, &n, e);
+		ks_store_close(src);
+		if (rc)
+			goto fail;
+		ks_info("replaying %d recorded LLM exchanges from %s", n, o->llm_replay);
+		use = &p->replay;
+	} else {
+		if ((rc = open_live(p, o, e)))
+			goto fail;
+		use = &p->live;
+		if (recorded > 0) {
+			int n = 0;
+			if ((rc = replay_load(p, store, &n, e)))
+				goto fail;
+			p->replay_left = n;
+			p->chain_live = 1;
+			p->chain = (struct ks_llm_transport){
+				.version = KS_LLM_TRANSPORT_VERSION, .name = p->live.name,
+				.complete = chain_complete, .model = chain_model,
+				.params_json = chain_params, .secret = chain_secret,
+				.close = chain_close, .ctx = p};
+			use = &p->chain;
+			ks_info("resume: retracing %d recorded LLM exchanges before asking the model", n);
+		}
+	}
+	p->skip_records = recorded;
+	ks_llm_init(&p->client, use);
+	if (has(o->llm_api_key))
+		ks_llm_add_secret(&p->client, o->llm_api_key);
+	p->client.limits.max_calls = o->llm_max_calls;
+	p->client.limits.max_cost = o->llm_max_cost;
+	if (has(o->llm_prices)) {
+		if ((rc = ks_llm_prices_load(o->llm_prices, &p->prices, e))) {
+			ks_llm_release(&p->client);
+			goto fail;
+		}
+		p->client.prices = &p->prices;
+	}
+	p->client.record = on_exchange;
+	p->client.record_ctx = p;
+	return 0;
+fail:
+	ks_llm_transport_close(&p->live);
+	ks_llm_transport_close(&p->replay);
+	for (int i = 0; i < p->npurposes; i++)
+		free(p->purposes[i]);
+	free(p->purposes);
+	p->purposes = NULL;
+	p->npurposes = 0;
+	return rc;
+}
+
+void ks_llm_policy_close(struct ks_llm_policy *p)
+{
+	ks_llm_release(&p->client);
+	ks_llm_transport_close(&p->live);
+	ks_llm_transport_close(&p->replay);
+	ks_llm_prices_release(&p->prices);
+	for (int i = 0; i < p->npurposes; i++)
+		free(p->purposes[i]);
+	free(p->purposes);
+	memset(p, 0, sizeof(*p));
+}
+
+const char *ks_llm_policy_peek(const struct ks_llm_policy *p)
+{
+	int seq = p->client.next_seq;
+	if (seq >= p->npurposes)
+		return NULL;
+	return p->purposes[seq];
+}

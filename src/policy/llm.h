@@ -1,0 +1,50 @@
+/* The llm and cmd policies' connection to a model: the transport chosen from the run's
+ * options (http, cmd, or a replay of a recorded run), the client with its budgets and
+ * price table, and the record hook that writes every exchange to the run store.
+ *
+ * Replay: --llm-replay DIR serves DIR's recorded replies in order.  A resumed run first
+ * serves its own recorded replies (so the loop retraces its path without calling the
+ * model) and then continues with the live transport; the exchanges already in the store
+ * are not recorded twice. */
+#ifndef KS_POLICY_LLM_H
+#define KS_POLICY_LLM_H
+
+#include "ksearch/llm.h"
+#include "ksearch/run.h"
+#include "ksearch/store.h"
+
+struct ks_llm_policy {
+	struct ks_llm client;             /* what the search loop calls */
+	struct ks_llm_transport live;     /* http or cmd (name NULL when unused) */
+	struct ks_llm_transport replay;   /* recorded replies (name NULL when unused) */
+	struct ks_llm_transport chain;    /* resume: replay, then live */
+	struct ks_llm_prices prices;
+	struct ks_store *store;           /* not owned */
+	const int *round;                 /* the run's round counter, for records */
+	int skip_records;                 /* exchanges with seq below this are already stored */
+	char **purposes;                  /* purpose of each recorded reply being replayed */
+	int npurposes;
+	int replay_left;                  /* chain: recorded replies not served yet */
+	int chain_live;                   /* chain: a live transport follows the replay */
+};
+
+/* Check the option combination: llm needs a base URL and a model, cmd a command, unless
+ * the run replays another run.  KS_EINVAL with a message naming the missing option. */
+int ks_llm_policy_check(const struct ks_run_opts *o, struct ks_error *e);
+
+/* Set p up for a run (p must stay at its address until closed).  resumed: the store
+ * already holds this run's exchanges. */
+int ks_llm_policy_open(struct ks_llm_policy *p, const struct ks_run_opts *o,
+		       struct ks_store *store, int resumed, const int *round,
+		       struct ks_error *e);
+void ks_llm_policy_close(struct ks_llm_policy *p);
+
+/* While recorded replies are being served: the purpose of the next one ("improve",
+ * "edit", ...), so the loop takes the recorded path where the path depends on noisy
+ * timings; NULL when the next reply comes from a live model or nothing is left. */
+const char *ks_llm_policy_peek(const struct ks_llm_policy *p);
+
+/* the purpose as the run store spells it: correction rounds ("edit-fix") are "repair" */
+const char *ks_llm_policy_store_purpose(const char *purpose);
+
+#endif
