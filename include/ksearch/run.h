@@ -24,6 +24,8 @@ struct ks_run_opts {
 	int jobs;                /* parallel compiles (default: cores) */
 	int final_top;           /* candidates re-measured at the end (default 3) */
 	struct ks_eval_opts eval; /* timing and limits for the search phase */
+	const char *devices;     /* "0,1": evaluate on one `ksearch worker` per device */
+	const char *worker_cmd;  /* start workers with this shell command ({device}) */
 };
 
 void ks_run_opts_init(struct ks_run_opts *o);

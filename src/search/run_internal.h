@@ -36,6 +36,7 @@ struct ks_run_state {
 	double t0, t_search;
 	char *strs[16]; /* option strings restored from a resumed run's config */
 	int nstrs;
+	struct ks_pool *pool; /* workers (--devices, --worker-cmd), NULL: evaluate here */
 };
 
 double ks_run_now(void);
