@@ -242,7 +242,7 @@ static int worker_start(struct worker *w, struct ks_error *e)
 					    w->cmd, why);
 		if (rc == KS_ETIMEOUT)
 			return ks_error_set(e, KS_ETIMEOUT, "worker command '%s' did not say hello "
-							    "within %.0f s",
+							    "within %.1f s",
 					    w->cmd, p->start_timeout_s);
 		return ks_error_set(e, KS_EPROTO,
 				    "worker command '%s' does not speak the ksearch worker protocol: %s",
@@ -311,6 +311,10 @@ static enum outcome job_run(struct worker *w, struct ks_pool_job *j, long long i
 			    struct ks_eval_result *res, struct ks_error *e)
 {
 	struct ks_pool *p = w->pool;
+	if (!j->task || !j->source) {
+		ks_error_set(e, KS_EINVAL, "a job needs a task and a source");
+		return JOB_FAILED;
+	}
 	json_t *defs = NULL;
 	if (j->defines) {
 		defs = json_array();

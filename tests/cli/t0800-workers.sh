@@ -82,6 +82,24 @@ json_get "$TMP/worker-plain.json" 'd["workloads"][0]["baseline_us"] > 0 and len(
 	>"$TMP/shape" 2>&1
 is "$(cat "$TMP/shape")" "True" "the worker's result carries timings and checks"
 
+# ---- --devices: each worker's kernels see KSEARCH_DEVICE=N ------------------------------
+cat >"$TMP/device1.c" <<'EOF'
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+void scale(const float *x, float *y, int32_t n)
+{
+	const char *d = getenv("KSEARCH_DEVICE");
+	float k = d && !strcmp(d, "1") ? 2.0f : 3.0f; /* right only on device 1 */
+	for (int32_t i = 0; i < n; i++)
+		y[i] = k * x[i];
+}
+EOF
+got=$(status_of dev1 "$TMP/device1.c" --devices 1)
+is "$got" "PASSED rc=0" "the worker for device 1 runs kernels with KSEARCH_DEVICE=1"
+got=$(status_of dev0 "$TMP/device1.c" --devices 0)
+is "$got" "INCORRECT_NUMERICAL rc=1" "and the worker for device 0 with KSEARCH_DEVICE=0"
+
 # ---- a worker that dies on its first job is restarted; the job completes ---------------
 cat >"$TMP/flaky.py" <<'EOF'
 import json, os, signal, struct, sys
