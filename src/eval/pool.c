@@ -206,7 +206,10 @@ static int worker_start(struct worker *w, struct ks_error *e)
 	pid_t pid = fork();
 	if (pid < 0) {
 		int err = errno;
-		close(to[0]), close(to[1]), close(from[0]), close(from[1]);
+		close(to[0]);
+		close(to[1]);
+		close(from[0]);
+		close(from[1]);
 		return ks_error_set(e, KS_ESYS, "fork: %s", strerror(err));
 	}
 	if (pid == 0) {
@@ -491,7 +494,7 @@ int ks_pool_evaluate_batch(struct ks_pool *p, struct ks_pool_job *jobs, int n,
 		w->gone = 0;
 		w->failed_starts = 0;
 		if (pthread_create(&w->th, NULL, worker_thread, w) == 0)
-			w->gone = 0, started++;
+			started++;
 		else
 			w->gone = 2; /* no thread to join */
 	}

@@ -2,7 +2,8 @@
  * them in parallel (the compile cache keeps the artifacts), then evaluates them one at a
  * time so no timing ever shares the cores with a compiler, and reports every outcome back.
  * A proposal whose candidate is already in the store (a resumed run) is answered from
- * the store instead of being evaluated again. */
+ * the store instead of being evaluated again.  With workers (--devices), the batch is
+ * evaluated concurrently on the pool and recorded in the same order. */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -156,7 +157,7 @@ static int evaluate_job(struct ks_run_state *st, const struct ks_proposal *p, st
 
 /* ---- workers: a batch evaluated concurrently, recorded in proposal order --------------- */
 
-static int pool_evaluate(struct ks_run_state *st, struct job *js, int n, struct ks_error *e)
+static void pool_evaluate(struct ks_run_state *st, struct job *js, int n)
 {
 	struct ks_pool_job pj[16];
 	struct ks_eval_result res[16];
@@ -171,7 +172,7 @@ static int pool_evaluate(struct ks_run_state *st, struct job *js, int n, struct 
 		map[m++] = i;
 	}
 	if (!m)
-		return 0;
+		return;
 	ks_run_progress_tick(st, "search", "evaluating a batch on the workers", 0);
 	/* a failed job is reported when its turn to be recorded comes */
 	ks_pool_evaluate_batch(st->pool, pj, m, res, NULL);
@@ -182,8 +183,6 @@ static int pool_evaluate(struct ks_run_state *st, struct job *js, int n, struct 
 		j->pool_rc = pj[k].rc;
 		j->pool_err = pj[k].err;
 	}
-	(void)e;
-	return 0;
 }
 
 int ks_run_search(struct ks_run_state *st, struct ks_error *e)
@@ -241,7 +240,7 @@ int ks_run_search(struct ks_run_state *st, struct ks_error *e)
 			if (started[i])
 				pthread_join(th[i], NULL);
 		if (st->pool)
-			rc = pool_evaluate(st, js, n, e);
+			pool_evaluate(st, js, n);
 		/* evaluate (or replay) in proposal order: the strategy sees outcomes in the same
 		 * sequence on every run with this seed */
 		for (int i = 0; i < n && !rc; i++) {

@@ -100,6 +100,20 @@ is "$got" "PASSED rc=0" "the worker for device 1 runs kernels with KSEARCH_DEVIC
 got=$(status_of dev0 "$TMP/device1.c" --devices 0)
 is "$got" "INCORRECT_NUMERICAL rc=1" "and the worker for device 0 with KSEARCH_DEVICE=0"
 
+# ---- the per-device lock: a worker waits while another process holds its device ----------
+LOCK=$KSEARCH_CACHE/locks/cpu-device-2.lock
+mkdir -p "$KSEARCH_CACHE/locks"
+if command -v flock >/dev/null; then
+	(flock "$LOCK" sleep 5; date +%s%N >"$TMP/released") &
+	holder=$!
+	sleep 0.3
+	got=$(status_of locked "$H/plain.c" --devices 2)
+	ended=$(date +%s%N)
+	wait "$holder"
+	after=$([ "$ended" -gt "$(cat "$TMP/released")" ] && echo after || echo before)
+	is "$got $after" "PASSED rc=0 after" "eval --devices 2 finishes only after the device lock is released"
+fi
+
 # ---- a worker that dies on its first job is restarted; the job completes ---------------
 cat >"$TMP/flaky.py" <<'EOF'
 import json, os, signal, struct, sys
@@ -150,16 +164,24 @@ ok $? "with the worker's reason ($(tail -1 "$TMP/cudaw.err"))"
 is "$?" 2 "--devices 0,x is refused"
 
 # ---- run: batches evaluated concurrently on two CPU workers ----------------------------
-"$KS" run "$TASK" --budget 4 --devices 0,1 --backend cpu --out "$TMP/run" --min-time 0.02 \
-	--timeout 5 --top 1 --json >"$TMP/run.json" 2>"$TMP/run.err"
+RUNARGS=(--budget 4 --backend cpu --strategy random --seed 3 --jobs 2 --min-time 0.02 --timeout 5 --top 1)
+"$KS" run "$TASK" "${RUNARGS[@]}" --devices 0,1 --out "$TMP/run" --json >"$TMP/run.json" 2>"$TMP/run.err"
 rc=$?
 is "$rc" 0 "run --devices 0,1 completes"
 is "$(json_get "$TMP/run.json" 'd["evaluated"]' 2>/dev/null)" 4 "with 4 evaluated"
 grep -q "2 worker(s) evaluate the candidates" "$TMP/run.err"
 ok $? "on two workers"
-n=$(sqlite3 "$TMP/run/run.db" "select count(distinct candidate_id) from evaluations where phase='search'" 2>/dev/null ||
-	python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"select count(distinct candidate_id) from evaluations where phase='search'\").fetchone()[0])" "$TMP/run/run.db")
+sql() { # sql DB QUERY: every row, one per line
+	python3 -c "import sqlite3,sys; [print(*r) for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])]" "$1" "$2"
+}
+n=$(sql "$TMP/run/run.db" "select count(distinct candidate_id) from evaluations where phase='search'")
 is "$n" 4 "every candidate's evaluations are in the store"
+# the same proposals in the same order as a run without workers (random: outcome-blind)
+"$KS" run "$TASK" "${RUNARGS[@]}" --out "$TMP/run-local" >/dev/null 2>"$TMP/run-local.err"
+order() { sql "$1/run.db" "select action || ' ' || defines from candidates order by id"; }
+is "$(order "$TMP/run")" "$(order "$TMP/run-local")" "candidates are recorded in proposal order, as without workers"
+[ "$(order "$TMP/run" | wc -l)" -eq 4 ]
+ok $? "four candidates recorded"
 "$KS" run "$TASK" --budget 2 --devices 0 --worker-cmd cat --out "$TMP/run-cat" >/dev/null 2>"$TMP/run-cat.err"
 is "$?" 2 "run with a worker command that is not a worker: exit 2"
 
