@@ -341,6 +341,8 @@ static enum outcome job_run(struct worker *w, struct ks_pool_job *j, long long i
 		return WORKER_DIED;
 	int rc = ks_worker_read_frame(w->from_fd, job_deadline_s(p, j), KS_WORKER_MSG_CAP, &w->in,
 				      e);
+	if (rc == KS_EIO && e && strstr(e->msg, "after 0 of 4"))
+		ks_error_set(e, KS_EIO, "its output ended");
 	if (rc)
 		return WORKER_DIED;
 	json_error_t je;
