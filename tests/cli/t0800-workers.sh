@@ -182,6 +182,23 @@ order() { sql "$1/run.db" "select action || ' ' || defines from candidates order
 is "$(order "$TMP/run")" "$(order "$TMP/run-local")" "candidates are recorded in proposal order, as without workers"
 [ "$(order "$TMP/run" | wc -l)" -eq 4 ]
 ok $? "four candidates recorded"
+# kill -9 in the middle of a run on workers, then resume it on workers
+"$KS" run "$TASK" "${RUNARGS[@]}" --budget 6 --devices 0,1 --out "$TMP/run-kill" >/dev/null 2>&1 &
+victim=$!
+for _ in $(seq 1 600); do
+	n=$(sql "$TMP/run-kill/run.db" "select count(*) from candidate_results where phase='search'" 2>/dev/null || echo 0)
+	[ "${n:-0}" -ge 2 ] && break
+	sleep 0.1
+done
+kill -9 "$victim"
+wait "$victim" 2>/dev/null
+"$KS" run --resume "$TMP/run-kill" --devices 0,1 --json >"$TMP/run-kill.json" 2>"$TMP/run-kill.err"
+is "$?/$(json_get "$TMP/run-kill.json" 'd["evaluated"]' 2>/dev/null)" "0/6" \
+	"a run on workers killed with -9 resumes on workers to its budget"
+ok "$([ "$(json_get "$TMP/run-kill.json" 'd["reused"]' 2>/dev/null)" -ge 2 ] && echo 0 || echo 1)" \
+	"reusing what was recorded before the kill"
+is "$(order "$TMP/run-kill" | head -4)" "$(order "$TMP/run-local")" \
+	"and the candidates keep the proposal order"
 "$KS" run "$TASK" --budget 2 --devices 0 --worker-cmd cat --out "$TMP/run-cat" >/dev/null 2>"$TMP/run-cat.err"
 is "$?" 2 "run with a worker command that is not a worker: exit 2"
 
