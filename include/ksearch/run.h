@@ -39,6 +39,9 @@ struct ks_run_opts {
 	const char *prompts_dir;    /* NULL: <data root>/prompts */
 	const char *context;        /* none, spec, full (default) */
 	const char *llm_prices;     /* price table JSON file, or NULL */
+	/* workers (docs/workers.md) */
+	const char *devices;     /* "0,1": evaluate on one `ksearch worker` per device */
+	const char *worker_cmd;  /* start workers with this shell command ({device}) */
 };
 
 void ks_run_opts_init(struct ks_run_opts *o);

@@ -8,6 +8,7 @@
 #include "ksearch/eval.h"
 #include "ksearch/knowledge.h"
 #include "ksearch/task.h"
+#include "ksearch/worker.h"
 #include "util/fs.h"
 #include "util/units.h"
 
@@ -74,10 +75,40 @@ static void print_human(const struct ks_task *t, const char *path, const struct 
 	       r->sandbox ? r->sandbox : "");
 }
 
+/* --devices / --worker-cmd: the same evaluation through one worker process */
+static int eval_in_worker(const char *task_arg, const struct ks_task *t, const char *devices,
+			  const char *worker_cmd, const struct ks_eval_opts *o, const char *source,
+			  const char *path, struct ks_eval_result *r, struct ks_error *e)
+{
+	int devs[64], ndev = 0;
+	memset(r, 0, sizeof(*r));
+	if (devices && ks_pool_parse_devices(devices, devs, 64, &ndev, e))
+		return KS_EINVAL;
+	if (ndev > 1)
+		fprintf(stderr, "ksearch eval: one kernel needs one worker: using device %d\n",
+			devs[0]);
+	struct ks_pool_opts po;
+	ks_pool_opts_init(&po);
+	po.backend = o->backend;
+	po.devices = ndev ? devs : NULL;
+	po.ndevices = ndev ? 1 : 0;
+	po.worker_cmd = worker_cmd;
+	struct ks_pool *pool;
+	int rc = ks_pool_new(&po, &pool, e);
+	if (rc)
+		return rc;
+	struct ks_pool_job job = {.task = task_arg, .opts = o, .source = source, .path = path,
+				  .units = t->nworkloads + t->nchecks};
+	rc = ks_pool_evaluate_batch(pool, &job, 1, r, e);
+	ks_pool_free(pool);
+	return rc;
+}
+
 int cmd_eval(int argc, char **argv)
 {
 	const char *backend = "cpu", *workloads = NULL, *timeout = NULL, *memlimit = NULL,
 		   *cflags = NULL, *defines = NULL, *min_time = NULL, *spec = "auto";
+	const char *devices = NULL, *worker_cmd = NULL;
 	int seeds = 3, json = 0, threads = 0, quick = 0, no_baseline = 0, no_checks = 0,
 	    verbose = 0, reps = 0, no_sandbox = 0;
 	double peak_gflops = 0, peak_gbps = 0;
@@ -102,6 +133,9 @@ int cmd_eval(int argc, char **argv)
 		 "run without the sandbox (trusted code only, for debugging)"},
 		{"json", KS_OPT_FLAG, &json, NULL, "print one JSON object"},
 		{"verbose", KS_OPT_FLAG, &verbose, NULL, "log more"},
+		{"devices", KS_OPT_STR, &devices, "N", "evaluate in a 'ksearch worker' for device N"},
+		{"worker-cmd", KS_OPT_STR, &worker_cmd, "CMD",
+		 "start the worker with this shell command ({device}: the number)"},
 		{NULL, 0, NULL, NULL, NULL},
 	};
 	const char *pos[2];
@@ -196,7 +230,9 @@ int cmd_eval(int argc, char **argv)
 	if (!json)
 		fprintf(stderr, "evaluating %s on %s (%s backend)...\n", pos[1], t->name, backend);
 	struct ks_eval_result r;
-	int rc = ks_eval_kernel(t, ks_buf_str(&src), pos[1], &o, &r, &e);
+	int rc = devices || worker_cmd
+			 ? eval_in_worker(pos[0], t, devices, worker_cmd, &o, ks_buf_str(&src), pos[1], &r, &e)
+			 : ks_eval_kernel(t, ks_buf_str(&src), pos[1], &o, &r, &e);
 	int exit_code;
 	if (rc) {
 		fprintf(stderr, "ksearch eval: %s\n", e.msg);

@@ -138,6 +138,10 @@ int cmd_run(int argc, char **argv)
 		{"cflags", KS_OPT_STR, &o.eval.cflags, "FLAGS", "compiler flags"},
 		{"json", KS_OPT_FLAG, &json, NULL, "print one JSON object at the end"},
 		{"verbose", KS_OPT_FLAG, &verbose, NULL, "log more"},
+		{"devices", KS_OPT_STR, &o.devices, "0,1,..",
+		 "evaluate on one 'ksearch worker' per device, a batch at a time"},
+		{"worker-cmd", KS_OPT_STR, &o.worker_cmd, "CMD",
+		 "start workers with this shell command ({device}: the number)"},
 		{NULL, 0, NULL, NULL, NULL},
 	};
 	const char *pos[1];

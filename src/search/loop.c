@@ -2,7 +2,8 @@
  * them in parallel (the compile cache keeps the artifacts), then evaluates them one at a
  * time so no timing ever shares the cores with a compiler, and reports every outcome back.
  * A proposal whose candidate is already in the store (a resumed run) is answered from
- * the store instead of being evaluated again. */
+ * the store instead of being evaluated again.  With workers (--devices), the batch is
+ * evaluated concurrently on the pool and recorded in the same order. */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "ksearch/log.h"
+#include "ksearch/worker.h"
 #include "search/run_internal.h"
 
 struct job {
@@ -23,6 +25,11 @@ struct job {
 	struct ks_artifact art;
 	int compiled;
 	double compile_ms;
+	/* evaluated by the worker pool (see pool_evaluate) */
+	int pooled;
+	struct ks_eval_result pres;
+	int pool_rc;
+	struct ks_error pool_err;
 };
 
 static void *compile_job(void *arg)
@@ -117,8 +124,17 @@ static int evaluate_job(struct ks_run_state *st, const struct ks_proposal *p, st
 	ks_store_finish_compile(st->store, id, j->compiled && j->art.ok,
 				ks_buf_str(&j->art.log), j->art.resources, j->compile_ms, NULL);
 	struct ks_eval_result res;
-	if ((rc = ks_evaluator_run(st->ev, j->tpl->source, j->tpl->path, j->defines, &res, e)))
+	if (j->pooled) {
+		if (j->pool_rc) {
+			if (e)
+				*e = j->pool_err;
+			return j->pool_rc;
+		}
+		res = j->pres; /* recorded and released here, in proposal order */
+		j->pooled = 0;
+	} else if ((rc = ks_evaluator_run(st->ev, j->tpl->source, j->tpl->path, j->defines, &res, e))) {
 		return rc;
+	}
 	rc = ks_run_record(st, id, "search", &res, e);
 	oc->candidate = (long)id;
 	oc->status = res.status;
@@ -139,6 +155,36 @@ static int evaluate_job(struct ks_run_state *st, const struct ks_proposal *p, st
 	return rc;
 }
 
+/* ---- workers: a batch evaluated concurrently, recorded in proposal order --------------- */
+
+static void pool_evaluate(struct ks_run_state *st, struct job *js, int n)
+{
+	struct ks_pool_job pj[16];
+	struct ks_eval_result res[16];
+	int map[16], m = 0;
+	for (int i = 0; i < n; i++) {
+		if (js[i].stored_id && js[i].has_result)
+			continue;
+		pj[m] = (struct ks_pool_job){.task = st->o.task, .opts = &st->o.eval,
+					     .source = js[i].tpl->source, .path = js[i].tpl->path,
+					     .defines = js[i].defines,
+					     .units = st->task->nworkloads + st->task->nchecks};
+		map[m++] = i;
+	}
+	if (!m)
+		return;
+	ks_run_progress_tick(st, "search", "evaluating a batch on the workers", 0);
+	/* a failed job is reported when its turn to be recorded comes */
+	ks_pool_evaluate_batch(st->pool, pj, m, res, NULL);
+	for (int k = 0; k < m; k++) {
+		struct job *j = &js[map[k]];
+		j->pooled = 1;
+		j->pres = res[k];
+		j->pool_rc = pj[k].rc;
+		j->pool_err = pj[k].err;
+	}
+}
+
 int ks_run_search(struct ks_run_state *st, struct ks_error *e)
 {
 	int64_t done = 0;
@@ -150,6 +196,8 @@ int ks_run_search(struct ks_run_state *st, struct ks_error *e)
 		ks_info("resuming: %lld of %d candidates already evaluated", (long long)done,
 			st->o.budget);
 	int jobs = st->o.jobs > 0 ? st->o.jobs : 1;
+	if (st->pool && jobs < ks_pool_size(st->pool))
+		jobs = ks_pool_size(st->pool); /* one candidate per worker at least */
 	if (jobs > 16)
 		jobs = 16;
 	/* on resume, recorded outcomes are replayed through the strategy in the same order,
@@ -191,6 +239,8 @@ int ks_run_search(struct ks_run_state *st, struct ks_error *e)
 		for (int i = 0; i < n; i++)
 			if (started[i])
 				pthread_join(th[i], NULL);
+		if (st->pool)
+			pool_evaluate(st, js, n);
 		/* evaluate (or replay) in proposal order: the strategy sees outcomes in the same
 		 * sequence on every run with this seed */
 		for (int i = 0; i < n && !rc; i++) {
@@ -200,7 +250,7 @@ int ks_run_search(struct ks_run_state *st, struct ks_error *e)
 				outcome_from_store(st, j->stored_id, &oc);
 				st->reused++;
 			} else {
-				if (ks_run_stop_requested())
+				if (ks_run_stop_requested() && !j->pooled)
 					break;
 				ks_run_progress_tick(st, "search", props[i].title, 0);
 				if ((rc = evaluate_job(st, &props[i], j, &oc, e)))
@@ -224,6 +274,8 @@ int ks_run_search(struct ks_run_state *st, struct ks_error *e)
 		for (int i = 0; i < n; i++) {
 			ks_buf_release(&js[i].ident);
 			ks_artifact_release(&js[i].art);
+			if (js[i].pooled)
+				ks_eval_result_release(&js[i].pres);
 		}
 		free(js);
 		if (rc)

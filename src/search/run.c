@@ -20,6 +20,7 @@
 #include "ksearch/report.h"
 #include "ksearch/store.h"
 #include "ksearch/strategy.h"
+#include "ksearch/worker.h"
 #include "search/run_internal.h"
 #include "search/space.h"
 #include "util/fs.h"
@@ -271,6 +272,27 @@ static int load_spec(struct ks_run_state *st, struct ks_error *e)
 	return 0;
 }
 
+/* ---- workers ------------------------------------------------------------------------ */
+
+/* --devices / --worker-cmd: one worker per device evaluates the search's batches */
+static int start_pool(struct ks_run_state *st, struct ks_error *e)
+{
+	int devs[64], ndev = 0;
+	if (st->o.devices && ks_pool_parse_devices(st->o.devices, devs, 64, &ndev, e))
+		return KS_EINVAL;
+	struct ks_pool_opts po;
+	ks_pool_opts_init(&po);
+	po.backend = st->be->name;
+	po.devices = ndev ? devs : NULL;
+	po.ndevices = ndev;
+	po.worker_cmd = st->o.worker_cmd;
+	ks_run_progress_tick(st, "setup", "starting the workers", 0);
+	int rc = ks_pool_new(&po, &st->pool, e);
+	if (rc == 0)
+		ks_info("%d worker(s) evaluate the candidates", ks_pool_size(st->pool));
+	return rc;
+}
+
 /* ---- the loop ----------------------------------------------------------------------- */
 
 void ks_run_progress_tick(struct ks_run_state *st, const char *phase, const char *action,
@@ -352,6 +374,8 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 	st->o.eval.seed = st->o.seed;
 	if ((rc = ks_evaluator_new(st->task, &st->o.eval, &st->ev, e)))
 		goto out;
+	if ((st->o.devices || st->o.worker_cmd) && (rc = start_pool(st, e)))
+		goto out;
 	struct ks_strategy_config scfg = {.seed = st->o.seed, .root_title = "naive baseline",
 					  .kernel_summary = st->task->summary};
 	if (!llm_policy &&
@@ -388,6 +412,7 @@ out:
 		ks_strategy_free(st->strategy);
 	if (st->ev)
 		ks_evaluator_free(st->ev);
+	ks_pool_free(st->pool);
 	ks_search_space_release(&st->space);
 	if (st->have_spec)
 		ks_spec_release(&st->spec);

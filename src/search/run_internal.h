@@ -38,6 +38,7 @@ struct ks_run_state {
 	double llm_cost;
 	char *strs[24]; /* option strings restored from a resumed run's config */
 	int nstrs;
+	struct ks_pool *pool; /* workers (--devices, --worker-cmd), NULL: evaluate here */
 };
 
 double ks_run_now(void);
