@@ -311,9 +311,9 @@ struct ks_context_piece {
 #define KS_CONTEXT_PRIO_TRANSLATION 40 /* CUDA -> target mapping and hints */
 
 enum ks_context_form {
-	KS_CONTEXT_FULL,
-	KS_CONTEXT_SHORT,
-	KS_CONTEXT_DROPPED,
+	KS_CONTEXT_FORM_FULL,
+	KS_CONTEXT_FORM_SHORT,
+	KS_CONTEXT_FORM_DROPPED,
 };
 
 struct ks_context {

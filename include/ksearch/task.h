@@ -39,6 +39,11 @@ struct ks_init {
 /* parse "normal(0, 3)", "uniform(-1,1)", "softplus(normal(0,1))", "-exp(normal(0,1))",
  * "randint(0, 10)", "0.5"; *errcol gets the 1-based column of a syntax error */
 int ks_init_parse(const char *text, struct ks_init *out, int *errcol, struct ks_error *e);
+/* Version of the input generator (RNG and initialisers): part of every cache key built on
+ * generated inputs (reference outputs), so a change here never reuses stale references.
+ * Bump it whenever ks_init_fill's output changes. */
+#define KS_INPUTS_VERSION 2
+
 /* Fill n elements of dtype t at dst.  Element i's value depends only on (key, seed, i), so
  * any process regenerates the same tensor; key comes from ks_tensor_key(). */
 void ks_init_fill(const struct ks_init *init, enum ks_dtype t, void *dst, size_t n,

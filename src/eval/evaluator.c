@@ -347,8 +347,8 @@ static int ref_cache_path(struct ks_evaluator *ev, struct ks_wl_state *ws, int s
 	char h[65];
 	ks_sha256_str_hex(ks_buf_str(&label), h);
 	ks_buf_release(&label);
-	snprintf(out, n, "%s/reference/%.16s/%.16s-%llu.bin", ks_cache_root(), ev->task_hash, h,
-		 ev->seeds[seed_idx]);
+	snprintf(out, n, "%s/reference/v%d-%.16s/%.16s-%llu.bin", ks_cache_root(),
+		 KS_INPUTS_VERSION, ev->task_hash, h, ev->seeds[seed_idx]);
 	return 0;
 }
 

@@ -81,11 +81,11 @@ static size_t piece_bytes(const struct ks_context *c, int i)
 	const struct ks_context_piece *p = &c->pieces[i];
 	char note[96];
 	switch (c->form[i]) {
-	case KS_CONTEXT_DROPPED:
+	case KS_CONTEXT_FORM_DROPPED:
 		return slen(c->omitted_note);
-	case KS_CONTEXT_SHORT:
+	case KS_CONTEXT_FORM_SHORT:
 		return slen(p->short_text);
-	case KS_CONTEXT_FULL:
+	case KS_CONTEXT_FORM_FULL:
 		break;
 	}
 	size_t b = slen(p->text);
@@ -115,17 +115,17 @@ static long total_tokens(const struct ks_context *c)
 static int piece_shrink(struct ks_context *c, int i, int phase, int apply)
 {
 	const struct ks_context_piece *p = &c->pieces[i];
-	if (p->required || c->form[i] == KS_CONTEXT_DROPPED)
+	if (p->required || c->form[i] == KS_CONTEXT_FORM_DROPPED)
 		return 0;
 	if (phase == 0) {
-		if (c->form[i] == KS_CONTEXT_FULL && p->entries && c->kept[i] > p->keep_min) {
+		if (c->form[i] == KS_CONTEXT_FORM_FULL && p->entries && c->kept[i] > p->keep_min) {
 			if (apply)
 				c->kept[i]--;
 			return 1;
 		}
-		if (c->form[i] == KS_CONTEXT_FULL && p->short_text) {
+		if (c->form[i] == KS_CONTEXT_FORM_FULL && p->short_text) {
 			if (apply)
-				c->form[i] = KS_CONTEXT_SHORT;
+				c->form[i] = KS_CONTEXT_FORM_SHORT;
 			return 1;
 		}
 		return 0;
@@ -134,7 +134,7 @@ static int piece_shrink(struct ks_context *c, int i, int phase, int apply)
 	if (ks_context_estimate(piece_bytes(c, i)) <= ks_context_estimate(slen(c->omitted_note)))
 		return 0;
 	if (apply)
-		c->form[i] = KS_CONTEXT_DROPPED;
+		c->form[i] = KS_CONTEXT_FORM_DROPPED;
 	return 1;
 }
 
@@ -146,13 +146,13 @@ static int piece_render(struct ks_context *c, int i)
 	int rc = 0;
 	ks_buf_init(&b, 0);
 	switch (c->form[i]) {
-	case KS_CONTEXT_DROPPED:
+	case KS_CONTEXT_FORM_DROPPED:
 		rc = ks_buf_adds(&b, c->omitted_note ? c->omitted_note : "");
 		break;
-	case KS_CONTEXT_SHORT:
+	case KS_CONTEXT_FORM_SHORT:
 		rc = ks_buf_adds(&b, p->short_text);
 		break;
-	case KS_CONTEXT_FULL:
+	case KS_CONTEXT_FORM_FULL:
 		if (p->text)
 			rc = ks_buf_adds(&b, p->text);
 		if (!p->entries)
@@ -184,7 +184,7 @@ int ks_context_fit(struct ks_context *c, long budget_tokens, long reserve_tokens
 		   struct ks_error *e)
 {
 	for (int i = 0; i < c->n; i++) {
-		c->form[i] = KS_CONTEXT_FULL;
+		c->form[i] = KS_CONTEXT_FORM_FULL;
 		c->kept[i] = c->pieces[i].nentries;
 	}
 	long total = total_tokens(c) + reserve_tokens;

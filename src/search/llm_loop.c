@@ -19,11 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* knowledge.h (context levels) and llm.h (context forms) both name a KS_CONTEXT_FULL */
-#define KS_CONTEXT_FULL KS_CONTEXT_LEVEL_FULL
 #include "search/run_internal.h"
 #include "search/space.h"
-#undef KS_CONTEXT_FULL
 #include "ksearch/log.h"
 #include "ksearch/template.h"
 #include "ksearch/world.h"
@@ -915,15 +912,15 @@ static int setup(struct loop *L, struct ks_error *e)
 	L->baseline = ks_buf_detach(&b, NULL);
 	L->lang = st->be->lang;
 	task_text(st, &L->task);
-	enum ks_context_level level = KS_CONTEXT_LEVEL_FULL;
+	enum ks_context_level level = KS_CONTEXT_FULL;
 	if (st->o.context && (rc = ks_context_level_parse(st->o.context, &level)))
 		return ks_error_set(e, KS_EINVAL, "--context '%s': expected none, spec or full",
 				    st->o.context);
 	if (level >= KS_CONTEXT_SPEC && st->have_spec)
 		rc = ks_context_pack(KS_CONTEXT_SPEC, st->task->cls, st->be->name, &st->spec, NULL,
 				     &L->hardware, e);
-	if (!rc && level == KS_CONTEXT_LEVEL_FULL)
-		rc = ks_context_pack(KS_CONTEXT_LEVEL_FULL, st->task->cls, st->be->name, NULL, NULL,
+	if (!rc && level == KS_CONTEXT_FULL)
+		rc = ks_context_pack(KS_CONTEXT_FULL, st->task->cls, st->be->name, NULL, NULL,
 				     &L->translation, e);
 	if (rc)
 		return ks_error_wrap(e, "context");

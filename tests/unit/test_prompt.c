@@ -121,7 +121,7 @@ static void test_context(void)
 	rc = ks_context_fit(&c, 100000, 0, &e);
 	is_int(rc, 0, "fits a large budget");
 	for (int i = 0; i < 5; i++)
-		is_int(c.form[i], KS_CONTEXT_FULL, "everything full");
+		is_int(c.form[i], KS_CONTEXT_FORM_FULL, "everything full");
 	ok(strstr(ks_context_text(&c, 3), "feedback-1 old") != NULL, "all feedback kept");
 	ok(!strcmp(ks_context_text(&c, 2), big_tree), "tree full");
 	long full = c.tokens;
@@ -130,14 +130,14 @@ static void test_context(void)
 	rc = ks_context_fit(&c, 200, 20, &e);
 	is_int(rc, 0, "fits a tight budget");
 	ok(c.tokens <= 200 && c.tokens < full, "under budget (%ld <= 200)", c.tokens);
-	is_int(c.form[4], KS_CONTEXT_FULL, "summarizing sufficed: nothing dropped");
+	is_int(c.form[4], KS_CONTEXT_FORM_FULL, "summarizing sufficed: nothing dropped");
 	is_int(c.kept[3], 1, "feedback down to keep_min");
 	ok(strstr(ks_context_text(&c, 3), "feedback-4 newest") &&
 		   !strstr(ks_context_text(&c, 3), "feedback-3"),
 	   "newest feedback kept: %s", ks_context_text(&c, 3));
 	ok(strstr(ks_context_text(&c, 3), "3 older entries omitted") != NULL,
 	   "omission noted in feedback");
-	is_int(c.form[2], KS_CONTEXT_SHORT, "tree summarized");
+	is_int(c.form[2], KS_CONTEXT_FORM_SHORT, "tree summarized");
 	is_str(ks_context_text(&c, 2), json_doc, "short tree is the whole JSON document");
 	is_str(ks_context_text(&c, 0), "softmax: y = exp(x)/sum", "required piece intact");
 	is_str(ks_context_text(&c, 1), code, "code block intact");
@@ -154,20 +154,20 @@ static void test_context(void)
 	/* medium: the lowest priority pieces that gain from it are dropped */
 	rc = ks_context_fit(&c, 45, 0, &e);
 	is_int(rc, 0, "fits a medium budget");
-	is_int(c.form[4], KS_CONTEXT_FULL, "a piece smaller than the note is not dropped");
-	is_int(c.form[3], KS_CONTEXT_DROPPED, "feedback dropped before the tree");
-	is_int(c.form[2], KS_CONTEXT_DROPPED, "then the tree");
-	is_int(c.form[1], KS_CONTEXT_FULL, "higher priority code kept");
+	is_int(c.form[4], KS_CONTEXT_FORM_FULL, "a piece smaller than the note is not dropped");
+	is_int(c.form[3], KS_CONTEXT_FORM_DROPPED, "feedback dropped before the tree");
+	is_int(c.form[2], KS_CONTEXT_FORM_DROPPED, "then the tree");
+	is_int(c.form[1], KS_CONTEXT_FORM_FULL, "higher priority code kept");
 	is_str(ks_context_text(&c, 3), KS_CONTEXT_OMITTED, "dropped piece says so");
 
 	/* tighter still: everything optional dropped, required fits */
 	c.omitted_note = "(omitted)";
 	rc = ks_context_fit(&c, 20, 0, &e);
 	is_int(rc, 0, "fits with only the required piece");
-	is_int(c.form[1], KS_CONTEXT_DROPPED, "code dropped whole, not cut");
-	is_int(c.form[2], KS_CONTEXT_DROPPED, "tree dropped");
-	is_int(c.form[3], KS_CONTEXT_DROPPED, "feedback dropped");
-	is_int(c.form[4], KS_CONTEXT_DROPPED, "translation dropped");
+	is_int(c.form[1], KS_CONTEXT_FORM_DROPPED, "code dropped whole, not cut");
+	is_int(c.form[2], KS_CONTEXT_FORM_DROPPED, "tree dropped");
+	is_int(c.form[3], KS_CONTEXT_FORM_DROPPED, "feedback dropped");
+	is_int(c.form[4], KS_CONTEXT_FORM_DROPPED, "translation dropped");
 	is_str(ks_context_text(&c, 1), "(omitted)", "custom note");
 
 	rc = ks_context_fit(&c, 5, 0, &e);
@@ -176,7 +176,7 @@ static void test_context(void)
 
 	rc = ks_context_fit(&c, 0, 0, &e);
 	is_int(rc, 0, "budget 0 = unlimited");
-	is_int(c.form[2], KS_CONTEXT_FULL, "unlimited keeps everything");
+	is_int(c.form[2], KS_CONTEXT_FORM_FULL, "unlimited keeps everything");
 	ks_context_release(&c);
 
 	/* priorities decide: the lower one goes first even when it is smaller */
@@ -189,8 +189,8 @@ static void test_context(void)
 	c.omitted_note = "";
 	rc = ks_context_fit(&c, 11, 0, &e);
 	is_int(rc, 0, "fit");
-	is_int(c.form[1], KS_CONTEXT_DROPPED, "low priority dropped");
-	is_int(c.form[0], KS_CONTEXT_FULL, "high priority kept");
+	is_int(c.form[1], KS_CONTEXT_FORM_DROPPED, "low priority dropped");
+	is_int(c.form[0], KS_CONTEXT_FORM_FULL, "high priority kept");
 	ks_context_release(&c);
 
 	struct ks_context_piece dup[] = {{.name = "a"}, {.name = "a"}};
