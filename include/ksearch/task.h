@@ -48,6 +48,10 @@ int ks_init_parse(const char *text, struct ks_init *out, int *errcol, struct ks_
  * any process regenerates the same tensor; key comes from ks_tensor_key(). */
 void ks_init_fill(const struct ks_init *init, enum ks_dtype t, void *dst, size_t n,
 		  uint64_t key, uint64_t seed);
+/* The same values for elements [start, start + n) only (dst is still element 0): lets
+ * several threads fill one tensor, each its own range, with the very same result. */
+void ks_init_fill_range(const struct ks_init *init, enum ks_dtype t, void *dst, size_t start,
+			size_t n, uint64_t key, uint64_t seed);
 
 struct ks_param {
 	char *name;

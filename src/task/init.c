@@ -233,35 +233,44 @@ static double transform(const struct ks_init *in, double z)
 	}
 }
 
-void ks_init_fill(const struct ks_init *init, enum ks_dtype t, void *dst, size_t n,
-		  uint64_t key, uint64_t seed)
+void ks_init_fill_range(const struct ks_init *init, enum ks_dtype t, void *dst, size_t start,
+			size_t n, uint64_t key, uint64_t seed)
 {
 	const double a = init->a, b = init->b;
+	size_t end = start + n;
 	switch (init->kind) {
 	case KS_INIT_NORMAL:
 	case KS_INIT_SOFTPLUS_NORMAL:
 	case KS_INIT_NEG_EXP_NORMAL:
-		for (size_t i = 0; i < n; i += 2) {
+		/* element i is component i%2 of counter block i/2, wherever the range starts */
+		for (size_t i = start & ~(size_t)1; i < end; i += 2) {
 			double z[2];
 			ks_rng_normal2(key, seed, i >> 1, z);
-			ks_dtype_store(t, dst, i, transform(init, z[0]));
-			if (i + 1 < n)
+			if (i >= start)
+				ks_dtype_store(t, dst, i, transform(init, z[0]));
+			if (i + 1 < end)
 				ks_dtype_store(t, dst, i + 1, transform(init, z[1]));
 		}
 		return;
 	case KS_INIT_UNIFORM:
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = start; i < end; i++)
 			ks_dtype_store(t, dst, i, a + (b - a) * ks_rng_uniform(key, seed, i));
 		return;
 	case KS_INIT_RANDINT:
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = start; i < end; i++) {
 			double v = a + floor(ks_rng_uniform(key, seed, i) * (b - a));
 			ks_dtype_store(t, dst, i, v >= b ? b - 1 : v);
 		}
 		return;
 	case KS_INIT_CONST:
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = start; i < end; i++)
 			ks_dtype_store(t, dst, i, a);
 		return;
 	}
+}
+
+void ks_init_fill(const struct ks_init *init, enum ks_dtype t, void *dst, size_t n,
+		  uint64_t key, uint64_t seed)
+{
+	ks_init_fill_range(init, t, dst, 0, n, key, seed);
 }
