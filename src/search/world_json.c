@@ -172,7 +172,7 @@ static int num_field(json_t *o, const char *key, double lo, double hi, double de
 
 static int int_field(json_t *o, const char *key, int def, int *out, int id, struct ks_error *e)
 {
-	double d;
+	double d = 0;
 	int rc = num_field(o, key, 0, 1e9, def, &d, id, e);
 	if (!rc && d != floor(d))
 		rc = ks_error_set(e, KS_EPARSE, "node %d: '%s' must be an integer", id, key);
@@ -194,7 +194,7 @@ static int node_from_json(struct ks_world *w, json_t *o, int id, struct ks_error
 {
 	struct ks_node *n = &w->nodes[id];
 	json_t *act = json_object_get(o, "action"), *imp = json_object_get(o, "impacts"), *v;
-	double d;
+	double d = 0;
 	int rc = 0;
 	if (json_is_object(act)) {
 		if ((rc = str_field(act, "title", &n->title, id, e)) ||
@@ -334,7 +334,7 @@ static int import_tree(struct ks_world *w, json_t *doc, struct ks_error *e)
 	/* second pass: links, children in the document's order first */
 	json_array_foreach(nodes, i, o)
 	{
-		int id = (int)json_integer_value(json_object_get(o, "node_id")), parent;
+		int id = (int)json_integer_value(json_object_get(o, "node_id")), parent = -1;
 		json_t *kids = json_object_get(o, "children"), *k;
 		size_t j;
 		if (parent_of(o, &parent) || (parent >= 0 && !ks_world_node(w, parent)))
@@ -364,7 +364,7 @@ static int import_tree(struct ks_world *w, json_t *doc, struct ks_error *e)
 	}
 	json_array_foreach(nodes, i, o)
 	{
-		int id = (int)json_integer_value(json_object_get(o, "node_id")), parent, listed = 0;
+		int id = (int)json_integer_value(json_object_get(o, "node_id")), parent = -1, listed = 0;
 		struct ks_node *p;
 		parent_of(o, &parent);
 		if (parent < 0)

@@ -109,7 +109,7 @@ static int node_fields(struct op_ctx *c, int id, json_t *obj, int insert)
 	const char *k;
 	json_t *v;
 	int rc;
-	double x;
+	double x = 0;
 
 	if (!json_is_object(obj))
 		return op_fail(c, KS_EPARSE, "'node' must be an object");
