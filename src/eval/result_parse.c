@@ -150,7 +150,7 @@ int ks_wire_opts_parse(json_t *j, struct ks_eval_opts *o, const char **defs,
 		return ks_error_set(e, KS_EPROTO, "'options' is not an object");
 	json_t *v;
 	double d;
-	long long x;
+	long long x = 0;
 	int rc;
 #define STR(key, field)                                                                  \
 	if ((v = json_object_get(j, key)) && !json_is_null(v)) {                        \
@@ -296,7 +296,7 @@ static int wl_parse(json_t *o, struct ks_wl_result *w, struct ks_error *e)
 {
 	if (!json_is_object(o))
 		return ks_error_set(e, KS_EPROTO, "a workload entry is not an object");
-	long long x;
+	long long x = 0;
 	int rc;
 	if ((rc = get_int(o, "index", 0, 1 << 20, &x, e)))
 		return rc;
