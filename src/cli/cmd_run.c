@@ -101,7 +101,7 @@ int cmd_run(int argc, char **argv)
 	int json = 0, verbose = 0, budget = o.budget, seed = (int)o.seed, jobs = o.jobs,
 	    top = o.final_top, threads = 0;
 	const struct ks_opt opts[] = {
-		{"backend", KS_OPT_STR, &o.backend, "B", "where kernels run: cpu (default)"},
+		{"backend", KS_OPT_STR, &o.backend, "B", "where kernels run: cpu (default) or cuda"},
 		{"strategy", KS_OPT_STR, &o.strategy, "S", "wm (world model, default), evolve, random"},
 		{"policy", KS_OPT_STR, &o.policy, "P",
 		 "who proposes and writes code: builtin (default), llm, cmd"},
@@ -124,7 +124,7 @@ int cmd_run(int argc, char **argv)
 		{"context", KS_OPT_STR, &o.context, "LEVEL",
 		 "what the prompts add: none, spec, full (default)"},
 		{"budget", KS_OPT_INT, &budget, "N", "candidates to evaluate in total (40)"},
-		{"time-limit", KS_OPT_STR, &tlimit, "DURATION", "stop proposing after this long (30m)"},
+		{"time-limit", KS_OPT_STR, &tlimit, "DURATION", "stop proposing after this long, e.g. 30m (none)"},
 		{"seed", KS_OPT_INT, &seed, "S", "same seed, same proposals (1)"},
 		{"out", KS_OPT_STR, &o.out_dir, "DIR", "run folder (runs/<task>-<time>)"},
 		{"resume", KS_OPT_STR, &o.resume_dir, "DIR", "continue an interrupted run to its budget"},
