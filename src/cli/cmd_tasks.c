@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "ksearch/knowledge.h"
 #include "ksearch/task.h"
 
 #define README_SHORT_LINES 20
@@ -298,6 +299,12 @@ static int cmd_show(const char *name, const char *backend, int json)
 		fprintf(stderr, "ksearch: %s\n", e.msg);
 		if (rc == KS_ENOTFOUND)
 			print_available(stderr);
+		return KS_EXIT_USAGE;
+	}
+	/* show the class's reusable assertions too: eval and run check them */
+	if (ks_assertions_apply(t, &e)) {
+		fprintf(stderr, "ksearch: %s\n", e.msg);
+		ks_task_free(t);
 		return KS_EXIT_USAGE;
 	}
 	struct ks_buf proto;
