@@ -254,33 +254,49 @@ int ks_cuda_detect(int device, struct ks_buf *y, struct ks_error *e)
 		       "measured by bench/cuda/ceilings.cu on this device\"}\n");
 	ks_buf_adds(y, "fields:\n");
 	field(y, "simd_width", v[CU_ATTR_WARP_SIZE], "threads", "detected", NULL);
+	/* what the compute capability implies (CUDA C++ Programming Guide, compute
+	 * capabilities table); the schema needs these for every GPU */
+	int cc = major * 10 + minor;
+	ks_buf_addf(y,
+		    "  matrix_unit: {value: \"%s\", source: device, basis: derived, note: \"from "
+		    "compute capability %d.%d\"}\n",
+		    cc >= 90   ? "tensor cores: mma.sync per warp and wgmma per warpgroup (sm_90a), TMA"
+		    : cc >= 80 ? "tensor cores: mma.sync per warp (fp16, bf16, tf32, int8)"
+		    : cc >= 70 ? "tensor cores: mma.sync / WMMA per warp (fp16)"
+			       : "none",
+		    major, minor);
+	ks_buf_addf(y, "  features: {value: [fp64, fp16, warp_shuffle, atomic_f32_add%s%s%s], "
+		       "source: device, basis: derived, note: \"from the compute capability\"}\n",
+		    cc >= 70 ? ", tensor_cores, mma_sync" : "",
+		    cc >= 80 ? ", bf16, cp_async" : "", cc >= 90 ? ", fp8, wgmma, tma, clusters" : "");
 	field(y, "max_threads_per_group", v[CU_ATTR_MAX_THREADS_PER_BLOCK], "threads", "detected",
 	      NULL);
 	field(y, "max_threads_per_core", v[CU_ATTR_MAX_THREADS_PER_SM], "threads", "detected", NULL);
-	field(y, "max_groups_per_core", v[CU_ATTR_MAX_BLOCKS_PER_SM], "count", "detected", NULL);
 	field(y, "smem_per_block", v[CU_ATTR_MAX_SMEM_PER_BLOCK] / 1024.0, "KiB", "detected",
 	      "static __shared__ limit; more needs dynamic shared memory and cudaFuncSetAttribute");
 	field(y, "smem_per_block_optin", v[CU_ATTR_MAX_SMEM_PER_BLOCK_OPTIN] / 1024.0, "KiB",
 	      "detected", NULL);
 	field(y, "smem_per_core", v[CU_ATTR_MAX_SMEM_PER_SM] / 1024.0, "KiB", "detected", NULL);
 	field(y, "registers_per_core", v[CU_ATTR_MAX_REGS_PER_SM], "registers", "detected", NULL);
-	field(y, "registers_per_block", v[CU_ATTR_MAX_REGS_PER_BLOCK], "registers", "detected",
-	      NULL);
 	field(y, "l2_bytes", v[CU_ATTR_L2_SIZE] / 1048576.0, "MiB", "detected", NULL);
 	field(y, "llc_bytes", v[CU_ATTR_L2_SIZE] / 1048576.0, "MiB", "detected",
 	      "the L2 is the last-level cache on NVIDIA GPUs");
 	field(y, "mem_bytes", (double)mem, "B", "detected", NULL);
 	field(y, "cores", v[CU_ATTR_SM_COUNT], "count", "detected", "streaming multiprocessors");
 	field(y, "clock_mhz", clock_mhz, "MHz", "detected", "peak SM clock reported by the driver");
-	field(y, "memory_clock_mhz", v[CU_ATTR_MEMORY_CLOCK_RATE] / 1e3, "MHz", "detected", NULL);
-	field(y, "memory_bus_bits", v[CU_ATTR_BUS_WIDTH], "bits", "detected", NULL);
-	field(y, "mem_bandwidth_theoretical", bw_tbs, "TB/s", "derived",
-	      "2 x memory clock x bus width / 8");
-	field(y, "peak_gflops_f32", peak_f32, "TFLOPS", "derived",
-	      "2 x fp32 lanes per SM x SMs x clock");
-
+	/* only fields of the spec schema (knowledge/specs): the theoretical bandwidth goes
+	 * into a note, and becomes the value when the ceilings are not measured */
+	char bwnote[160];
+	snprintf(bwnote, sizeof(bwnote),
+		 "theoretical: 2 x %.0f MHz memory clock x %.0f-bit bus / 8 = %.2f TB/s",
+		 v[CU_ATTR_MEMORY_CLOCK_RATE] / 1e3, (double)v[CU_ATTR_BUS_WIDTH], bw_tbs);
 	if (getenv("KSEARCH_CUDA_NO_CEILINGS"))
+		field(y, "mem_bandwidth_gbps", bw_tbs, "TB/s", "derived", bwnote);
+	if (getenv("KSEARCH_CUDA_NO_CEILINGS")) {
+		field(y, "peak_gflops_f32", peak_f32, "TFLOPS", "derived",
+		      "2 x fp32 lanes per SM x SMs x clock");
 		return 0;
+	}
 	json_t *doc = NULL;
 	if ((rc = run_ceilings(device, &doc, e))) {
 		ks_error_wrap(e, "measuring the ceilings (set KSEARCH_CUDA_NO_CEILINGS=1 to skip)");
@@ -289,12 +305,20 @@ int ks_cuda_detect(int device, struct ks_buf *y, struct ks_error *e)
 	double copy = json_number_value(json_object_get(doc, "copy_tbs"));
 	double sgemm = json_number_value(json_object_get(doc, "sgemm_tflops"));
 	double bf16 = json_number_value(json_object_get(doc, "bf16_gemm_tflops"));
+	char copynote[320];
+	snprintf(copynote, sizeof(copynote),
+		 "best device-to-device copy over 1 GiB, bytes read plus bytes written (%s)", bwnote);
 	if (copy > 0)
-		field(y, "mem_bandwidth_gbps", copy, "TB/s", "measured",
-		      "best device-to-device copy over 1 GiB, bytes read plus bytes written");
+		field(y, "mem_bandwidth_gbps", copy, "TB/s", "measured", copynote);
+	else
+		field(y, "mem_bandwidth_gbps", bw_tbs, "TB/s", "derived", bwnote);
+	char f32note[200] = "2 x fp32 lanes per SM x SMs x clock";
 	if (sgemm > 0)
-		field(y, "peak_gflops_f32_matrix", sgemm, "TFLOPS", "measured",
-		      "cuBLAS sgemm 4096^3, fp32 (no TF32)");
+		snprintf(f32note, sizeof(f32note),
+			 "2 x fp32 lanes per SM x SMs x clock; measured cuBLAS sgemm 4096^3 (no TF32): "
+			 "%.1f TFLOPS",
+			 sgemm);
+	field(y, "peak_gflops_f32", peak_f32, "TFLOPS", "derived", f32note);
 	if (bf16 > 0)
 		field(y, "peak_gflops_bf16_matrix", bf16, "TFLOPS", "measured",
 		      "cuBLAS bf16 GEMM 8192^3 on random data, fp32 accumulation");

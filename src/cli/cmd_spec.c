@@ -141,8 +141,25 @@ int cmd_spec(int argc, char **argv)
 			fd = mkstemps(tmp, 5);
 			path = tmp;
 		}
+		/* a spec's name is its file name (the loader checks it): rename the document */
+		const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+		size_t bl = strlen(base) > 5 && !strcmp(base + strlen(base) - 5, ".yaml")
+				    ? strlen(base) - 5
+				    : strlen(base);
+		const char *nm = strstr(ks_buf_str(&y), "\nname: ");
+		struct ks_buf doc = KS_BUF_INIT;
+		if (nm) {
+			const char *eol = strchr(nm + 1, '\n');
+			ks_buf_add(&doc, y.data, (size_t)(nm - y.data));
+			ks_buf_addf(&doc, "\nname: %.*s", (int)bl, base);
+			ks_buf_adds(&doc, eol ? eol : "\n");
+		} else {
+			ks_buf_adds(&doc, ks_buf_str(&y));
+		}
 		FILE *f = fd >= 0 ? fdopen(fd, "w") : fopen(path, "w");
-		if (!f || fputs(ks_buf_str(&y), f) < 0 || fclose(f)) {
+		int bad = !f || fputs(ks_buf_str(&doc), f) < 0;
+		ks_buf_release(&doc);
+		if ((f && fclose(f)) || bad) {
 			fprintf(stderr, "ksearch: write '%s': cannot write file\n", path);
 			goto gpu_out;
 		}
