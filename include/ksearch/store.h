@@ -282,7 +282,7 @@ void ks_store_log_sink(enum ks_log_level level, const char *line, void *store);
 
 /* Append text to out with anything that looks like a credential replaced by "[REDACTED]":
  * registered secret values, sk-... / ghp_... / AIza... / hf_... / xox?-... style keys,
- * "Bearer xxx" / "Basic xxx", and the value of key=value / "key": "value" pairs whose name
+ * "Bearer <token>" / "Basic <token>", and the value of key=value / "key": "value" pairs whose name
  * ends in key, token, secret or password (values that look like code are kept).  The rules
  * are conservative so kernel code in LLM replies survives unchanged. */
 int ks_redact(const char *text, struct ks_buf *out);
