@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ksearch/log.h"
+#include "ksearch/worker.h"
 #include "search/run_internal.h"
 #include "util/fs.h"
 
@@ -52,6 +53,66 @@ done:
 	return rc;
 }
 
+/* a candidate to re-measure: its source and its defines as a compiler list */
+struct pending {
+	size_t index; /* in the store's list */
+	struct ks_buf src;
+	char defs[KS_TEMPLATE_MAX_KNOBS + 1][128];
+	const char *list[KS_TEMPLATE_MAX_KNOBS + 1];
+	struct ks_eval_result res;
+	int have_res;
+};
+
+static void parse_defines(const char *defines, struct pending *p)
+{
+	char copy[4096];
+	int nd = 0;
+	snprintf(copy, sizeof(copy), "%s", defines ? defines : "");
+	for (char *tok = strtok(copy, " "); tok && nd < KS_TEMPLATE_MAX_KNOBS;
+	     tok = strtok(NULL, " "))
+		if (!strncmp(tok, "-D", 2)) {
+			snprintf(p->defs[nd], sizeof(p->defs[nd]), "%s", tok + 2);
+			p->list[nd] = p->defs[nd];
+			nd++;
+		}
+	p->list[nd] = NULL;
+}
+
+/* measure every pending candidate: on the workers when the run has them (all at once, one
+ * per device), else here, one after the other */
+static int measure(struct ks_run_state *st, const struct ks_eval_opts *fo,
+		   const struct ks_store_candidate *list, struct pending *pd, int np,
+		   struct ks_error *e)
+{
+	int rc = 0;
+	if (st->pool) {
+		struct ks_pool_job jobs[16];
+		struct ks_eval_result res[16];
+		for (int k = 0; k < np; k++)
+			jobs[k] = (struct ks_pool_job){.task = st->o.task, .opts = fo,
+						       .source = ks_buf_str(&pd[k].src),
+						       .defines = pd[k].list,
+						       .units = st->task->nworkloads + st->task->nchecks};
+		ks_run_progress_tick(st, "final", "re-measuring the best on the workers", 0);
+		rc = ks_pool_evaluate_batch(st->pool, jobs, np, res, e);
+		for (int k = 0; k < np; k++) {
+			pd[k].res = res[k];
+			pd[k].have_res = jobs[k].rc == 0;
+		}
+		return rc;
+	}
+	struct ks_evaluator *ev = NULL;
+	if ((rc = ks_evaluator_new(st->task, fo, &ev, e)))
+		return rc;
+	for (int k = 0; k < np && !rc; k++) {
+		ks_run_progress_tick(st, "final", list[pd[k].index].action, 0);
+		rc = ks_evaluator_run(ev, ks_buf_str(&pd[k].src), NULL, pd[k].list, &pd[k].res, e);
+		pd[k].have_res = rc == 0;
+	}
+	ks_evaluator_free(ev);
+	return rc;
+}
+
 int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_error *e)
 {
 	struct ks_store_candidate *list = NULL;
@@ -63,53 +124,48 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 	fo.min_time_s = st->o.eval.min_time_s * 3 > 0.3 ? st->o.eval.min_time_s * 3 : 0.3;
 	fo.blocks = 3;
 	fo.reuse_baseline = 0;
-	struct ks_evaluator *ev = NULL;
-	int top = st->o.final_top > 0 ? st->o.final_top : 3, chosen = -1, measured = 0;
+	int top = st->o.final_top > 0 ? st->o.final_top : 3, chosen = -1, seen = 0, np = 0;
+	if (top > 16)
+		top = 16;
 	double best = 0;
-	for (size_t i = 0; i < n && measured < top && !rc; i++) {
+	struct pending pd[16];
+	for (size_t i = 0; i < n && seen < top && !rc; i++) {
 		const struct ks_store_candidate *c = &list[i];
 		if (!c->has_result || !c->status || strcmp(c->status, "PASSED"))
 			continue;
+		seen++;
 		if (c->has_final) { /* a resumed run that already re-measured it */
-			measured++;
 			if (!strcmp(c->final_status, "PASSED") && c->final_speedup > best) {
 				best = c->final_speedup;
 				chosen = (int)i;
 			}
 			continue;
 		}
-		if (!ev && (rc = ks_evaluator_new(st->task, &fo, &ev, e)))
-			break;
-		struct ks_buf src = KS_BUF_INIT;
-		if ((rc = ks_store_get_source(st->store, c->id, &src, e)))
-			break;
-		char defs[KS_TEMPLATE_MAX_KNOBS + 1][128];
-		const char *list_d[KS_TEMPLATE_MAX_KNOBS + 1];
-		int nd = 0;
-		char copy[4096];
-		snprintf(copy, sizeof(copy), "%s", c->defines ? c->defines : "");
-		for (char *tok = strtok(copy, " "); tok && nd < KS_TEMPLATE_MAX_KNOBS; tok = strtok(NULL, " "))
-			if (!strncmp(tok, "-D", 2))
-				snprintf(defs[nd], sizeof(defs[nd]), "%s", tok + 2), list_d[nd] = defs[nd], nd++;
-		list_d[nd] = NULL;
-		ks_run_progress_tick(st, "final", c->action, 0);
-		struct ks_eval_result res;
-		rc = ks_evaluator_run(ev, ks_buf_str(&src), NULL, list_d, &res, e);
-		ks_buf_release(&src);
-		if (rc)
-			break;
-		rc = ks_run_record(st, c->id, "final", &res, e);
-		measured++;
-		ks_info("final: candidate %lld %s %.2fx (search phase %.2fx)", (long long)c->id,
-			ks_status_name(res.status), res.speedup, c->speedup);
-		if (res.status == KS_STATUS_PASSED && res.speedup > best) {
-			best = res.speedup;
-			chosen = (int)i;
-		}
-		ks_eval_result_release(&res);
+		struct pending *p = &pd[np++];
+		memset(p, 0, sizeof(*p));
+		p->index = i;
+		parse_defines(c->defines, p);
+		rc = ks_store_get_source(st->store, c->id, &p->src, e);
 	}
-	if (ev)
-		ks_evaluator_free(ev);
+	if (!rc && np)
+		rc = measure(st, &fo, list, pd, np, e);
+	/* record in ranking order whatever was measured, even after a failure */
+	for (int k = 0; k < np; k++) {
+		const struct ks_store_candidate *c = &list[pd[k].index];
+		if (pd[k].have_res) {
+			const struct ks_eval_result *res = &pd[k].res;
+			int wrc = ks_run_record(st, c->id, "final", res, rc ? NULL : e);
+			rc = rc ? rc : wrc;
+			ks_info("final: candidate %lld %s %.2fx (search phase %.2fx)", (long long)c->id,
+				ks_status_name(res->status), res->speedup, c->speedup);
+			if (res->status == KS_STATUS_PASSED && res->speedup > best) {
+				best = res->speedup;
+				chosen = (int)pd[k].index;
+			}
+			ks_eval_result_release(&pd[k].res);
+		}
+		ks_buf_release(&pd[k].src);
+	}
 	if (!rc && chosen >= 0) {
 		r->best_candidate = (long)list[chosen].id;
 		r->best_speedup = best;

@@ -121,8 +121,6 @@ static int evaluate_job(struct ks_run_state *st, const struct ks_proposal *p, st
 	ks_buf_release(&knobs);
 	if (rc)
 		return rc;
-	ks_store_finish_compile(st->store, id, j->compiled && j->art.ok,
-				ks_buf_str(&j->art.log), j->art.resources, j->compile_ms, NULL);
 	struct ks_eval_result res;
 	if (j->pooled) {
 		if (j->pool_rc) {
@@ -132,8 +130,16 @@ static int evaluate_job(struct ks_run_state *st, const struct ks_proposal *p, st
 		}
 		res = j->pres; /* recorded and released here, in proposal order */
 		j->pooled = 0;
-	} else if ((rc = ks_evaluator_run(st->ev, j->tpl->source, j->tpl->path, j->defines, &res, e))) {
-		return rc;
+		/* the worker compiled it: its log is the record */
+		ks_store_finish_compile(st->store, id, res.status != KS_STATUS_COMPILE_ERROR,
+					res.compile_log, NULL, 0, NULL);
+	} else {
+		ks_store_finish_compile(st->store, id, j->compiled && j->art.ok,
+					ks_buf_str(&j->art.log), j->art.resources, j->compile_ms,
+					NULL);
+		if ((rc = ks_evaluator_run(st->ev, j->tpl->source, j->tpl->path, j->defines, &res,
+					   e)))
+			return rc;
 	}
 	rc = ks_run_record(st, id, "search", &res, e);
 	oc->candidate = (long)id;
@@ -233,7 +239,8 @@ int ks_run_search(struct ks_run_state *st, struct ks_error *e)
 						KS_TEMPLATE_MAX_KNOBS + 1);
 			ks_store_find_candidate(st->store, j->tpl->source, ks_buf_str(&j->ident),
 						&j->stored_id, &j->has_result, NULL);
-			if (!(j->stored_id && j->has_result))
+			/* workers compile for themselves; here only for local evaluation */
+			if (!(j->stored_id && j->has_result) && !st->pool)
 				started[i] = pthread_create(&th[i], NULL, compile_job, j) == 0;
 		}
 		for (int i = 0; i < n; i++)

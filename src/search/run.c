@@ -348,7 +348,14 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 	}
 	if (llm_policy && (rc = ks_run_llm_check(&st->o, e)))
 		goto out;
-	if ((rc = ks_backend_get(st->o.backend, &st->be, e)))
+	/* with builtin-policy workers all evaluation happens on them: this machine need not
+	 * have the backend's device (e.g. a laptop driving GPU workers over ssh) */
+	int remote = (st->o.devices || st->o.worker_cmd) && !llm_policy;
+	if (remote && !(st->be = ks_backend_find(st->o.backend))) {
+		rc = ks_backend_get(st->o.backend, &st->be, e); /* the unknown-name message */
+		goto out;
+	}
+	if (!remote && (rc = ks_backend_get(st->o.backend, &st->be, e)))
 		goto out;
 	ks_run_progress_tick(st, "setup", "detecting the hardware", 0);
 	if ((rc = load_spec(st, e)))
@@ -372,7 +379,7 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 	ks_run_progress_tick(st, "setup", "compiling the reference and the baseline", 0);
 	st->o.eval.backend = st->be->name;
 	st->o.eval.seed = st->o.seed;
-	if ((rc = ks_evaluator_new(st->task, &st->o.eval, &st->ev, e)))
+	if (!remote && (rc = ks_evaluator_new(st->task, &st->o.eval, &st->ev, e)))
 		goto out;
 	if ((st->o.devices || st->o.worker_cmd) && (rc = start_pool(st, e)))
 		goto out;
