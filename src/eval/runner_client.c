@@ -16,6 +16,7 @@
 
 #include "eval/runner_proto.h"
 #include "util/fs.h"
+#include "util/clock.h"
 
 #define LOG_CAP (64 << 10)
 #define REPLY_CAP (4 << 20)
@@ -34,13 +35,6 @@ int ks_runner_path(const char *name, char *out, size_t n, struct ks_error *e)
 				    "'%s' not found: %s must sit beside ksearch (was it built?)",
 				    out, name);
 	return 0;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static void child_exec(const struct ks_runner_spawn *sp, int cmd_r, int reply_w, int log_w,
@@ -227,7 +221,7 @@ int ks_runner_cmd(struct ks_runner *r, double timeout_s, const char **reply, str
 			return ks_error_set(e, KS_EPROTO, "runner died");
 		off += (int)w;
 	}
-	double deadline = now_s() + timeout_s;
+	double deadline = ks_clock_s() + timeout_s;
 	for (;;) {
 		while (next_line(r, &line)) {
 			const char *l = ks_buf_str(&line);
@@ -248,7 +242,7 @@ int ks_runner_cmd(struct ks_runner *r, double timeout_s, const char **reply, str
 			*reply = l;
 			return 0;
 		}
-		double left = deadline - now_s();
+		double left = deadline - ks_clock_s();
 		if (left <= 0) {
 			r->timed_out = 1;
 			kill_runner(r);

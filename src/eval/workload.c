@@ -8,13 +8,7 @@
 
 #include "eval/evaluator.h"
 #include "eval/stats.h"
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "util/clock.h"
 
 /* compare the runner's shared outputs with the reference of seed_idx; 1 when they match */
 static int compare_outputs(struct ks_evaluator *ev, struct ks_wl_state *ws,
@@ -94,11 +88,11 @@ static int time_block(struct ks_evaluator *ev, struct ks_runner *r, double **sam
 	const struct ks_eval_opts *o = &ev->o;
 	const char *reply;
 	double max_s = o->min_time_s * 10 > 2 ? o->min_time_s * 10 : 2;
-	double t0 = now_s();
+	double t0 = ks_clock_s();
 	int rc = ks_runner_cmd(r, o->timeout_s + max_s, &reply, e, "time %d %d %llu %d %llu",
 			       o->warmup, o->min_reps, (unsigned long long)(o->min_time_s * 1e9),
 			       o->max_reps, (unsigned long long)(max_s * 1e9));
-	double wall = now_s() - t0;
+	double wall = ks_clock_s() - t0;
 	if (rc)
 		return rc;
 	double *s = NULL, warm, block;

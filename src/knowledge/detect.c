@@ -12,6 +12,7 @@
 #include "knowledge/spec_schema.h"
 #include "ksearch/knowledge.h"
 #include "ksearch/log.h"
+#include "util/clock.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define KS_FMA_CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
@@ -22,13 +23,6 @@
 static const char *src_proc = "Linux /proc/cpuinfo, /proc/meminfo and sysconf";
 static const char *src_sysfs = "Linux sysfs /sys/devices/system/cpu";
 static const char *src_bench = "ksearch spec detect micro-benchmark";
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* value of "key : value" in /proc/cpuinfo (first processor) */
 static int cpuinfo_get(const char *key, char *out, size_t n)
@@ -179,7 +173,7 @@ static void *touch_thread(void *arg)
 static double run_threads(int nt, struct bench_job *jobs, void *(*fn)(void *))
 {
 	pthread_t th[256];
-	double t0 = now_s();
+	double t0 = ks_clock_s();
 	int started = 0;
 	for (int i = 1; i < nt; i++) {
 		if (pthread_create(&th[i], NULL, fn, &jobs[i]))
@@ -189,7 +183,7 @@ static double run_threads(int nt, struct bench_job *jobs, void *(*fn)(void *))
 	fn(&jobs[0]);
 	for (int i = 1; i <= started; i++)
 		pthread_join(th[i], NULL);
-	return started == nt - 1 ? now_s() - t0 : -1;
+	return started == nt - 1 ? ks_clock_s() - t0 : -1;
 }
 
 static double measure_fma(int nt)
@@ -200,10 +194,10 @@ static double measure_fma(int nt)
 	long iters = 20000;
 	double t;
 	for (;;) {
-		double t0 = now_s();
+		double t0 = ks_clock_s();
 		volatile float s = fma_loop(iters, 1.0f);
 		(void)s;
-		t = now_s() - t0;
+		t = ks_clock_s() - t0;
 		if (t > 0.02 || iters > (1L << 34))
 			break;
 		iters *= 4;
@@ -343,10 +337,10 @@ int ks_spec_detect_host(struct ks_spec *s, struct ks_error *e)
 	if (rc)
 		goto nomem;
 
-	double t0 = now_s();
+	double t0 = ks_clock_s();
 	double bw = measure_copy(nt, isfinite(l3) ? l3 : l2);
 	double gf = measure_fma(nt);
-	ks_debug("spec detect: micro-benchmarks took %.2f s", now_s() - t0);
+	ks_debug("spec detect: micro-benchmarks took %.2f s", ks_clock_s() - t0);
 	if (!isfinite(bw) || !isfinite(gf))
 		return ks_error_set(e, KS_ESYS, "detect host: micro-benchmark failed (threads or "
 						"memory unavailable)");

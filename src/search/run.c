@@ -23,6 +23,7 @@
 #include "ksearch/worker.h"
 #include "search/run_internal.h"
 #include "search/space.h"
+#include "util/clock.h"
 #include "util/fs.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -60,9 +61,7 @@ void ks_run_opts_init(struct ks_run_opts *o)
 
 double ks_run_now(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+	return ks_clock_s();
 }
 
 /* ---- setup ------------------------------------------------------------------------ */

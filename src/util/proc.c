@@ -1,4 +1,5 @@
 #include "util/proc.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,13 +16,6 @@ static ks_proc_run_fn proc_override;
 void ks_proc_set_runner(ks_proc_run_fn fn)
 {
 	proc_override = fn;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 int ks_proc_run(char *const argv[], const char *cwd, double timeout_s, struct ks_buf *out,
@@ -53,10 +47,10 @@ int ks_proc_run(char *const argv[], const char *cwd, double timeout_s, struct ks
 		_exit(127);
 	}
 	close(p[1]);
-	double deadline = now_s() + timeout_s;
+	double deadline = ks_clock_s() + timeout_s;
 	int truncated = 0;
 	for (;;) {
-		double left = deadline - now_s();
+		double left = deadline - ks_clock_s();
 		if (left <= 0) {
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
