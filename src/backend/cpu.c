@@ -24,7 +24,8 @@ static int cpu_compile(const struct ks_compile_req *req, struct ks_artifact *a,
 		       struct ks_error *e)
 {
 	char flags[2048];
-	snprintf(flags, sizeof(flags), "%s -shared -fPIC",
+	/* -z defs: a missing entry point or symbol is a compile error, not a load failure */
+	snprintf(flags, sizeof(flags), "%s -shared -fPIC -Wl,-z,defs",
 		 req->flags ? req->flags : ks_backend_cpu.default_flags);
 	return ks_compile_shared("cpu", cpu_compiler(), "c", "c", flags, req, a, e);
 }

@@ -31,6 +31,7 @@ expect plain PASSED
 expect openmp PASSED
 expect simd PASSED
 expect compile_error COMPILE_ERROR
+expect wrong_name COMPILE_ERROR
 expect segfault RUNTIME_ERROR
 expect abort RUNTIME_ERROR
 expect infinite_loop TIMEOUT
@@ -81,6 +82,8 @@ grep -q "y\[" "$TMP/partial_write.json"
 ok $? "partial_write log shows the first mismatching element"
 grep -q "expected ';'\|error" "$TMP/compile_error.json"
 ok $? "compile_error log carries the compiler message"
+grep -q "undefined reference to .scale" "$TMP/wrong_name.json"
+ok $? "a misspelled entry point names the missing symbol"
 
 # secrets never appear in any output
 ! grep -rq "sk-test-secret\|ghp_test_secret" "$TMP"
