@@ -88,7 +88,8 @@ int ks_spec_load(const char *name_or_path, struct ks_spec *out, struct ks_error 
 /* Validate one spec file without keeping it. */
 int ks_spec_validate_file(const char *path, struct ks_error *e);
 /* Numeric field by name ("smem_per_block"; a "spec." prefix is accepted, as written in
- * template require expressions).  KS_ENOTFOUND for unknown names and absent values. */
+ * template require expressions; "simd_bytes" is derived as simd_width x 4).
+ * KS_ENOTFOUND for unknown names and absent values. */
 int ks_spec_field(const struct ks_spec *s, const char *name, double *value);
 /* true when the spec lists the feature token (see docs/knowledge.md for the vocabulary) */
 int ks_spec_has_feature(const struct ks_spec *s, const char *feature);

@@ -558,6 +558,14 @@ int ks_spec_field(const struct ks_spec *s, const char *name, double *value)
 {
 	if (!strncmp(name, "spec.", 5))
 		name += 5;
+	/* derived: the SIMD register width in bytes (f32 lanes x 4), as templates size vectors */
+	if (!strcmp(name, "simd_bytes")) {
+		double lanes;
+		if (ks_spec_field(s, "simd_width", &lanes))
+			return KS_ENOTFOUND;
+		*value = lanes * 4;
+		return 0;
+	}
 	const struct ks_spec_field_def *d = ks_spec_field_def(name);
 	if (!d || d->uc == KS_U_TEXT || d->uc == KS_U_LIST)
 		return KS_ENOTFOUND;

@@ -23,19 +23,8 @@ static int lookup(int w, const char *name, size_t len, double *out, void *vctx)
 		return KS_ENOTFOUND;
 	memcpy(key, name, len);
 	key[len] = '\0';
-	if (!strncmp(key, "spec.", 5)) {
-		if (!c->spec)
-			return KS_ENOTFOUND;
-		if (ks_spec_field(c->spec, key, out) == 0)
-			return 0;
-		/* derived: the SIMD register width in bytes (f32 lanes x 4) */
-		double lanes;
-		if (!strcmp(key, "spec.simd_bytes") && ks_spec_field(c->spec, "simd_width", &lanes) == 0) {
-			*out = lanes * 4;
-			return 0;
-		}
-		return KS_ENOTFOUND;
-	}
+	if (!strncmp(key, "spec.", 5))
+		return c->spec && ks_spec_field(c->spec, key, out) == 0 ? 0 : KS_ENOTFOUND;
 	if (w < 0)
 		return KS_ENOTFOUND;
 	for (int i = 0; i < c->task->nparams; i++)
