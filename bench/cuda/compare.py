@@ -209,6 +209,8 @@ def main():
                 run = json.load(f)
             except ValueError:
                 run = {}
+        if not isinstance(run, dict):
+            run = {}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
         f.write(f"# CUDA {args.task}: ksearch's best kernel against {'torch.softmax' if args.task == 'softmax' else 'cuBLAS (torch.matmul)'}\n\n")
@@ -218,7 +220,7 @@ def main():
                 f"cuBLAS SGEMM 4096^3 {ceil['sgemm_tflops']:.1f} TFLOP/s (fp32), bf16 GEMM 8192^3 {ceil['bf16_gemm_tflops']:.0f} TFLOP/s\n")
         f.write(f"- kernel: `{os.path.relpath(args.kernel, root) if args.kernel.startswith(root) else args.kernel}` ({args.kernel_label})\n")
         if run:
-            best = run.get("best", {})
+            best = run.get("best") or {}  # null when no candidate passed
             f.write(f"- ksearch run: `{run.get('run_dir', '')}`, speedup vs the naive baseline in ksearch's own timing: "
                     f"{best.get('speedup_vs_baseline', 'n/a')}\n")
         f.write(f"- method: one process, same inputs, {args.reps} interleaved repetitions per implementation, "

@@ -9,6 +9,8 @@
 # docs/results/cuda-TASK.md.  Each phase fits in a few minutes; run them in separate
 # commands where a command's time is limited.  Environment:
 #   BUDGET=N        candidates per `ksearch run` (default 16)
+#   TIME_LIMIT=D    stop proposing after D (e.g. 5m), then finalise (default: none)
+#   DEVICES=0,1     one `ksearch worker` per listed GPU (default: evaluate in-process)
 #   BUILD=DIR       build directory (default build-bench)
 #   SKIP_BUILD=1    use BUILD as it is (binaries built elsewhere, e.g. with their libraries
 #                   in BUILD/devlibs when the GPU machine lacks the -dev packages)
@@ -52,8 +54,11 @@ for task in softmax matmul; do
 	[[ " $PHASES " == *" $task "* ]] || continue
 	log "ksearch run $task --backend cuda --budget $BUDGET"
 	rm -rf "$RES/run-$task"
-	cmd="ksearch run $task --backend cuda --budget $BUDGET --out $RES/run-$task --json"
-	"$BUILD/ksearch" run "$task" --backend cuda --budget "$BUDGET" --out "$RES/run-$task" --json \
+	opts=(--backend cuda --budget "$BUDGET")
+	[ -n "${TIME_LIMIT:-}" ] && opts+=(--time-limit "$TIME_LIMIT")
+	[ -n "${DEVICES:-}" ] && opts+=(--devices "$DEVICES")
+	cmd="ksearch run $task ${opts[*]} --out $RES/run-$task --json"
+	"$BUILD/ksearch" run "$task" "${opts[@]}" --out "$RES/run-$task" --json \
 		>"$RES/run-$task.json" 2>"$RES/run-$task.err"
 	rc=$?
 	tail -5 "$RES/run-$task.err"
@@ -73,7 +78,7 @@ for task in softmax matmul; do
 	python3 bench/cuda/compare.py --task "$task" --kernel "$kernel" --kernel-label "$label" "${extra[@]}" \
 		--baseline "tasks/$task/baseline.cu" --ceilings "$CEIL" --run-json "$RES/run-$task.json" \
 		--out "docs/results/cuda-$task.md" \
-		--command "BUDGET=$BUDGET bash bench/cuda/run.sh $task  # $cmd; python3 bench/cuda/compare.py" \
+		--command "BUDGET=$BUDGET TIME_LIMIT=${TIME_LIMIT:-} DEVICES=${DEVICES:-} bash bench/cuda/run.sh $task  # $cmd; python3 bench/cuda/compare.py" \
 		2>&1 | tee "$RES/compare-$task.log"
 	cp "$kernel" "$RES/best-$task.cu" 2>/dev/null
 	save "docs/results/cuda-$task.md" "$RES/run-$task.err" "$RES/best-$task.cu"

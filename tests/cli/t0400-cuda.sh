@@ -131,6 +131,11 @@ PASSED)
 	;;
 *) ok 1 "side_stream -> SUSPICIOUS|INCORRECT_NUMERICAL|honest PASSED (got '$st')" ;;
 esac
+# Landlock holds in GPU runners too: a raw openat outside scratch writes nothing
+rm -f /tmp/ksearch-pwned-cuda-raw
+expect file_write_raw PASSED
+[ ! -e /tmp/ksearch-pwned-cuda-raw ]
+ok $? "file_write_raw: the raw write outside scratch was refused (no file)"
 # the runner survives nothing: after a crash a fresh runner still works
 expect correct PASSED
 
@@ -149,4 +154,13 @@ for task in softmax matmul; do
 			head -c 1500 | sed 's/^/# /'
 	done
 done
+
+# workers on GPUs: a chosen device, and one worker per GPU through --worker-cmd
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+last=$((ngpu > 0 ? ngpu - 1 : 0))
+expect correct PASSED --devices "$last"
+if [ "$ngpu" -ge 2 ]; then
+	expect correct PASSED --devices 0,1 --worker-cmd "$KS worker --backend cuda --device {device}"
+	expect crash RUNTIME_ERROR --devices 0,1
+fi
 done_testing
