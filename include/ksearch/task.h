@@ -127,7 +127,8 @@ int ks_task_prototype(const struct ks_task *t, const char *lang, struct ks_buf *
  * and calls the task-named entry point with typed arguments (tensors in task order, params
  * converted to their declared types, and for cuda the stream last). */
 int ks_task_shim(const struct ks_task *t, const char *lang, struct ks_buf *out);
-/* content hash of task.yaml + reference.c (keys reference-output caches) */
+/* content hash of task.yaml + reference.c, + reference.cu when the task has one (keys
+ * reference-output caches) */
 int ks_task_hash(const struct ks_task *t, char out[65], struct ks_error *e);
 
 /* Comparison of a candidate's output against the reference output (same dtype). */

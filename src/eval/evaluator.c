@@ -214,6 +214,43 @@ static int setup_workloads(struct ks_evaluator *ev, struct ks_error *e)
 	return 0;
 }
 
+enum ks_ref_source ks_eval_ref_source(int have_device_ref, int is_check, double flops)
+{
+	return have_device_ref && !is_check && flops >= KS_REF_DEVICE_MIN_FLOPS ? KS_REF_DEVICE
+										: KS_REF_HOST;
+}
+
+/* Picks the reference of every workload and compiles the task's device reference
+ * (reference.cu for cuda) when one of them needs it, the way the baseline is compiled. */
+static int setup_device_reference(struct ks_evaluator *ev, struct ks_error *e)
+{
+	const struct ks_task *t = ev->task;
+	char file[64], path[PATH_MAX];
+	snprintf(file, sizeof(file), "reference.%s", ev->be->ext);
+	ks_path_join(path, sizeof(path), t->dir, file);
+	int have = ev->be != &ks_backend_cpu && ks_path_exists(path), ndev = 0;
+	struct ks_buf labels = KS_BUF_INIT;
+	for (int i = 0; i < ev->nwl; i++) {
+		struct ks_wl_state *ws = &ev->wl[i];
+		ws->ref_source = ks_eval_ref_source(have, ws->is_check, ws->flops);
+		if (ws->ref_source != KS_REF_DEVICE)
+			continue;
+		ks_buf_adds(&labels, ndev++ ? "; " : "");
+		ks_workload_label(t, ws->wl, &labels);
+	}
+	int rc = 0;
+	if (ndev) {
+		ks_info("%s gives the expected outputs of %s (at least %.0e flops); reference.c "
+			"those of the other workloads and every check",
+			file, ks_buf_str(&labels), KS_REF_DEVICE_MIN_FLOPS);
+		/* no user flags: nothing may change the trusted reference's values */
+		if ((rc = compile_file(ev->be, t, file, NULL, NULL, &ev->ref_dev, e)))
+			ks_error_wrap(e, "device reference of task '%s'", t->name);
+	}
+	ks_buf_release(&labels);
+	return rc;
+}
+
 int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
 		     struct ks_evaluator **out, struct ks_error *e)
 {
@@ -228,6 +265,7 @@ int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
 	fill_defaults(&ev->o);
 	ks_artifact_init(&ev->ref);
 	ks_artifact_init(&ev->base);
+	ks_artifact_init(&ev->ref_dev);
 	for (int i = 0; i < KS_MAX_SEEDS; i++)
 		ev->seeds[i] = (ev->o.seed ? ev->o.seed : 1) * 1000003ull + (unsigned long long)i;
 	int n = 0;
@@ -249,6 +287,8 @@ int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
 		ks_error_wrap(e, "reference of task '%s'", t->name);
 		goto fail;
 	}
+	if ((rc = setup_device_reference(ev, e)))
+		goto fail;
 	if (!ev->o.skip_baseline) {
 		char file[64];
 		snprintf(file, sizeof(file), "baseline.%s", ev->be->ext);
@@ -281,6 +321,7 @@ void ks_evaluator_free(struct ks_evaluator *ev)
 	free(ev->wl);
 	ks_artifact_release(&ev->ref);
 	ks_artifact_release(&ev->base);
+	ks_artifact_release(&ev->ref_dev);
 	free(ev);
 }
 
@@ -339,17 +380,14 @@ fail:
 	return rc;
 }
 
-static int ref_cache_path(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_idx,
-			  char *out, size_t n)
+void ks_eval_ref_cache_path(const char *task_hash, const char *label, unsigned long long seed,
+			    const char *device_ext, char *out, size_t n)
 {
-	struct ks_buf label = KS_BUF_INIT;
-	ks_workload_label(ev->task, ws->wl, &label);
 	char h[65];
-	ks_sha256_str_hex(ks_buf_str(&label), h);
-	ks_buf_release(&label);
-	snprintf(out, n, "%s/reference/v%d-%.16s/%.16s-%llu.bin", ks_cache_root(),
-		 KS_INPUTS_VERSION, ev->task_hash, h, ev->seeds[seed_idx]);
-	return 0;
+	ks_sha256_str_hex(label, h);
+	snprintf(out, n, "%s/reference/v%d-%.16s/%.16s-%llu%s%s.bin", ks_cache_root(),
+		 KS_INPUTS_VERSION, task_hash, h, seed, device_ext ? "-" : "",
+		 device_ext ? device_ext : "");
 }
 
 int ks_eval_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_idx,
@@ -357,18 +395,26 @@ int ks_eval_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_
 {
 	if (ws->ref[seed_idx])
 		return 0;
+	int dev = ws->ref_source == KS_REF_DEVICE;
 	char cpath[PATH_MAX];
-	ref_cache_path(ev, ws, seed_idx, cpath, sizeof(cpath));
+	struct ks_buf label = KS_BUF_INIT;
+	ks_workload_label(ev->task, ws->wl, &label);
+	ks_eval_ref_cache_path(ev->task_hash, ks_buf_str(&label), ev->seeds[seed_idx],
+			       dev ? ev->be->ext : NULL, cpath, sizeof(cpath));
 	struct ks_buf cached = KS_BUF_INIT;
 	if (ks_file_read(cpath, ws->out_bytes + 1, &cached, NULL) == 0 &&
 	    cached.len == ws->out_bytes) {
 		ws->ref[seed_idx] = (unsigned char *)ks_buf_detach(&cached, NULL);
+		ks_buf_release(&label);
 		return 0;
 	}
 	ks_buf_release(&cached);
 	struct ks_runner *r = NULL;
 	const char *reply;
-	int rc = ks_eval_open_runner(ev, ws, ev->ref.path, 1, 1, (size_t)4 << 30, &r, e);
+	/* either way in a process of its own, never in the candidate's: reference.c in the
+	 * host runner, the device reference in the backend's runner like any kernel */
+	int rc = dev ? ks_eval_open_runner(ev, ws, ev->ref_dev.path, 1, 0, ev->o.memory_limit, &r, e)
+		     : ks_eval_open_runner(ev, ws, ev->ref.path, 1, 1, (size_t)4 << 30, &r, e);
 	if (!rc)
 		rc = ks_runner_cmd(r, 30, &reply, e, "fill 0 %llu", ev->seeds[seed_idx]);
 	/* the reference may be slow on big workloads: give it ten call timeouts */
@@ -378,12 +424,14 @@ int ks_eval_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_
 		struct ks_buf why = KS_BUF_INIT;
 		if (r)
 			ks_runner_fate(r, &why);
-		rc = ks_error_set(e, KS_EIO, "the reference failed on %s: %s", "a workload",
-				  ks_buf_str(&why));
+		rc = ks_error_set(e, KS_EIO, "the reference (reference.%s) failed on %s: %s",
+				  dev ? ev->be->ext : "c", ks_buf_str(&label), ks_buf_str(&why));
 		ks_buf_release(&why);
+		ks_buf_release(&label);
 		ks_runner_free(r);
 		return rc;
 	}
+	ks_buf_release(&label);
 	ws->ref[seed_idx] = malloc(ws->out_bytes ? ws->out_bytes : 1);
 	if (!ws->ref[seed_idx]) {
 		ks_runner_free(r);

@@ -8,6 +8,18 @@
 
 #define KS_MAX_SEEDS 16
 
+/* Workloads of at least this many flops (the task's `flops` expression) take their expected
+ * outputs from the task's trusted device reference (reference.cu for cuda) when it has one:
+ * reference.c on the host would take minutes there (8192^3 matmul is 1.1e12 flops, 4096^3
+ * 1.4e11, the 512^3 workload 2.7e8). */
+#define KS_REF_DEVICE_MIN_FLOPS 1e10
+
+/* what computes a workload's expected outputs; each runs in its own runner process */
+enum ks_ref_source {
+	KS_REF_HOST,   /* reference.c in ksearch-runner: the ground truth */
+	KS_REF_DEVICE, /* reference.<ext> in the backend's runner, validated against reference.c */
+};
+
 struct ks_wl_state {
 	const struct ks_workload *wl;
 	int index, is_check;
@@ -18,6 +30,7 @@ struct ks_wl_state {
 	double *base_samples; /* baseline timings (us) of the last measurement */
 	int nbase;
 	double flops, bytes;
+	enum ks_ref_source ref_source;
 };
 
 struct ks_evaluator {
@@ -25,6 +38,7 @@ struct ks_evaluator {
 	struct ks_eval_opts o;
 	const struct ks_backend_i *be;
 	struct ks_artifact ref, base;
+	struct ks_artifact ref_dev; /* reference.<ext>, compiled when a workload needs it */
 	char runner[4096];      /* the backend's runner */
 	char host_runner[4096]; /* ksearch-runner, for the reference */
 	char task_hash[65];
@@ -35,6 +49,14 @@ struct ks_evaluator {
 	unsigned long long seeds[KS_MAX_SEEDS];
 };
 
+/* The reference for one workload: the device one only for timed workloads of at least
+ * KS_REF_DEVICE_MIN_FLOPS when the task has one; checks and everything else use reference.c.
+ * flops is 0 when the task gives no flops expression. */
+enum ks_ref_source ks_eval_ref_source(int have_device_ref, int is_check, double flops);
+/* Cache file of the expected outputs of (task hash, workload label, seed): reference.c's
+ * when device_ext is NULL, else reference.<device_ext>'s, which never share a file. */
+void ks_eval_ref_cache_path(const char *task_hash, const char *label, unsigned long long seed,
+			    const char *device_ext, char *out, size_t n);
 /* start a runner for artifact lib with the workload's tensors set up and nsets allocated */
 int ks_eval_open_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
 			int nsets, int host, size_t mem_extra, struct ks_runner **out,

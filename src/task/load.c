@@ -729,6 +729,15 @@ int ks_task_hash(const struct ks_task *t, char out[65], struct ks_error *e)
 		return ks_error_set(e, KS_ELIMIT, "task path '%s' too long", t->dir);
 	if ((rc = hash_file(&h, ref, e)))
 		return rc;
+	/* the trusted device reference is ground truth too; only when it exists, so the hash
+	 * of a task without one (and its cached references) stays what it was */
+	if (ks_path_join(ref, sizeof(ref), t->dir, "reference.cu"))
+		return ks_error_set(e, KS_ELIMIT, "task path '%s' too long", t->dir);
+	if (ks_path_exists(ref)) {
+		ks_sha256_update_str(&h, "reference.cu");
+		if ((rc = hash_file(&h, ref, e)))
+			return rc;
+	}
 	ks_sha256_hex(&h, out);
 	return 0;
 }

@@ -45,6 +45,7 @@ else
 		dir=$ROOT/tasks/$task
 		[ -f "$dir/task.yaml" ] || { echo "# skip $task: no task.yaml in this tree"; continue; }
 		[ -f "$dir/baseline.cu" ] && cu_compiles "$dir" "$dir/baseline.cu"
+		[ -f "$dir/reference.cu" ] && cu_compiles "$dir" "$dir/reference.cu"
 		for f in "$dir"/templates/cuda/*.cu; do
 			[ -f "$f" ] && cu_compiles "$dir" "$f"
 		done
@@ -154,6 +155,38 @@ for task in softmax matmul; do
 			head -c 1500 | sed 's/^/# /'
 	done
 done
+
+# matmul's trusted reference.cu, evaluated as a candidate: on the small workloads and every
+# check the expected outputs come from reference.c, and reference.cu must match them bit for
+# bit (same double sums in the same order); on the 4096^3 and 8192^3 workloads (at least
+# KS_REF_DEVICE_MIN_FLOPS) the expected outputs come from reference.cu itself, so there it
+# is only compared with itself.
+M=$ROOT/tasks/matmul
+if [ -f "$M/reference.cu" ]; then
+	"$KS" eval "$M" "$M/reference.cu" --backend cuda --json --quick --no-baseline \
+		>"$TMP/ref.json" 2>"$TMP/ref.err"
+	st=$(json_get "$TMP/ref.json" 'd["status"]' 2>/dev/null || echo "NO_JSON")
+	is "$st" PASSED "matmul reference.cu passes as a candidate on every workload and check"
+	[ "$st" = PASSED ] || { head -c 1500 "$TMP/ref.err"; json_get "$TMP/ref.json" \
+		'[(w.get("name"), w["log"]) for w in d["checks"]+d["workloads"] if w["log"]]' \
+		2>/dev/null | head -c 1500; } | sed 's/^/# /'
+	errs=$(json_get "$TMP/ref.json" \
+		'[w["max_abs_err"] for w in d["checks"] + d["workloads"][:2]]' 2>/dev/null)
+	python3 -c "import sys; e = $errs; sys.exit(0 if e and all(x == 0 for x in e) else 1)" \
+		2>/dev/null
+	ok $? "reference.cu equals reference.c exactly on the small workloads and checks ($errs)"
+	big="m=4096 n=4096 k=4096; m=8192 n=8192 k=8192"
+	grep -q "reference.cu gives the expected outputs of $big (" "$TMP/ref.err"
+	ok $? "the large workloads take their expected outputs from reference.cu"
+	# an fp32 kernel on the 4096^3 workload: judged against reference.cu's double sums, so
+	# its error is small but not zero
+	"$KS" eval "$M" "$M/templates/cuda/smem_tiled.cu" --backend cuda --json --quick \
+		--no-baseline --no-checks --workloads 2 >"$TMP/big.json" 2>"$TMP/big.err"
+	st=$(json_get "$TMP/big.json" 'd["status"]' 2>/dev/null || echo "NO_JSON")
+	err=$(json_get "$TMP/big.json" 'd["workloads"][0]["max_abs_err"]' 2>/dev/null || echo None)
+	python3 -c "import sys; sys.exit(0 if '$st' == 'PASSED' and $err > 0 else 1)" 2>/dev/null
+	ok $? "smem_tiled.cu on 4096^3 against reference.cu: $st, max abs err $err"
+fi
 
 # workers on GPUs: a chosen device, and one worker per GPU through --worker-cmd
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')

@@ -196,7 +196,7 @@ static void test_softmax(void)
 		ok(!ks_task_hash(t, h2, &e) && !strcmp(h1, h2), "hash is stable");
 		ks_task_free(t);
 	}
-	/* a copy hashes the same; editing reference.c or task.yaml changes the hash */
+	/* a copy hashes the same; editing reference.c, task.yaml or reference.cu changes it */
 	char dir[] = "/tmp/ks-test-hash-XXXXXX", cmd[256], tdir[128];
 	if (mkdtemp(dir)) {
 		snprintf(tdir, sizeof(tdir), "%s/softmax", dir);
@@ -212,6 +212,18 @@ static void test_softmax(void)
 		snprintf(cmd, sizeof(cmd), "echo '# edit' >> %s/task.yaml", tdir);
 		ok(c && system(cmd) == 0 && !ks_task_hash(c, h3, &e) && strcmp(h2, h3),
 		   "editing task.yaml changes the hash");
+		/* a trusted reference.cu is ground truth too: adding or editing it changes the
+		 * hash, removing it gives the hash back */
+		char h4[65], h5[65];
+		snprintf(cmd, sizeof(cmd), "echo '/* cu */' > %s/reference.cu", tdir);
+		ok(c && system(cmd) == 0 && !ks_task_hash(c, h4, &e) && strcmp(h3, h4),
+		   "adding reference.cu changes the hash");
+		snprintf(cmd, sizeof(cmd), "echo '/* edit */' >> %s/reference.cu", tdir);
+		ok(c && system(cmd) == 0 && !ks_task_hash(c, h5, &e) && strcmp(h4, h5),
+		   "editing reference.cu changes the hash");
+		snprintf(cmd, sizeof(cmd), "rm %s/reference.cu", tdir);
+		ok(c && system(cmd) == 0 && !ks_task_hash(c, h5, &e) && !strcmp(h3, h5),
+		   "without reference.cu the hash is as before");
 		ks_task_free(c);
 		ks_rm_rf(dir);
 	}
