@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cli/cli.h"
 #include "ksearch/log.h"
 #include "ksearch/run.h"
@@ -226,22 +228,39 @@ int cmd_run(int argc, char **argv)
 		return KS_EXIT_USAGE;
 	}
 	if (json) {
-		printf("{\"run_dir\": \"%s\", \"task\": \"%s\", \"backend\": \"%s\", \"strategy\": \"%s\", "
-		       "\"policy\": \"%s\", \"budget\": %d, \"evaluated\": %d, \"passed\": %d, "
-		       "\"resumed\": %s, \"reused\": %d, ",
-		       r.run_dir, r.task, r.backend, r.strategy, r.policy, r.budget, r.evaluated,
-		       r.passed, r.resumed ? "true" : "false", r.reused);
-		if (strcmp(r.policy, "builtin"))
-			printf("\"llm\": {\"calls\": %ld, \"prompt_tokens\": %ld, "
-			       "\"completion_tokens\": %ld, \"cost\": %.6f}, ",
-			       r.llm_calls, r.llm_prompt_tokens, r.llm_completion_tokens, r.llm_cost);
-		printf("\"best\": ");
-		if (r.best_candidate >= 0)
-			printf("{\"candidate\": %ld, \"speedup_vs_baseline\": %.4f, \"source_file\": "
-			       "\"%s\", \"action\": \"%s\"}}\n",
-			       r.best_candidate, r.best_speedup, r.best_source, r.best_action);
-		else
-			printf("null}\n");
+		/* built with jansson: paths and action titles may hold quotes or backslashes */
+		json_t *doc = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:b, s:i}",
+				      "run_dir", r.run_dir, "task", r.task, "backend", r.backend,
+				      "strategy", r.strategy, "policy", r.policy, "budget", r.budget,
+				      "evaluated", r.evaluated, "passed", r.passed, "resumed",
+				      r.resumed, "reused", r.reused);
+		if (doc && strcmp(r.policy, "builtin"))
+			json_object_set_new(doc, "llm",
+					    json_pack("{s:I, s:I, s:I, s:f}", "calls",
+						      (json_int_t)r.llm_calls, "prompt_tokens",
+						      (json_int_t)r.llm_prompt_tokens,
+						      "completion_tokens",
+						      (json_int_t)r.llm_completion_tokens, "cost",
+						      r.llm_cost));
+		if (doc)
+			json_object_set_new(doc, "best",
+					    r.best_candidate < 0
+						    ? json_null()
+						    : json_pack("{s:I, s:f, s:s, s:s}", "candidate",
+								(json_int_t)r.best_candidate,
+								"speedup_vs_baseline", r.best_speedup,
+								"source_file", r.best_source, "action",
+								r.best_action));
+		char *text = doc ? json_dumps(doc, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) : NULL;
+		json_decref(doc);
+		if (!text) {
+			fprintf(stderr, "ksearch run: could not write the JSON summary (out of memory, "
+					"or text that is not UTF-8); the run is in %s\n",
+				r.run_dir);
+			return KS_EXIT_USAGE;
+		}
+		printf("%s\n", text);
+		free(text);
 	} else {
 		printf("\nrun %s: %d/%d candidates evaluated, %d passed\n", r.run_dir, r.evaluated,
 		       r.budget, r.passed);

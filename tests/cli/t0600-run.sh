@@ -72,4 +72,9 @@ ok $? "and the message suggests --resume"
 "$KS" run "$TASK" --strategy nope --out "$TMP/y" >/dev/null 2>&1
 is $? 2 "unknown strategy exits 2"
 
+# a run folder whose path holds a quote and a backslash: --json stays valid JSON
+odd="$TMP/odd \"dir\\x"
+mkdir -p "$odd"
+"$KS" run "$TASK" --budget 2 --out "$odd/run" --json "${FAST[@]}" >"$TMP/odd.json" 2>/dev/null
+is "$(json_get "$TMP/odd.json" 'd["run_dir"]')" "$odd/run" "--json escapes the run folder's path"
 done_testing
