@@ -45,9 +45,6 @@ struct ks_backend_i {
 	const char *runner;
 	/* runner settings: the address-space limit applies (0 for GPU drivers that map a lot) */
 	int limit_address_space;
-	/* the runner flushes the cache between timed calls itself (GPU L2 flush), so timing
-	 * needs no rotating input sets */
-	int flushes_cache;
 	/* optional: what the kernels run on ("Intel Xeon ... 2 cores"); NULL = name */
 	int (*describe_target)(struct ks_buf *out);
 };

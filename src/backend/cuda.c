@@ -230,6 +230,5 @@ const struct ks_backend_i ks_backend_cuda = {
 	.compile = cuda_compile,
 	.runner = "ksearch-runner-cuda",
 	.limit_address_space = 0,
-	.flushes_cache = 1,
 	.describe_target = cuda_describe,
 };

@@ -202,7 +202,7 @@ static int setup_workloads(struct ks_evaluator *ev, struct ks_error *e)
 			}
 			size_t sets = ws->set_bytes ? (ev->o.rotate_bytes + ws->set_bytes - 1) / ws->set_bytes : 1;
 			ws->nsets = sets < 1 ? 1 : sets > 64 ? 64 : (int)sets;
-			if (pass || ev->be->flushes_cache)
+			if (pass)
 				ws->nsets = 1;
 			ws->flops = ws->bytes = 0;
 			if (t->flops)
