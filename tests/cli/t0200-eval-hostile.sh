@@ -42,6 +42,7 @@ expect socket_connect SANDBOX_VIOLATION
 expect file_write SANDBOX_VIOLATION
 expect file_write_raw PASSED
 expect scratch_write PASSED
+expect thread_name PASSED
 expect env_secret PASSED
 expect proc_environ SANDBOX_VIOLATION
 expect proc_environ_raw PASSED
