@@ -3,7 +3,8 @@
  * A report reads the run store only (include/ksearch/store.h) and never changes it, so it
  * can be produced while a run is still writing.  Formats:
  *   MD    report.md: header, convergence chart (an image link to convergence.svg),
- *         leaderboard, per-workload table of the best candidate, the world-model tree,
+ *         leaderboard, per-workload table of the best candidate, the fastest candidate
+ *         per workload when that is not the best, the world-model tree,
  *         failures, LLM usage and how the numbers were measured (docs/reports.md)
  *   HTML  report.html: the same sections in one self-contained file, chart inline
  *   JSON  one object for scripts: run metadata, "evaluated", "passed", "best" and

@@ -299,6 +299,89 @@ static void section_best(struct rp_doc *d, const struct rp_run *r)
 	doc_table_end(d);
 }
 
+/* the fastest ranked candidate on timed workload wi (index into r->cands), or -1 */
+static int fastest_on(const struct rp_run *r, int wi)
+{
+	int best = -1;
+	double best_us = 0;
+	for (size_t k = 0; k < r->ncands; k++) {
+		const struct rp_cand *c = &r->cands[k];
+		if (c->rank_group > 1)
+			continue; /* failed or not evaluated */
+		const struct rp_wl *w = &(c->rank_group == 0 ? c->final : c->search)[wi];
+		if (!w->present || !isfinite(w->median_us))
+			continue;
+		if (best < 0 || w->median_us < best_us) {
+			best = (int)k;
+			best_us = w->median_us;
+		}
+	}
+	return best;
+}
+
+/* The best candidate wins the geometric mean; when another one is faster on some workload
+ * (small tiles for small sizes, big tiles for big ones), say so: a kernel that dispatches
+ * on the workload's parameters could take the best of both. */
+static void section_fastest(struct rp_doc *d, const struct rp_run *r)
+{
+	int timed[MAX_TIMED], nt = rp_timed_workloads(r, timed, MAX_TIMED), fast[MAX_TIMED];
+	int differ = 0;
+	if (r->best < 0)
+		return;
+	for (int i = 0; i < nt; i++) {
+		fast[i] = fastest_on(r, timed[i]);
+		differ += fast[i] >= 0 && fast[i] != r->best;
+	}
+	if (!differ)
+		return;
+	const struct rp_cand *b = &r->cands[r->best];
+	const struct rp_wl *bw = b->rank_group == 0 ? b->final : b->search;
+	char t[400];
+	doc_heading(d, 2, "Fastest candidate per workload");
+	doc_para_begin(d);
+	doc_textf(d, "Candidate #%lld is best on the geometric mean, but on %d of %d timed "
+		     "workloads another candidate was faster. A kernel that dispatches on the "
+		     "workload's parameters could combine them. Times come from each candidate's "
+		     "ranking phase: a search-phase time is a single measurement, noisier than a "
+		     "final re-measurement.",
+		  (long long)b->c->id, differ, nt);
+	doc_para_end(d);
+	static const char *const heads[] = {"workload", "fastest", "family / knobs", "phase",
+					    "median (us)", "best's median (us)", "best / fastest"};
+	doc_table_begin(d, 7, heads, "lrllrrr");
+	for (int i = 0; i < nt; i++) {
+		const struct rp_wl *bwl = &bw[timed[i]];
+		doc_row_begin(d, fast[i] == r->best ? "best" : NULL);
+		doc_cell(d, r->workloads[timed[i]].label);
+		if (fast[i] < 0) {
+			for (int k = 0; k < 6; k++)
+				doc_cell(d, RP_NA);
+			doc_row_end(d);
+			continue;
+		}
+		const struct rp_cand *c = &r->cands[fast[i]];
+		const struct rp_wl *w = &(c->rank_group == 0 ? c->final : c->search)[timed[i]];
+		doc_cellf(d, "#%lld%s", (long long)c->c->id, fast[i] == r->best ? " (best)" : "");
+		rp_fmt_knobs(c->c->knobs, t, sizeof(t));
+		doc_cell_begin(d);
+		doc_text(d, c->c->family && c->c->family[0] ? c->c->family : RP_NA);
+		if (t[0]) {
+			doc_text(d, " ");
+			doc_code(d, t);
+		}
+		doc_cell_end(d);
+		doc_cell(d, c->phase);
+		fnum(t, sizeof(t), "%.2f", w->median_us);
+		doc_cell(d, t);
+		fnum(t, sizeof(t), "%.2f", bwl->present ? bwl->median_us : NAN);
+		doc_cell(d, t);
+		fnum(t, sizeof(t), "%.2fx", bwl->present ? bwl->median_us / w->median_us : NAN);
+		doc_cell(d, t);
+		doc_row_end(d);
+	}
+	doc_table_end(d);
+}
+
 static void tree_node(struct rp_doc *d, const struct rp_run *r, int i, int depth)
 {
 	const struct rp_tree *tr = &r->tree;
@@ -563,6 +646,7 @@ int rp_render_body(const struct rp_run *r, int html, struct ks_buf *out)
 	section_convergence(&d, r);
 	section_leaderboard(&d, r);
 	section_best(&d, r);
+	section_fastest(&d, r);
 	section_tree(&d, r);
 	section_failures(&d, r);
 	section_llm(&d, r);
