@@ -337,14 +337,26 @@ static void section_fastest(struct rp_doc *d, const struct rp_run *r)
 	const struct rp_cand *b = &r->cands[r->best];
 	const struct rp_wl *bw = b->rank_group == 0 ? b->final : b->search;
 	char t[400];
+	int one = fast[0]; /* one other candidate fastest everywhere? */
+	for (int i = 1; i < nt; i++)
+		one = fast[i] == one ? one : -1;
 	doc_heading(d, 2, "Fastest candidate per workload");
 	doc_para_begin(d);
-	doc_textf(d, "Candidate #%lld is best on the geometric mean, but on %d of %d timed "
-		     "workloads another candidate was faster. A kernel that dispatches on the "
-		     "workload's parameters could combine them. Times come from each candidate's "
-		     "ranking phase: a search-phase time is a single measurement, noisier than a "
-		     "final re-measurement.",
-		  (long long)b->c->id, differ, nt);
+	if (one >= 0 && differ == nt)
+		/* not a trade-off between sizes: the two rankings disagree */
+		doc_textf(d, "Candidate #%lld had lower times than the best, #%lld, on every timed "
+			     "workload. The best is chosen on its speedups, each against the "
+			     "baseline timed beside it, which cancels drift of the machine between "
+			     "measurements; when the two orders disagree, the difference between "
+			     "these candidates is within what the measurements can tell apart.",
+			  (long long)r->cands[one].c->id, (long long)b->c->id);
+	else
+		doc_textf(d, "Candidate #%lld is best on the geometric mean, but on %d of %d timed "
+			     "workloads another candidate was faster. A kernel that dispatches on "
+			     "the workload's parameters could combine them.",
+			  (long long)b->c->id, differ, nt);
+	doc_text(d, " Times come from each candidate's ranking phase: a search-phase time is a "
+		    "single measurement, noisier than a final re-measurement.");
 	doc_para_end(d);
 	static const char *const heads[] = {"workload", "fastest", "family / knobs", "phase",
 					    "median (us)", "best's median (us)", "best / fastest"};

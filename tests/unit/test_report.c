@@ -643,6 +643,49 @@ static void test_log_scale(const char *dir)
 	ks_buf_release(&b);
 }
 
+/* a candidate with lower times everywhere but a lower speedup (its baseline measured
+ * faster): the report says the two rankings disagree, not that sizes trade off */
+static void test_rankings_disagree(const char *dir)
+{
+	struct ks_store *s = NULL;
+	struct ks_error e = {0};
+	struct ks_buf b;
+	struct ks_store_run run = {.task = "scale", .backend = "cpu", .strategy = "wm",
+				   .policy = "builtin", .budget = 2};
+	struct ks_store_workload wl = {0, "n=1000", "{\"n\":1000}", 0};
+	static const double med[2] = {20.0, 18.0}, base[2] = {100.0, 86.4};
+	ks_rm_rf(dir);
+	is_rc(ks_store_open(dir, 1, &s, &e), 0, "disagreeing run");
+	ks_store_write_run(s, &run, &e);
+	ks_store_add_workload(s, &wl, &e);
+	for (int i = 0; i < 2; i++) {
+		int64_t id;
+		struct ks_store_candidate c = {.source = i ? "int b;" : "int a;", .language = "c",
+					       .policy = "builtin", .node_id = -1, .action = "try",
+					       .family = "f", .knobs = "{}"};
+		ks_store_add_candidate(s, &c, &id, &e);
+		for (int ph = 0; ph < 2; ph++) {
+			struct ks_store_eval ev = {
+				.candidate_id = id, .workload = 0, .seed = 1,
+				.phase = ph ? "final" : "search", .status = "PASSED",
+				.median_us = med[i], .spread_pct = 1.0, .baseline_us = base[i],
+				.speedup = base[i] / med[i]};
+			ks_store_add_eval(s, &ev, &e);
+			ks_store_add_result(s, id, ph ? "final" : "search", "PASSED", base[i] / med[i],
+					    &e);
+		}
+	}
+	ks_store_close(s);
+	ks_buf_init(&b, 0);
+	is_rc(ks_report_write(dir, KS_REPORT_MD, &b, &e), 0, "disagreeing report");
+	const char *md = ks_buf_str(&b);
+	ok(strstr(md, "Candidate #2 had lower times than the best, #1, on every timed workload") !=
+		   NULL,
+	   "lower times but a lower speedup: the rankings disagree");
+	ok(strstr(md, "dispatches on the workload") == NULL, "not called a trade-off");
+	ks_buf_release(&b);
+}
+
 static void test_helpers(void)
 {
 	char line[32];
@@ -735,6 +778,10 @@ int main(void)
 	char logdir[300];
 	snprintf(logdir, sizeof(logdir), "%s-log", dir);
 	test_log_scale(logdir);
+	char disdir[300];
+	snprintf(disdir, sizeof(disdir), "%s-disagree", dir);
+	test_rankings_disagree(disdir);
+	ks_rm_rf(disdir);
 	if (!fixture || !fixture[0]) {
 		ks_rm_rf(dir);
 		ks_rm_rf(logdir);
