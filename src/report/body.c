@@ -165,6 +165,20 @@ static void wl_cell(struct rp_doc *d, const struct rp_wl *w)
 	doc_cellf(d, "%s %s \xc2\xb7 %s GF/s \xc2\xb7 %s GB/s%s", a, b, c, e, roof);
 }
 
+/* "family `K=V ...`" of a candidate, as one table cell */
+static void family_cell(struct rp_doc *d, const struct rp_cand *c)
+{
+	char knobs[400];
+	rp_fmt_knobs(c->c->knobs, knobs, sizeof(knobs));
+	doc_cell_begin(d);
+	doc_text(d, c->c->family && c->c->family[0] ? c->c->family : RP_NA);
+	if (knobs[0]) {
+		doc_text(d, " ");
+		doc_code(d, knobs);
+	}
+	doc_cell_end(d);
+}
+
 static void section_leaderboard(struct rp_doc *d, const struct rp_run *r)
 {
 	int timed[MAX_TIMED], nt = rp_timed_workloads(r, timed, MAX_TIMED);
@@ -206,15 +220,7 @@ static void section_leaderboard(struct rp_doc *d, const struct rp_run *r)
 		doc_cellf(d, "%d", shown);
 		doc_cellf(d, "%lld", (long long)c->c->id);
 		doc_cell(d, c->c->action);
-		char knobs[400];
-		rp_fmt_knobs(c->c->knobs, knobs, sizeof(knobs));
-		doc_cell_begin(d);
-		doc_text(d, c->c->family && c->c->family[0] ? c->c->family : RP_NA);
-		if (knobs[0]) {
-			doc_text(d, " ");
-			doc_code(d, knobs);
-		}
-		doc_cell_end(d);
+		family_cell(d, c);
 		rp_fmt_status(c, t, sizeof(t));
 		doc_cell(d, t);
 		fspeed(t, sizeof(t), c->speedup, c->speedup_spread);
@@ -374,14 +380,7 @@ static void section_fastest(struct rp_doc *d, const struct rp_run *r)
 		const struct rp_cand *c = &r->cands[fast[i]];
 		const struct rp_wl *w = &(c->rank_group == 0 ? c->final : c->search)[timed[i]];
 		doc_cellf(d, "#%lld%s", (long long)c->c->id, fast[i] == r->best ? " (best)" : "");
-		rp_fmt_knobs(c->c->knobs, t, sizeof(t));
-		doc_cell_begin(d);
-		doc_text(d, c->c->family && c->c->family[0] ? c->c->family : RP_NA);
-		if (t[0]) {
-			doc_text(d, " ");
-			doc_code(d, t);
-		}
-		doc_cell_end(d);
+		family_cell(d, c);
 		doc_cell(d, c->phase);
 		fnum(t, sizeof(t), "%.2f", w->median_us);
 		doc_cell(d, t);
