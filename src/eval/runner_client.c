@@ -32,11 +32,10 @@ int ks_runner_path(const char *name, char *out, size_t n, struct ks_error *e)
 	snprintf(out, n, "%s/%s", dir, name);
 	if (access(out, X_OK))
 		return ks_error_set(e, KS_ENOTFOUND,
-				    "'%s' not found: %s must sit beside ksearch (was it built?%s)",
-				    out, name,
-				    strstr(name, "cuda") ? " It is built only when CMake finds the CUDA "
-							   "toolkit: install it, then rebuild"
-							 : "");
+				    "'%s' not found: %s must sit beside ksearch (was it built? A "
+				    "backend's runner is built only when CMake finds its toolkit, e.g. "
+				    "CUDA for ksearch-runner-cuda: install it, then rebuild)",
+				    out, name);
 	return 0;
 }
 

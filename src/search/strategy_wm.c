@@ -480,13 +480,12 @@ static struct move_record *record_of(struct wm *m, const char *key, size_t len, 
 /* count a pass or a failure for every one-knob part of a move key */
 static void record_parts(struct wm *m, const char *key, int passed)
 {
-	while (key && *key) {
-		const char *comma = strchr(key, ',');
-		size_t len = comma ? (size_t)(comma - key) : strlen(key);
+	while (key && *key) { /* "A:+1,B:-1": one part at a time */
+		size_t len = strcspn(key, ",");
 		struct move_record *r = record_of(m, key, len, 1);
 		if (r)
 			*(passed ? &r->passes : &r->fails) += 1;
-		key = comma ? comma + 1 : NULL;
+		key += len + (key[len] == ',');
 	}
 }
 
@@ -494,12 +493,11 @@ static void record_parts(struct wm *m, const char *key, int passed)
 static int condemned(struct wm *m, const char *key)
 {
 	while (key && *key) {
-		const char *comma = strchr(key, ',');
-		size_t len = comma ? (size_t)(comma - key) : strlen(key);
+		size_t len = strcspn(key, ",");
 		const struct move_record *r = record_of(m, key, len, 0);
 		if (r && r->fails >= CONDEMN_FAILS && !r->passes)
 			return 1;
-		key = comma ? comma + 1 : NULL;
+		key += len + (key[len] == ',');
 	}
 	return 0;
 }
