@@ -7,7 +7,7 @@ round), L2 flushed before every timed call, CUDA events around each call on torc
 current stream.  Reports median and interquartile spread, the ratio to torch, and the
 fraction of the ceilings measured by bench/cuda/ceilings.cu.
 
-usage: compare.py --task softmax|matmul --kernel BEST.cu [--kernel-label L]
+usage: compare.py --task softmax|matmul|matmul_bf16 --kernel BEST.cu [--kernel-label L]
                   [--extra LABEL=FILE.cu ...] [--baseline baseline.cu] --ceilings ceilings.json --out docs/results/X.md
                   [--run-json run.json] [--reps 30] [--command "..."]
 """
@@ -36,6 +36,15 @@ WRAPPERS = {
         'extern "C" void ks_bench_call(void **t, const int64_t *p, void *s)\n'
         "{ matmul((const float *)t[0], (const float *)t[1], (float *)t[2], (int32_t)p[0],\n"
         "         (int32_t)p[1], (int32_t)p[2], (cudaStream_t)s); }\n"
+    ),
+    "matmul_bf16": (
+        "#include <cuda_bf16.h>\n"
+        "void matmul_bf16(const __nv_bfloat16 *a, const __nv_bfloat16 *b, __nv_bfloat16 *c,\n"
+        "                 int32_t m, int32_t n, int32_t k, cudaStream_t stream);\n"
+        'extern "C" void ks_bench_call(void **t, const int64_t *p, void *s)\n'
+        "{ matmul_bf16((const __nv_bfloat16 *)t[0], (const __nv_bfloat16 *)t[1],\n"
+        "              (__nv_bfloat16 *)t[2], (int32_t)p[0], (int32_t)p[1], (int32_t)p[2],\n"
+        "              (cudaStream_t)s); }\n"
     ),
 }
 
@@ -146,22 +155,25 @@ def main():
             label_w = f"rows={r} cols={c}"
         else:
             m, n, k = w["m"], w["n"], w["k"]
-            a = torch.randn(m, k, device=dev, generator=gen)
-            b = torch.randn(k, n, device=dev, generator=gen)
+            bf16 = args.task == "matmul_bf16"
+            dt = torch.bfloat16 if bf16 else torch.float32
+            a = torch.randn(m, k, device=dev, generator=gen).to(dt)
+            b = torch.randn(k, n, device=dev, generator=gen).to(dt)
             cands = []
             for label, fn in impls:
                 if label == "naive baseline" and m * n * k > (1 << 36):
                     continue
-                cc = torch.empty(m, n, device=dev)
+                cc = torch.empty(m, n, device=dev, dtype=dt)
                 cands.append((label, ext_call(fn, [a, b, cc], [m, n, k]), [cc]))
-            ct = torch.empty(m, n, device=dev)
+            ct = torch.empty(m, n, device=dev, dtype=dt)
 
             def torch_fn(a=a, b=b, ct=ct):
                 torch.matmul(a, b, out=ct)
 
-            cands.append(("torch.matmul (cuBLAS, fp32, TF32 off)", torch_fn, [ct]))
+            cands.append(("torch.matmul (cuBLAS, bf16)" if bf16 else
+                          "torch.matmul (cuBLAS, fp32, TF32 off)", torch_fn, [ct]))
             ref = a.double() @ b.double()
-            nbytes, nflop = 4 * (m * k + k * n + m * n), 2 * m * n * k
+            nbytes, nflop = a.element_size() * (m * k + k * n + m * n), 2 * m * n * k
             label_w = f"m={m} n={n} k={k}"
         # correctness of every output, then warm-up
         errs = {}
@@ -198,7 +210,8 @@ def main():
                 "spread_pct": (q3 - q1) / med * 100, "vs_torch": tmed / med,
                 "gbs": rate_gbs, "tflops": rate_tf, "rel_l2": errs[label],
                 "floor_ratio": med / (nbytes / (ceil["copy_tbs"] * 1e12) * 1e6),
-                "pct_sgemm": rate_tf / ceil["sgemm_tflops"] * 100,
+                "pct_gemm": rate_tf / ceil["bf16_gemm_tflops" if args.task == "matmul_bf16"
+                                          else "sgemm_tflops"] * 100,
             })
             print(f"{label_w:28s} {label:40s} {med:10.2f} us  x{tmed / med:5.2f} vs torch", flush=True)
 
@@ -235,13 +248,19 @@ def main():
             f.write("\nMemory floor = 8 bytes per element (read x, write y) at the measured copy bandwidth; "
                     "target: within 1.2x of it and at least at parity with torch (ratio >= 1).\n")
         else:
-            f.write("| workload | implementation | median us | spread | cuBLAS time / this | TFLOP/s | % of SGEMM ceiling | rel L2 err |\n")
+            ceiling = "bf16 GEMM" if args.task == "matmul_bf16" else "SGEMM"
+            f.write(f"| workload | implementation | median us | spread | cuBLAS time / this | TFLOP/s | % of {ceiling} ceiling | rel L2 err |\n")
             f.write("|---|---|---:|---:|---:|---:|---:|---:|\n")
             for r in rows:
                 f.write(f"| {r['workload']} | {r['impl']} | {r['median_us']:.1f} | {r['spread_pct']:.1f}% | "
-                        f"{r['vs_torch']:.3f} | {r['tflops']:.2f} | {r['pct_sgemm']:.0f}% | {r['rel_l2']:.1e} |\n")
-            f.write("\nTarget: fp32 matmul at least 0.7x of cuBLAS (ratio >= 0.7); TF32 is off in torch "
-                    "and would fail the task's tolerance anyway.\n")
+                        f"{r['vs_torch']:.3f} | {r['tflops']:.2f} | {r['pct_gemm']:.0f}% | {r['rel_l2']:.1e} |\n")
+            if args.task == "matmul_bf16":
+                f.write("\nbf16 inputs and output, fp32 accumulation; torch.matmul with its default "
+                        "settings (cuBLAS, which uses wgmma on Hopper). The ceiling is cuBLAS's own "
+                        "bf16 GEMM at 8192^3.\n")
+            else:
+                f.write("\nTarget: fp32 matmul at least 0.7x of cuBLAS (ratio >= 0.7); TF32 is off in torch "
+                        "and would fail the task's tolerance anyway.\n")
     print(f"wrote {args.out}")
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CUDA benchmarks on a GPU machine, in one command from the repository root:
 #
-#   bash bench/cuda/run.sh [ceilings] [softmax] [matmul]     (no argument: all three)
+#   bash bench/cuda/run.sh [ceilings] [softmax] [matmul] [matmul_bf16]   (no argument: all)
 #
 # builds ksearch, measures the device's ceilings (bench/cuda/ceilings.cu), runs
 # `ksearch run TASK --backend cuda` with the builtin policy, then times the best kernel side
@@ -24,7 +24,7 @@ BUDGET=${BUDGET:-16}
 RES=$BUILD/bench-cuda
 mkdir -p "$RES" docs/results
 export KSEARCH_HOME=$ROOT KSEARCH_CACHE=${KSEARCH_CACHE:-$BUILD/cache}
-PHASES=${*:-ceilings softmax matmul}
+PHASES=${*:-ceilings softmax matmul matmul_bf16}
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 save() { [ -n "${OUT:-}" ] && mkdir -p "$OUT" && cp "$@" "$OUT"/ 2>/dev/null; return 0; }
 
@@ -50,7 +50,7 @@ if [[ " $PHASES " == *" ceilings "* || ! -s $CEIL ]]; then
 	save "$CEIL"
 fi
 
-for task in softmax matmul; do
+for task in softmax matmul matmul_bf16; do
 	[[ " $PHASES " == *" $task "* ]] || continue
 	log "ksearch run $task --backend cuda --budget $BUDGET"
 	rm -rf "$RES/run-$task"
@@ -67,8 +67,10 @@ for task in softmax matmul; do
 	if [ $rc -ne 0 ] || [ ! -f "$kernel" ]; then
 		# no search result: compare the first template at its defaults, and say so
 		kernel=$(ls tasks/$task/templates/cuda/*.cu | head -1)
-		label="template $(basename "$kernel") at its default knobs (ksearch run failed, rc=$rc)"
-		cmd="(ksearch run failed: see run-$task.err)"
+		why="ksearch run failed, rc=$rc"
+		[ $rc -eq 0 ] && why="no candidate of the ksearch run passed"
+		label="template $(basename "$kernel") at its default knobs ($why)"
+		cmd="($why: see run-$task.err)"
 	fi
 	extra=()
 	for f in tasks/$task/templates/cuda/*.cu; do

@@ -58,8 +58,16 @@ const struct ks_backend_i *const *ks_backend_list(void);
 int ks_backend_get(const char *name, const struct ks_backend_i **out, struct ks_error *e);
 
 /* Detect the device of a backend as a spec document (YAML in the knowledge/specs format,
- * with measured ceilings); KS_EUNAVAILABLE when the backend cannot detect here. */
-int ks_backend_detect_spec(const char *backend, int device, struct ks_buf *yaml,
+ * with measured ceilings when measure is set); KS_EUNAVAILABLE when the backend cannot
+ * detect here. */
+int ks_backend_detect_spec(const char *backend, int device, int measure, struct ks_buf *yaml,
+			   struct ks_error *e);
+
+/* The device's spec as loaded by ks_spec_load, from its properties and theoretical peaks
+ * (nothing measured, so quick): what `--spec auto` means on a GPU backend.  out is
+ * initialised either way; the caller releases it. */
+struct ks_spec;
+int ks_backend_device_spec(const char *backend, int device, struct ks_spec *out,
 			   struct ks_error *e);
 
 /* the compile cache used by backends: key -> directory */

@@ -85,6 +85,9 @@ void ks_spec_release(struct ks_spec *s);
 
 /* Load and validate a spec by name (<data root>/knowledge/specs/NAME.yaml) or path. */
 int ks_spec_load(const char *name_or_path, struct ks_spec *out, struct ks_error *e);
+/* Load and validate a spec document held in memory (e.g. one a backend detected); its
+ * "name:" must be a valid spec name.  Errors point into a temporary file. */
+int ks_spec_load_text(const char *yaml, struct ks_spec *out, struct ks_error *e);
 /* Validate one spec file without keeping it. */
 int ks_spec_validate_file(const char *path, struct ks_error *e);
 /* Numeric field by name ("smem_per_block"; a "spec." prefix is accepted, as written in

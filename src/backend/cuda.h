@@ -51,8 +51,10 @@ int ks_cuda_compile_only(const struct ks_task *t, const char *source,
 void ks_cuda_parse_ptxas(const char *log, char *out, size_t n);
 
 /* Describe device as a ks-spec/1 YAML document in yaml: properties read from the driver
- * (basis: detected) and, unless KSEARCH_CUDA_NO_CEILINGS is set, the two ceilings measured
- * by bench/cuda/ceilings.cu (compiled into the cache with nvcc; basis: measured). */
-int ks_cuda_detect(int device, struct ks_buf *yaml, struct ks_error *e);
+ * (basis: detected), theoretical peaks (basis: derived) and, with measure set and
+ * KSEARCH_CUDA_NO_CEILINGS unset, the two ceilings measured by bench/cuda/ceilings.cu
+ * (compiled into the cache with nvcc; basis: measured).  Without measuring it takes well
+ * under a second. */
+int ks_cuda_detect(int device, int measure, struct ks_buf *yaml, struct ks_error *e);
 
 #endif

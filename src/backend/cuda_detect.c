@@ -212,7 +212,22 @@ static void field(struct ks_buf *y, const char *name, double v, const char *unit
 	ks_buf_adds(y, "}\n");
 }
 
-int ks_cuda_detect(int device, struct ks_buf *y, struct ks_error *e)
+/* dense fp16/bf16 tensor-core FLOP per SM per clock with fp32 accumulation, as an upper
+ * bound from the datasheets: V100, Turing, GA10x, AD10x, GB20x 1024 (A10: 125 TFLOPS on 72
+ * SMs at 1.7 GHz), A100 2048 (312 on 108 at 1.41), H100/H200 4096 (989 on 132 at 1.83),
+ * B200 8192 (2250 on 148 at 1.96).  TF32 runs at half that rate (8.0 and later). */
+static int tensor_flops_per_sm_clock(int major, int minor)
+{
+	if (major >= 10 && major < 12)
+		return 8192;
+	if (major == 9)
+		return 4096;
+	if (major == 8 && minor == 0)
+		return 2048;
+	return major >= 7 ? 1024 : 0;
+}
+
+int ks_cuda_detect(int device, int measure, struct ks_buf *y, struct ks_error *e)
 {
 	const struct ks_cuda_driver *d;
 	int h, rc;
@@ -242,6 +257,8 @@ int ks_cuda_detect(int device, struct ks_buf *y, struct ks_error *e)
 	/* fp32 lanes per SM: 64 on GV100 (7.0) and GA100 (8.0), 128 on the others since */
 	int lanes = (major == 7 || major == 8) && minor == 0 ? 64 : 128;
 	double peak_f32 = 2.0 * lanes * v[CU_ATTR_SM_COUNT] * clock_mhz * 1e6 / 1e12;
+	double peak_f16_mma =
+		(double)tensor_flops_per_sm_clock(major, minor) * v[CU_ATTR_SM_COUNT] * clock_mhz * 1e6 / 1e12;
 
 	ks_buf_adds(y, "# detected by ksearch spec detect (ks_cuda_detect)\n");
 	ks_buf_adds(y, "schema: ks-spec/1\n");
@@ -290,9 +307,16 @@ int ks_cuda_detect(int device, struct ks_buf *y, struct ks_error *e)
 	snprintf(bwnote, sizeof(bwnote),
 		 "theoretical: 2 x %.0f MHz memory clock x %.0f-bit bus / 8 = %.2f TB/s",
 		 v[CU_ATTR_MEMORY_CLOCK_RATE] / 1e3, (double)v[CU_ATTR_BUS_WIDTH], bw_tbs);
-	if (getenv("KSEARCH_CUDA_NO_CEILINGS"))
+	/* theoretical tensor-core peaks: upper bounds, as roofline floors must be */
+	if (peak_f16_mma > 0) {
+		const char *mnote = "dense, fp32 accumulation: tensor FLOP per SM per clock for the "
+				    "compute capability x SMs x clock";
+		if (major >= 8)
+			field(y, "peak_gflops_tf32_matrix", peak_f16_mma / 2, "TFLOPS", "derived", mnote);
+		field(y, "peak_gflops_f16_matrix", peak_f16_mma, "TFLOPS", "derived", mnote);
+	}
+	if (!measure || getenv("KSEARCH_CUDA_NO_CEILINGS")) {
 		field(y, "mem_bandwidth_gbps", bw_tbs, "TB/s", "derived", bwnote);
-	if (getenv("KSEARCH_CUDA_NO_CEILINGS")) {
 		field(y, "peak_gflops_f32", peak_f32, "TFLOPS", "derived",
 		      "2 x fp32 lanes per SM x SMs x clock");
 		return 0;

@@ -4,6 +4,7 @@
 #include "backend/backends.h"
 #include "backend/cuda.h"
 #include "ksearch/backend.h"
+#include "ksearch/knowledge.h"
 
 static const struct ks_backend_i *const backends[] = {
 	&ks_backend_cpu,
@@ -53,12 +54,24 @@ void ks_artifact_release(struct ks_artifact *a)
 	ks_buf_release(&a->log);
 }
 
-int ks_backend_detect_spec(const char *backend, int device, struct ks_buf *yaml,
+int ks_backend_detect_spec(const char *backend, int device, int measure, struct ks_buf *yaml,
 			   struct ks_error *e)
 {
 	if (!strcmp(backend, "cuda"))
-		return ks_cuda_detect(device, yaml, e);
+		return ks_cuda_detect(device, measure, yaml, e);
 	return ks_error_set(e, KS_EUNAVAILABLE,
 			    "backend '%s' has no device detection (the host CPU: 'ksearch spec detect')",
 			    backend);
+}
+
+int ks_backend_device_spec(const char *backend, int device, struct ks_spec *out,
+			   struct ks_error *e)
+{
+	ks_spec_init(out);
+	struct ks_buf y = KS_BUF_INIT;
+	int rc = ks_backend_detect_spec(backend, device, 0, &y, e);
+	if (!rc)
+		rc = ks_spec_load_text(ks_buf_str(&y), out, e);
+	ks_buf_release(&y);
+	return rc;
 }

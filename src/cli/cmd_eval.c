@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "ksearch/backend.h"
 #include "ksearch/eval.h"
 #include "ksearch/knowledge.h"
 #include "ksearch/task.h"
@@ -126,7 +127,8 @@ int cmd_eval(int argc, char **argv)
 		{"quick", KS_OPT_FLAG, &quick, NULL, "short timing (one block, 0.05 s floor)"},
 		{"no-baseline", KS_OPT_FLAG, &no_baseline, NULL, "do not time the baseline"},
 		{"no-checks", KS_OPT_FLAG, &no_checks, NULL, "skip the correctness-only checks"},
-		{"spec", KS_OPT_STR, &spec, "NAME|auto|none", "hardware spec for the roofline (auto: the host)"},
+		{"spec", KS_OPT_STR, &spec, "NAME|auto|none",
+		 "hardware spec for the roofline (auto: the host or the GPU)"},
 		{"peak-gflops", KS_OPT_DOUBLE, &peak_gflops, "X", "compute ceiling for the roofline"},
 		{"peak-gbps", KS_OPT_DOUBLE, &peak_gbps, "X", "memory ceiling for the roofline"},
 		{"no-sandbox", KS_OPT_FLAG, &no_sandbox, NULL,
@@ -208,9 +210,15 @@ int cmd_eval(int argc, char **argv)
 	if (strcmp(spec, "none") && (peak_gflops <= 0 || peak_gbps <= 0)) {
 		struct ks_spec sp;
 		ks_spec_init(&sp);
-		int loaded = strcmp(spec, "auto") ? ks_spec_load(spec, &sp, &e)
-					      : !strcmp(backend, "cpu") ? ks_spec_detect_host(&sp, &e)
-									: KS_ENOTFOUND;
+		/* auto: the host, or the GPU the kernel runs on when it is on this machine */
+		const char *dev = devices ? devices : getenv("KSEARCH_DEVICE");
+		int loaded = KS_ENOTFOUND;
+		if (strcmp(spec, "auto"))
+			loaded = ks_spec_load(spec, &sp, &e);
+		else if (!strcmp(backend, "cpu"))
+			loaded = ks_spec_detect_host(&sp, &e);
+		else if (!worker_cmd)
+			loaded = ks_backend_device_spec(backend, dev ? atoi(dev) : 0, &sp, &e);
 		if (loaded == 0) {
 			double g, b;
 			ks_roofline_from_spec(&sp, &g, &b);

@@ -131,7 +131,7 @@ int cmd_run(int argc, char **argv)
 		{"out", KS_OPT_STR, &o.out_dir, "DIR", "run folder (runs/<task>-<time>)"},
 		{"resume", KS_OPT_STR, &o.resume_dir, "DIR", "continue an interrupted run to its budget"},
 		{"jobs", KS_OPT_INT, &jobs, "N", "proposals compiled in parallel per round (2)"},
-		{"spec", KS_OPT_STR, &o.spec, "NAME|auto", "hardware spec (auto: detect the host)"},
+		{"spec", KS_OPT_STR, &o.spec, "NAME|auto", "hardware spec (auto: the host, or the local GPU)"},
 		{"top", KS_OPT_INT, &top, "N", "candidates re-measured at the end (3)"},
 		{"timeout", KS_OPT_STR, &timeout, "S", "limit per kernel call or timing block (60s)"},
 		{"memory-limit", KS_OPT_STR, &memlimit, "SIZE", "memory a kernel may allocate (2G)"},

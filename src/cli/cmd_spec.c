@@ -128,21 +128,23 @@ int cmd_spec(int argc, char **argv)
 			goto usage;
 		/* the device's spec document; saved as is, shown through the spec loader */
 		struct ks_buf y = KS_BUF_INIT;
-		char tmp[] = "/tmp/ksearch-spec-XXXXXX.yaml";
-		int fd = -1, rc = KS_EXIT_USAGE;
+		int rc = KS_EXIT_USAGE;
 		struct ks_spec s;
 		ks_spec_init(&s);
-		if (ks_backend_detect_spec(backend, device, &y, &e)) {
+		if (ks_backend_detect_spec(backend, device, 1, &y, &e)) {
 			fprintf(stderr, "ksearch: %s\n", e.msg);
 			goto gpu_out;
 		}
-		const char *path = save;
-		if (!path) {
-			fd = mkstemps(tmp, 5);
-			path = tmp;
+		if (!save) {
+			if (ks_spec_load_text(ks_buf_str(&y), &s, &e)) {
+				fprintf(stderr, "ksearch: %s\n", e.msg);
+				goto gpu_out;
+			}
+			rc = print_spec(&s, json);
+			goto gpu_out;
 		}
 		/* a spec's name is its file name (the loader checks it): rename the document */
-		const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+		const char *base = strrchr(save, '/') ? strrchr(save, '/') + 1 : save;
 		size_t bl = strlen(base) > 5 && !strcmp(base + strlen(base) - 5, ".yaml")
 				    ? strlen(base) - 5
 				    : strlen(base);
@@ -156,21 +158,19 @@ int cmd_spec(int argc, char **argv)
 		} else {
 			ks_buf_adds(&doc, ks_buf_str(&y));
 		}
-		FILE *f = fd >= 0 ? fdopen(fd, "w") : fopen(path, "w");
+		FILE *f = fopen(save, "w");
 		int bad = !f || fputs(ks_buf_str(&doc), f) < 0;
 		ks_buf_release(&doc);
 		if ((f && fclose(f)) || bad) {
-			fprintf(stderr, "ksearch: write '%s': cannot write file\n", path);
+			fprintf(stderr, "ksearch: write '%s': cannot write file\n", save);
 			goto gpu_out;
 		}
-		if (ks_spec_load(path, &s, &e)) {
+		if (ks_spec_load(save, &s, &e)) {
 			fprintf(stderr, "ksearch: %s\n", e.msg);
 			goto gpu_out;
 		}
 		rc = print_spec(&s, json);
 	gpu_out:
-		if (!save && fd >= 0)
-			unlink(tmp);
 		ks_spec_release(&s);
 		ks_buf_release(&y);
 		return rc;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "knowledge/kyaml.h"
 #include "knowledge/spec_schema.h"
@@ -543,6 +544,28 @@ int ks_spec_load(const char *name_or_path, struct ks_spec *out, struct ks_error 
 		return ks_error_set(e, KS_ENOTFOUND, "open '%s': no such file", path);
 	}
 	return load_spec(path, out, e);
+}
+
+int ks_spec_load_text(const char *yaml, struct ks_spec *out, struct ks_error *e)
+{
+	ks_spec_init(out);
+	/* through a file named after the document's "name:", as the loader requires */
+	const char *nm = strstr(yaml, "\nname: ");
+	char dir[] = "/tmp/ksearch-spec-XXXXXX", path[sizeof(dir) + 80];
+	if (!nm)
+		return ks_error_set(e, KS_EINVAL, "spec document: no 'name:' line");
+	if (!mkdtemp(dir))
+		return ks_error_set(e, KS_EIO, "spec document: cannot create a temporary directory");
+	snprintf(path, sizeof(path), "%s/%.*s.yaml", dir, (int)strcspn(nm + 7, "\n"), nm + 7);
+	FILE *f = fopen(path, "w");
+	int bad = !f || fputs(yaml, f) < 0, rc;
+	if ((f && fclose(f)) || bad)
+		rc = ks_error_set(e, KS_EIO, "write '%s': cannot write file", path);
+	else
+		rc = ks_spec_load(path, out, e);
+	unlink(path);
+	rmdir(dir);
+	return rc;
 }
 
 int ks_spec_validate_file(const char *path, struct ks_error *e)

@@ -247,6 +247,40 @@ static int write_run_row(struct ks_run_state *st, struct ks_error *e)
 	return rc;
 }
 
+static void use_roofline(struct ks_run_state *st)
+{
+	double gflops, gbps;
+	ks_roofline_from_spec(&st->spec, &gflops, &gbps);
+	if (st->o.eval.peak_gflops <= 0)
+		st->o.eval.peak_gflops = gflops;
+	if (st->o.eval.peak_gbps <= 0)
+		st->o.eval.peak_gbps = gbps;
+}
+
+/* --spec auto on a GPU backend: the spec of the device the candidates run on, read here
+ * when it is on this machine (the first of --devices, else $KSEARCH_DEVICE).  Its theoretical
+ * peaks give the roofline floors and SUSPICIOUS.  Not fatal: without a device the backend
+ * says so itself, and workers started by --worker-cmd may be on another machine. */
+static int device_spec(struct ks_run_state *st)
+{
+	if (st->o.worker_cmd) {
+		ks_info("no roofline floors: the devices are behind --worker-cmd (pass --spec NAME "
+			"for them)");
+		return 0;
+	}
+	const char *d = st->o.devices ? st->o.devices : getenv("KSEARCH_DEVICE");
+	struct ks_error de = {0};
+	if (ks_backend_device_spec(st->o.backend, d ? atoi(d) : 0, &st->spec, &de)) {
+		ks_debug("no device spec: %s", de.msg);
+		ks_spec_release(&st->spec);
+		ks_spec_init(&st->spec);
+		return 0;
+	}
+	st->have_spec = 1;
+	use_roofline(st);
+	return 0;
+}
+
 static int load_spec(struct ks_run_state *st, struct ks_error *e)
 {
 	ks_spec_init(&st->spec);
@@ -254,7 +288,7 @@ static int load_spec(struct ks_run_state *st, struct ks_error *e)
 	int rc;
 	if (!name || !name[0] || !strcmp(name, "auto")) {
 		if (strcmp(st->o.backend, "cpu"))
-			return 0; /* GPU specs come from the device; none is required here */
+			return device_spec(st);
 		rc = ks_spec_detect_host(&st->spec, e);
 	} else {
 		rc = ks_spec_load(name, &st->spec, e);
@@ -262,12 +296,7 @@ static int load_spec(struct ks_run_state *st, struct ks_error *e)
 	if (rc)
 		return ks_error_wrap(e, "hardware spec");
 	st->have_spec = 1;
-	double gflops, gbps;
-	ks_roofline_from_spec(&st->spec, &gflops, &gbps);
-	if (st->o.eval.peak_gflops <= 0)
-		st->o.eval.peak_gflops = gflops;
-	if (st->o.eval.peak_gbps <= 0)
-		st->o.eval.peak_gbps = gbps;
+	use_roofline(st);
 	return 0;
 }
 

@@ -41,7 +41,7 @@ else
 		[ $rc -ne 0 ] && head -c 3000 "$TMP/cc.err" | sed 's/^/# /'
 		ok $rc "compiles: ${file#$ROOT/} $*"
 	}
-	for task in softmax matmul; do
+	for task in softmax matmul matmul_bf16; do
 		dir=$ROOT/tasks/$task
 		[ -f "$dir/task.yaml" ] || { echo "# skip $task: no task.yaml in this tree"; continue; }
 		[ -f "$dir/baseline.cu" ] && cu_compiles "$dir" "$dir/baseline.cu"
@@ -63,6 +63,11 @@ else
 		cu_compiles "$M" "$M/templates/cuda/smem_tiled.cu" BM=256 BN=128 BK=8 TM=16 TN=8 MINB=1
 		cu_compiles "$M" "$M/templates/cuda/mma_3xtf32.cu" BM=64 BN=256 BK=16 WM=2 WN=2 STAGES=4 SPLIT_ACC=0 GROUP_M=1
 	fi
+	if [ -f "$ROOT/tasks/matmul_bf16/task.yaml" ]; then
+		M=$ROOT/tasks/matmul_bf16
+		cu_compiles "$M" "$M/templates/cuda/mma_bf16.cu" BM=64 BN=64 BK=64 WM=4 WN=1 STAGES=2 GROUP_M=1
+		cu_compiles "$M" "$M/templates/cuda/mma_bf16.cu" BM=256 BN=128 BK=32 WM=4 WN=2 STAGES=5
+	fi
 	for f in "$H"/*.cu; do
 		cu_compiles "$SCALE" "$f"
 	done
@@ -80,6 +85,16 @@ if [ $? -eq 2 ] && grep -q "not available" "$TMP/probe.err"; then
 	done_testing
 	exit
 fi
+
+# --spec auto (the default) reads the GPU's spec: a roofline floor from its theoretical peaks
+roof=$(json_get "$TMP/probe.json" 'd["workloads"][0]["roofline_pct"]' 2>/dev/null)
+python3 -c "import sys; sys.exit(not 0 < float(sys.argv[1]) <= 100)" "${roof:-0}" 2>/dev/null
+ok $? "the device's spec gives the roofline (correct.cu: ${roof:-none}% of the floor)"
+
+KSEARCH_CUDA_NO_CEILINGS=1 "$KS" spec detect --backend cuda --json >"$TMP/spec.json" 2>"$TMP/spec.err"
+tf=$(json_get "$TMP/spec.json" 'd["fields"]["peak_gflops_f16_matrix"]["value"]' 2>/dev/null)
+python3 -c "import sys; sys.exit(not float(sys.argv[1]) > 0)" "${tf:-0}" 2>/dev/null
+ok $? "spec detect --backend cuda (not measured) loads, with a tensor-core peak ($tf; $(head -c 200 "$TMP/spec.err"))"
 
 status_of() { # status_of KERNEL [extra args]
 	local k=$1
@@ -141,7 +156,7 @@ ok $? "file_write_raw: the raw write outside scratch was refused (no file)"
 expect correct PASSED
 
 # the shipped kernels pass every check (quick timing)
-for task in softmax matmul; do
+for task in softmax matmul matmul_bf16; do
 	dir=$ROOT/tasks/$task
 	[ -f "$dir/task.yaml" ] || continue
 	for f in "$dir/baseline.cu" "$dir"/templates/cuda/*.cu; do
@@ -156,17 +171,19 @@ for task in softmax matmul; do
 	done
 done
 
-# matmul's trusted reference.cu, evaluated as a candidate: on the small workloads and every
+# a task's trusted reference.cu, evaluated as a candidate: on the small workloads and every
 # check the expected outputs come from reference.c, and reference.cu must match them bit for
 # bit (same double sums in the same order); on the 4096^3 and 8192^3 workloads (at least
 # KS_REF_DEVICE_MIN_FLOPS) the expected outputs come from reference.cu itself, so there it
-# is only compared with itself.
-M=$ROOT/tasks/matmul
-if [ -f "$M/reference.cu" ]; then
+# is only compared with itself.  Then a fast kernel (KERNEL) on 4096^3 is judged against
+# reference.cu's double sums: its error is small but not zero.
+check_reference() { # check_reference TASK KERNEL
+	local M=$ROOT/tasks/$1 kernel=$2
+	[ -f "$M/reference.cu" ] || return 0
 	"$KS" eval "$M" "$M/reference.cu" --backend cuda --json --quick --no-baseline \
 		>"$TMP/ref.json" 2>"$TMP/ref.err"
 	st=$(json_get "$TMP/ref.json" 'd["status"]' 2>/dev/null || echo "NO_JSON")
-	is "$st" PASSED "matmul reference.cu passes as a candidate on every workload and check"
+	is "$st" PASSED "$1 reference.cu passes as a candidate on every workload and check"
 	[ "$st" = PASSED ] || { head -c 1500 "$TMP/ref.err"; json_get "$TMP/ref.json" \
 		'[(w.get("name"), w["log"]) for w in d["checks"]+d["workloads"] if w["log"]]' \
 		2>/dev/null | head -c 1500; } | sed 's/^/# /'
@@ -174,19 +191,19 @@ if [ -f "$M/reference.cu" ]; then
 		'[w["max_abs_err"] for w in d["checks"] + d["workloads"][:2]]' 2>/dev/null)
 	python3 -c "import sys; e = $errs; sys.exit(0 if e and all(x == 0 for x in e) else 1)" \
 		2>/dev/null
-	ok $? "reference.cu equals reference.c exactly on the small workloads and checks ($errs)"
+	ok $? "$1: reference.cu equals reference.c exactly on the small workloads and checks ($errs)"
 	big="m=4096 n=4096 k=4096; m=8192 n=8192 k=8192"
 	grep -q "reference.cu gives the expected outputs of $big (" "$TMP/ref.err"
-	ok $? "the large workloads take their expected outputs from reference.cu"
-	# an fp32 kernel on the 4096^3 workload: judged against reference.cu's double sums, so
-	# its error is small but not zero
-	"$KS" eval "$M" "$M/templates/cuda/smem_tiled.cu" --backend cuda --json --quick \
+	ok $? "$1: the large workloads take their expected outputs from reference.cu"
+	"$KS" eval "$M" "$M/$kernel" --backend cuda --json --quick \
 		--no-baseline --no-checks --workloads 2 >"$TMP/big.json" 2>"$TMP/big.err"
 	st=$(json_get "$TMP/big.json" 'd["status"]' 2>/dev/null || echo "NO_JSON")
 	err=$(json_get "$TMP/big.json" 'd["workloads"][0]["max_abs_err"]' 2>/dev/null || echo None)
 	python3 -c "import sys; sys.exit(0 if '$st' == 'PASSED' and $err > 0 else 1)" 2>/dev/null
-	ok $? "smem_tiled.cu on 4096^3 against reference.cu: $st, max abs err $err"
-fi
+	ok $? "$1: ${kernel} on 4096^3 against reference.cu: $st, max abs err $err"
+}
+check_reference matmul templates/cuda/smem_tiled.cu
+check_reference matmul_bf16 templates/cuda/mma_bf16.cu
 
 # workers on GPUs: a chosen device, and one worker per GPU through --worker-cmd
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')

@@ -127,6 +127,25 @@ int main(void)
 		ok(strcmp(names[k - 1], names[k]) < 0, "list sorted at %d", k);
 	ks_spec_list_free(names, n);
 
+	/* a document in memory (what a GPU backend detects) loads through the same checks */
+	struct ks_buf doc = KS_BUF_INIT;
+	ok(ks_spec_load("h200", &s, &e) == 0 && ks_spec_to_yaml(&s, &doc, &e) == 0,
+	   "h200 to yaml: %s", e.msg);
+	ks_spec_release(&s);
+	ok(ks_spec_load_text(ks_buf_str(&doc), &s, &e) == 0, "load_text h200: %s", e.msg);
+	is_str(s.name, "h200", "load_text keeps the document's name");
+	field_is(&s, "cores", 132);
+	ks_spec_release(&s);
+	char *bad = strdup(ks_buf_str(&doc)), *nm = strstr(bad, "\nname: ");
+	ok(nm != NULL, "the document has a name line");
+	if (nm)
+		memcpy(nm + 7, "H2", 2); /* not a spec name: upper case */
+	ok(ks_spec_load_text(bad, &s, &e) != 0 && strstr(e.msg, "'name' may hold only"),
+	   "load_text rejects a bad name: %s", e.msg);
+	ok(ks_spec_load_text("schema: ks-spec/1\n", &s, &e) == KS_EINVAL, "no name: %s", e.msg);
+	free(bad);
+	ks_buf_release(&doc);
+
 	/* host detection: sane, labelled numbers */
 	ok(ks_spec_detect_host(&s, &e) == 0, "detect host: %s", e.msg);
 	ok(s.simd_width == 4 || s.simd_width == 8 || s.simd_width == 16, "host simd width %g",
