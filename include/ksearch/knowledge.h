@@ -91,7 +91,8 @@ int ks_spec_load_text(const char *yaml, struct ks_spec *out, struct ks_error *e)
 /* Validate one spec file without keeping it. */
 int ks_spec_validate_file(const char *path, struct ks_error *e);
 /* Numeric field by name ("smem_per_block"; a "spec." prefix is accepted, as written in
- * template require expressions; "simd_bytes" is derived as simd_width x 4).
+ * template require expressions; "simd_bytes" is derived as simd_width x 4, "has_TOKEN" as
+ * 1 or 0 for a token of the features list).
  * KS_ENOTFOUND for unknown names and absent values. */
 int ks_spec_field(const struct ks_spec *s, const char *name, double *value);
 /* true when the spec lists the feature token (see docs/knowledge.md for the vocabulary) */

@@ -589,6 +589,12 @@ int ks_spec_field(const struct ks_spec *s, const char *name, double *value)
 		*value = lanes * 4;
 		return 0;
 	}
+	/* derived: 1 when the features list has the token, else 0 ("has_avx512_bf16"), so a
+	 * template can require an instruction set extension */
+	if (!strncmp(name, "has_", 4) && name[4]) {
+		*value = ks_spec_has_feature(s, name + 4);
+		return 0;
+	}
 	const struct ks_spec_field_def *d = ks_spec_field_def(name);
 	if (!d || d->uc == KS_U_TEXT || d->uc == KS_U_LIST)
 		return KS_ENOTFOUND;

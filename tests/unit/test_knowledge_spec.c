@@ -37,6 +37,9 @@ int main(void)
 	       "m3-max lists no fp8 rate");
 	is_int(ks_spec_field(&s, "matrix_unit", &v), KS_ENOTFOUND, "text fields are not numbers");
 	ok(!ks_spec_has_feature(&s, "fp64"), "m3-max has no fp64");
+	ok(ks_spec_field(&s, "spec.has_simdgroup_matrix", &v) == 0 && v == 1,
+	   "spec.has_simdgroup_matrix is 1");
+	ok(ks_spec_field(&s, "has_fp64", &v) == 0 && v == 0, "has_fp64 is 0, not unknown");
 	ok(ks_spec_has_feature(&s, "simdgroup_matrix"), "m3-max has simdgroup_matrix");
 	ok(s.matrix_unit && strstr(s.matrix_unit, "8x8"), "matrix unit mentions 8x8");
 	int sourced = 1, honest = 1;

@@ -1,6 +1,6 @@
 /* @ksearch
 family: packed-microkernel-bf16
-summary: GotoBLAS-style blocking (NC, KC, MC) that widens bf16 A and B to fp32 while packing them, an MR x NR register tile of fp32 SIMD accumulators, partial sums across KC panels kept in an fp32 scratch and rounded to bf16 (nearest even) once, OpenMP over row blocks
+summary: GotoBLAS-style blocking (NC, KC, MC) with packed A and B panels (widened to fp32, or with DOT kept as bf16 pairs for the AVX512-BF16 dot-product instruction), an MR x NR register tile of fp32 SIMD accumulators, partial sums across KC panels kept in an fp32 scratch and rounded to bf16 (nearest even) once, OpenMP over row blocks
 rating: 8
 difficulty: 4
 knobs:
@@ -11,12 +11,14 @@ knobs:
   MC: {values: [48, 96, 192, 384], default: 96, summary: "rows of A per block (fp32 A block MC x KC stays in L2)", impacts: {memory_bandwidth: 6}}
   PACK_A: {values: [0, 1], default: 1, summary: "widen the A block into MR-row panels so broadcasts are contiguous (1) or row by row, broadcasts strided by KC (0)", impacts: {memory_bandwidth: 4}}
   THREADS: {values: [0, 1, 2], default: 0, summary: "OpenMP threads, 0 = all", impacts: {compute_hw_fit: 6}}
+  DOT: {values: [0, 1], default: 0, summary: "1: pack A and B as pairs of bf16 along k and multiply with vdpbf16ps (AVX512-BF16: two k steps per instruction into fp32 lanes, half the packed bytes of widening to fp32; faster only where the instruction issues as often as FMA); 0: widen to fp32 and use FMA", impacts: {compute_hw_fit: 8, memory_bandwidth: 4}}
 require:
   - "THREADS <= spec.cores"
   - "VEC * 4 <= spec.simd_bytes"
   - "MR * NV + NV + 1 <= 32"
   - "KC * NV * VEC * 4 <= spec.l1_bytes"
   - "MC * KC * 4 <= spec.l2_bytes"
+  - "DOT == 0 || spec.has_avx512_bf16 == 1"
 @end */
 /* The fp32 packed micro-kernel with bf16 at the edges only. Packing already copies every
  * element of A and B, so widening bf16 to fp32 there costs one shift per element and the
@@ -24,6 +26,7 @@ require:
  * packed panels are fp32, hence the * 4 in the cache constraints. C cannot carry partial
  * sums between KC panels in bf16 (2^-8 per rounding), so panels before the last add into
  * an fp32 scratch and the last one rounds the tile to bf16 as it stores it. */
+#include <immintrin.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +53,12 @@ require:
 #ifndef THREADS
 #define THREADS 0
 #endif
+#ifndef DOT
+#define DOT 0
+#endif
+#if DOT && !defined(__AVX512BF16__)
+#error "DOT=1 needs AVX512-BF16 (the template requires spec.has_avx512_bf16)"
+#endif
 
 #define NR (NV * VEC)
 /* columns of B packed per outer block; B block KC x NC stays in L3 */
@@ -60,6 +69,8 @@ typedef float vfu __attribute__((vector_size(VEC * 4), aligned(4), may_alias));
 typedef uint32_t vu __attribute__((vector_size(VEC * 4)));
 typedef uint16_t vh __attribute__((vector_size(VEC * 2)));
 typedef uint16_t vhu __attribute__((vector_size(VEC * 2), aligned(2), may_alias));
+
+typedef uint32_t vuu __attribute__((vector_size(VEC * 4), aligned(4), may_alias));
 
 static inline vf vload(const float *p) { return *(const vfu *)p; }
 static inline void vstore(float *p, vf v) { *(vfu *)p = v; }
@@ -93,14 +104,31 @@ static inline void vstore_bf16(uint16_t *p, vf v)
 	*(vhu *)p = __builtin_convertvector((rne & ~nan) | (quiet & nan), vh);
 }
 
-/* pack B[k0:k0+kc, j0:j0+nc] as fp32 panels of NR columns, row p of a panel contiguous;
- * columns past n are zero so the micro-kernel never needs a column test */
+/* DOT: one 32-bit unit holds the bf16 elements k = 2q (low half) and 2q + 1 (high half) of
+ * a row of A or a column of B, the pairing vdpbf16ps multiplies; k past kc reads as 0 */
+static inline uint32_t pair(const uint16_t *x, int64_t stride, int32_t q, int32_t kc)
+{
+	uint32_t lo = x[2 * q * stride];
+	return 2 * q + 1 < kc ? lo | (uint32_t)x[(2 * q + 1) * stride] << 16 : lo;
+}
+
+/* pack B[k0:k0+kc, j0:j0+nc] as panels of NR columns, row p of a panel contiguous: fp32,
+ * or with DOT (kc+1)/2 rows of bf16 pairs; columns past n are zero so the micro-kernel
+ * never needs a column test */
 static void pack_b(const uint16_t *b, int32_t n, int32_t k0, int32_t kc, int32_t j0,
 		   int32_t nc, float *bp, int32_t panel)
 {
 	int32_t jj = j0 + panel * NR;
 	float *dst = bp + (int64_t)panel * kc * NR;
 	int32_t w = nc - panel * NR < NR ? nc - panel * NR : NR;
+#if DOT
+	uint32_t *d32 = (uint32_t *)dst;
+	for (int32_t q = 0; q < (kc + 1) / 2; q++)
+		for (int32_t j = 0; j < NR; j++)
+			d32[(int64_t)q * NR + j] =
+				j < w ? pair(b + (int64_t)k0 * n + jj + j, n, q, kc) : 0;
+	return;
+#endif
 	for (int32_t p = 0; p < kc; p++) {
 		const uint16_t *src = b + (int64_t)(k0 + p) * n + jj;
 		float *d = dst + (int64_t)p * NR;
@@ -127,6 +155,13 @@ static void pack_a(const uint16_t *a, int32_t m, int32_t k, int32_t i0, int32_t 
 			int32_t i = i0 + ir + r;
 			int valid = ir + r < mc && i < m;
 			const uint16_t *src = valid ? a + (int64_t)i * k + k0 : NULL;
+#if DOT
+			uint32_t *d32 = (uint32_t *)dst;
+			for (int32_t q = 0; q < (kc + 1) / 2; q++)
+				d32[PACK_A ? (int64_t)q * MR + r : (int64_t)r * kc + q] =
+					valid ? pair(src, 1, q, kc) : 0;
+			continue;
+#endif
 #if PACK_A
 			for (int32_t p = 0; p < kc; p++)
 				dst[(int64_t)p * MR + r] = valid ? bf16_to_float(src[p]) : 0.0f;
@@ -142,6 +177,18 @@ static void pack_a(const uint16_t *a, int32_t m, int32_t k, int32_t i0, int32_t 
 	}
 }
 
+#if DOT
+/* acc + the dot products of the bf16 pairs in a and b, lane by lane (vdpbf16ps) */
+static inline vf dot2(vf acc, vu a, vu b)
+{
+#if VEC == 16
+	return (vf)_mm512_dpbf16_ps((__m512)acc, (__m512bh)a, (__m512bh)b);
+#else
+	return (vf)_mm256_dpbf16_ps((__m256)acc, (__m256bh)a, (__m256bh)b);
+#endif
+}
+#endif
+
 /* acc = A_tile * B_panel over kc; then, for the valid rows < mr and cols < nr, acc plus
  * the fp32 partial sum f (unless first) goes to f, or rounded to bf16 into c (if last) */
 static inline void micro(const float *restrict ap, int64_t as_p, int64_t as_r,
@@ -153,6 +200,21 @@ static inline void micro(const float *restrict ap, int64_t as_p, int64_t as_r,
 	for (int r = 0; r < MR; r++)
 		for (int v = 0; v < NV; v++)
 			acc[r][v] = (vf){0};
+#if DOT
+	/* each step: NR columns x two k; pairs are bit patterns, never touched as floats */
+	const uint32_t *a32 = (const uint32_t *)ap, *b32 = (const uint32_t *)bp;
+	for (int32_t q = 0; q < (kc + 1) / 2; q++) {
+		vu bv[NV];
+		for (int v = 0; v < NV; v++)
+			bv[v] = *(const vuu *)(b32 + (int64_t)q * NR + v * VEC);
+#pragma GCC unroll 12
+		for (int r = 0; r < MR; r++) {
+			vu s = (vu){} + a32[q * as_p + r * as_r];
+			for (int v = 0; v < NV; v++)
+				acc[r][v] = dot2(acc[r][v], s, bv[v]);
+		}
+	}
+#else
 	for (int32_t p = 0; p < kc; p++) {
 		vf bv[NV];
 		for (int v = 0; v < NV; v++)
@@ -164,6 +226,7 @@ static inline void micro(const float *restrict ap, int64_t as_p, int64_t as_r,
 				acc[r][v] += s * bv[v];
 		}
 	}
+#endif
 	if (mr == MR && nr == NR) {
 		for (int r = 0; r < MR; r++)
 			for (int v = 0; v < NV; v++) {
