@@ -120,4 +120,10 @@ void ks_roofline_from_spec(const struct ks_spec *s, double *gflops, double *gbps
 int ks_eval_kernel(const struct ks_task *t, const char *source, const char *path,
 		   const struct ks_eval_opts *o, struct ks_eval_result *r, struct ks_error *e);
 
+/* is the i-th timed workload (counted over those that run on the backend) in the
+ * selection ("all", NULL or "0,2"); the evaluator rejects indexes out of range */
+int ks_eval_workload_selected(const char *sel, int i);
+/* KS_EINVAL with a message unless sel is "all", NULL or indexes below n */
+int ks_eval_validate_workloads(const char *sel, int n, struct ks_error *e);
+
 #endif

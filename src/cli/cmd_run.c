@@ -136,6 +136,8 @@ int cmd_run(int argc, char **argv)
 		{"timeout", KS_OPT_STR, &timeout, "S", "limit per kernel call or timing block (60s)"},
 		{"memory-limit", KS_OPT_STR, &memlimit, "SIZE", "memory a kernel may allocate (2G)"},
 		{"min-time", KS_OPT_STR, &min_time, "S", "timing floor per candidate (0.1s)"},
+		{"workloads", KS_OPT_STR, &o.eval.workloads, "all|N,..",
+		 "tune for these timed workloads only (indexes as 'tasks show' lists them)"},
 		{"threads", KS_OPT_INT, &threads, "N", "OMP_NUM_THREADS for kernels"},
 		{"cflags", KS_OPT_STR, &o.eval.cflags, "FLAGS", "compiler flags"},
 		{"json", KS_OPT_FLAG, &json, NULL, "print one JSON object at the end"},

@@ -100,8 +100,7 @@ static void fill_defaults(struct ks_eval_opts *o)
 	}
 }
 
-/* "0,2,3" -> is index i selected */
-static int selected(const char *sel, int i)
+int ks_eval_workload_selected(const char *sel, int i)
 {
 	if (!sel || !sel[0] || !strcmp(sel, "all"))
 		return 1;
@@ -120,7 +119,7 @@ static int selected(const char *sel, int i)
 	return 0;
 }
 
-static int validate_selection(const char *sel, int n, struct ks_error *e)
+int ks_eval_validate_workloads(const char *sel, int n, struct ks_error *e)
 {
 	if (!sel || !sel[0] || !strcmp(sel, "all"))
 		return 0;
@@ -170,7 +169,7 @@ static int setup_workloads(struct ks_evaluator *ev, struct ks_error *e)
 	if (ntimed == 0)
 		return ks_error_set(e, KS_EINVAL, "task '%s' has no workload for backend '%s'",
 				    t->name, ev->o.backend);
-	int rc = validate_selection(ev->o.workloads, ntimed, e);
+	int rc = ks_eval_validate_workloads(ev->o.workloads, ntimed, e);
 	if (rc)
 		return rc;
 	ev->wl = calloc((size_t)(t->nworkloads + t->nchecks), sizeof(*ev->wl));
@@ -184,7 +183,7 @@ static int setup_workloads(struct ks_evaluator *ev, struct ks_error *e)
 			const struct ks_workload *w = pass ? &t->checks[i] : &t->workloads[i];
 			if (!ks_workload_for_backend(w, ev->o.backend))
 				continue;
-			if (!pass && !selected(ev->o.workloads, k++))
+			if (!pass && !ks_eval_workload_selected(ev->o.workloads, k++))
 				continue;
 			struct ks_wl_state *ws = &ev->wl[ev->nwl++];
 			ws->wl = w;

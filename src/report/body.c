@@ -73,6 +73,11 @@ static void section_header(struct rp_doc *d, const struct rp_run *r)
 	ROW("task", run->task);
 	ROW("backend", run->backend);
 	ROW("target", r->target[0] ? r->target : "(not recorded)");
+	if (r->selection[0]) {
+		snprintf(t, sizeof(t), "only %s of the task's timed workloads (--workloads)",
+			 r->selection);
+		ROW("tuned for", t);
+	}
 	ROW("strategy", run->strategy);
 	ROW("policy", run->policy);
 	snprintf(t, sizeof(t), "%llu", (unsigned long long)run->seed);

@@ -220,6 +220,9 @@ static void target_from_config(struct rp_run *r)
 			break;
 		}
 	}
+	const char *w = json_string_value(json_object_get(cfg, "workloads"));
+	if (w && w[0] && strcmp(w, "all"))
+		snprintf(r->selection, sizeof(r->selection), "%s", w);
 out:
 	json_decref(cfg);
 }

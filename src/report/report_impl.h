@@ -95,6 +95,7 @@ struct rp_run {
 	char best_file[4200];    /* DIR/best.<ext> ("" when there is no best) */
 	int best_file_exists;
 	char target[128];        /* spec / device from the run config ("" when unknown) */
+	char selection[64];      /* --workloads from the run config ("" when all) */
 };
 
 int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,

@@ -89,13 +89,15 @@ static void task_text(const struct ks_run_state *st, struct ks_buf *out)
 	}
 	ks_buf_addf(out, "\nTolerance: atol %g, rtol %g\n", t->atol, t->rtol);
 	ks_buf_adds(out, "Timed workloads (the score is the geometric-mean speedup over these):");
-	for (int pass = 0; pass < 2; pass++) {
+	for (int pass = 0, k = 0; pass < 2; pass++) {
 		if (pass)
 			ks_buf_adds(out, "\nCorrectness checks (must pass, not timed):");
 		int n = pass ? t->nchecks : t->nworkloads;
 		for (int i = 0; i < n; i++) {
 			const struct ks_workload *w = pass ? &t->checks[i] : &t->workloads[i];
 			if (!ks_workload_for_backend(w, st->be->name))
+				continue;
+			if (!pass && !ks_eval_workload_selected(st->o.eval.workloads, k++))
 				continue;
 			struct ks_buf l = KS_BUF_INIT;
 			ks_workload_label(t, w, &l);

@@ -84,6 +84,8 @@ static int config_json(const struct ks_run_opts *o, struct ks_buf *out)
 	json_object_set_new(c, "min_time_s", json_real(o->eval.min_time_s));
 	json_object_set_new(c, "threads", json_integer(o->eval.threads));
 	json_object_set_new(c, "cflags", o->eval.cflags ? json_string(o->eval.cflags) : json_null());
+	json_object_set_new(c, "workloads",
+			    o->eval.workloads ? json_string(o->eval.workloads) : json_null());
 	if (strcmp(o->policy, "builtin")) { /* the LLM options, never the key */
 #define LLM_STR(key, v) json_object_set_new(c, key, (v) ? json_string(v) : json_null())
 		LLM_STR("llm_base_url", o->llm_base_url);
@@ -128,6 +130,7 @@ static int config_restore(struct ks_run_state *st, const char *json, struct ks_e
 	RESTORE_STR("policy", policy);
 	RESTORE_STR("spec", spec);
 	RESTORE_STR("cflags", eval.cflags);
+	RESTORE_STR("workloads", eval.workloads);
 	RESTORE_STR("llm_base_url", llm_base_url);
 	RESTORE_STR("llm_model", llm_model);
 	RESTORE_STR("llm_cmd", llm_cmd);
@@ -222,11 +225,14 @@ static int write_run_row(struct ks_run_state *st, struct ks_error *e)
 	if (rc)
 		return rc;
 	const struct ks_task *t = st->task;
-	for (int pass = 0; pass < 2 && !rc; pass++) {
+	for (int pass = 0, k = 0; pass < 2 && !rc; pass++) {
 		int n = pass ? t->nchecks : t->nworkloads;
 		for (int i = 0; i < n && !rc; i++) {
 			const struct ks_workload *w = pass ? &t->checks[i] : &t->workloads[i];
 			if (!ks_workload_for_backend(w, st->be->name))
+				continue;
+			/* --workloads: the timed ones the search tunes for */
+			if (!pass && !ks_eval_workload_selected(st->o.eval.workloads, k++))
 				continue;
 			struct ks_buf label = KS_BUF_INIT, params = KS_BUF_INIT;
 			ks_workload_label(t, w, &label);
@@ -384,6 +390,11 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 		goto out;
 	}
 	if (!remote && (rc = ks_backend_get(st->o.backend, &st->be, e)))
+		goto out;
+	int ntimed = 0;
+	for (int i = 0; i < st->task->nworkloads; i++)
+		ntimed += ks_workload_for_backend(&st->task->workloads[i], st->be->name);
+	if ((rc = ks_eval_validate_workloads(st->o.eval.workloads, ntimed, e)))
 		goto out;
 	ks_run_progress_tick(st, "setup", "detecting the hardware", 0);
 	if ((rc = load_spec(st, e)))

@@ -72,6 +72,26 @@ ok $? "and the message suggests --resume"
 "$KS" run "$TASK" --strategy nope --out "$TMP/y" >/dev/null 2>&1
 is $? 2 "unknown strategy exits 2"
 
+# --workloads: the search tunes for the chosen timed workloads only, the report says so,
+# and a resumed run keeps the choice; an index out of range is refused before any work
+W=$TMP/sel/scale
+mkdir -p "$TMP/sel" && cp -r "$TASK" "$W"
+sed -i 's/^  - {n: 1048576}$/  - {n: 1048576}\n  - {n: 65536}/' "$W/task.yaml"
+"$KS" run "$W" --budget 2 --workloads 1 --out "$TMP/w" --json "${FAST[@]}" >"$TMP/w.json" 2>"$TMP/w.err"
+ok $? "run --workloads 1 completes"
+is "$(count "$TMP/w/run.db" "select group_concat(label) from workloads where is_check = 0")" \
+	"n=65536" "only the chosen workload is recorded and timed"
+grep -q "| tuned for | only 1 of the task's timed workloads" "$TMP/w/report.md"
+ok $? "the report says the run was tuned for workload 1 only"
+"$KS" run --resume "$TMP/w" --budget 3 >/dev/null 2>&1
+is "$(count "$TMP/w/run.db" "select group_concat(distinct e.workload) from evaluations e
+	join workloads w on w.idx = e.workload where w.is_check = 0")" 1 \
+	"the resumed run still times workload 1 only"
+"$KS" run "$W" --budget 2 --workloads 2 --out "$TMP/w2" >/dev/null 2>"$TMP/w2.err"
+is $? 2 "--workloads out of range exits 2"
+grep -q "out of range (the task has 2 for this backend" "$TMP/w2.err"
+ok $? "and says how many there are"
+
 # a run folder whose path holds a quote and a backslash: --json stays valid JSON
 odd="$TMP/odd \"dir\\x"
 mkdir -p "$odd"
