@@ -25,6 +25,10 @@ void ks_roofline_from_spec(const struct ks_spec *s, double *gflops, double *gbps
 		double lanes = field(s, "simd_width");
 		if (cores && mhz && lanes)
 			*gflops = cores * mhz * 1e-3 * 1.8 * 2 * 2 * lanes;
+		/* AMX: a 16x16x32 bf16 tile product (16384 flops) per 16 cycles per core, 1024
+		 * flops per cycle, 16 times a 16-lane FMA pair; int8 tiles twice that */
+		if (cores && mhz && ks_spec_has_feature(s, "amx"))
+			*gflops = cores * mhz * 1e-3 * 1.8 * 2048;
 		return;
 	}
 	static const char *const peaks[] = {"peak_gflops_f32", "peak_gflops_f16", "peak_gflops_bf16",

@@ -33,4 +33,10 @@ if grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null; then
 else
 	echo "# skip the DOT=1 path of matmul_bf16: this CPU has no AVX512-BF16"
 fi
+# amx.c runs its tile path where the CPU has AMX (else its plain loop, tested above)
+if grep -qw amx_tile /proc/cpuinfo 2>/dev/null; then
+	passes "$B" "$B/templates/cpu/amx.c" --define BMT=1,BNT=3,ORDER=1
+	passes "$B" "$B/templates/cpu/amx.c" --define BMT=2,BNT=1,THREADS=1
+	passes "$B" "$B/templates/cpu/amx.c" --define BMT=1,BNT=1,THREADS=2
+fi
 done_testing

@@ -1,12 +1,61 @@
 /* Every knob template shipped under tasks/ parses, and its task loads: a broken template
- * would otherwise only show up when someone runs a search on that task and backend. */
+ * would otherwise only show up when someone runs a search on that task and backend.  Then
+ * each task's search space loads per backend, with the host's spec on the cpu and the
+ * shipped H200 spec on cuda: the require expressions evaluate and leave feasible
+ * configurations.  (The kernels themselves run in tests/cli/t0150-shipped-cpu.sh, t0400.) */
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "ksearch/knowledge.h"
 #include "ksearch/task.h"
 #include "ksearch/template.h"
+#include "search/space.h"
 #include "tap.h"
+#include "util/fs.h"
+
+static void spaces(void)
+{
+	char **names = NULL;
+	int n = 0;
+	struct ks_error e = {0};
+	int rc = ks_task_list(&names, &n, &e);
+	ok(rc == 0 && n >= 5, "shipped tasks: %d", n);
+	struct ks_spec host, h200;
+	ok(ks_spec_detect_host(&host, &e) == 0, "host spec: %s", e.msg);
+	ok(ks_spec_load("h200", &h200, &e) == 0, "h200 spec: %s", e.msg);
+	static const struct {
+		const char *backend, *ext;
+	} be[] = {{"cpu", "c"}, {"cuda", "cu"}};
+	for (int i = 0; i < n; i++) {
+		struct ks_task *t;
+		if (ks_task_load(names[i], &t, &e)) {
+			ok(0, "load %s: %s", names[i], e.msg);
+			continue;
+		}
+		for (size_t b = 0; b < sizeof(be) / sizeof(be[0]); b++) {
+			char dir[4096];
+			snprintf(dir, sizeof(dir), "%s/templates/%s", t->dir, be[b].backend);
+			if (!ks_path_exists(dir))
+				continue;
+			struct ks_search_space sp;
+			memset(&sp, 0, sizeof(sp));
+			rc = ks_search_space_load(&sp, t, be[b].backend, be[b].ext, b ? &h200 : &host,
+						  &e);
+			ok(rc == 0, "%s/%s: the search space loads %s", t->name, be[b].backend,
+			   rc ? e.msg : "");
+			ok(rc || sp.total_feasible > 0,
+			   "%s/%s: %ld feasible configurations in %d templates", t->name,
+			   be[b].backend, sp.total_feasible, sp.n);
+			if (!rc)
+				ks_search_space_release(&sp);
+		}
+		ks_task_free(t);
+	}
+	ks_spec_release(&host);
+	ks_spec_release(&h200);
+	ks_strv_free(names, n);
+}
 
 int main(void)
 {
@@ -54,5 +103,6 @@ int main(void)
 	if (d)
 		closedir(d);
 	ok(ntemplates >= 8, "at least two families per shipped task (found %d templates)", ntemplates);
+	spaces();
 	return tap_done();
 }
