@@ -5,6 +5,8 @@
         [--extra 'label=path.c' ...] [--threads 2] [--out docs/results/cpu-libraries.md]
 
 matmul: the kernel against OpenBLAS sgemm (numpy.matmul) and ONNX Runtime's MatMul (MLAS);
+matmul_bf16: the bf16 kernel against the same two fp32 libraries on the same values widened
+to fp32 beforehand (neither has a bf16 GEMM on the CPU; the widening is not timed);
 softmax: against ONNX Runtime's Softmax and a plain numpy expression. Every implementation
 gets the same inputs, rotating over enough input sets to exceed twice the last-level cache
 (as ksearch's own timing does), and the repetitions are interleaved in a shuffled order so
@@ -30,6 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # the CPU workloads of the shipped tasks (tasks/*/task.yaml, those without `backends: [cuda]`)
 WORKLOADS = {
     "matmul": [dict(m=512, n=512, k=512), dict(m=256, n=1000, k=768)],
+    "matmul_bf16": [dict(m=512, n=512, k=512), dict(m=256, n=1000, k=768)],
     "softmax": [dict(rows=2048, cols=2048), dict(rows=8192, cols=512)],
 }
 
@@ -58,9 +61,19 @@ def build(task, src, work, name):
     fn = getattr(lib, task)
     p = ctypes.c_void_p
     i32 = ctypes.c_int32
-    fn.argtypes = [p, p, p, i32, i32, i32] if task == "matmul" else [p, p, i32, i32]
+    fn.argtypes = [p, p, p, i32, i32, i32] if task.startswith("matmul") else [p, p, i32, i32]
     fn.restype = None
     return fn
+
+
+def to_bf16(a):
+    """fp32 -> bf16 bits, round to nearest even (finite inputs)"""
+    u = a.view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bf16(h):
+    return (h.astype(np.uint32) << 16).view(np.float32)
 
 
 def ptr(a):
@@ -72,7 +85,7 @@ def ort_session(task, threads):
     import onnxruntime as ort
     from onnx import TensorProto, helper
     f = TensorProto.FLOAT
-    if task == "matmul":
+    if task.startswith("matmul"):
         node = helper.make_node("MatMul", ["a", "b"], ["c"])
         inputs = [helper.make_tensor_value_info("a", f, ["m", "k"]),
                   helper.make_tensor_value_info("b", f, ["k", "n"])]
@@ -93,7 +106,7 @@ def ort_session(task, threads):
 
 def kernel_call(task, fn, label):
     """a ksearch kernel through its C entry point; pointers are resolved once per set"""
-    if task == "matmul":
+    if task.startswith("matmul"):
         return lambda s: fn(s["pin"][0], s["pin"][1], s["pout"][label], *s["dims"])
     return lambda s: fn(s["pin"][0], s["pout"][label], *s["dims"])
 
@@ -109,7 +122,7 @@ def make_impls(task, kernels, threads):
             sess.run_with_iobinding(b)
         def prepare(s):
             b = sess.io_binding()
-            for n, arr in zip(names_in, s["in"]):
+            for n, arr in zip(names_in, s["in32"]):
                 b.bind_cpu_input(n, arr)
             out = s["outs"]["onnxruntime"]
             b.bind_output(name_out, "cpu", 0, np.float32, out.shape, out.ctypes.data)
@@ -118,8 +131,8 @@ def make_impls(task, kernels, threads):
 
     for label, fn in kernels:
         impls[label] = kernel_call(task, fn, label)
-    if task == "matmul":
-        impls["numpy.matmul (OpenBLAS sgemm)"] = lambda s: np.matmul(s["in"][0], s["in"][1],
+    if task.startswith("matmul"):
+        impls["numpy.matmul (OpenBLAS sgemm)"] = lambda s: np.matmul(s["in32"][0], s["in32"][1],
                                                                     out=s["outs"]["numpy.matmul (OpenBLAS sgemm)"])
         run, prep = ort_runner(["a", "b"], "c")
     else:
@@ -156,10 +169,11 @@ def main():
     impls, prepare_ort, ort_version = make_impls(args.task, kernels, args.threads)
     names = list(impls)
     rng = np.random.default_rng(1)
+    bf16 = args.task == "matmul_bf16"
     llc = llc_bytes()
     rows = []
     for w in WORKLOADS[args.task]:
-        if args.task == "matmul":
+        if args.task.startswith("matmul"):
             m, n, k = w["m"], w["n"], w["k"]
             shapes_in, shape_out, dims = [(m, k), (k, n)], (m, n), (m, n, k)
             flops = 2.0 * m * n * k
@@ -173,17 +187,24 @@ def main():
         nsets = max(1, min(64, -(-2 * llc // set_bytes)))
         sets = []
         for _ in range(nsets):
-            ins = [rng.standard_normal(sh, dtype=np.float32) * (3 if args.task == "softmax" else 1)
-                   for sh in shapes_in]
-            s = {"in": ins, "dims": dims, "outs": {nm: np.full(shape_out, np.nan, np.float32) for nm in names}}
+            ins32 = [rng.standard_normal(sh, dtype=np.float32) * (3 if args.task == "softmax" else 1)
+                     for sh in shapes_in]
+            ins, outs = ins32, {nm: np.full(shape_out, np.nan, np.float32) for nm in names}
+            if bf16:
+                # the kernels take bf16 bits; the libraries the same values as fp32
+                ins = [to_bf16(a) for a in ins32]
+                ins32 = [from_bf16(a) for a in ins]
+                for nm, _ in kernels:
+                    outs[nm] = np.full(shape_out, 0x7fc0, np.uint16)
+            s = {"in": ins, "in32": ins32, "dims": dims, "outs": outs}
             s["pin"] = [ptr(a) for a in ins]
             s["pout"] = {nm: ptr(o) for nm, o in s["outs"].items()}
             prepare_ort(s)
             sets.append(s)
         # correctness on set 0 against float64
         s0 = sets[0]
-        if args.task == "matmul":
-            ref = s0["in"][0].astype(np.float64) @ s0["in"][1].astype(np.float64)
+        if args.task.startswith("matmul"):
+            ref = s0["in32"][0].astype(np.float64) @ s0["in32"][1].astype(np.float64)
         else:
             x = s0["in"][0].astype(np.float64)
             e = np.exp(x - x.max(axis=1, keepdims=True))
@@ -191,7 +212,8 @@ def main():
         errs = {}
         for nm in names:
             impls[nm](s0)
-            got = s0["outs"][nm].astype(np.float64)
+            out = s0["outs"][nm]
+            got = (from_bf16(out) if out.dtype == np.uint16 else out).astype(np.float64)
             errs[nm] = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
         # Blocks of calls per implementation, interleaved in a shuffled order round after
         # round. Each block starts after a pause and two untimed calls: OpenMP, OpenBLAS and
@@ -221,7 +243,7 @@ def main():
                         samples[nm].append(dt)
                         spent[nm] += dt * 1e-6
             rounds += 1
-        lib = "numpy.matmul (OpenBLAS sgemm)" if args.task == "matmul" else "onnxruntime"
+        lib = "numpy.matmul (OpenBLAS sgemm)" if args.task.startswith("matmul") else "onnxruntime"
         lib_med = statistics.median(samples[lib])
         for nm in names:
             v = sorted(samples[nm])
@@ -234,7 +256,7 @@ def main():
                   f"x{lib_med / med:5.2f} vs {lib.split(' ')[0]}  err {errs[nm]:.1e}", flush=True)
 
     if args.out:
-        lib = "OpenBLAS sgemm (numpy.matmul)" if args.task == "matmul" else "ONNX Runtime Softmax"
+        lib = "OpenBLAS sgemm (numpy.matmul)" if args.task.startswith("matmul") else "ONNX Runtime Softmax"
         cpu = platform.processor() or platform.machine()
         try:
             with open("/proc/cpuinfo") as f:
@@ -257,6 +279,12 @@ def main():
                     f"inputs rotate over " + ", ".join(sorted({f"{r['sets']} sets for {r['workload']}" for r in rows}))
                     + f" (more than twice the {llc >> 20} MiB last-level cache); spread = interquartile "
                     f"range / median.\n")
+            if args.task == "matmul_bf16":
+                f.write("\nNo bf16 GEMM library runs on this CPU here (numpy has no bf16, ONNX Runtime's "
+                        "CPU MatMul has no bf16 kernel), so the libraries compute the same products "
+                        "in fp32 from copies of the bf16 inputs widened beforehand (not timed) and "
+                        "write fp32; the ksearch kernels read bf16 and write bf16, so their rel L2 "
+                        "error includes the bf16 rounding of the output (~1e-3).\n")
     print("done")
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CPU benchmarks against libraries, in one command from the repository root:
 #
-#   bash bench/cpu/run.sh [softmax] [matmul]        (no argument: both)
+#   bash bench/cpu/run.sh [softmax] [matmul] [matmul_bf16]   (no argument: softmax matmul)
 #
 # builds ksearch, runs `ksearch run TASK` with the builtin policy on the cpu backend, then
 # times the best kernel side by side with library implementations in one process
@@ -9,7 +9,7 @@
 # Runtime and numpy for softmax) and writes docs/results/cpu-libraries.md.  numpy,
 # onnxruntime and onnx are installed into BUILD/bench-venv from PyPI on first use.
 # Environment:
-#   BUDGET_MATMUL=N, BUDGET_SOFTMAX=N   candidates per run (40, 16)
+#   BUDGET_MATMUL=N, BUDGET_SOFTMAX=N, BUDGET_MATMUL_BF16=N   candidates per run (40, 16, 10)
 #   BUILD=DIR       build directory (default build-bench)
 #   THREADS="N ..." thread counts to compare at, each for every implementation
 #                   (default: all logical CPUs, then 1: a single thread is far less
@@ -47,7 +47,8 @@ for task in $PHASES; do
 	case $task in
 	matmul) budget=${BUDGET_MATMUL:-40} ;;
 	softmax) budget=${BUDGET_SOFTMAX:-16} ;;
-	*) echo "unknown phase '$task' (softmax, matmul)"; exit 2 ;;
+	matmul_bf16) budget=${BUDGET_MATMUL_BF16:-10} ;;
+	*) echo "unknown phase '$task' (softmax, matmul, matmul_bf16)"; exit 2 ;;
 	esac
 	log "ksearch run $task --budget $budget"
 	rm -rf "$RES/run-$task"
