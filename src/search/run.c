@@ -267,12 +267,12 @@ static void use_roofline(struct ks_run_state *st)
  * when it is on this machine (the first of --devices, else $KSEARCH_DEVICE).  Its theoretical
  * peaks give the roofline floors and SUSPICIOUS.  Not fatal: without a device the backend
  * says so itself, and workers started by --worker-cmd may be on another machine. */
-static int device_spec(struct ks_run_state *st)
+static void device_spec(struct ks_run_state *st)
 {
 	if (st->o.worker_cmd) {
 		ks_info("no roofline floors: the devices are behind --worker-cmd (pass --spec NAME "
 			"for them)");
-		return 0;
+		return;
 	}
 	const char *d = st->o.devices ? st->o.devices : getenv("KSEARCH_DEVICE");
 	struct ks_error de = {0};
@@ -280,11 +280,10 @@ static int device_spec(struct ks_run_state *st)
 		ks_debug("no device spec: %s", de.msg);
 		ks_spec_release(&st->spec);
 		ks_spec_init(&st->spec);
-		return 0;
+		return;
 	}
 	st->have_spec = 1;
 	use_roofline(st);
-	return 0;
 }
 
 static int load_spec(struct ks_run_state *st, struct ks_error *e)
@@ -293,8 +292,10 @@ static int load_spec(struct ks_run_state *st, struct ks_error *e)
 	const char *name = st->o.spec;
 	int rc;
 	if (!name || !name[0] || !strcmp(name, "auto")) {
-		if (strcmp(st->o.backend, "cpu"))
-			return device_spec(st);
+		if (strcmp(st->o.backend, "cpu")) {
+			device_spec(st);
+			return 0;
+		}
 		rc = ks_spec_detect_host(&st->spec, e);
 	} else {
 		rc = ks_spec_load(name, &st->spec, e);
