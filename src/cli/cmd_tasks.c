@@ -7,6 +7,8 @@
 #include "cli/cli.h"
 #include "ksearch/knowledge.h"
 #include "ksearch/task.h"
+#include "ksearch/template.h"
+#include "util/fs.h"
 
 #define README_SHORT_LINES 20
 
@@ -224,8 +226,10 @@ static int show_json(const struct ks_task *t, const char *backend, const char *p
 	return KS_EXIT_OK;
 }
 
+/* index: the workload's number for --workloads (timed ones that run on the backend), -1
+ * for checks and workloads of other backends */
 static void print_workload(const struct ks_task *t, const struct ks_workload *w,
-			   const char *backend)
+			   const char *backend, int index)
 {
 	struct ks_buf label;
 	ks_buf_init(&label, 4096);
@@ -233,6 +237,10 @@ static void print_workload(const struct ks_task *t, const struct ks_workload *w,
 	double flops = 0, bytes = 0;
 	ks_workload_expr(t, w, t->flops, &flops, NULL);
 	ks_workload_expr(t, w, t->bytes, &bytes, NULL);
+	if (index >= 0)
+		printf("  %2d", index);
+	else if (!w->name)
+		printf("    ");
 	printf("  %-36s %10.4g GFLOP %10.4g MB", ks_buf_str(&label), flops / 1e9, bytes / 1e6);
 	if (w->backends) {
 		printf("  [");
@@ -245,6 +253,40 @@ static void print_workload(const struct ks_task *t, const struct ks_workload *w,
 			printf("  %s: %s", t->tensors[i].name, w->init[i]);
 	printf("\n");
 	ks_buf_release(&label);
+}
+
+/* the knob templates `ksearch run` explores on this backend: family, knobs, raw size */
+static void print_templates(const struct ks_task *t, const char *backend)
+{
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/templates/%s", t->dir, backend);
+	if (!ks_path_exists(dir))
+		return;
+	struct ks_template **list = NULL;
+	int n = 0;
+	struct ks_error e = {0};
+	printf("\nknob templates (backend %s; what 'ksearch run' explores):\n", backend);
+	if (ks_template_load_dir(dir, &list, &n, &e)) {
+		printf("  error: %s\n", e.msg);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		const struct ks_template *tp = list[i];
+		const char *file = strrchr(tp->path, '/') ? strrchr(tp->path, '/') + 1 : tp->path;
+		printf("  %-14s %s, %ld configurations before 'require':\n   ", file, tp->family,
+		       ks_template_size(tp));
+		for (int k = 0; k < tp->nknobs; k++) {
+			const struct ks_knob *kn = &tp->knobs[k];
+			printf(" %s {", kn->name);
+			for (int v = 0; v < kn->nvalues; v++)
+				printf("%s%s", v ? "," : "", kn->values[v]);
+			printf("}");
+		}
+		printf("\n");
+	}
+	if (!n)
+		printf("  (none)\n");
+	ks_template_list_free(list, n);
 }
 
 static int show_text(const struct ks_task *t, const char *backend, const char *proto)
@@ -272,14 +314,16 @@ static int show_text(const struct ks_task *t, const char *backend, const char *p
 		printf("  (none)\n");
 	printf("\nflops: %s\nbytes: %s\n", t->flops, t->bytes);
 	printf("tolerance: atol %g, rtol %g, relative L2 %g\n", t->atol, t->rtol, t->l2);
-	printf("\nworkloads (timed):\n");
-	for (int i = 0; i < t->nworkloads; i++)
-		print_workload(t, &t->workloads[i], backend);
+	printf("\nworkloads (timed; the number selects it in --workloads):\n");
+	for (int i = 0, k = 0; i < t->nworkloads; i++)
+		print_workload(t, &t->workloads[i], backend,
+			       ks_workload_for_backend(&t->workloads[i], backend) ? k++ : -1);
 	printf("\nchecks (correctness only):\n");
 	for (int i = 0; i < t->nchecks; i++)
-		print_workload(t, &t->checks[i], backend);
+		print_workload(t, &t->checks[i], backend, -1);
 	if (!t->nchecks)
 		printf("  (none)\n");
+	print_templates(t, backend);
 	printf("\nYour kernel must define (backend %s):\n  %s\n", backend, proto);
 	return KS_EXIT_OK;
 }

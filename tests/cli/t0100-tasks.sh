@@ -47,8 +47,11 @@ check "show prints params" grep -qE '^  cols +i32$' "$TMP/out"
 check "show prints flops" has "flops: 5*rows*cols" "$TMP/out"
 check "show prints tolerance" has "tolerance: atol 1e-05, rtol 1e-05, relative L2 1e-05" "$TMP/out"
 check "show prints workloads with GFLOP and MB" \
-	grep -qE '^  rows=4096 cols=4096 +0\.08389 GFLOP +134\.2 MB$' "$TMP/out"
+	grep -qE '^   0  rows=4096 cols=4096 +0\.08389 GFLOP +134\.2 MB$' "$TMP/out"
 check "backend-restricted workload is marked" has "[cuda only; skipped here]" "$TMP/out"
+check "a task without templates lists none" bash -c "! grep -q 'knob templates' '$TMP/out'"
+check "and has no --workloads number on this backend" \
+	grep -qE '^      rows=32768 cols=512 .*skipped here' "$TMP/out"
 check "show prints checks with init overrides" \
 	grep -qE '^  large-logits \(rows=67 cols=1000\) .* x: normal\(0, 80\)$' "$TMP/out"
 
@@ -101,6 +104,12 @@ check "show without a name exits 2" run 2 tasks show
 check "unknown subcommand exits 2" run 2 tasks frobnicate
 check "--help exits 0" run 0 tasks --help
 check "--help shows usage" has "usage: ksearch tasks" "$TMP/out"
+
+# show lists the knob templates a search explores on the backend, with their knobs
+check "show of a task with templates exits 0" run 0 tasks show "$SRC/tests/fixtures/eval/scale"
+check "its knob templates are listed" has "knob templates (backend cpu; what 'ksearch run' explores):" "$TMP/out"
+check "with family, size and knob values" \
+	bash -c "grep -qE '^  unrolled.c +unrolled, 8 configurations' '$TMP/out' && grep -qF 'UNROLL {1,2,4,8} SCALE_BY_ADD {0,1}' '$TMP/out'"
 
 # a data root whose list contains a broken task: listed, flagged, exit 2
 mkdir -p "$TMP/root/tasks"
