@@ -416,6 +416,8 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 			"configurations in %d templates",
 			st->dir, st->task->name, st->be->name, st->o.strategy, st->o.budget,
 			st->space.total_feasible, st->space.n);
+	if (st->o.eval.workloads && strcmp(st->o.eval.workloads, "all"))
+		ks_info("tuning for timed workloads %s only (--workloads)", st->o.eval.workloads);
 	ks_run_progress_tick(st, "setup", "compiling the reference and the baseline", 0);
 	st->o.eval.backend = st->be->name;
 	st->o.eval.seed = st->o.seed;

@@ -79,6 +79,8 @@ mkdir -p "$TMP/sel" && cp -r "$TASK" "$W"
 sed -i 's/^  - {n: 1048576}$/  - {n: 1048576}\n  - {n: 65536}/' "$W/task.yaml"
 "$KS" run "$W" --budget 2 --workloads 1 --out "$TMP/w" --json "${FAST[@]}" >"$TMP/w.json" 2>"$TMP/w.err"
 ok $? "run --workloads 1 completes"
+grep -q "tuning for timed workloads 1 only" "$TMP/w.err"
+ok $? "and says at the start what it tunes for"
 is "$(count "$TMP/w/run.db" "select group_concat(label) from workloads where is_check = 0")" \
 	"n=65536" "only the chosen workload is recorded and timed"
 grep -q "| tuned for | only 1 of the task's timed workloads" "$TMP/w/report.md"
