@@ -63,11 +63,12 @@ int ks_backend_get(const char *name, const struct ks_backend_i **out, struct ks_
 int ks_backend_detect_spec(const char *backend, int device, int measure, struct ks_buf *yaml,
 			   struct ks_error *e);
 
-/* The device's spec as loaded by ks_spec_load, from its properties and theoretical peaks
- * (nothing measured, so quick): what `--spec auto` means on a GPU backend.  out is
- * initialised either way; the caller releases it. */
+/* The spec of the local device the kernels run on, as loaded by ks_spec_load, from its
+ * properties and theoretical peaks (nothing measured, so quick): what `--spec auto` means on
+ * a GPU backend.  The device is the first of devices ("0,1" as --devices takes it), else
+ * $KSEARCH_DEVICE, else 0.  out is initialised either way; the caller releases it. */
 struct ks_spec;
-int ks_backend_device_spec(const char *backend, int device, struct ks_spec *out,
+int ks_backend_device_spec(const char *backend, const char *devices, struct ks_spec *out,
 			   struct ks_error *e);
 
 /* the compile cache used by backends: key -> directory */

@@ -113,8 +113,11 @@ int ks_evaluator_run(struct ks_evaluator *ev, const char *source, const char *pa
 
 struct ks_spec;
 /* Ceilings for the roofline from a hardware spec (upper bounds; 0 when unknown).  CPUs:
- * theoretical compute peak only; GPUs: the best datasheet compute rate and bandwidth. */
+ * theoretical compute peak only (FMA, or AMX tiles where the spec lists amx); GPUs: the best
+ * compute rate and the bandwidth the spec gives. */
 void ks_roofline_from_spec(const struct ks_spec *s, double *gflops, double *gbps);
+/* the options' roofline ceilings from s, where they are not set (<= 0) already */
+void ks_roofline_fill(const struct ks_spec *s, struct ks_eval_opts *o);
 
 /* One-shot helper for `ksearch eval`: new + run + free. */
 int ks_eval_kernel(const struct ks_task *t, const char *source, const char *path,

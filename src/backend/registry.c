@@ -1,4 +1,5 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/backends.h"
@@ -64,12 +65,13 @@ int ks_backend_detect_spec(const char *backend, int device, int measure, struct 
 			    backend);
 }
 
-int ks_backend_device_spec(const char *backend, int device, struct ks_spec *out,
+int ks_backend_device_spec(const char *backend, const char *devices, struct ks_spec *out,
 			   struct ks_error *e)
 {
 	ks_spec_init(out);
+	const char *d = devices ? devices : getenv("KSEARCH_DEVICE");
 	struct ks_buf y = KS_BUF_INIT;
-	int rc = ks_backend_detect_spec(backend, device, 0, &y, e);
+	int rc = ks_backend_detect_spec(backend, d ? atoi(d) : 0, 0, &y, e);
 	if (!rc)
 		rc = ks_spec_load_text(ks_buf_str(&y), out, e);
 	ks_buf_release(&y);

@@ -211,21 +211,15 @@ int cmd_eval(int argc, char **argv)
 		struct ks_spec sp;
 		ks_spec_init(&sp);
 		/* auto: the host, or the GPU the kernel runs on when it is on this machine */
-		const char *dev = devices ? devices : getenv("KSEARCH_DEVICE");
 		int loaded = KS_ENOTFOUND;
 		if (strcmp(spec, "auto"))
 			loaded = ks_spec_load(spec, &sp, &e);
 		else if (!strcmp(backend, "cpu"))
 			loaded = ks_spec_detect_host(&sp, &e);
 		else if (!worker_cmd)
-			loaded = ks_backend_device_spec(backend, dev ? atoi(dev) : 0, &sp, &e);
+			loaded = ks_backend_device_spec(backend, devices, &sp, &e);
 		if (loaded == 0) {
-			double g, b;
-			ks_roofline_from_spec(&sp, &g, &b);
-			if (o.peak_gflops <= 0)
-				o.peak_gflops = g;
-			if (o.peak_gbps <= 0)
-				o.peak_gbps = b;
+			ks_roofline_fill(&sp, &o);
 		} else if (strcmp(spec, "auto")) {
 			fprintf(stderr, "ksearch eval: %s\n", e.msg);
 			ks_spec_release(&sp);

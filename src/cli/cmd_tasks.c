@@ -15,7 +15,8 @@
 static const char usage[] = "ksearch tasks [list | show NAME|DIR [--backend cpu|cuda|metal]] [--json]";
 static const char about[] =
 	"List the tasks (from <data root>/tasks, $KSEARCH_HOME overrides the data root) or show\n"
-	"one: the math, tensors, params, workloads, checks and the exact prototype your kernel\n"
+	"one: the math, tensors, params, workloads (numbered for 'ksearch run --workloads'),\n"
+	"checks, the knob templates a search explores and the exact prototype your kernel\n"
 	"must define for a backend.  NAME may also be the path of a task folder.\n"
 	"Exit status 2 when a task does not exist or its task.yaml has an error\n"
 	"(printed as FILE:LINE:COL: what was expected).";

@@ -132,7 +132,8 @@ int ks_eval_validate_workloads(const char *sel, int n, struct ks_error *e)
 					    "--workloads expects 'all' or indexes like 0,2; got '%s'", sel);
 		if (v < 0 || v >= n)
 			return ks_error_set(e, KS_EINVAL,
-					    "workload index %ld out of range (the task has %d for this backend: 0..%d)",
+					    "workload index %ld out of range (the task has %d for this backend: "
+					    "0..%d, numbered by 'ksearch tasks show TASK --backend B')",
 					    v, n, n - 1);
 		p = *end ? end + 1 : end;
 	}

@@ -39,3 +39,13 @@ void ks_roofline_from_spec(const struct ks_spec *s, double *gflops, double *gbps
 			*gflops = field(s, peaks[i]);
 	*gbps = field(s, "mem_bandwidth_gbps");
 }
+
+void ks_roofline_fill(const struct ks_spec *s, struct ks_eval_opts *o)
+{
+	double gflops, gbps;
+	ks_roofline_from_spec(s, &gflops, &gbps);
+	if (o->peak_gflops <= 0)
+		o->peak_gflops = gflops;
+	if (o->peak_gbps <= 0)
+		o->peak_gbps = gbps;
+}

@@ -253,16 +253,6 @@ static int write_run_row(struct ks_run_state *st, struct ks_error *e)
 	return rc;
 }
 
-static void use_roofline(struct ks_run_state *st)
-{
-	double gflops, gbps;
-	ks_roofline_from_spec(&st->spec, &gflops, &gbps);
-	if (st->o.eval.peak_gflops <= 0)
-		st->o.eval.peak_gflops = gflops;
-	if (st->o.eval.peak_gbps <= 0)
-		st->o.eval.peak_gbps = gbps;
-}
-
 /* --spec auto on a GPU backend: the spec of the device the candidates run on, read here
  * when it is on this machine (the first of --devices, else $KSEARCH_DEVICE).  Its theoretical
  * peaks give the roofline floors and SUSPICIOUS.  Not fatal: without a device the backend
@@ -274,16 +264,15 @@ static void device_spec(struct ks_run_state *st)
 			"for them)");
 		return;
 	}
-	const char *d = st->o.devices ? st->o.devices : getenv("KSEARCH_DEVICE");
 	struct ks_error de = {0};
-	if (ks_backend_device_spec(st->o.backend, d ? atoi(d) : 0, &st->spec, &de)) {
+	if (ks_backend_device_spec(st->o.backend, st->o.devices, &st->spec, &de)) {
 		ks_debug("no device spec: %s", de.msg);
 		ks_spec_release(&st->spec);
 		ks_spec_init(&st->spec);
 		return;
 	}
 	st->have_spec = 1;
-	use_roofline(st);
+	ks_roofline_fill(&st->spec, &st->o.eval);
 }
 
 static int load_spec(struct ks_run_state *st, struct ks_error *e)
@@ -303,7 +292,7 @@ static int load_spec(struct ks_run_state *st, struct ks_error *e)
 	if (rc)
 		return ks_error_wrap(e, "hardware spec");
 	st->have_spec = 1;
-	use_roofline(st);
+	ks_roofline_fill(&st->spec, &st->o.eval);
 	return 0;
 }
 
