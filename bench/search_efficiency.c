@@ -22,7 +22,7 @@
 #include "ksearch/log.h"
 #include "ksearch/strategy.h"
 #include "ksearch/task.h"
-#include "search/space.h"
+#include "policy/space.h"
 
 struct entry {
 	char key[1024]; /* family + defines */

@@ -110,6 +110,11 @@ void ks_evaluator_free(struct ks_evaluator *ev);
  * o->defines when not NULL.  Returns 0 with a status in r, or an infrastructure error. */
 int ks_evaluator_run(struct ks_evaluator *ev, const char *source, const char *path,
 		     const char *const *defines, struct ks_eval_result *r, struct ks_error *e);
+struct ks_artifact;
+/* The same for a kernel compiled already (the search driver compiles the next candidates
+ * while this one runs); a != ok is a COMPILE_ERROR result with its log. */
+int ks_evaluator_run_artifact(struct ks_evaluator *ev, const struct ks_artifact *a,
+			      struct ks_eval_result *r, struct ks_error *e);
 
 struct ks_spec;
 /* Ceilings for the roofline from a hardware spec (upper bounds; 0 when unknown).  CPUs:

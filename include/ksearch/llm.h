@@ -397,6 +397,7 @@ enum ks_llm_want {
 	KS_LLM_WANT_CODE,        /* one fenced code block (ks_reply_code) */
 	KS_LLM_WANT_JSON_OBJECT, /* a JSON object (ks_reply_json '{') */
 	KS_LLM_WANT_JSON_ARRAY,  /* a JSON array (ks_reply_json '[') */
+	KS_LLM_WANT_JSON,        /* a JSON object or array (edit scripts come as either) */
 };
 
 struct ks_llm_ask {
@@ -412,8 +413,10 @@ struct ks_llm_ask {
  * and a correction prompt appended to the conversation.  A correction round is its own
  * exchange with purpose "<purpose>-fix" and a user message starting "PURPOSE:
  * <purpose>-fix", so records, replays and the fake server see it.  out gets the extracted
- * code / JSON / text; on success reply (may be NULL) gets the raw reply it came from
- * (reflection notes, reasoning, tokens); free it with ks_llm_reply_release().  Returns KS_EPARSE with the last parse error when no reply was usable;
+ * code / JSON / text; reply (may be NULL) gets the raw reply it came from (reflection
+ * notes, reasoning, tokens), on KS_EPARSE the last unusable one (a kernel may sit beside
+ * broken JSON); free it with ks_llm_reply_release().  Returns KS_EPARSE with the last parse
+ * error when no reply was usable;
  * transport and budget errors end at once. */
 int ks_llm_ask(struct ks_llm *c, const struct ks_llm_ask *q, struct ks_buf *out,
 	       struct ks_llm_reply *reply, struct ks_error *e);

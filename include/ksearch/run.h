@@ -39,6 +39,8 @@ struct ks_run_opts {
 	const char *prompts_dir;    /* NULL: <data root>/prompts */
 	const char *context;        /* none, spec, full (default) */
 	const char *llm_prices;     /* price table JSON file, or NULL */
+	int llm_max_failures;       /* model replies in a row that give nothing new before the
+				       policy stops (0: the default, 8) */
 	/* workers (docs/workers.md) */
 	const char *devices;     /* "0,1": evaluate on one `ksearch worker` per device */
 	const char *worker_cmd;  /* start workers with this shell command ({device}) */
@@ -74,6 +76,9 @@ struct ks_run_result {
 	long llm_prompt_tokens;
 	long llm_completion_tokens;
 	double llm_cost;          /* USD from the price table, 0 when unknown */
+	int uses_model;           /* the policy asks a model (llm, cmd) */
+	char stopped[256];        /* why the search phase ended: "budget", "interrupted (Ctrl-C)",
+				     "--time-limit of 60 s reached", "8 unusable replies in a row", ... */
 };
 
 /* Run (or resume) a search.  Returns 0 when the run completed (whatever was found), or an

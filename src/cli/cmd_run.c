@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "ksearch/log.h"
+#include "ksearch/policy.h"
 #include "ksearch/run.h"
 #include "ksearch/store.h"
 #include "util/units.h"
@@ -99,7 +100,7 @@ int cmd_run(int argc, char **argv)
 	ks_run_opts_init(&o);
 	const char *tlimit = NULL, *timeout = NULL, *memlimit = NULL, *min_time = NULL,
 		   *llm_timeout = NULL;
-	int llm_max_calls = 0, llm_max_tokens = 0;
+	int llm_max_calls = 0, llm_max_tokens = 0, llm_max_failures = 0;
 	int json = 0, verbose = 0, budget = o.budget, seed = (int)o.seed, jobs = o.jobs,
 	    top = o.final_top, threads = 0;
 	const struct ks_opt opts[] = {
@@ -114,6 +115,8 @@ int cmd_run(int argc, char **argv)
 		{"llm-replay", KS_OPT_STR, &o.llm_replay, "RUN_DIR",
 		 "replay that run's recorded replies instead of asking a model"},
 		{"llm-max-calls", KS_OPT_INT, &llm_max_calls, "N", "stop asking after N exchanges"},
+		{"llm-max-failures", KS_OPT_INT, &llm_max_failures, "N",
+		 "stop after N model replies in a row that give nothing new (8)"},
 		{"llm-max-cost", KS_OPT_DOUBLE, &o.llm_max_cost, "USD",
 		 "stop asking at this cost (needs --llm-prices)"},
 		{"llm-temperature", KS_OPT_DOUBLE, &o.llm_temperature, "X", "sampling temperature"},
@@ -196,21 +199,15 @@ int cmd_run(int argc, char **argv)
 		o.llm_api_key = getenv("OPENAI_API_KEY");
 	if (o.llm_api_key && o.llm_api_key[0])
 		ks_redact_add_secret(o.llm_api_key);
-	if (!o.resume_dir && (!strcmp(o.policy, "llm") || !strcmp(o.policy, "cmd"))) {
-		const char *missing = NULL;
-		int replay = o.llm_replay && o.llm_replay[0];
-		if (!strcmp(o.policy, "cmd") && !replay && !(o.llm_cmd && o.llm_cmd[0]))
-			missing = "--policy cmd needs --llm-cmd 'COMMAND' (or --llm-replay RUN_DIR)";
-		else if (!strcmp(o.policy, "llm") && !replay &&
-			 !(o.llm_base_url && o.llm_base_url[0] && o.llm_model && o.llm_model[0]))
-			missing = "--policy llm needs --llm-base-url URL and --llm-model NAME (or "
-				  "--llm-replay RUN_DIR)";
-		if (missing) {
-			fprintf(stderr, "ksearch run: %s\n", missing);
-			return KS_EXIT_USAGE;
-		}
-	} else if (!o.resume_dir && strcmp(o.policy, "builtin")) {
-		fprintf(stderr, "ksearch run: unknown --policy '%s' (builtin, llm, cmd)\n", o.policy);
+	if (llm_max_failures < 0) {
+		fprintf(stderr, "ksearch run: --llm-max-failures expects a count of at least 1\n");
+		return KS_EXIT_USAGE;
+	}
+	o.llm_max_failures = llm_max_failures;
+	/* an unknown policy or a missing model option is said before anything is written */
+	struct ks_error ce = {0};
+	if (!o.resume_dir && ks_policy_check(&o, &ce)) {
+		fprintf(stderr, "ksearch run: %s\n", ce.msg);
 		return KS_EXIT_USAGE;
 	}
 	struct status_line sl = {.tty = isatty(2) && !verbose, .last_len = 0};
@@ -236,7 +233,11 @@ int cmd_run(int argc, char **argv)
 				      "strategy", r.strategy, "policy", r.policy, "budget", r.budget,
 				      "evaluated", r.evaluated, "passed", r.passed, "resumed",
 				      r.resumed, "reused", r.reused);
-		if (doc && strcmp(r.policy, "builtin"))
+		if (doc)
+			json_object_set_new(doc, "stopped",
+					    strcmp(r.stopped, "budget") ? json_string(r.stopped)
+									 : json_null());
+		if (doc && r.uses_model)
 			json_object_set_new(doc, "llm",
 					    json_pack("{s:I, s:I, s:I, s:f}", "calls",
 						      (json_int_t)r.llm_calls, "prompt_tokens",
@@ -264,15 +265,18 @@ int cmd_run(int argc, char **argv)
 		printf("%s\n", text);
 		free(text);
 	} else {
-		printf("\nrun %s: %d/%d candidates evaluated, %d passed\n", r.run_dir, r.evaluated,
+		printf("\nrun %s: %d/%d candidates evaluated, %d passed", r.run_dir, r.evaluated,
 		       r.budget, r.passed);
+		if (r.stopped[0] && strcmp(r.stopped, "budget"))
+			printf(" (stopped early: %s)", r.stopped);
+		printf("\n");
 		if (r.best_candidate >= 0)
 			printf("best: candidate %ld, %.2fx the baseline (re-measured), %s\n"
 			       "      %s\n",
 			       r.best_candidate, r.best_speedup, r.best_action, r.best_source);
 		else
 			printf("no candidate passed; see the failures in the report\n");
-		if (strcmp(r.policy, "builtin"))
+		if (r.uses_model)
 			printf("llm: %ld calls, %ld prompt + %ld completion tokens, $%.4f\n",
 			       r.llm_calls, r.llm_prompt_tokens, r.llm_completion_tokens, r.llm_cost);
 		printf("report: %s/report.md and %s/report.html\n", r.run_dir, r.run_dir);

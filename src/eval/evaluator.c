@@ -471,18 +471,27 @@ static void wl_result_init(struct ks_evaluator *ev, struct ks_wl_state *ws, stru
 int ks_evaluator_run(struct ks_evaluator *ev, const char *source, const char *path,
 		     const char *const *defines, struct ks_eval_result *r, struct ks_error *e)
 {
+	(void)path;
 	memset(r, 0, sizeof(*r));
-	r->sandbox = strdup(ev->o.no_sandbox ? "none (--no-sandbox)" : ks_sandbox_describe());
 	struct ks_artifact a;
 	ks_artifact_init(&a);
 	struct ks_compile_req req = {.task = ev->task, .source = source,
 				     .defines = defines ? defines : ev->o.defines,
 				     .flags = ev->o.cflags};
 	int rc = ev->be->compile(&req, &a, e);
-	if (rc) {
-		ks_artifact_release(&a);
-		return rc;
-	}
+	if (!rc)
+		rc = ks_evaluator_run_artifact(ev, &a, r, e);
+	ks_artifact_release(&a);
+	return rc;
+}
+
+int ks_evaluator_run_artifact(struct ks_evaluator *ev, const struct ks_artifact *ap,
+			      struct ks_eval_result *r, struct ks_error *e)
+{
+	const struct ks_artifact a = *ap;
+	int rc = 0;
+	memset(r, 0, sizeof(*r));
+	r->sandbox = strdup(ev->o.no_sandbox ? "none (--no-sandbox)" : ks_sandbox_describe());
 	r->kernel_hash = strdup(a.hash);
 	r->compile_log = strdup(ks_buf_str(&a.log));
 	int nchecks = 0, ntimed = 0;
@@ -490,10 +499,8 @@ int ks_evaluator_run(struct ks_evaluator *ev, const char *source, const char *pa
 		ev->wl[i].is_check ? nchecks++ : ntimed++;
 	r->workloads = calloc((size_t)ntimed + 1, sizeof(*r->workloads));
 	r->checks = calloc((size_t)nchecks + 1, sizeof(*r->checks));
-	if (!r->workloads || !r->checks) {
-		ks_artifact_release(&a);
+	if (!r->workloads || !r->checks)
 		return ks_error_set(e, KS_ENOMEM, "out of memory");
-	}
 	r->status = a.ok ? KS_STATUS_PASSED : KS_STATUS_COMPILE_ERROR;
 	double speedups[256];
 	int nsp = 0;
@@ -518,7 +525,7 @@ int ks_evaluator_run(struct ks_evaluator *ev, const char *source, const char *pa
 				continue;
 			}
 			if ((rc = ks_eval_workload(ev, ws, a.path, res, e)))
-				goto out;
+				return rc;
 			if (res->status != KS_STATUS_PASSED)
 				r->status = res->status;
 			else if (!pass && res->speedup > 0 && nsp < 256)
@@ -526,10 +533,7 @@ int ks_evaluator_run(struct ks_evaluator *ev, const char *source, const char *pa
 		}
 	}
 	r->speedup = r->status == KS_STATUS_PASSED ? ks_geomean(speedups, (size_t)nsp) : 0;
-	(void)path;
-out:
-	ks_artifact_release(&a);
-	return rc;
+	return 0;
 }
 
 int ks_eval_kernel(const struct ks_task *t, const char *source, const char *path,

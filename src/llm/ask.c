@@ -22,6 +22,9 @@ static const char *want_expect(const struct ks_llm_ask *q, char *buf, size_t n)
 	case KS_LLM_WANT_JSON_ARRAY:
 		return "your notes and one fenced ```json block holding one valid JSON array of "
 		       "ops";
+	case KS_LLM_WANT_JSON:
+		return "one fenced ```json block holding one valid JSON document in the requested "
+		       "shape";
 	case KS_LLM_WANT_TEXT:
 		break;
 	}
@@ -39,6 +42,8 @@ static int reply_extract(const struct ks_llm_ask *q, const struct ks_llm_reply *
 		return ks_reply_json(r->content, r->len, '{', out, e);
 	case KS_LLM_WANT_JSON_ARRAY:
 		return ks_reply_json(r->content, r->len, '[', out, e);
+	case KS_LLM_WANT_JSON:
+		return ks_reply_json(r->content, r->len, 0, out, e);
 	case KS_LLM_WANT_TEXT:
 		break;
 	}
@@ -111,11 +116,13 @@ int ks_llm_ask(struct ks_llm *c, const struct ks_llm_ask *q, struct ks_buf *out,
 out:
 	for (int i = 0; i < nowned; i++)
 		free(owned[i]);
-	if (reply && !rc)
+	/* an unusable reply is handed back too: a kernel may sit beside broken JSON */
+	int handed = reply && (!rc || (rc == KS_EPARSE && r.content));
+	if (handed)
 		*reply = r;
 	else
 		ks_llm_reply_release(&r);
-	if (reply && rc) {
+	if (reply && !handed) {
 		memset(reply, 0, sizeof(*reply));
 		reply->prompt_tokens = reply->completion_tokens = -1;
 	}

@@ -14,11 +14,8 @@ static int has(const char *s)
 	return s && s[0];
 }
 
-int ks_llm_policy_check(const struct ks_run_opts *o, struct ks_error *e)
+int ks_llm_policy_check(const struct ks_run_opts *o, int cmd, struct ks_error *e)
 {
-	int cmd = !strcmp(o->policy, "cmd");
-	if (strcmp(o->policy, "llm") && !cmd)
-		return ks_error_set(e, KS_EINVAL, "policy '%s' does not use a model", o->policy);
 	const char *ctx = o->context;
 	if (has(ctx) && strcmp(ctx, "none") && strcmp(ctx, "spec") && strcmp(ctx, "full"))
 		return ks_error_set(e, KS_EINVAL, "--context '%s': expected none, spec or full", ctx);
@@ -40,7 +37,7 @@ int ks_llm_policy_check(const struct ks_run_opts *o, struct ks_error *e)
 
 const char *ks_llm_policy_store_purpose(const char *purpose)
 {
-	static const char *const known[] = {"init", "edit", "action", "debug", "improve"};
+	static const char *const known[] = {"init", "edit", "action", "debug", "improve", "direct"};
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 		if (purpose && !strcmp(purpose, known[i]))
 			return known[i];
@@ -175,9 +172,10 @@ static void chain_close(void *ctx)
 	(void)ctx; /* the parts are closed by ks_llm_policy_close */
 }
 
-static int open_live(struct ks_llm_policy *p, const struct ks_run_opts *o, struct ks_error *e)
+static int open_live(struct ks_llm_policy *p, const struct ks_run_opts *o, int cmd,
+		     struct ks_error *e)
 {
-	if (!strcmp(o->policy, "cmd")) {
+	if (cmd) {
 		struct ks_llm_cmd_config cc;
 		ks_llm_cmd_config_defaults(&cc);
 		cc.command = o->llm_cmd;
@@ -198,14 +196,14 @@ static int open_live(struct ks_llm_policy *p, const struct ks_run_opts *o, struc
 	return ks_llm_http_open(&hc, &p->live, e);
 }
 
-int ks_llm_policy_open(struct ks_llm_policy *p, const struct ks_run_opts *o,
+int ks_llm_policy_open(struct ks_llm_policy *p, const struct ks_run_opts *o, int cmd,
 		       struct ks_store *store, int resumed, const int *round,
 		       struct ks_error *e)
 {
 	memset(p, 0, sizeof(*p));
 	p->store = store;
 	p->round = round;
-	int rc = ks_llm_policy_check(o, e);
+	int rc = ks_llm_policy_check(o, cmd, e);
 	if (rc)
 		return rc;
 	struct ks_llm_transport *use = NULL;
@@ -231,7 +229,7 @@ int ks_llm_policy_open(struct ks_llm_policy *p, const struct ks_run_opts *o,
 		ks_info("replaying %d recorded LLM exchanges from %s", n, o->llm_replay);
 		use = &p->replay;
 	} else {
-		if ((rc = open_live(p, o, e)))
+		if ((rc = open_live(p, o, cmd, e)))
 			goto fail;
 		use = &p->live;
 		if (recorded > 0) {

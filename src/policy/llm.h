@@ -30,11 +30,11 @@ struct ks_llm_policy {
 
 /* Check the option combination: llm needs a base URL and a model, cmd a command, unless
  * the run replays another run.  KS_EINVAL with a message naming the missing option. */
-int ks_llm_policy_check(const struct ks_run_opts *o, struct ks_error *e);
+int ks_llm_policy_check(const struct ks_run_opts *o, int cmd, struct ks_error *e);
 
 /* Set p up for a run (p must stay at its address until closed).  resumed: the store
  * already holds this run's exchanges. */
-int ks_llm_policy_open(struct ks_llm_policy *p, const struct ks_run_opts *o,
+int ks_llm_policy_open(struct ks_llm_policy *p, const struct ks_run_opts *o, int cmd,
 		       struct ks_store *store, int resumed, const int *round,
 		       struct ks_error *e);
 void ks_llm_policy_close(struct ks_llm_policy *p);

@@ -8,6 +8,7 @@
 
 #include "ksearch/log.h"
 #include "ksearch/worker.h"
+#include "ksearch/template.h"
 #include "search/run_internal.h"
 #include "util/fs.h"
 

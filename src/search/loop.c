@@ -1,9 +1,15 @@
-/* The search phase.  Each round asks the strategy for up to `jobs` proposals, compiles
- * them in parallel (the compile cache keeps the artifacts), then evaluates them one at a
- * time so no timing ever shares the cores with a compiler, and reports every outcome back.
- * A proposal whose candidate is already in the store (a resumed run) is answered from
- * the store instead of being evaluated again.  With workers (--devices), the batch is
- * evaluated concurrently on the pool and recorded in the same order. */
+/* The search driver, the only one: every policy (builtin, llm, cmd) is driven here.
+ *
+ * Each round asks the policy for up to `jobs` candidates, compiles them in parallel (once:
+ * the artifact is what gets evaluated), then evaluates them one at a time so no timing
+ * shares the cores with a compiler — or hands the batch to the worker pool (--devices,
+ * --worker-cmd) — records every outcome and reports it back in proposal order.
+ *
+ * A candidate the store already holds with a result is not evaluated again: when it was
+ * recorded before this process started (a resumed run) its outcome is replayed to the
+ * policy and counts against the budget as it did then; when this process evaluated it
+ * already, the policy repeated itself and is told so (no budget spent).  "passed" has one
+ * definition, outcome_set(). */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -14,14 +20,14 @@
 #include "ksearch/worker.h"
 #include "search/run_internal.h"
 
+#define MAX_REPEATS 50 /* consecutive repeated candidates before the driver gives up */
+
 struct job {
 	struct ks_run_state *st;
-	const struct ks_template *tpl;
-	const char *defines[KS_TEMPLATE_MAX_KNOBS + 1];
-	char defs[KS_TEMPLATE_MAX_KNOBS + 1][128];
-	struct ks_buf ident;
+	struct ks_policy_cand c;
 	int64_t stored_id;  /* candidate already in the store, 0 if none */
 	int has_result;
+	int seen;           /* evaluated or replayed by this process already: a repeat */
 	struct ks_artifact art;
 	int compiled;
 	double compile_ms;
@@ -32,11 +38,19 @@ struct job {
 	struct ks_error pool_err;
 };
 
+/* the one definition of a passing candidate */
+static void outcome_set(struct ks_policy_outcome *oc, int status, double speedup)
+{
+	oc->status = status;
+	oc->passed = status == KS_STATUS_PASSED && speedup > 0 && isfinite(speedup);
+	oc->score = oc->passed ? speedup : 0;
+}
+
 static void *compile_job(void *arg)
 {
 	struct job *j = arg;
-	struct ks_compile_req req = {.task = j->st->task, .source = j->tpl->source,
-				     .defines = j->defines, .flags = j->st->o.eval.cflags};
+	struct ks_compile_req req = {.task = j->st->task, .source = j->c.source,
+				     .defines = j->c.defines, .flags = j->st->o.eval.cflags};
 	double t0 = ks_run_now();
 	struct ks_error e = {0};
 	if (j->st->be->compile(&req, &j->art, &e) == 0)
@@ -91,73 +105,85 @@ int ks_run_record(struct ks_run_state *st, int64_t id, const char *phase,
 	return rc;
 }
 
-static void outcome_from_store(struct ks_run_state *st, int64_t id, struct ks_outcome *oc)
+static void outcome_from_store(struct ks_run_state *st, int64_t id, struct ks_policy_outcome *oc)
 {
 	struct ks_store_candidate *c = NULL;
 	oc->candidate = (long)id;
+	outcome_set(oc, KS_STATUS_RUNTIME_ERROR, 0);
 	if (ks_store_get_candidate(st->store, id, &c, NULL) == 0) {
 		int status = c->status ? ks_status_parse(c->status) : KS_STATUS_RUNTIME_ERROR;
-		oc->status = status < 0 ? KS_STATUS_RUNTIME_ERROR : status;
-		oc->passed = oc->status == KS_STATUS_PASSED;
-		oc->score = oc->passed ? c->speedup : 0;
+		outcome_set(oc, status < 0 ? KS_STATUS_RUNTIME_ERROR : status, c->speedup);
 		ks_store_free(c);
 	}
 }
 
-static int evaluate_job(struct ks_run_state *st, const struct ks_proposal *p, struct job *j,
-			struct ks_outcome *oc, struct ks_error *e)
+/* the first log line that says why a candidate failed */
+static const char *failure_reason(const struct ks_eval_result *res)
 {
-	struct ks_buf knobs = KS_BUF_INIT;
-	ks_search_space_knobs_json(j->tpl, p->knobs, &knobs);
-	struct ks_store_candidate c = {
-		.source = j->tpl->source, .language = st->be->lang,
-		.parent_id = p->parent_candidate > 0 ? p->parent_candidate : 0,
-		.node_id = p->node, .action = p->title, .policy = "builtin",
-		.family = j->tpl->family, .knobs = ks_buf_str(&knobs),
-		.defines = ks_buf_str(&j->ident), .round = st->round};
+	if (res->status == KS_STATUS_COMPILE_ERROR && res->compile_log)
+		return res->compile_log;
+	for (int l = 0; l < 2; l++) {
+		const struct ks_wl_result *list = l ? res->workloads : res->checks;
+		int n = l ? res->nworkloads : res->nchecks;
+		for (int i = 0; i < n; i++)
+			if (list[i].status != KS_STATUS_PASSED && list[i].log && list[i].log[0])
+				return list[i].log;
+	}
+	return "";
+}
+
+/* evaluate one new candidate (or take the pool's result), record it, fill oc; the result
+ * stays in *res for the policy until the caller releases it */
+static int evaluate_job(struct ks_run_state *st, struct job *j, struct ks_eval_result *res,
+			struct ks_policy_outcome *oc, struct ks_error *e)
+{
+	const struct ks_policy_cand *c = &j->c;
+	struct ks_store_candidate row = {
+		.source = c->source, .language = st->be->lang,
+		.parent_id = c->parent > 0 ? c->parent : 0, .node_id = c->node,
+		.action = c->title, .policy = c->policy, .family = c->family,
+		.knobs = c->knobs && c->knobs[0] ? c->knobs : "{}", .defines = c->ident,
+		.round = st->round};
 	/* a candidate recorded before a crash but never evaluated keeps its id */
 	int64_t id = j->stored_id;
-	int rc = id ? 0 : ks_store_add_candidate(st->store, &c, &id, e);
-	ks_buf_release(&knobs);
+	int rc = id ? 0 : ks_store_add_candidate(st->store, &row, &id, e);
 	if (rc)
 		return rc;
-	struct ks_eval_result res;
 	if (j->pooled) {
 		if (j->pool_rc) {
 			if (e)
 				*e = j->pool_err;
 			return j->pool_rc;
 		}
-		res = j->pres; /* recorded and released here, in proposal order */
+		*res = j->pres; /* handed over: recorded and released by the caller */
 		j->pooled = 0;
 		/* the worker compiled it: its log is the record */
-		ks_store_finish_compile(st->store, id, res.status != KS_STATUS_COMPILE_ERROR,
-					res.compile_log, NULL, 0, NULL);
+		ks_store_finish_compile(st->store, id, res->status != KS_STATUS_COMPILE_ERROR,
+					res->compile_log, NULL, 0, NULL);
 	} else {
-		ks_store_finish_compile(st->store, id, j->compiled && j->art.ok,
-					ks_buf_str(&j->art.log), j->art.resources, j->compile_ms,
-					NULL);
-		if ((rc = ks_evaluator_run(st->ev, j->tpl->source, j->tpl->path, j->defines, &res,
-					   e)))
+		if (!j->compiled) { /* the compiler could not be run: an infrastructure fault */
+			if ((rc = st->be->compile(&(struct ks_compile_req){
+							  .task = st->task, .source = c->source,
+							  .defines = c->defines,
+							  .flags = st->o.eval.cflags},
+						  &j->art, e)))
+				return rc;
+			j->compiled = 1;
+		}
+		ks_store_finish_compile(st->store, id, j->art.ok, ks_buf_str(&j->art.log),
+					j->art.resources, j->compile_ms, NULL);
+		if ((rc = ks_evaluator_run_artifact(st->ev, &j->art, res, e)))
 			return rc;
 	}
-	rc = ks_run_record(st, id, "search", &res, e);
+	rc = ks_run_record(st, id, "search", res, e);
 	oc->candidate = (long)id;
-	oc->status = res.status;
-	oc->passed = res.status == KS_STATUS_PASSED;
-	oc->score = oc->passed ? res.speedup : 0;
-	if (!oc->passed) {
-		const char *why = res.compile_log && res.status == KS_STATUS_COMPILE_ERROR ? res.compile_log : "";
-		for (int i = 0; i < res.nchecks && !why[0]; i++)
-			if (res.checks[i].status != KS_STATUS_PASSED && res.checks[i].log)
-				why = res.checks[i].log;
-		for (int i = 0; i < res.nworkloads && !why[0]; i++)
-			if (res.workloads[i].status != KS_STATUS_PASSED && res.workloads[i].log)
-				why = res.workloads[i].log;
-		ks_info("candidate %lld (%s %s): %s %.200s", (long long)id, j->tpl->family,
-			ks_buf_str(&j->ident), ks_status_name(res.status), why);
-	}
-	ks_eval_result_release(&res);
+	oc->res = res;
+	outcome_set(oc, res->status, res->speedup);
+	if (oc->passed)
+		ks_info("candidate %lld (%s): PASSED %.3fx", (long long)id, c->title, oc->score);
+	else
+		ks_info("candidate %lld (%s): %s %.200s", (long long)id, c->title,
+			ks_status_name(res->status), failure_reason(res));
 	return rc;
 }
 
@@ -165,15 +191,15 @@ static int evaluate_job(struct ks_run_state *st, const struct ks_proposal *p, st
 
 static void pool_evaluate(struct ks_run_state *st, struct job *js, int n)
 {
-	struct ks_pool_job pj[16];
-	struct ks_eval_result res[16];
-	int map[16], m = 0;
+	struct ks_pool_job pj[KS_POLICY_MAX_PROPOSALS];
+	struct ks_eval_result res[KS_POLICY_MAX_PROPOSALS];
+	int map[KS_POLICY_MAX_PROPOSALS], m = 0;
 	for (int i = 0; i < n; i++) {
 		if (js[i].stored_id && js[i].has_result)
 			continue;
 		pj[m] = (struct ks_pool_job){.task = st->o.task, .opts = &st->o.eval,
-					     .source = js[i].tpl->source, .path = js[i].tpl->path,
-					     .defines = js[i].defines,
+					     .source = js[i].c.source, .path = js[i].c.path,
+					     .defines = js[i].c.defines,
 					     .units = st->task->nworkloads + st->task->nchecks};
 		map[m++] = i;
 	}
@@ -191,6 +217,168 @@ static void pool_evaluate(struct ks_run_state *st, struct job *js, int n)
 	}
 }
 
+/* ---- what this process has evaluated or replayed (repeats are told apart) ------------ */
+
+static int seen_has(const struct ks_run_state *st, int64_t id)
+{
+	for (int i = 0; i < st->nseen; i++)
+		if (st->seen[i] == id)
+			return 1;
+	return 0;
+}
+
+static void seen_add(struct ks_run_state *st, int64_t id)
+{
+	if (st->nseen == st->cseen) {
+		int c = st->cseen ? 2 * st->cseen : 64;
+		int64_t *v = realloc(st->seen, (size_t)c * sizeof(*v));
+		if (!v)
+			return; /* only costs a replay where a repeat would be reported */
+		st->seen = v;
+		st->cseen = c;
+	}
+	st->seen[st->nseen++] = id;
+}
+
+/* ---- the driver --------------------------------------------------------------------- */
+
+static void set_stopped(struct ks_run_state *st, const char *why)
+{
+	snprintf(st->stopped, sizeof(st->stopped), "%s", why);
+	ks_info("search phase ended after %d of %d candidates: %s", st->evaluated, st->o.budget,
+		why);
+}
+
+/* What the loop checks before asking for more: 1 when the phase must end (stopped set). */
+static int must_stop(struct ks_run_state *st)
+{
+	if (ks_run_stop_requested()) {
+		set_stopped(st, "interrupted (Ctrl-C)");
+		return 1;
+	}
+	if (st->o.time_limit_s > 0 && ks_run_now() - st->t0 > st->o.time_limit_s) {
+		char why[64];
+		snprintf(why, sizeof(why), "--time-limit of %g s reached", st->o.time_limit_s);
+		set_stopped(st, why);
+		return 1;
+	}
+	return 0;
+}
+
+/* replay, report a repeat, or evaluate one job; then count it and tell the policy */
+static int settle_job(struct ks_run_state *st, struct job *j, struct ks_error *e)
+{
+	struct ks_policy_outcome oc = {.candidate = -1};
+	struct ks_eval_result res;
+	int have_res = 0, counted = 1, rc = 0;
+	memset(&res, 0, sizeof(res));
+	if (j->stored_id && j->has_result) {
+		outcome_from_store(st, j->stored_id, &oc);
+		if (j->seen) {
+			oc.duplicate_of = (long)j->stored_id;
+			counted = 0;
+			st->repeats++;
+			ks_info("candidate %lld repeated (%s): not evaluated again",
+				(long long)j->stored_id, j->c.title);
+		} else {
+			oc.replayed = 1;
+			st->reused++;
+		}
+	} else {
+		ks_run_progress_tick(st, "search", j->c.title, 0);
+		rc = evaluate_job(st, j, &res, &oc, e);
+		have_res = oc.res != NULL;
+		if (rc)
+			goto out;
+	}
+	if (counted) {
+		st->repeats = 0;
+		seen_add(st, oc.candidate);
+		st->evaluated++;
+		if (oc.passed) {
+			st->passed++;
+			if (oc.score > st->best)
+				st->best = oc.score;
+		} else {
+			st->failed++;
+		}
+		st->last_status = ks_status_name(oc.status);
+		st->last_speedup = oc.score;
+		st->last_candidate = oc.candidate;
+	}
+	rc = ks_policy_observe(&st->policy, &j->c, &oc, e);
+	if (counted)
+		ks_run_progress_tick(st, "search", j->c.title, 1);
+out:
+	if (have_res)
+		ks_eval_result_release(&res);
+	return rc;
+}
+
+static void snapshot(struct ks_run_state *st)
+{
+	struct ks_buf snap = KS_BUF_INIT;
+	snap.cap = KS_STORE_MAX_SNAPSHOT;
+	struct ks_error e = {0};
+	if (ks_policy_snapshot(&st->policy, &snap, &e) == 0 && snap.len &&
+	    (!st->last_snapshot || strcmp(st->last_snapshot, ks_buf_str(&snap)))) {
+		int version;
+		if (ks_store_add_snapshot(st->store, st->round, ks_buf_str(&snap), &version, &e) == 0) {
+			free(st->last_snapshot);
+			st->last_snapshot = ks_buf_detach(&snap, NULL);
+		}
+	}
+	if (e.msg[0])
+		ks_warn("world-model snapshot: %s", e.msg);
+	ks_buf_release(&snap);
+}
+
+/* one batch: look up, compile, evaluate (here or on the pool), settle in proposal order */
+static int run_batch(struct ks_run_state *st, const struct ks_policy_cand *cands, int n,
+		     struct ks_error *e)
+{
+	struct job *js = calloc((size_t)n, sizeof(*js));
+	if (!js)
+		return ks_error_set(e, KS_ENOMEM, "out of memory");
+	pthread_t th[KS_POLICY_MAX_PROPOSALS];
+	int started[KS_POLICY_MAX_PROPOSALS] = {0}, rc = 0;
+	for (int i = 0; i < n; i++) {
+		struct job *j = &js[i];
+		j->st = st;
+		j->c = cands[i];
+		if (!j->c.ident)
+			j->c.ident = "";
+		ks_artifact_init(&j->art);
+		ks_store_find_candidate(st->store, j->c.source, j->c.ident, &j->stored_id,
+					&j->has_result, NULL);
+		j->seen = j->stored_id && j->has_result && seen_has(st, j->stored_id);
+		/* workers compile for themselves; here only for local evaluation */
+		if (!(j->stored_id && j->has_result) && !st->pool)
+			started[i] = pthread_create(&th[i], NULL, compile_job, j) == 0;
+	}
+	for (int i = 0; i < n; i++)
+		if (started[i])
+			pthread_join(th[i], NULL);
+	if (st->pool)
+		pool_evaluate(st, js, n);
+	/* settle in proposal order: the policy sees outcomes in the same sequence on every run
+	 * with this seed; a Ctrl-C leaves the rest of the batch unevaluated and unobserved
+	 * (the run ends; a resume proposes them again) */
+	for (int i = 0; i < n && !rc; i++) {
+		struct job *j = &js[i];
+		if (ks_run_stop_requested() && !j->pooled && !(j->stored_id && j->has_result))
+			continue;
+		rc = settle_job(st, j, e);
+	}
+	for (int i = 0; i < n; i++) {
+		ks_artifact_release(&js[i].art);
+		if (js[i].pooled)
+			ks_eval_result_release(&js[i].pres);
+	}
+	free(js);
+	return rc;
+}
+
 int ks_run_search(struct ks_run_state *st, struct ks_error *e)
 {
 	int64_t done = 0;
@@ -204,97 +392,39 @@ int ks_run_search(struct ks_run_state *st, struct ks_error *e)
 	int jobs = st->o.jobs > 0 ? st->o.jobs : 1;
 	if (st->pool && jobs < ks_pool_size(st->pool))
 		jobs = ks_pool_size(st->pool); /* one candidate per worker at least */
-	if (jobs > 16)
-		jobs = 16;
-	/* on resume, recorded outcomes are replayed through the strategy in the same order,
-	 * which rebuilds its state; only then do new evaluations start counting */
-	while (!ks_run_stop_requested()) {
+	if (jobs > KS_POLICY_MAX_PROPOSALS)
+		jobs = KS_POLICY_MAX_PROPOSALS;
+	for (;;) {
 		int left = st->o.budget - st->evaluated;
-		if (left <= 0)
-			break;
-		if (st->o.time_limit_s > 0 && ks_run_now() - st->t0 > st->o.time_limit_s) {
-			ks_info("time limit reached after %d candidates", st->evaluated);
+		if (left <= 0) {
+			snprintf(st->stopped, sizeof(st->stopped), "budget");
 			break;
 		}
-		struct ks_proposal props[16];
-		int n = 0, want = jobs < left ? jobs : left;
-		if ((rc = ks_strategy_propose(st->strategy, props, want, &n, e)))
+		if (must_stop(st))
+			break;
+		struct ks_policy_cand cands[KS_POLICY_MAX_PROPOSALS];
+		struct ks_policy_stop why;
+		int n = 0;
+		if ((rc = ks_policy_propose(&st->policy, cands, jobs < left ? jobs : left, &n, &why,
+					    e)))
 			return rc;
+		snapshot(st); /* the policy's document as it proposed (after a model's init or edit) */
 		if (n == 0) {
-			ks_info("the search space is exhausted after %d candidates", st->evaluated);
+			/* a policy ends only for a reason it names; a Ctrl-C during its model call
+			 * is the more useful one to report */
+			if (!must_stop(st))
+				set_stopped(st, why.reason);
 			break;
 		}
-		struct job *js = calloc((size_t)n, sizeof(*js));
-		if (!js)
-			return ks_error_set(e, KS_ENOMEM, "out of memory");
-		pthread_t th[16];
-		int started[16] = {0};
-		for (int i = 0; i < n; i++) {
-			struct job *j = &js[i];
-			j->st = st;
-			j->tpl = st->space.tpl[props[i].template_index];
-			ks_buf_init(&j->ident, 4096);
-			ks_artifact_init(&j->art);
-			ks_search_space_defines(j->tpl, props[i].knobs, &j->ident, j->defs, j->defines,
-						KS_TEMPLATE_MAX_KNOBS + 1);
-			ks_store_find_candidate(st->store, j->tpl->source, ks_buf_str(&j->ident),
-						&j->stored_id, &j->has_result, NULL);
-			/* workers compile for themselves; here only for local evaluation */
-			if (!(j->stored_id && j->has_result) && !st->pool)
-				started[i] = pthread_create(&th[i], NULL, compile_job, j) == 0;
-		}
-		for (int i = 0; i < n; i++)
-			if (started[i])
-				pthread_join(th[i], NULL);
-		if (st->pool)
-			pool_evaluate(st, js, n);
-		/* evaluate (or replay) in proposal order: the strategy sees outcomes in the same
-		 * sequence on every run with this seed */
-		for (int i = 0; i < n && !rc; i++) {
-			struct job *j = &js[i];
-			struct ks_outcome oc = {.candidate = -1};
-			if (j->stored_id && j->has_result) {
-				outcome_from_store(st, j->stored_id, &oc);
-				st->reused++;
-			} else {
-				if (ks_run_stop_requested() && !j->pooled)
-					break;
-				ks_run_progress_tick(st, "search", props[i].title, 0);
-				if ((rc = evaluate_job(st, &props[i], j, &oc, e)))
-					break;
-			}
-			st->evaluated++;
-			if (oc.passed) {
-				st->passed++;
-				if (oc.score > st->best)
-					st->best = oc.score;
-			} else {
-				st->failed++;
-			}
-			st->last_status = ks_status_name(oc.status);
-			st->last_speedup = oc.score;
-			st->last_candidate = oc.candidate;
-			if ((rc = ks_strategy_observe(st->strategy, &props[i], &oc, e)))
-				break;
-			ks_run_progress_tick(st, "search", props[i].title, 1);
-		}
-		for (int i = 0; i < n; i++) {
-			ks_buf_release(&js[i].ident);
-			ks_artifact_release(&js[i].art);
-			if (js[i].pooled)
-				ks_eval_result_release(&js[i].pres);
-		}
-		free(js);
-		if (rc)
+		if ((rc = run_batch(st, cands, n, e)))
 			return rc;
-		struct ks_buf snap = KS_BUF_INIT;
-		snap.cap = (size_t)16 << 20;
-		if (ks_strategy_snapshot(st->strategy, &snap, NULL) == 0 && snap.len) {
-			int version;
-			ks_store_add_snapshot(st->store, st->round, ks_buf_str(&snap), &version, NULL);
+		snapshot(st);
+		if (st->repeats >= MAX_REPEATS) {
+			set_stopped(st, "the policy proposed only candidates evaluated already, "
+					"50 in a row");
+			break;
 		}
-		ks_buf_release(&snap);
-		st->round++;
 	}
+	snapshot(st);
 	return 0;
 }

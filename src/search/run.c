@@ -1,5 +1,5 @@
-/* The search loop: propose (strategy), compile in parallel, evaluate one at a time on
- * quiet cores, record everything, learn, repeat; then re-measure the best (DESIGN.md §1). */
+/* A search run: options, store, task, backend, spec and policy set up here; the search
+ * phase is the driver's (loop.c), the final re-measurement final.c's; then the reports. */
 #include "ksearch/run.h"
 
 #include <errno.h>
@@ -19,10 +19,9 @@
 #include "ksearch/log.h"
 #include "ksearch/report.h"
 #include "ksearch/store.h"
-#include "ksearch/strategy.h"
 #include "ksearch/worker.h"
 #include "search/run_internal.h"
-#include "search/space.h"
+#include "policy/space.h"
 #include "util/clock.h"
 #include "util/fs.h"
 
@@ -86,7 +85,7 @@ static int config_json(const struct ks_run_opts *o, struct ks_buf *out)
 	json_object_set_new(c, "cflags", o->eval.cflags ? json_string(o->eval.cflags) : json_null());
 	json_object_set_new(c, "workloads",
 			    o->eval.workloads ? json_string(o->eval.workloads) : json_null());
-	if (strcmp(o->policy, "builtin")) { /* the LLM options, never the key */
+	{ /* the LLM options (null when unused), never the key */
 #define LLM_STR(key, v) json_object_set_new(c, key, (v) ? json_string(v) : json_null())
 		LLM_STR("llm_base_url", o->llm_base_url);
 		LLM_STR("llm_model", o->llm_model);
@@ -98,6 +97,7 @@ static int config_json(const struct ks_run_opts *o, struct ks_buf *out)
 		LLM_STR("llm_prices", o->llm_prices);
 #undef LLM_STR
 		json_object_set_new(c, "llm_max_calls", json_integer(o->llm_max_calls));
+		json_object_set_new(c, "llm_max_failures", json_integer(o->llm_max_failures));
 		json_object_set_new(c, "llm_max_cost", json_real(o->llm_max_cost));
 		json_object_set_new(c, "llm_temperature", json_real(o->llm_temperature));
 		json_object_set_new(c, "llm_max_tokens", json_integer(o->llm_max_tokens));
@@ -157,6 +157,8 @@ static int config_restore(struct ks_run_state *st, const char *json, struct ks_e
 		o->eval.threads = (int)json_integer_value(v);
 	if ((v = json_object_get(c, "llm_max_calls")))
 		o->llm_max_calls = (long)json_integer_value(v);
+	if ((v = json_object_get(c, "llm_max_failures")))
+		o->llm_max_failures = (int)json_integer_value(v);
 	if ((v = json_object_get(c, "llm_max_cost")))
 		o->llm_max_cost = json_number_value(v);
 	if ((v = json_object_get(c, "llm_temperature")))
@@ -319,6 +321,29 @@ static int start_pool(struct ks_run_state *st, struct ks_error *e)
 
 /* ---- the loop ----------------------------------------------------------------------- */
 
+static int policy_budget_left(void *ctx)
+{
+	struct ks_run_state *st = ctx;
+	if (ks_run_stop_requested() ||
+	    (st->o.time_limit_s > 0 && ks_run_now() - st->t0 > st->o.time_limit_s))
+		return 0;
+	return st->o.budget - st->evaluated;
+}
+
+static void policy_progress(void *ctx, const char *what)
+{
+	ks_run_progress_tick(ctx, "search", what, 0);
+}
+
+static void policy_usage(struct ks_run_state *st)
+{
+	ks_policy_usage(&st->policy, &st->usage);
+	if (st->usage.calls)
+		ks_info("llm: %ld calls (%ld failed), %ld prompt + %ld completion tokens, $%.4f",
+			st->usage.calls, st->usage.failures, st->usage.prompt_tokens,
+			st->usage.completion_tokens, st->usage.cost_usd);
+}
+
 void ks_run_progress_tick(struct ks_run_state *st, const char *phase, const char *action,
 			  int finished)
 {
@@ -359,22 +384,11 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 	if ((rc = ks_task_load(st->o.task, &st->task, e)) ||
 	    (rc = ks_assertions_apply(st->task, e)))
 		goto out;
-	if (!ks_strategy_find(st->o.strategy)) {
-		rc = ks_error_set(e, KS_EINVAL, "unknown strategy '%s' (wm, evolve, random)",
-				  st->o.strategy);
+	if ((rc = ks_policy_check(&st->o, e)))
 		goto out;
-	}
-	int llm_policy = !strcmp(st->o.policy, "llm") || !strcmp(st->o.policy, "cmd");
-	if (strcmp(st->o.policy, "builtin") && !llm_policy) {
-		rc = ks_error_set(e, KS_EINVAL, "unknown policy '%s' (builtin, llm, cmd)",
-				  st->o.policy);
-		goto out;
-	}
-	if (llm_policy && (rc = ks_run_llm_check(&st->o, e)))
-		goto out;
-	/* with builtin-policy workers all evaluation happens on them: this machine need not
-	 * have the backend's device (e.g. a laptop driving GPU workers over ssh) */
-	int remote = (st->o.devices || st->o.worker_cmd) && !llm_policy;
+	/* with workers all evaluation happens on them: this machine need not have the
+	 * backend's device (e.g. a laptop driving GPU workers over ssh) */
+	int remote = st->o.devices || st->o.worker_cmd;
 	if (remote && !(st->be = ks_backend_find(st->o.backend))) {
 		rc = ks_backend_get(st->o.backend, &st->be, e); /* the unknown-name message */
 		goto out;
@@ -389,22 +403,18 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 	ks_run_progress_tick(st, "setup", "detecting the hardware", 0);
 	if ((rc = load_spec(st, e)))
 		goto out;
-	/* the LLM writes the code: the task's templates are optional for it */
-	if (!llm_policy && (rc = ks_search_space_load(&st->space, st->task, st->be->name,
-						      st->be->ext, st->have_spec ? &st->spec : NULL,
-						      e)))
+	struct ks_policy_env env = {.o = &st->o, .task = st->task, .be = st->be,
+				    .spec = st->have_spec ? &st->spec : NULL, .store = st->store,
+				    .resumed = st->resumed, .round = &st->round,
+				    .budget_left = policy_budget_left, .progress = policy_progress,
+				    .ctx = st};
+	if ((rc = ks_policy_open(st->o.policy, &env, &st->policy, e)))
 		goto out;
 	if (!st->resumed && (rc = write_run_row(st, e)))
 		goto out;
 	ks_store_set_run_status(st->store, "running", NULL);
-	if (llm_policy)
-		ks_info("run %s: task %s, backend %s, policy %s, budget %d", st->dir, st->task->name,
-			st->be->name, st->o.policy, st->o.budget);
-	else
-		ks_info("run %s: task %s, backend %s, strategy %s, budget %d, %ld feasible "
-			"configurations in %d templates",
-			st->dir, st->task->name, st->be->name, st->o.strategy, st->o.budget,
-			st->space.total_feasible, st->space.n);
+	ks_info("run %s: task %s, backend %s, policy %s, budget %d", st->dir, st->task->name,
+		st->be->name, st->o.policy, st->o.budget);
 	if (st->o.eval.workloads && strcmp(st->o.eval.workloads, "all"))
 		ks_info("tuning for timed workloads %s only (--workloads)", st->o.eval.workloads);
 	ks_run_progress_tick(st, "setup", "compiling the reference and the baseline", 0);
@@ -414,14 +424,13 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 		goto out;
 	if ((st->o.devices || st->o.worker_cmd) && (rc = start_pool(st, e)))
 		goto out;
-	struct ks_strategy_config scfg = {.seed = st->o.seed, .root_title = "naive baseline",
-					  .kernel_summary = st->task->summary};
-	if (!llm_policy &&
-	    (rc = ks_strategy_new(st->o.strategy, &st->space.space, &scfg, &st->strategy, e)))
-		goto out;
 	st->t_search = ks_run_now();
-	if ((rc = llm_policy ? ks_run_llm_search(st, e) : ks_run_search(st, e)))
+	rc = ks_run_search(st, e);
+	policy_usage(st);
+	if (rc)
 		goto out;
+	/* why the search phase ended, for the report ("budget" when it ran to the end) */
+	ks_store_add_event(st->store, "info", "stopped", st->stopped, NULL, NULL);
 	if ((rc = ks_run_final(st, r, e)))
 		goto out;
 	ks_store_set_run_status(st->store, stop_requested ? "interrupted" : "finished", NULL);
@@ -440,18 +449,20 @@ out:
 	r->passed = st->passed;
 	r->resumed = st->resumed;
 	r->reused = st->reused;
-	r->llm_calls = st->llm_calls;
-	r->llm_prompt_tokens = st->llm_prompt_tokens;
-	r->llm_completion_tokens = st->llm_completion_tokens;
-	r->llm_cost = st->llm_cost;
+	r->llm_calls = st->usage.calls;
+	r->llm_prompt_tokens = st->usage.prompt_tokens;
+	r->llm_completion_tokens = st->usage.completion_tokens;
+	r->llm_cost = st->usage.cost_usd;
+	r->uses_model = st->usage.calls > 0 || ks_policy_uses_model(st->o.policy);
+	snprintf(r->stopped, sizeof(r->stopped), "%s", st->stopped);
 	if (rc && st->store)
 		ks_store_add_event(st->store, "error", "run", e ? e->msg : "failed", NULL, NULL);
-	if (st->strategy)
-		ks_strategy_free(st->strategy);
+	ks_policy_close(&st->policy);
+	free(st->seen);
+	free(st->last_snapshot);
 	if (st->ev)
 		ks_evaluator_free(st->ev);
 	ks_pool_free(st->pool);
-	ks_search_space_release(&st->space);
 	if (st->have_spec)
 		ks_spec_release(&st->spec);
 	if (st->task)

@@ -1,4 +1,4 @@
-/* State shared by the files of one search run (run.c, loop.c, final.c). */
+/* State shared by the files of one search run (run.c, loop.c: the driver, final.c). */
 #ifndef KS_SEARCH_RUN_INTERNAL_H
 #define KS_SEARCH_RUN_INTERNAL_H
 
@@ -10,8 +10,7 @@
 #include "ksearch/knowledge.h"
 #include "ksearch/run.h"
 #include "ksearch/store.h"
-#include "ksearch/strategy.h"
-#include "search/space.h"
+#include "ksearch/policy.h"
 
 struct ks_run_state {
 	struct ks_run_opts o;
@@ -21,9 +20,8 @@ struct ks_run_state {
 	const struct ks_backend_i *be;
 	struct ks_spec spec;
 	int have_spec;
-	struct ks_search_space space;
 	struct ks_evaluator *ev;
-	struct ks_strategy *strategy;
+	struct ks_policy policy;
 	ks_run_progress_fn progress;
 	void *progress_ctx;
 	int resumed;
@@ -34,8 +32,12 @@ struct ks_run_state {
 	double last_speedup;
 	long last_candidate;
 	double t0, t_search;
-	long llm_calls, llm_prompt_tokens, llm_completion_tokens; /* policy llm / cmd */
-	double llm_cost;
+	struct ks_policy_usage usage; /* the model's, when the policy uses one */
+	char stopped[256];  /* why the search phase ended: "budget", "interrupted (Ctrl-C)", ... */
+	int64_t *seen;      /* candidates evaluated or replayed by this process */
+	int nseen, cseen;
+	int repeats;        /* consecutive proposals of candidates evaluated already */
+	char *last_snapshot; /* the policy document stored last (stored again only if changed) */
 	char *strs[24]; /* option strings restored from a resumed run's config */
 	int nstrs;
 	struct ks_pool *pool; /* workers (--devices, --worker-cmd), NULL: evaluate here */
@@ -48,10 +50,6 @@ void ks_run_progress_tick(struct ks_run_state *st, const char *phase, const char
 int ks_run_stop_requested(void);
 /* the search phase: until the budget is evaluated, time runs out or a stop is requested */
 int ks_run_search(struct ks_run_state *st, struct ks_error *e);
-/* policy llm / cmd (llm_loop.c): check the option combination; then the search phase
- * with the model proposing actions and writing the code (K-Search, DESIGN.md §1) */
-int ks_run_llm_check(const struct ks_run_opts *o, struct ks_error *e);
-int ks_run_llm_search(struct ks_run_state *st, struct ks_error *e);
 /* re-measure the top candidates, choose the best, write DIR/best.<ext> */
 int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_error *e);
 /* record an evaluation result of candidate id in phase ("search"/"final") */

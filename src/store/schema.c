@@ -116,7 +116,31 @@ static const char schema_v1[] =
 	" data TEXT NOT NULL CHECK (json_valid(data)),"
 	" truncated INTEGER NOT NULL DEFAULT 0);";
 
+/* the llm policy asks for "direct" kernels when the tree has no open action */
+static const char schema_v2[] =
+	"CREATE TABLE llm_exchanges_v2 ("
+	" id INTEGER PRIMARY KEY,"
+	" round INTEGER NOT NULL,"
+	" purpose TEXT NOT NULL"
+	"  CHECK (purpose IN ('init','edit','action','debug','improve','repair','direct')),"
+	" model TEXT NOT NULL,"
+	" params TEXT NOT NULL CHECK (json_valid(params)),"
+	" prompt TEXT NOT NULL,"
+	" reply TEXT NOT NULL,"
+	" prompt_tokens INTEGER NOT NULL DEFAULT 0,"
+	" completion_tokens INTEGER NOT NULL DEFAULT 0,"
+	" latency_ms REAL,"
+	" cost REAL,"
+	" status TEXT NOT NULL,"
+	" error TEXT,"
+	" created TEXT NOT NULL DEFAULT " NOW ","
+	" truncated INTEGER NOT NULL DEFAULT 0);"
+	"INSERT INTO llm_exchanges_v2 SELECT * FROM llm_exchanges;"
+	"DROP TABLE llm_exchanges;"
+	"ALTER TABLE llm_exchanges_v2 RENAME TO llm_exchanges;";
+
 const struct ks_store_migration ks_store_migrations[] = {
 	{1, "initial schema", schema_v1},
+	{2, "llm exchanges may be 'direct' requests", schema_v2},
 };
 const size_t ks_store_nmigrations = sizeof(ks_store_migrations) / sizeof(ks_store_migrations[0]);

@@ -123,7 +123,7 @@ ok $? "the replay never diverged"
 	--out "$TMP/m" --json "${FAST[@]}" >"$TMP/m.json" 2>"$TMP/m.err"
 ok $? "a run whose LLM budget runs out completes (exit 0)"
 is "$(json_get "$TMP/m.json" 'd["llm"]["calls"]')" 3 "... after exactly --llm-max-calls exchanges"
-grep -q "llm call budget spent.*ending the search phase" "$TMP/m.err" &&
+grep -q "search phase ended.*llm call budget spent" "$TMP/m.err" &&
 	grep -q "^final: candidate" "$TMP/m.err"
 ok $? "... says why it stopped and still re-measures the best"
 

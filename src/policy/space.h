@@ -1,7 +1,7 @@
 /* The builtin policy's search space for a task on a backend: its knob templates
  * (tasks/TASK/templates/BACKEND/NAME.EXT) and their feasible configurations. */
-#ifndef KS_SEARCH_SPACE_H
-#define KS_SEARCH_SPACE_H
+#ifndef KS_POLICY_SPACE_H
+#define KS_POLICY_SPACE_H
 
 #include "ksearch/buf.h"
 #include "ksearch/knowledge.h"

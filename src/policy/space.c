@@ -1,4 +1,4 @@
-#include "search/space.h"
+#include "policy/space.h"
 
 #include <dirent.h>
 #include <limits.h>
