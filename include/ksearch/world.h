@@ -6,8 +6,8 @@
  * directly through struct ks_world / struct ks_node (treat them as read-only) and changed
  * only through the functions below:
  *
- *   - edits proposed by a policy (an LLM, a script) go through ks_world_apply(), an
- *     all-or-nothing JSON edit script checked against the invariants;
+ *   - edits proposed by a policy (an LLM, a script) go through ks_world_apply(), a JSON
+ *     edit script applied as one transaction checked against the invariants;
  *   - the system (the search loop, the strategies) adds nodes with ks_world_add(), records
  *     measurements with ks_world_record() and re-scores with ks_world_rescore().
  *
@@ -35,7 +35,8 @@
  *   NODE = {"action": {"title": "...", "description": "...", "rationale": "...",
  *                      "difficulty_1_to_5": 2, "score_0_to_1": 0.6,
  *                      "expected_vs_baseline_factor": 1.4},
- *           "decision": "...", "choice": "...",       (the title when action.title is missing)
+ *           "decision": "...", "choice": "...",       (the title of a new node without
+ *                                                      action.title; updates ignore them)
  *           "difficulty_1_to_5": 2,                   (wins over action.difficulty_1_to_5)
  *           "impacts": {"memory_bandwidth":  {"score": 7, "risk": "...", "notes": "..."},
  *                       "register_pressure": 4,                      (a bare score)
@@ -49,8 +50,8 @@
  * overall_rating_0_to_10 is missing; rationale and expected_vs_baseline_factor are kept on
  * the node (shown back, not used for selection); K-Search's notes, node_type and
  * last_updated_round are ignored, and so is a solution_ref without a solution_id (one with a
- * solution_id is a forged measurement: the op is rejected).  Unknown fields are ignored with
- * a note.
+ * solution_id is a forged measurement: the op is rejected).  Unknown fields are ignored
+ * (an edit script's with a note).
  *
  * insert_node may name the new node's id (an unused integer, or a string id not in use) so
  * later ops of the same script can refer to it; otherwise ids are assigned in order.

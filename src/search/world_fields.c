@@ -242,6 +242,7 @@ static int read_title(struct ks_node_in *in, json_t *o, json_t *act, struct ks_e
 		snprintf(in->composed, sizeof(in->composed), "%s%s%s", dec ? dec : "",
 			 dec && ch ? ": " : "", ch ? ch : "");
 		in->title = in->composed;
+		in->title_composed = 1;
 	}
 	return 0;
 }

@@ -60,6 +60,7 @@ struct ks_node_in_impact {
 /* the NODE fields of one JSON object, validated; strings point into the JSON */
 struct ks_node_in {
 	const char *title; /* action.title, else decision/choice (in composed); NULL: not given */
+	int title_composed; /* title is "decision: choice" (updates keep the title they have) */
 	int set_description, set_rationale;
 	const char *description, *rationale; /* NULL clears */
 	int difficulty;    /* 0: not given */

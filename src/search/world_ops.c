@@ -91,6 +91,8 @@ static int node_fields(struct op_ctx *c, int id, json_t *obj, const char *label,
 		return op_fail(c, rc, "%s", le.msg);
 	if (insert && !in.title)
 		return op_fail(c, KS_EINVARIANT, "a new node needs 'action.title'");
+	if (!insert && in.title_composed)
+		in.title = NULL; /* a patched decision/choice does not rename an action */
 	if ((rc = ks_node_in_apply(n, &in, &le)))
 		return op_fail(c, rc, "%s", le.msg);
 	if ((v = json_object_get(obj, "status")) && !json_is_null(v)) {

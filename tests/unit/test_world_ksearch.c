@@ -202,11 +202,12 @@ static void check_edit(struct ks_world *w)
 	rc = ks_world_apply_ex(w,
 			       "[{\"op\": \"update_node\", \"node_id\": 1, \"patch\": {\"confidence_0_to_1\": 0.9}},"
 			       " {\"op\": \"update_node\", \"node_id\": \"a1\", \"patch\": {\"overall_rating_0_to_10\": 8,"
-			       "  \"typo_rating\": 3}}]",
+			       "  \"typo_rating\": 3, \"choice\": \"two rows per block\"}}]",
 			       0, &r, &notes, &e);
 	ok(rc == 0 && r.applied == 2, "bare array, integer and string ids (%s)", e.msg);
 	n = by_ref(w, "a1");
 	ok(n->confidence == 0.9 && n->rating == 8, "both updates landed on a1");
+	is_str(n->title, "One block per row", "a patched choice does not rename the action");
 	ok(strstr(ks_buf_str(&notes), "ignored unknown field 'typo_rating'") != NULL,
 	   "unknown field noted: %s", ks_buf_str(&notes));
 	ks_buf_release(&notes);
