@@ -6,50 +6,80 @@
  * directly through struct ks_world / struct ks_node (treat them as read-only) and changed
  * only through the functions below:
  *
- *   - edits proposed by a policy (an LLM, a script) go through ks_world_apply(), an
- *     all-or-nothing JSON edit script checked against the invariants;
+ *   - edits proposed by a policy (an LLM, a script) go through ks_world_apply(), a JSON
+ *     edit script applied as one transaction checked against the invariants;
  *   - the system (the search loop, the strategies) adds nodes with ks_world_add(), records
  *     measurements with ks_world_record() and re-scores with ks_world_rescore().
  *
  * Node pointers (ks_world_node(), &w->nodes[i]) are invalidated by any call that adds nodes
  * or applies a script; keep ids, not pointers.
  *
- * Edit script (the K-Search world-model edit shapes).  A JSON array of ops, or an object
- * {"edits": [...]} holding one:
+ * Node ids.  Every node has our integer id (its arena index).  A node the model named with a
+ * string ("root", "a1") keeps that name as its ext_id; the model's ids are shown back to it
+ * (ks_world_node_ref()) and any script may refer to a node by either id.  A string that is a
+ * plain decimal number ("3") means the integer id, so the two kinds never collide.
  *
- *   {"op": "insert_node", "parent_id": 3, "node_id": 12?, "node": NODE}
- *   {"op": "update_node", "node_id": 5, "node": NODE-FIELDS}     (only the fields given change;
+ * Edit script: a JSON array of ops, or an object {"ops": [...], "active_leaf_id": ID} (the
+ * original K-Search shape) or {"edits": [...]} holding one.  ID is an integer or a string id.
+ *
+ *   {"op": "insert_node", "parent_id": ID, "node_id": ID?, "node": NODE}
+ *   {"op": "update_node", "node_id": ID, "node": NODE-FIELDS}    (only the fields given change;
  *                                                                 "parent_id" moves the node)
- *   {"op": "split_node",  "node_id": 5, "children": [NODE, NODE(, NODE)]}
- *   {"op": "delete_node", "node_id": 7}
+ *   {"op": "split_node",  "node_id": ID, "parent_patch": NODE-FIELDS?,
+ *                         "children": [NODE, NODE(, NODE)]}
+ *   {"op": "delete_node", "node_id": ID}
  *
- *   NODE = {"action": {"title": "...", "description": "..."},
- *           "difficulty_1_to_5": 2,
+ * K-Search's names are accepted too: "patch" for update_node's "node", the new node's id as
+ * "node"."node_id", and "parent_solution_id" (ignored: the system links candidates).
+ *
+ *   NODE = {"action": {"title": "...", "description": "...", "rationale": "...",
+ *                      "difficulty_1_to_5": 2, "score_0_to_1": 0.6,
+ *                      "expected_vs_baseline_factor": 1.4},
+ *           "decision": "...", "choice": "...",       (the title of a new node without
+ *                                                      action.title; updates ignore them)
+ *           "difficulty_1_to_5": 2,                   (wins over action.difficulty_1_to_5)
  *           "impacts": {"memory_bandwidth":  {"score": 7, "risk": "...", "notes": "..."},
- *                       "register_pressure": {...}, "compute_hw_fit": {...}},
+ *                       "register_pressure": 4,                      (a bare score)
+ *                       "compute_hw_fit": {"rating_0_to_10": 6}},    (K-Search's key; its
+ *                                          "compute_intensity_and_hw_fit" is the same axis)
  *           "overall_rating_0_to_10": 7.5, "confidence_0_to_1": 0.4,
  *           "status": "open" | "pruned",          (update_node only)
  *           "policy": {...}}                       (opaque policy payload, any JSON object)
  *
- * insert_node may name the new node's id ("node_id", unused so far) so later ops of the same
- * script can refer to it; otherwise ids are assigned in order.  split_node replaces a node's
- * idea by 2-3 refined children: they are added under it and the node itself is closed.
+ * Mapping of K-Search's action fields: score_0_to_1 gives the rating (10 x score) when
+ * overall_rating_0_to_10 is missing; rationale and expected_vs_baseline_factor are kept on
+ * the node (shown back, not used for selection); K-Search's notes, node_type and
+ * last_updated_round are ignored, and so is a solution_ref without a solution_id (one with a
+ * solution_id is a forged measurement: the op is rejected).  Unknown fields are ignored
+ * (an edit script's with a note).
  *
- * Invariants (a script violating any of them changes nothing and the error names the op
- * index and the rule): one immutable root (never updated, split, moved or deleted); only the
- * system attaches candidates (an op mentioning candidate/result/score/attempt fields is
- * rejected); no cycles; at most KS_WORLD_MAX_NEW_PER_EDIT new nodes per script; delete only
- * open childless leaves without attempts; ratings in [0,10], confidence in [0,1], impact
- * scores in [0,10], difficulty an integer in [1,5]; titles non-empty and bounded.
+ * insert_node may name the new node's id (an unused integer, or a string id not in use) so
+ * later ops of the same script can refer to it; otherwise ids are assigned in order.
+ * split_node replaces a node's idea by 2-3 refined children: they are added under it and the
+ * node itself is closed.
+ *
+ * Applying (ks_world_apply_ex): each op is checked against the tree as the ops before it left
+ * it; an invalid op is skipped with its reason (KS_WORLD_APPLY_STRICT: it rejects the whole
+ * script instead).  The ops kept are then applied as one transaction: when the result breaks
+ * a whole-script invariant (more than KS_WORLD_MAX_NEW_PER_EDIT new nodes, a detached node)
+ * nothing changes.  Per-op invariants: one immutable root (never updated, split, moved or
+ * deleted); only the system attaches candidates (an op mentioning candidate/result/score/
+ * attempt fields is rejected); no cycles; delete only open childless leaves without attempts;
+ * ratings in [0,10], confidence and score in [0,1], impact scores in [0,10], difficulty an
+ * integer in [1,5]; titles non-empty and bounded.
  *
  * JSON document (export/import, snapshots, prompts):
  *   {"kernel_summary": "...", "open_questions": ["..."],
  *    "decision_tree": {"root_id": 0, "active_leaf_id": 4, "nodes": [NODE-FULL, ...]},
  *    "move_evidence": [{"move": "BLOCK_M:+1", "n": 2, "sum_log_ratio": 0.31}]}
- * NODE-FULL is NODE plus "node_id", "parent_id" (null for the root), "children", "status",
- * "move", "prior_rating", "learned_shift", "attempts", "failures", "visits",
- * "consecutive_failures", "since_improvement", "regression", "close_reason" and
- * "result": {"candidate_id": 17, "score": 3.2} (null when nothing passed yet). */
+ * NODE-FULL is NODE plus "node_id", "ext_id" (the model's string id or null), "parent_id"
+ * (null for the root), "children", "status", "move", "prior_rating", "learned_shift",
+ * "attempts", "failures", "visits", "consecutive_failures", "since_improvement",
+ * "regression", "close_reason" and "result": {"candidate_id": 17, "score": 3.2} (null when
+ * nothing passed yet).  Export writes integer ids; import also takes K-Search's document:
+ * string ids (kept as ext_id; nodes get integer ids root first, then by depth), nodes in any
+ * order, a root with null decision/choice, a missing root_id (the node without a parent);
+ * a node whose parent is not in the document is attached to the root with a note. */
 #ifndef KSEARCH_WORLD_H
 #define KSEARCH_WORLD_H
 
@@ -63,6 +93,9 @@
 #define KS_WORLD_MAX_TEXT 4096    /* cap on titles, descriptions, notes (bytes) */
 #define KS_WORLD_MAX_PAYLOAD 65536 /* cap on a node's policy payload (bytes of JSON) */
 #define KS_WORLD_MAX_JSON ((size_t)64 << 20) /* cap on an imported document or edit script */
+#define KS_WORLD_MAX_EXT_ID 64    /* cap on a model's string node id (bytes) */
+#define KS_WORLD_MAX_OPS 100      /* ops read from one edit script (the rest are skipped) */
+#define KS_WORLD_APPLY_STRICT 1u  /* ks_world_apply_ex: the first invalid op rejects the script */
 
 enum ks_node_status {
 	KS_NODE_OPEN,   /* may be selected */
@@ -119,6 +152,9 @@ struct ks_node {
 	double score;             /* its measured score (speedup), valid when candidate >= 0 */
 	char *payload;            /* opaque policy payload (JSON text) or NULL */
 	char *move;               /* move key from the payload's "move" string, or NULL */
+	char *ext_id;             /* the model's string id ("a1") or NULL: see "Node ids" */
+	char *rationale;          /* action.rationale (may be NULL) */
+	double expected_factor;   /* action.expected_vs_baseline_factor, 0 when not given */
 };
 
 /* per-move evidence: effects (child score / base score) measured for one move key */
@@ -193,12 +229,32 @@ int ks_world_rescore(struct ks_world *w, int id, double prior_rating, double con
 		     struct ks_error *e);
 int ks_world_add_question(struct ks_world *w, const char *q, struct ks_error *e);
 
-/* Apply a JSON edit script all-or-nothing (see the top of this file).  On rejection the
- * tree is unchanged, the result is KS_EINVARIANT (rule broken) or KS_EPARSE (malformed) and
- * e->msg reads "op 2 (delete_node): node 5 has children: only open childless leaves may be
- * deleted".  new_ids (may be NULL) receives up to KS_WORLD_MAX_NEW_PER_EDIT created ids. */
+/* what ks_world_apply_ex() did */
+struct ks_world_edit {
+	int new_ids[KS_WORLD_MAX_NEW_PER_EDIT]; /* ids the script created, in order */
+	int nnew;
+	int applied; /* ops applied */
+	int skipped; /* ops skipped, each with its reason in the notes */
+};
+
+/* Apply a JSON edit script (see the top of this file).  Invalid ops are skipped and their
+ * reasons appended to notes, one line each ("op 2 (delete_node): node 'a3' has children:
+ * only open childless leaves may be deleted"); notes may be NULL, then they are logged as
+ * warnings.  Fails, leaving the tree unchanged, with KS_EPARSE (malformed script) or
+ * KS_EINVARIANT / KS_EPARSE (no op was usable: e->msg gives the reasons; a whole-script
+ * invariant broken) or, with KS_WORLD_APPLY_STRICT, at the first invalid op.  An empty op
+ * list succeeds and changes nothing.  res may be NULL. */
+int ks_world_apply_ex(struct ks_world *w, const char *script, unsigned flags,
+		      struct ks_world_edit *res, struct ks_buf *notes, struct ks_error *e);
+/* ks_world_apply_ex() without flags, skipped ops logged as warnings; new_ids (may be NULL)
+ * receives up to KS_WORLD_MAX_NEW_PER_EDIT created ids */
 int ks_world_apply(struct ks_world *w, const char *script, int *new_ids, int *nnew,
 		   struct ks_error *e);
+
+/* the node a reference names: its ext_id, or an integer id in decimal; -1 when none */
+int ks_world_find(const struct ks_world *w, const char *ref);
+/* the id to show the model for node id: its ext_id, else the integer id in decimal */
+void ks_world_node_ref(const struct ks_world *w, int id, char *buf, size_t n);
 
 /* ---- selection (select.c) ---- */
 
@@ -244,7 +300,13 @@ double ks_world_move_shift(const struct ks_world *w, const char *move);
 /* the K-Search document (see the top of this file), appended to out */
 int ks_world_export(const struct ks_world *w, struct ks_buf *out, struct ks_error *e);
 /* rebuild a world (uninitialised w) from a document written by ks_world_export() or by the
- * original K-Search; checks ids, parents, ranges and cycles */
+ * original K-Search; checks ids, parents, ranges and cycles.  What it repaired (a dangling
+ * parent attached to the root, a children list that disagrees with parent_id, an unknown
+ * active_leaf_id) is appended to notes one line each, or logged as warnings when notes is
+ * NULL. */
+int ks_world_import_ex(struct ks_world *w, const char *json, struct ks_buf *notes,
+		       struct ks_error *e);
+/* ks_world_import_ex() with notes logged as warnings */
 int ks_world_import(struct ks_world *w, const char *json, struct ks_error *e);
 
 const char *ks_node_status_name(enum ks_node_status st);

@@ -2,8 +2,12 @@
 #include "search/world_impl.h"
 
 #include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ksearch/log.h"
 
 static const char *const status_names[] = {"open", "active", "closed", "pruned"};
 static const char *const impact_names[] = {"memory_bandwidth", "register_pressure",
@@ -184,8 +188,9 @@ int ks_world_is_ancestor(const struct ks_world *w, int anc, int id)
 	return 0;
 }
 
-static void node_release(struct ks_node *n)
+void ks_world_node_release(struct ks_node *n)
 {
+	int id = n->id;
 	free(n->children);
 	free(n->title);
 	free(n->description);
@@ -195,7 +200,29 @@ static void node_release(struct ks_node *n)
 	}
 	free(n->payload);
 	free(n->move);
+	free(n->ext_id);
+	free(n->rationale);
 	memset(n, 0, sizeof(*n));
+	n->id = id;
+	n->parent = -1;
+	n->deleted = 1;
+	n->candidate = -1;
+}
+
+void ks_world_note(struct ks_buf *notes, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (!notes) {
+		ks_warn("%s", line);
+		return;
+	}
+	/* a full notes buffer loses lines, never the edit */
+	if (ks_buf_adds(notes, line) == 0)
+		ks_buf_adds(notes, "\n");
 }
 
 int ks_world_init(struct ks_world *w, const char *root_title, const char *kernel_summary,
@@ -220,7 +247,7 @@ int ks_world_init(struct ks_world *w, const char *root_title, const char *kernel
 void ks_world_release(struct ks_world *w)
 {
 	for (int i = 0; i < w->nnodes; i++)
-		node_release(&w->nodes[i]);
+		ks_world_node_release(&w->nodes[i]);
 	free(w->nodes);
 	free(w->kernel_summary);
 	for (int i = 0; i < w->nquestions; i++)
@@ -271,6 +298,8 @@ int ks_world_clone(struct ks_world *dst, const struct ks_world *src, struct ks_e
 		}
 		d->payload = dup_or_null(s->payload, &fail);
 		d->move = dup_or_null(s->move, &fail);
+		d->ext_id = dup_or_null(s->ext_id, &fail);
+		d->rationale = dup_or_null(s->rationale, &fail);
 		dst->nnodes = i + 1;
 		if (s->nchildren) {
 			d->children = malloc((size_t)s->nchildren * sizeof(int));
@@ -363,7 +392,7 @@ int ks_world_add(struct ks_world *w, int parent, const struct ks_node_spec *spec
 	if (!rc)
 		rc = ks_world_link(w, parent, nid, e);
 	if (rc) {
-		node_release(n);
+		ks_world_node_release(n);
 		w->nnodes--;
 		return rc;
 	}

@@ -1,7 +1,7 @@
-/* Transactional edit scripts (insert/update/split/delete) and learning across the tree. */
+/* Edit scripts (insert/update/split/delete, in our shape and K-Search's) applied as one
+ * transaction, and learning across the tree. */
 #include "search/world_impl.h"
 
-#include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,17 +9,11 @@
 #include <string.h>
 
 #define MAX_MOVES 10000
+#define MAX_CREATED (KS_WORLD_MAX_OPS * 3) /* split_node adds at most 3 */
 
-/* keys that carry measurements: only the system writes them */
-static const char *const system_keys[] = {
-	"candidate", "candidate_id", "candidates", "solution", "solution_id", "solution_ref",
-	"result", "results", "score", "best_score", "measured", "measured_score", "speedup",
-	"attempts", "failures", "visits", "regression", "consecutive_failures",
-	"since_improvement", "learned_shift", "prior_rating", "close_reason", NULL};
-
-static const char *const node_keys[] = {"action", "difficulty_1_to_5", "impacts",
-					"overall_rating_0_to_10", "confidence_0_to_1", "status",
-					"policy", "parent_id", NULL};
+static const char *const op_keys[] = {"op",	  "node_id",	  "parent_id", "node",
+				      "patch",	  "parent_patch", "children",  "reason",
+				      "parent_solution_id", NULL};
 
 static int in_list(const char *const *list, const char *k)
 {
@@ -33,7 +27,12 @@ struct op_ctx {
 	struct ks_world *w; /* the scratch copy being edited */
 	int index;          /* op index in the script */
 	const char *name;   /* op name */
+	unsigned flags;
+	int *created;       /* new nodes so far in the script */
+	int *ids;           /* their ids */
+	struct ks_buf *notes;
 	struct ks_error *e;
+	char where[96]; /* "op 2 (update_node)" */
 };
 
 static int op_fail(struct op_ctx *c, int code, const char *fmt, ...)
@@ -41,172 +40,62 @@ static int op_fail(struct op_ctx *c, int code, const char *fmt, ...)
 
 static int op_fail(struct op_ctx *c, int code, const char *fmt, ...)
 {
-	char detail[768];
+	char detail[900];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
-	return ks_error_set(c->e, code, "op %d (%s): %s", c->index, c->name, detail);
+	return ks_error_set(c->e, code, "%s: %s", c->where, detail);
 }
 
-static int check_system_keys(struct op_ctx *c, json_t *obj, const char *where)
-{
-	const char *k;
-	json_t *v;
-	json_object_foreach(obj, k, v)
-	{
-		if (in_list(system_keys, k))
-			return op_fail(c, KS_EINVARIANT,
-				       "%s field '%s' is reserved: only the system attaches candidates and "
-				       "results",
-				       where, k);
-	}
-	return 0;
-}
-
-static int get_id(struct op_ctx *c, json_t *op, const char *key, int *out)
+/* the live node op[key] names (an integer or a string id) */
+static int get_ref(struct op_ctx *c, json_t *op, const char *key, const char *what, int *out)
 {
 	json_t *v = json_object_get(op, key);
-	if (!v)
+	char ref[96];
+	int num;
+	const char *ext;
+	if (!v || json_is_null(v))
 		return op_fail(c, KS_EPARSE, "missing '%s'", key);
-	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-	    json_integer_value(v) >= KS_WORLD_MAX_NODES)
-		return op_fail(c, KS_EPARSE, "'%s' must be a node id (integer in [0, %d))", key,
-			       KS_WORLD_MAX_NODES);
-	*out = (int)json_integer_value(v);
+	if (ks_world_id_parse(v, &num, &ext, NULL))
+		return op_fail(c, KS_EPARSE, "'%s' must be a node id (an integer or a string id)",
+			       key);
+	*out = ks_world_ref(c->w, v);
+	if (*out < 0) {
+		ks_world_ref_text(v, ref, sizeof(ref));
+		return op_fail(c, KS_EINVARIANT, "%s %s does not exist", what, ref);
+	}
 	return 0;
 }
 
-static int get_number(struct op_ctx *c, json_t *v, const char *key, double lo, double hi,
-		      double *out)
+static int not_root(struct op_ctx *c, int id)
 {
-	if (!json_is_number(v))
-		return op_fail(c, KS_EPARSE, "'%s' must be a number", key);
-	*out = json_number_value(v);
-	if (!(*out >= lo && *out <= hi))
-		return op_fail(c, KS_EINVARIANT, "'%s' = %g outside [%g, %g]", key, *out, lo, hi);
+	if (id == c->w->root)
+		return op_fail(c, KS_EINVARIANT, "the root node %d is immutable", id);
 	return 0;
 }
 
-static int get_text(struct op_ctx *c, json_t *v, const char *key, char **dst)
-{
-	int rc;
-	if (json_is_null(v))
-		return ks_world_set_text(dst, NULL, c->e);
-	if (!json_is_string(v))
-		return op_fail(c, KS_EPARSE, "'%s' must be a string", key);
-	rc = ks_world_set_text(dst, json_string_value(v), c->e);
-	if (rc)
-		return op_fail(c, KS_EINVARIANT, "'%s' is longer than %d bytes", key,
-			       KS_WORLD_MAX_TEXT);
-	return 0;
-}
-
-/* apply the NODE fields of obj to node id; insert=1 requires a title */
-static int node_fields(struct op_ctx *c, int id, json_t *obj, int insert)
+/* apply the NODE fields of obj (named label in messages) to node id; insert=1 requires a
+ * title */
+static int node_fields(struct op_ctx *c, int id, json_t *obj, const char *label, int insert)
 {
 	struct ks_node *n = &c->w->nodes[id];
-	const char *k;
+	struct ks_node_in in;
+	struct ks_error le = {0};
 	json_t *v;
 	int rc;
-	double x = 0;
 
 	if (!json_is_object(obj))
-		return op_fail(c, KS_EPARSE, "'node' must be an object");
-	rc = check_system_keys(c, obj, "node");
-	if (rc)
-		return rc;
-	json_object_foreach(obj, k, v)
-	{
-		if (!in_list(node_keys, k) || (insert && !strcmp(k, "parent_id")))
-			return op_fail(c, KS_EPARSE, "unknown node field '%s'", k);
-	}
-	if ((v = json_object_get(obj, "action"))) {
-		json_t *t, *d;
-		if (!json_is_object(v))
-			return op_fail(c, KS_EPARSE, "'action' must be an object");
-		if ((rc = check_system_keys(c, v, "action")))
-			return rc;
-		t = json_object_get(v, "title");
-		d = json_object_get(v, "description");
-		if (t) {
-			if (!json_is_string(t) || !json_string_length(t))
-				return op_fail(c, KS_EINVARIANT, "'action.title' must be a non-empty string");
-			if ((rc = get_text(c, t, "action.title", &n->title)))
-				return rc;
-		}
-		if (d && (rc = get_text(c, d, "action.description", &n->description)))
-			return rc;
-	}
-	if (insert && (!n->title || !*n->title))
+		return op_fail(c, KS_EPARSE, "'%s' must be an object", label);
+	if ((rc = ks_node_in_read(&in, obj, KS_NODE_IN_EDIT, c->where, c->notes, &le)))
+		return op_fail(c, rc, "%s", le.msg);
+	if (insert && !in.title)
 		return op_fail(c, KS_EINVARIANT, "a new node needs 'action.title'");
-	if ((v = json_object_get(obj, "difficulty_1_to_5"))) {
-		if ((rc = get_number(c, v, "difficulty_1_to_5", 1, 5, &x)))
-			return rc;
-		if (x != floor(x))
-			return op_fail(c, KS_EINVARIANT, "'difficulty_1_to_5' = %g is not an integer", x);
-		n->difficulty = (int)x;
-	}
-	if ((v = json_object_get(obj, "impacts"))) {
-		const char *ik;
-		json_t *iv;
-		if (!json_is_object(v))
-			return op_fail(c, KS_EPARSE, "'impacts' must be an object");
-		json_object_foreach(v, ik, iv)
-		{
-			int kind = -1;
-			char key[96];
-			for (int j = 0; j < KS_IMPACT_COUNT; j++)
-				if (!strcmp(ik, ks_impact_name((enum ks_impact_kind)j)))
-					kind = j;
-			if (kind < 0)
-				return op_fail(c, KS_EPARSE, "unknown impact '%s'", ik);
-			snprintf(key, sizeof(key), "impacts.%s.score", ik);
-			if (json_is_number(iv)) {
-				if ((rc = get_number(c, iv, key, 0, 10, &x)))
-					return rc;
-				n->impacts[kind].score = x;
-				continue;
-			}
-			if (!json_is_object(iv))
-				return op_fail(c, KS_EPARSE, "'impacts.%s' must be an object", ik);
-			{
-				const char *fk;
-				json_t *fv;
-				json_object_foreach(iv, fk, fv)
-				{
-					if (strcmp(fk, "score") && strcmp(fk, "risk") && strcmp(fk, "notes"))
-						return op_fail(c, KS_EPARSE, "unknown field '%s' in 'impacts.%s'",
-							       fk, ik);
-				}
-			}
-			if (json_object_get(iv, "score")) {
-				if ((rc = get_number(c, json_object_get(iv, "score"), key, 0, 10, &x)))
-					return rc;
-				n->impacts[kind].score = x;
-			}
-			if (json_object_get(iv, "risk") &&
-			    (rc = get_text(c, json_object_get(iv, "risk"), "risk", &n->impacts[kind].risk)))
-				return rc;
-			if (json_object_get(iv, "notes") &&
-			    (rc = get_text(c, json_object_get(iv, "notes"), "notes",
-					   &n->impacts[kind].notes)))
-				return rc;
-		}
-	}
-	if ((v = json_object_get(obj, "overall_rating_0_to_10"))) {
-		if ((rc = get_number(c, v, "overall_rating_0_to_10", 0, 10, &x)))
-			return rc;
-		/* the rating an edit states is the rating the node shows */
-		n->prior_rating = x - n->learned_shift;
-		n->rating = x;
-	}
-	if ((v = json_object_get(obj, "confidence_0_to_1"))) {
-		if ((rc = get_number(c, v, "confidence_0_to_1", 0, 1, &x)))
-			return rc;
-		n->confidence = n->prior_confidence = x;
-	}
-	if ((v = json_object_get(obj, "status"))) {
+	if (!insert && in.title_composed)
+		in.title = NULL; /* a patched decision/choice does not rename an action */
+	if ((rc = ks_node_in_apply(n, &in, &le)))
+		return op_fail(c, rc, "%s", le.msg);
+	if ((v = json_object_get(obj, "status")) && !json_is_null(v)) {
 		const char *s = json_is_string(v) ? json_string_value(v) : "";
 		if (!strcmp(s, "open")) {
 			if (n->status == KS_NODE_ACTIVE)
@@ -222,117 +111,118 @@ static int node_fields(struct op_ctx *c, int id, json_t *obj, int insert)
 				       "'status' may only be set to \"open\" or \"pruned\"");
 		}
 	}
-	if ((v = json_object_get(obj, "policy"))) {
+	if ((v = json_object_get(obj, "policy")) && !json_is_null(v)) {
 		char *text;
 		if (!json_is_object(v))
 			return op_fail(c, KS_EPARSE, "'policy' must be an object");
 		text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
 		if (!text)
-			return ks_error_set(c->e, KS_ENOMEM, "serialise policy payload");
-		rc = ks_world_set_payload(n, text, c->e);
+			return op_fail(c, KS_ENOMEM, "serialise policy payload");
+		rc = ks_world_set_payload(n, text, &le);
 		free(text);
 		if (rc)
-			return op_fail(c, rc, "bad 'policy': %s", c->e->msg);
+			return op_fail(c, rc, "bad 'policy': %s", le.msg);
 	}
 	return 0;
 }
 
-static int new_node(struct op_ctx *c, int parent, int id, json_t *spec, int *nnew, int *new_ids)
+/* a new node under parent; idv (may be NULL) is the id the model gave it */
+static int new_node(struct op_ctx *c, int parent, json_t *idv, json_t *spec, const char *label)
 {
 	struct ks_world *w = c->w;
-	int rc;
-	if (*nnew >= KS_WORLD_MAX_NEW_PER_EDIT)
+	struct ks_error le = {0};
+	int id = -1, num, rc;
+	const char *ext = NULL;
+	if ((c->flags & KS_WORLD_APPLY_STRICT) && *c->created >= KS_WORLD_MAX_NEW_PER_EDIT)
 		return op_fail(c, KS_EINVARIANT, "more than %d new nodes in one edit",
 			       KS_WORLD_MAX_NEW_PER_EDIT);
+	if (*c->created >= MAX_CREATED)
+		return op_fail(c, KS_ELIMIT, "more than %d new nodes in one script", MAX_CREATED);
+	if (idv && !json_is_null(idv)) {
+		if (ks_world_id_parse(idv, &num, &ext, &le))
+			return op_fail(c, KS_EPARSE, "'node_id': %s", le.msg);
+		if (ext && ks_world_find(w, ext) >= 0)
+			return op_fail(c, KS_EINVARIANT, "node id '%s' is taken", ext);
+		if (!ext && num < w->nnodes)
+			return op_fail(c, KS_EINVARIANT, "node id %d is taken (ids are never reused)",
+				       num);
+		id = ext ? -1 : num;
+	}
 	if (id < 0)
 		id = w->nnodes;
-	else if (id < w->nnodes)
-		return op_fail(c, KS_EINVARIANT, "node id %d is taken (ids are never reused)", id);
-	rc = ks_world_node_alloc(w, id, c->e);
-	if (rc)
-		return op_fail(c, rc, "%s", c->e->msg);
-	rc = ks_world_link(w, parent, id, c->e);
-	if (!rc)
-		rc = node_fields(c, id, spec, 1);
-	if (rc)
+	if ((rc = ks_world_node_alloc(w, id, &le)) || (rc = ks_world_link(w, parent, id, &le)))
+		return op_fail(c, rc, "%s", le.msg);
+	if (ext && !(w->nodes[id].ext_id = strdup(ext)))
+		return op_fail(c, KS_ENOMEM, "copy node id");
+	if ((rc = node_fields(c, id, spec, label, 1)))
 		return rc; /* the scratch copy is thrown away */
-	if (new_ids)
-		new_ids[*nnew] = id;
-	(*nnew)++;
+	c->ids[(*c->created)++] = id;
 	return 0;
 }
 
-static int live(struct op_ctx *c, int id, const char *what)
+static int op_insert(struct op_ctx *c, json_t *op)
 {
-	if (!ks_world_node(c->w, id))
-		return op_fail(c, KS_EINVARIANT, "%s %d does not exist", what, id);
-	return 0;
-}
-
-static int not_root(struct op_ctx *c, int id)
-{
-	if (id == c->w->root)
-		return op_fail(c, KS_EINVARIANT, "the root node %d is immutable", id);
-	return 0;
-}
-
-static int op_insert(struct op_ctx *c, json_t *op, int *nnew, int *new_ids)
-{
-	int parent, id = -1, rc;
-	json_t *node = json_object_get(op, "node");
-	if ((rc = get_id(c, op, "parent_id", &parent)) || (rc = live(c, parent, "parent node")))
-		return rc;
-	if (json_object_get(op, "node_id") && (rc = get_id(c, op, "node_id", &id)))
+	int parent, rc;
+	json_t *node = json_object_get(op, "node"), *idv = json_object_get(op, "node_id");
+	if ((rc = get_ref(c, op, "parent_id", "parent node", &parent)))
 		return rc;
 	if (!node)
 		return op_fail(c, KS_EPARSE, "missing 'node'");
-	return new_node(c, parent, id, node, nnew, new_ids);
+	if ((!idv || json_is_null(idv)) && json_is_object(node))
+		idv = json_object_get(node, "node_id"); /* where K-Search names a new node */
+	return new_node(c, parent, idv, node, "node");
 }
 
 static int op_update(struct op_ctx *c, json_t *op)
 {
 	int id, rc;
-	json_t *node = json_object_get(op, "node");
-	json_t *pv;
-	if ((rc = get_id(c, op, "node_id", &id)) || (rc = live(c, id, "node")) ||
-	    (rc = not_root(c, id)))
+	const char *label = "node";
+	json_t *node = json_object_get(op, "node"), *pv;
+	if ((rc = get_ref(c, op, "node_id", "node", &id)) || (rc = not_root(c, id)))
 		return rc;
+	if (!node) {
+		node = json_object_get(op, "patch");
+		label = "patch";
+	}
 	if (!node)
-		return op_fail(c, KS_EPARSE, "missing 'node'");
-	if (json_is_object(node) && (pv = json_object_get(node, "parent_id"))) {
+		return op_fail(c, KS_EPARSE, "missing 'node' (or K-Search's 'patch')");
+	if (json_is_object(node) && (pv = json_object_get(node, "parent_id")) &&
+	    !json_is_null(pv)) {
 		int np;
-		if (!json_is_integer(pv))
-			return op_fail(c, KS_EPARSE, "'parent_id' must be a node id");
-		np = (int)json_integer_value(pv);
-		if ((rc = live(c, np, "parent node")))
+		if ((rc = get_ref(c, node, "parent_id", "parent node", &np)))
 			return rc;
 		if (ks_world_is_ancestor(c->w, id, np))
 			return op_fail(c, KS_EINVARIANT,
 				       "moving node %d under %d would create a cycle", id, np);
 		if (np != c->w->nodes[id].parent) {
+			struct ks_error le = {0};
 			ks_world_unlink(c->w, id);
-			if ((rc = ks_world_link(c->w, np, id, c->e)))
-				return rc;
+			if ((rc = ks_world_link(c->w, np, id, &le)))
+				return op_fail(c, rc, "%s", le.msg);
 		}
 	}
-	return node_fields(c, id, node, 0);
+	return node_fields(c, id, node, label, 0);
 }
 
-static int op_split(struct op_ctx *c, json_t *op, int *nnew, int *new_ids)
+static int op_split(struct op_ctx *c, json_t *op)
 {
 	int id, rc;
 	size_t i;
-	json_t *kids = json_object_get(op, "children"), *k;
-	if ((rc = get_id(c, op, "node_id", &id)) || (rc = live(c, id, "node")) ||
-	    (rc = not_root(c, id)))
+	json_t *kids = json_object_get(op, "children"), *k, *pp = json_object_get(op, "parent_patch");
+	char label[32];
+	if ((rc = get_ref(c, op, "node_id", "node", &id)) || (rc = not_root(c, id)))
 		return rc;
 	if (!json_is_array(kids) || json_array_size(kids) < 2 || json_array_size(kids) > 3)
 		return op_fail(c, KS_EINVARIANT, "'children' must list 2 or 3 refined nodes");
 	if (c->w->nodes[id].status == KS_NODE_PRUNED)
 		return op_fail(c, KS_EINVARIANT, "node %d is pruned", id);
+	if (pp && !json_is_null(pp) && (rc = node_fields(c, id, pp, "parent_patch", 0)))
+		return rc;
 	json_array_foreach(kids, i, k)
 	{
-		if ((rc = new_node(c, id, -1, k, nnew, new_ids)))
+		snprintf(label, sizeof(label), "children[%zu]", i);
+		if ((rc = new_node(c, id, json_is_object(k) ? json_object_get(k, "node_id") : NULL, k,
+				   label)))
 			return rc;
 	}
 	/* the idea lives on in its refinements */
@@ -347,8 +237,7 @@ static int op_delete(struct op_ctx *c, json_t *op)
 {
 	int id, rc;
 	struct ks_node *n;
-	if ((rc = get_id(c, op, "node_id", &id)) || (rc = live(c, id, "node")) ||
-	    (rc = not_root(c, id)))
+	if ((rc = get_ref(c, op, "node_id", "node", &id)) || (rc = not_root(c, id)))
 		return rc;
 	n = &c->w->nodes[id];
 	if (n->nchildren)
@@ -359,106 +248,232 @@ static int op_delete(struct op_ctx *c, json_t *op)
 			       "node %d is %s%s: only open childless leaves may be deleted", id,
 			       ks_node_status_name(n->status), n->attempts ? " with attempts" : "");
 	ks_world_unlink(c->w, id);
-	free(n->children);
-	free(n->title);
-	free(n->description);
-	for (int k = 0; k < KS_IMPACT_COUNT; k++) {
-		free(n->impacts[k].risk);
-		free(n->impacts[k].notes);
-	}
-	free(n->payload);
-	free(n->move);
-	memset(n, 0, sizeof(*n));
-	n->id = id;
-	n->parent = -1;
-	n->deleted = 1;
-	n->candidate = -1;
+	ks_world_node_release(n);
 	if (c->w->active_leaf == id)
 		c->w->active_leaf = -1;
 	return 0;
 }
 
-static const char *const op_keys[] = {"op", "node_id", "parent_id", "node", "children",
-				      "reason", NULL};
+static int apply_op(struct op_ctx *c, json_t *op)
+{
+	json_t *name = json_is_object(op) ? json_object_get(op, "op") : NULL, *v;
+	const char *k;
+	snprintf(c->where, sizeof(c->where), "op %d (?)", c->index);
+	if (!json_is_string(name))
+		return op_fail(c, KS_EPARSE, "an op is an object with a string 'op'");
+	c->name = json_string_value(name);
+	snprintf(c->where, sizeof(c->where), "op %d (%.40s)", c->index, c->name);
+	if ((k = ks_world_forged_key(op)))
+		return op_fail(c, KS_EINVARIANT,
+			       "op field '%s' is reserved: only the system attaches candidates and "
+			       "results",
+			       k);
+	json_object_foreach(op, k, v)
+	{
+		if (!in_list(op_keys, k))
+			ks_world_note(c->notes, "%s: ignored unknown field '%s'", c->where, k);
+	}
+	if (!strcmp(c->name, "insert_node"))
+		return op_insert(c, op);
+	if (!strcmp(c->name, "update_node"))
+		return op_update(c, op);
+	if (!strcmp(c->name, "split_node"))
+		return op_split(c, op);
+	if (!strcmp(c->name, "delete_node"))
+		return op_delete(c, op);
+	return op_fail(c, KS_EPARSE,
+		       "unknown op (expected insert_node, update_node, split_node or delete_node)");
+}
 
-int ks_world_apply(struct ks_world *w, const char *script, int *new_ids, int *nnew,
+/* whole-script invariants of the edited tree */
+static int script_check(const struct ks_world *w, int created, struct ks_error *e)
+{
+	signed char *ok;
+	int *path, rc = 0;
+	if (created > KS_WORLD_MAX_NEW_PER_EDIT)
+		return ks_error_set(e, KS_EINVARIANT,
+				    "the ops add %d new nodes, at most %d per edit: keep the best %d",
+				    created, KS_WORLD_MAX_NEW_PER_EDIT, KS_WORLD_MAX_NEW_PER_EDIT);
+	if (!ks_world_node(w, w->root) || w->nodes[w->root].parent != -1)
+		return ks_error_set(e, KS_EINVARIANT, "the root is gone");
+	ok = calloc((size_t)w->nnodes, 1);
+	path = malloc((size_t)w->nnodes * sizeof(int));
+	if (!ok || !path) {
+		rc = ks_error_set(e, KS_ENOMEM, "check %d nodes", w->nnodes);
+		goto out;
+	}
+	ok[w->root] = 1;
+	/* every live node reaches the root through live parents: no cycle, nothing detached */
+	for (int i = 0; i < w->nnodes && !rc; i++) {
+		int len = 0, j = i;
+		if (w->nodes[i].deleted)
+			continue;
+		while (!ok[j]) {
+			int p = w->nodes[j].parent;
+			ok[j] = 2;
+			path[len++] = j;
+			if (!ks_world_node(w, p) || ok[p] == 2) {
+				rc = ks_error_set(e, KS_EINVARIANT, "node %d is on a cycle or detached",
+						  i);
+				break;
+			}
+			j = p;
+		}
+		while (len--)
+			ok[path[len]] = rc ? 0 : 1;
+	}
+out:
+	free(ok);
+	free(path);
+	return rc;
+}
+
+static void append_reason(struct ks_buf *why, const char *msg)
+{
+	if (why->len)
+		ks_buf_adds(why, "; ");
+	ks_buf_adds(why, msg);
+}
+
+/* run the ops on the scratch copy tmp: strict stops at the first invalid op, otherwise each
+ * op runs on its own copy and an invalid one is dropped */
+static int run_ops(struct ks_world *tmp, json_t *ops, size_t nops, unsigned flags,
+		   struct op_ctx *proto, struct ks_world_edit *r, struct ks_buf *why, int *first_rc,
 		   struct ks_error *e)
 {
-	json_error_t je;
-	json_t *doc, *ops;
-	struct ks_world tmp;
-	int rc = 0, created = 0, ids[KS_WORLD_MAX_NEW_PER_EDIT];
-	size_t i;
-	json_t *op;
+	for (size_t i = 0; i < nops; i++) {
+		struct ks_error le = {0};
+		struct op_ctx c = *proto;
+		struct ks_world t2;
+		int saved = *c.created, rc;
+		c.index = (int)i;
+		c.e = &le;
+		if (flags & KS_WORLD_APPLY_STRICT) {
+			c.w = tmp;
+			if ((rc = apply_op(&c, json_array_get(ops, i)))) {
+				ks_error_set(e, rc, "%s", le.msg);
+				return rc;
+			}
+			r->applied++;
+			continue;
+		}
+		if ((rc = ks_world_clone(&t2, tmp, e)))
+			return rc;
+		c.w = &t2;
+		if ((rc = apply_op(&c, json_array_get(ops, i)))) {
+			ks_world_release(&t2);
+			*c.created = saved;
+			if (rc == KS_ENOMEM)
+				return ks_error_set(e, rc, "%s", le.msg);
+			r->skipped++;
+			if (!*first_rc)
+				*first_rc = rc;
+			ks_world_note(c.notes, "%s (skipped)", le.msg);
+			append_reason(why, le.msg);
+			continue;
+		}
+		ks_world_release(tmp);
+		*tmp = t2;
+		r->applied++;
+	}
+	return 0;
+}
 
-	if (nnew)
-		*nnew = 0;
+int ks_world_apply_ex(struct ks_world *w, const char *script, unsigned flags,
+		      struct ks_world_edit *res, struct ks_buf *notes, struct ks_error *e)
+{
+	json_error_t je;
+	json_t *doc, *ops, *active = NULL;
+	struct ks_world tmp;
+	struct ks_world_edit r;
+	struct ks_buf why = KS_BUF_INIT;
+	int rc = 0, created = 0, first_rc = 0, ids[MAX_CREATED];
+	size_t nops;
+	struct op_ctx proto = {.flags = flags, .created = &created, .ids = ids, .notes = notes};
+
+	memset(&r, 0, sizeof(r));
+	if (res)
+		*res = r;
 	if (strlen(script) > KS_WORLD_MAX_JSON)
 		return ks_error_set(e, KS_ELIMIT, "edit script exceeds %zu bytes", KS_WORLD_MAX_JSON);
 	doc = json_loads(script, JSON_REJECT_DUPLICATES, &je);
 	if (!doc)
 		return ks_error_set(e, KS_EPARSE, "edit script: line %d column %d: %s", je.line,
 				    je.column, je.text);
-	ops = json_is_object(doc) ? json_object_get(doc, "edits") : doc;
+	ops = doc;
+	if (json_is_object(doc)) {
+		ops = json_object_get(doc, "ops");
+		if (!ops)
+			ops = json_object_get(doc, "edits");
+		active = json_object_get(doc, "active_leaf_id");
+	}
 	if (!json_is_array(ops)) {
 		json_decref(doc);
 		return ks_error_set(e, KS_EPARSE,
-				    "edit script must be an array of ops or {\"edits\": [...]}");
+				    "edit script must be an array of ops, {\"ops\": [...]} or "
+				    "{\"edits\": [...]}");
 	}
-	rc = ks_world_clone(&tmp, w, e);
-	if (rc) {
+	nops = json_array_size(ops);
+	if (nops > KS_WORLD_MAX_OPS) {
+		if (flags & KS_WORLD_APPLY_STRICT) {
+			json_decref(doc);
+			return ks_error_set(e, KS_ELIMIT, "edit script has %zu ops, at most %d",
+					    nops, KS_WORLD_MAX_OPS);
+		}
+		ks_world_note(notes, "edit script has %zu ops: those after the first %d skipped",
+			      nops, KS_WORLD_MAX_OPS);
+		nops = KS_WORLD_MAX_OPS;
+	}
+	if ((rc = ks_world_clone(&tmp, w, e))) {
 		json_decref(doc);
 		return rc;
 	}
-	json_array_foreach(ops, i, op)
-	{
-		struct op_ctx c = {.w = &tmp, .index = (int)i, .name = "?", .e = e};
-		json_t *name = json_is_object(op) ? json_object_get(op, "op") : NULL;
-		const char *k;
-		json_t *v;
-		if (!json_is_string(name)) {
-			rc = op_fail(&c, KS_EPARSE, "an op is an object with a string 'op'");
-			break;
+	ks_buf_init(&why, 4096); /* reasons beyond it are still in the notes */
+	rc = run_ops(&tmp, ops, nops, flags, &proto, &r, &why, &first_rc, e);
+	if (!rc && active && !json_is_null(active)) {
+		int a = ks_world_ref(&tmp, active);
+		char ref[96];
+		if (a >= 0) {
+			tmp.active_leaf = a;
+		} else {
+			ks_world_ref_text(active, ref, sizeof(ref));
+			ks_world_note(notes, "active_leaf_id %s is not a node; ignored", ref);
 		}
-		c.name = json_string_value(name);
-		if ((rc = check_system_keys(&c, op, "op")))
-			break;
-		json_object_foreach(op, k, v)
-		{
-			if (!in_list(op_keys, k)) {
-				rc = op_fail(&c, KS_EPARSE, "unknown field '%s'", k);
-				break;
-			}
-		}
-		if (rc)
-			break;
-		if (!strcmp(c.name, "insert_node"))
-			rc = op_insert(&c, op, &created, ids);
-		else if (!strcmp(c.name, "update_node"))
-			rc = op_update(&c, op);
-		else if (!strcmp(c.name, "split_node"))
-			rc = op_split(&c, op, &created, ids);
-		else if (!strcmp(c.name, "delete_node"))
-			rc = op_delete(&c, op);
-		else
-			rc = op_fail(&c, KS_EPARSE,
-				     "unknown op (expected insert_node, update_node, split_node or "
-				     "delete_node)");
-		if (rc)
-			break;
+	}
+	if (!rc && r.skipped && !r.applied)
+		rc = r.skipped == 1 ? ks_error_set(e, first_rc, "%s", ks_buf_str(&why))
+				    : ks_error_set(e, first_rc, "none of the %d ops could be applied: %s",
+						   r.skipped, ks_buf_str(&why));
+	if (!rc) {
+		struct ks_error le = {0};
+		if ((rc = script_check(&tmp, created, &le)))
+			ks_error_set(e, rc, "the edit script changed nothing: %s", le.msg);
 	}
 	json_decref(doc);
+	ks_buf_release(&why);
 	if (rc) {
 		ks_world_release(&tmp);
 		return rc;
 	}
 	ks_world_release(w);
 	*w = tmp;
-	if (new_ids)
-		memcpy(new_ids, ids, (size_t)created * sizeof(int));
-	if (nnew)
-		*nnew = created;
+	r.nnew = created;
+	memcpy(r.new_ids, ids, (size_t)created * sizeof(int));
+	if (res)
+		*res = r;
 	return 0;
+}
+
+int ks_world_apply(struct ks_world *w, const char *script, int *new_ids, int *nnew,
+		   struct ks_error *e)
+{
+	struct ks_world_edit r;
+	int rc = ks_world_apply_ex(w, script, 0, &r, NULL, e);
+	if (nnew)
+		*nnew = rc ? 0 : r.nnew;
+	if (!rc && new_ids)
+		memcpy(new_ids, r.new_ids, (size_t)r.nnew * sizeof(int));
+	return rc;
 }
 
 /* ---- learning ---- */

@@ -18,12 +18,13 @@ static char *export_str(const struct ks_world *w)
 	return ks_buf_detach(&b, NULL);
 }
 
-/* apply a script that must be rejected; checks the tree is unchanged and the message */
+/* apply a script that must be rejected in strict mode (the first invalid op rejects it);
+ * checks the tree is unchanged and the message */
 static void reject(struct ks_world *w, const char *script, const char *want, const char *name)
 {
 	struct ks_error e = {0};
 	char *before = export_str(w), *after;
-	int rc = ks_world_apply(w, script, NULL, NULL, &e);
+	int rc = ks_world_apply_ex(w, script, KS_WORLD_APPLY_STRICT, NULL, NULL, &e);
 	after = export_str(w);
 	ok(rc == KS_EINVARIANT || rc == KS_EPARSE, "%s: rejected (rc %d)", name, rc);
 	ok(strstr(e.msg, want) != NULL, "%s: message '%s' contains '%s'", name, e.msg, want);
