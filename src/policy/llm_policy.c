@@ -78,6 +78,7 @@ struct lp {
 	long base_cand;
 	const char *kind;      /* action, debug, improve, direct */
 	struct ks_buf action, title, code, best_code, evidence, last_fb, cand_title;
+	struct ks_buf edit_notes; /* why ops of the last edit script were skipped */
 	long best_id, parent, last_id;
 	double best_score;
 	int last_passed;
@@ -243,8 +244,11 @@ static int ask(struct lp *L, const char *tmpl, const char *purpose, const char *
 	for (int i = 0; names[i] && np < 16; i++)
 		if (piece_add(L, pv, names[i], &pieces[np]) == 0)
 			np++;
-	char node_id[16], maxnew[16];
-	snprintf(node_id, sizeof(node_id), "%d", L->node);
+	char node_id[64], maxnew[16];
+	if (L->have_world && L->node >= 0)
+		ks_world_node_ref(&L->w, L->node, node_id, sizeof(node_id));
+	else
+		snprintf(node_id, sizeof(node_id), "%d", L->node);
 	snprintf(maxnew, sizeof(maxnew), "%d", KS_WORLD_MAX_NEW_PER_EDIT);
 	struct ks_prompt_var vars[] = {{"backend", L->env.be->name}, {"language", L->lang},
 				       {"node_id", node_id}, {"max_new_nodes", maxnew}};
@@ -394,6 +398,9 @@ static int world_edit(struct lp *L, struct ks_error *e)
 	static const char *const names[] = {"task", "evidence", "tree", "feedback", "hardware",
 					    NULL};
 	struct ks_buf full = KS_BUF_INIT, brief = KS_BUF_INIT, script = KS_BUF_INIT;
+	if (L->edit_notes.len) /* what the model's last script did not do, and why */
+		ks_buf_addf(&L->evidence, "Ops of your last edit script that were skipped:\n%s\n",
+			    ks_buf_str(&L->edit_notes));
 	ks_llm_tree_text(&L->w, 1, &full);
 	ks_llm_tree_text(&L->w, 0, &brief);
 	struct pieces pv = {.evidence = ks_buf_str(&L->evidence), .tree = ks_buf_str(&full),
@@ -424,10 +431,14 @@ static int world_edit(struct lp *L, struct ks_error *e)
 		ks_llm_reply_release(&reply);
 		if (rc || res != ASK_OK)
 			break;
-		int ids[KS_WORLD_MAX_NEW_PER_EDIT], nnew = 0;
-		if (ks_world_apply(&L->w, ks_buf_str(&script), ids, &nnew, &ie) == 0) {
-			ks_info("edit: the model's script applied (%d new nodes, %d nodes in the tree)",
-				nnew, ks_world_count(&L->w));
+		struct ks_world_edit r;
+		ks_buf_reset(&L->edit_notes);
+		if (ks_world_apply_ex(&L->w, ks_buf_str(&script), 0, &r, &L->edit_notes, &ie) == 0) {
+			ks_info("edit: the model's script applied (%d ops, %d new nodes, %d skipped; "
+				"%d nodes in the tree)",
+				r.applied, r.nnew, r.skipped, ks_world_count(&L->w));
+			if (r.skipped)
+				ks_warn("edit: skipped ops: %.400s", ks_buf_str(&L->edit_notes));
 			applied = 1;
 			break;
 		}
@@ -1039,7 +1050,7 @@ static void lp_free(void *state)
 	free(L->baseline);
 	struct ks_buf *bufs[] = {&L->task, &L->hardware, &L->translation, &L->action, &L->title,
 				 &L->code, &L->best_code, &L->evidence, &L->last_fb,
-				 &L->cand_title, &L->pending};
+				 &L->cand_title, &L->pending, &L->edit_notes};
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		ks_buf_release(bufs[i]);
 	free(L->nocode);

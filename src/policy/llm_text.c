@@ -55,9 +55,17 @@ void ks_llm_tree_text(const struct ks_world *w, int full, struct ks_buf *out)
 			continue;
 		if (!full && i != w->root && n->status != KS_NODE_OPEN && n->candidate < 0)
 			continue;
-		ks_buf_addf(out, "[%d] parent %d, %s: %s | rating %.1f, confidence %.2f, difficulty %d, "
+		/* the model's own ids when it gave them (K-Search's "a1"), so its scripts can
+		 * name the nodes as it knows them */
+		char id[64], parent[64];
+		ks_world_node_ref(w, n->id, id, sizeof(id));
+		if (n->parent >= 0)
+			ks_world_node_ref(w, n->parent, parent, sizeof(parent));
+		else
+			snprintf(parent, sizeof(parent), "none");
+		ks_buf_addf(out, "[%s] parent %s, %s: %s | rating %.1f, confidence %.2f, difficulty %d, "
 				 "impacts mem %.0f / regs %.0f / hw %.0f | attempts %d, failures %d",
-			    n->id, n->parent, ks_node_status_name(n->status), n->title ? n->title : "",
+			    id, parent, ks_node_status_name(n->status), n->title ? n->title : "",
 			    n->rating, n->confidence, n->difficulty,
 			    n->impacts[KS_IMPACT_MEMORY_BANDWIDTH].score,
 			    n->impacts[KS_IMPACT_REGISTER_PRESSURE].score,
