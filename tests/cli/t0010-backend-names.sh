@@ -2,7 +2,8 @@
 # No code outside src/backend/ tells backends apart by name (docs/backends.md): what sets a
 # backend apart is a slot of its struct ks_backend_i.  Fails on any string comparison
 # (strcmp and kin) against a backend or kernel-language name, and on any == or != with a
-# backend's struct, in src/ or include/ outside src/backend/; first proves on a planted tree that it catches one.
+# backend's struct, in src/ or include/ outside src/backend/; first proves on a planted tree
+# that it catches one.  Also: each backend's sandbox needs are applied by a runner device.
 # needs: nothing (reads the sources only)
 set -u
 SRC="${KSEARCH_HOME:-$(pwd)}"
@@ -78,6 +79,12 @@ check "spec kinds and src/backend/ are not reported" test "$(wc -l <"$TMP/plante
 scan "$SRC" >"$TMP/found"
 check "no backend name compared outside src/backend/" test ! -s "$TMP/found"
 sed 's/^/# /' "$TMP/found"
+
+# the runner applies a backend's sandbox needs through its device, which must point to the
+# very object the backend's sandbox slot does (docs/backends.md)
+for needs in $(grep -rhoE '\.sandbox = &ks_sandbox_[a-z0-9_]+' "$SRC/src/backend" | sed 's/.*&//' | sort -u); do
+	check "a runner device applies $needs" grep -qE "\.sandbox = &$needs\b" "$SRC"/src/runner/device_*.c
+done
 
 echo "1..$n"
 echo "$((n - fails)) passed, $fails failed"
