@@ -1,6 +1,12 @@
 /* Backends: one interface struct of function pointers per kind of hardware, registered in
  * one static table (src/backend/registry.c).  A backend that cannot run on this machine
- * says so as data (probe returns KS_EUNAVAILABLE with a reason); it never fails to build. */
+ * says so as data (probe returns KS_EUNAVAILABLE with a reason); it never fails to build.
+ *
+ * What sets backends apart (the language and prototype of their kernels, what their runner's
+ * sandbox must allow, how their device is detected, where the trusted reference runs) is a
+ * slot of the struct, so no code outside src/backend/ names a backend.  Optional slots may be
+ * NULL; read them through the ks_backend_* accessors below, which fill the defaults in one
+ * place.  docs/backends.md says how to add a backend. */
 #ifndef KSEARCH_BACKEND_H
 #define KSEARCH_BACKEND_H
 
@@ -10,7 +16,9 @@
 #include "ksearch/error.h"
 #include "ksearch/task.h"
 
-#define KS_BACKEND_VERSION 1
+/* 2: the capability slots abi, sandbox, detect_spec, device_reference, on_host;
+ *    limit_address_space moved into the sandbox needs */
+#define KS_BACKEND_VERSION 2
 
 struct ks_compile_req {
 	const struct ks_task *task;
@@ -31,10 +39,23 @@ struct ks_artifact {
 void ks_artifact_init(struct ks_artifact *a);
 void ks_artifact_release(struct ks_artifact *a);
 
+/* What the sandbox around a backend's runner must allow beyond the base rules (read-only
+ * system files, the kernel, /proc/self, writes under scratch; no network, exec, new
+ * processes: src/eval/sandbox.c).  Data the sandbox reads, so it never asks which backend
+ * runs.  Every list is NULL-terminated and may be NULL; a zeroed struct is the base rules. */
+struct ks_sandbox_needs {
+	int unlimited_address_space;         /* 1: no RLIMIT_AS (GPU drivers reserve far more than they use) */
+	const char *const *read_paths;       /* more trees the runner may read (driver state in /proc, /sys) */
+	const char *const *device_prefixes;  /* /dev entries starting with one of these, read-write ("nvidia") */
+	const char *const *rw_paths;         /* trees with every file right ("/dev/shm", for driver threads) */
+	int unix_sockets;                    /* 1: AF_UNIX sockets allowed (driver daemons); network stays refused */
+	const char *const *syscalls;         /* trapped system calls its runtime needs, allowed after all */
+};
+
 struct ks_backend_i {
 	int version;      /* KS_BACKEND_VERSION */
 	const char *name; /* "cpu" */
-	const char *lang; /* prototype language for ks_task_prototype: "c", "cuda" */
+	const char *lang; /* kernel language (prompts, stored candidates): its abi's lang */
 	const char *ext;  /* kernel file extension: "c", "cu" */
 	const char *default_flags;
 	/* 0 when usable here; KS_EUNAVAILABLE with the reason in why otherwise */
@@ -43,10 +64,24 @@ struct ks_backend_i {
 	int (*compile)(const struct ks_compile_req *req, struct ks_artifact *a, struct ks_error *e);
 	/* the runner executable beside ksearch: "ksearch-runner", "ksearch-runner-cuda" */
 	const char *runner;
-	/* runner settings: the address-space limit applies (0 for GPU drivers that map a lot) */
-	int limit_address_space;
 	/* optional: what the kernels run on ("Intel Xeon ... 2 cores"); NULL = name */
 	int (*describe_target)(struct ks_buf *out);
+
+	/* ---- capabilities (version 2); read through the accessors below ---- */
+	/* how the entry point is written and called (ks_backend_abi; NULL: the C ABI) */
+	const struct ks_abi *abi;
+	/* what the runner's sandbox must allow (ks_backend_sandbox; NULL: the base rules).
+	 * The backend's runner device points to the same object (src/runner/runner.h). */
+	const struct ks_sandbox_needs *sandbox;
+	/* optional: describe a device as a spec document (ks_backend_detect_spec; NULL: no
+	 * device detection) */
+	int (*detect_spec)(int device, int measure, struct ks_buf *yaml, struct ks_error *e);
+	/* a trusted reference the task may ship for this backend ("reference.cu"), run on the
+	 * device for large workloads; NULL: reference.c on the host gives every expected output */
+	const char *device_reference;
+	/* 1: kernels run on the host CPU, so the host's spec is theirs (--spec auto detects the
+	 * host); 0: they run on a device, whose spec comes from detect_spec */
+	int on_host;
 };
 
 /* the registered backend by name, or NULL */
@@ -57,9 +92,24 @@ const struct ks_backend_i *const *ks_backend_list(void);
  * KS_EUNAVAILABLE (with the reason) */
 int ks_backend_get(const char *name, const struct ks_backend_i **out, struct ks_error *e);
 
+/* ---- the one place optional slots get their defaults ---- */
+/* b's ABI; the C ABI when the slot is NULL */
+const struct ks_abi *ks_backend_abi(const struct ks_backend_i *b);
+/* b's sandbox needs; the base rules (a zeroed struct) when the slot is NULL */
+const struct ks_sandbox_needs *ks_backend_sandbox(const struct ks_backend_i *b);
+/* 1 when b's kernels run on the host CPU (0 for NULL, an unknown backend) */
+int ks_backend_on_host(const struct ks_backend_i *b);
+/* the file name of b's device reference ("reference.cu"), or NULL when it has none */
+const char *ks_backend_device_reference(const struct ks_backend_i *b);
+
+/* The ABI of a backend ("cpu", "cuda") or of a kernel language: a backend's ("c", "cuda") or
+ * one known without a backend yet ("metal"); NULL when name is neither */
+const struct ks_abi *ks_abi_find(const char *name);
+
 /* Detect the device of a backend as a spec document (YAML in the knowledge/specs format,
- * with measured ceilings when measure is set); KS_EUNAVAILABLE when the backend cannot
- * detect here. */
+ * with measured ceilings when measure is set) through its detect_spec slot; KS_ENOTFOUND
+ * for an unknown backend, KS_EUNAVAILABLE when it has no device detection or cannot detect
+ * here. */
 int ks_backend_detect_spec(const char *backend, int device, int measure, struct ks_buf *yaml,
 			   struct ks_error *e);
 

@@ -12,13 +12,15 @@
 #define KS_MAX_DIMS 8
 
 enum ks_dtype { KS_DT_F32, KS_DT_F64, KS_DT_F16, KS_DT_BF16, KS_DT_I32, KS_DT_I64 };
+#define KS_NDTYPES 6 /* how many dtypes there are (the size of ks_abi.ctype) */
 
 size_t ks_dtype_size(enum ks_dtype t);
 /* "f32", "f64", "f16", "bf16", "i32", "i64" */
 const char *ks_dtype_name(enum ks_dtype t);
 /* 0 on success, KS_EPARSE for an unknown name */
 int ks_dtype_parse(const char *name, enum ks_dtype *out);
-/* type spelling in a kernel language: lang is "c", "cuda" or "metal" */
+/* type spelling in a kernel language: the ctype of ks_abi_find(lang) (NULL: "c"); NULL for an
+ * unknown language */
 const char *ks_dtype_ctype(enum ks_dtype t, const char *lang);
 
 /* Element initialiser: a small fixed vocabulary, see ks_init_parse(). */
@@ -120,15 +122,41 @@ const char *ks_workload_init(const struct ks_task *t, const struct ks_workload *
 /* stable 64-bit stream key for (task, workload params, tensor name) */
 uint64_t ks_tensor_key(const struct ks_task *t, const struct ks_workload *w, int i);
 
-/* The exact entry-point prototype a kernel must define; lang is "c", "cuda" or "metal". */
-int ks_task_prototype(const struct ks_task *t, const char *lang, struct ks_buf *out);
+/* How a kernel language writes the task-named entry point (docs/abi.md): the data the
+ * prototype and the shim are generated from, so no code compares language names.  A backend
+ * points to one (ks_backend_i.abi); src/backend/ holds them.  NULL fields mean "nothing". */
+struct ks_abi {
+	const char *lang;               /* "c", "cuda", "metal": the name prompts and tasks show use */
+	const char *ctype[KS_NDTYPES];  /* spelling of each dtype (tensor elements and params) */
+	const char *ret;                /* before the name; NULL: "void" ("kernel void" for metal) */
+	const char *tensor_space;       /* before a tensor pointer's type: its address space ("device ") */
+	const char *param_space;        /* NULL: params by value; else by reference in this space ("constant ") */
+	const char *slot_attr;          /* after each tensor and param, with "%d" its slot (" [[buffer(%d)]]") */
+	const char *stream_type;        /* a last "T stream" parameter, cast by the shim; NULL: none */
+	const char *trailing;           /* a last parameter the backend's dispatch fills in; NULL: none */
+	int no_shim;                    /* 1: the backend dispatches kernels itself; no ks__entry_v1 shim */
+	const char *shim_includes;      /* lines the shim starts with after <stdint.h> */
+	const char *shim_linkage;       /* before ks__entry_v1 ("extern \"C\" " from C++) */
+	/* optional: write the prototype another way (say kernels that are a body plus a launch
+	 * block); NULL: the C-style signature from the fields above */
+	int (*prototype)(const struct ks_abi *abi, const struct ks_task *t, struct ks_buf *out);
+};
+
+/* The exact entry-point prototype a kernel must define in abi's language (with its ';').
+ * KS_EINVAL for a NULL abi, KS_ELIMIT when out is full. */
+int ks_abi_prototype(const struct ks_abi *abi, const struct ks_task *t, struct ks_buf *out);
 /* Source of the generated shim that defines
  *     void ks__entry_v1(void **tensors, const double *params, void *stream)
  * and calls the task-named entry point with typed arguments (tensors in task order, params
- * converted to their declared types, and for cuda the stream last). */
+ * converted to their declared types, the stream last when the ABI takes one).  KS_EINVAL for
+ * a NULL abi or one without a shim. */
+int ks_abi_shim(const struct ks_abi *abi, const struct ks_task *t, struct ks_buf *out);
+/* The same by name: lang is a backend ("cpu", "cuda") or a kernel language ("c", "metal"),
+ * looked up with ks_abi_find(); KS_EINVAL when it names neither. */
+int ks_task_prototype(const struct ks_task *t, const char *lang, struct ks_buf *out);
 int ks_task_shim(const struct ks_task *t, const char *lang, struct ks_buf *out);
-/* content hash of task.yaml + reference.c, + reference.cu when the task has one (keys
- * reference-output caches) */
+/* content hash of task.yaml + reference.c, + each backend's device reference the task has
+ * (reference.cu) (keys reference-output caches) */
 int ks_task_hash(const struct ks_task *t, char out[65], struct ks_error *e);
 
 /* Comparison of a candidate's output against the reference output (same dtype). */

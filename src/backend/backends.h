@@ -7,10 +7,21 @@
 extern const struct ks_backend_i ks_backend_cpu;
 extern const struct ks_backend_i ks_backend_cuda;
 
-/* shared by the C-compiling backends: compile source + shim into a cached shared library
- * with compiler argv built from cc, flags, defines and the include directory */
-int ks_compile_shared(const char *backend, const char *compiler, const char *lang,
-		      const char *ext, const char *flags, const struct ks_compile_req *req,
-		      struct ks_artifact *a, struct ks_error *e);
+/* kernel ABIs: the backends' (cpu.c, cuda.c) and those of languages that have no backend
+ * yet (languages.c), found by name with ks_abi_find() */
+extern const struct ks_abi ks_abi_c;
+extern const struct ks_abi ks_abi_cuda;
+extern const struct ks_abi ks_abi_metal;
+
+/* what the cuda runner's sandbox must allow (cuda_sandbox.c, linked into
+ * ksearch-runner-cuda too) */
+extern const struct ks_sandbox_needs ks_sandbox_cuda;
+
+/* shared by the C-compiling backends: compile source + be's shim into a cached shared
+ * library named by be's extension, with compiler argv built from compiler, flags, defines
+ * and the include directory */
+int ks_compile_shared(const struct ks_backend_i *be, const char *compiler, const char *flags,
+		      const struct ks_compile_req *req, struct ks_artifact *a,
+		      struct ks_error *e);
 
 #endif

@@ -28,12 +28,13 @@ static int push_words(char **argv, int argc, int max, char *flags)
 	return argc;
 }
 
-int ks_compile_shared(const char *backend, const char *compiler, const char *lang,
-		      const char *ext, const char *flags, const struct ks_compile_req *req,
-		      struct ks_artifact *a, struct ks_error *e)
+int ks_compile_shared(const struct ks_backend_i *be, const char *compiler, const char *flags,
+		      const struct ks_compile_req *req, struct ks_artifact *a,
+		      struct ks_error *e)
 {
+	const char *backend = be->name, *ext = be->ext;
 	struct ks_buf shim = KS_BUF_INIT;
-	int rc = ks_task_shim(req->task, lang, &shim);
+	int rc = ks_abi_shim(ks_backend_abi(be), req->task, &shim);
 	if (rc) {
 		ks_buf_release(&shim);
 		return ks_error_set(e, rc, "generate the shim for task '%s'", req->task->name);

@@ -27,7 +27,7 @@ static int cpu_compile(const struct ks_compile_req *req, struct ks_artifact *a,
 	/* -z defs: a missing entry point or symbol is a compile error, not a load failure */
 	snprintf(flags, sizeof(flags), "%s -shared -fPIC -Wl,-z,defs",
 		 req->flags ? req->flags : ks_backend_cpu.default_flags);
-	return ks_compile_shared("cpu", cpu_compiler(), "c", "c", flags, req, a, e);
+	return ks_compile_shared(&ks_backend_cpu, cpu_compiler(), flags, req, a, e);
 }
 
 static int cpu_describe(struct ks_buf *out)
@@ -35,6 +35,13 @@ static int cpu_describe(struct ks_buf *out)
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	return ks_buf_addf(out, "host CPU, %ld cores", cores);
 }
+
+/* C11: bf16 is its bit pattern (convert with ksearch/kernel.h), f16 is _Float16 */
+const struct ks_abi ks_abi_c = {
+	.lang = "c",
+	.ctype = {[KS_DT_F32] = "float", [KS_DT_F64] = "double", [KS_DT_F16] = "_Float16",
+		  [KS_DT_BF16] = "uint16_t", [KS_DT_I32] = "int32_t", [KS_DT_I64] = "int64_t"},
+};
 
 const struct ks_backend_i ks_backend_cpu = {
 	.version = KS_BACKEND_VERSION,
@@ -45,6 +52,10 @@ const struct ks_backend_i ks_backend_cpu = {
 	.probe = cpu_probe,
 	.compile = cpu_compile,
 	.runner = "ksearch-runner",
-	.limit_address_space = 1,
 	.describe_target = cpu_describe,
+	.abi = &ks_abi_c,
+	.sandbox = NULL,          /* the base rules, address space limited */
+	.detect_spec = NULL,      /* the host's spec comes from 'ksearch spec detect' */
+	.device_reference = NULL, /* reference.c is the reference */
+	.on_host = 1,
 };

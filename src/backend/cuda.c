@@ -193,7 +193,7 @@ static int cuda_compile(const struct ks_compile_req *req, struct ks_artifact *a,
 	    (rc = compile_flags(req->flags ? req->flags : ks_backend_cuda.default_flags, flags,
 				sizeof(flags), e)))
 		return rc;
-	rc = ks_compile_shared("cuda", nvcc, "cuda", "cu", flags, req, a, e);
+	rc = ks_compile_shared(&ks_backend_cuda, nvcc, flags, req, a, e);
 	if (!rc)
 		ks_cuda_parse_ptxas(ks_buf_str(&a->log), a->resources, sizeof(a->resources));
 	return rc;
@@ -220,6 +220,17 @@ static int cuda_describe(struct ks_buf *out)
 			   cc % 10);
 }
 
+/* CUDA C++: the entry point is host code that launches on ksearch's stream; the shim has C
+ * linkage so the runner finds ks__entry_v1 */
+const struct ks_abi ks_abi_cuda = {
+	.lang = "cuda",
+	.ctype = {[KS_DT_F32] = "float", [KS_DT_F64] = "double", [KS_DT_F16] = "__half",
+		  [KS_DT_BF16] = "__nv_bfloat16", [KS_DT_I32] = "int32_t", [KS_DT_I64] = "int64_t"},
+	.stream_type = "cudaStream_t",
+	.shim_includes = "#include <cuda_runtime.h>\n#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n",
+	.shim_linkage = "extern \"C\" ",
+};
+
 const struct ks_backend_i ks_backend_cuda = {
 	.version = KS_BACKEND_VERSION,
 	.name = "cuda",
@@ -229,6 +240,10 @@ const struct ks_backend_i ks_backend_cuda = {
 	.probe = cuda_probe,
 	.compile = cuda_compile,
 	.runner = "ksearch-runner-cuda",
-	.limit_address_space = 0,
 	.describe_target = cuda_describe,
+	.abi = &ks_abi_cuda,
+	.sandbox = &ks_sandbox_cuda,
+	.detect_spec = ks_cuda_detect,
+	.device_reference = "reference.cu",
+	.on_host = 0,
 };

@@ -3,13 +3,18 @@
 #include <string.h>
 
 #include "backend/backends.h"
-#include "backend/cuda.h"
 #include "ksearch/backend.h"
 #include "ksearch/knowledge.h"
 
 static const struct ks_backend_i *const backends[] = {
 	&ks_backend_cpu,
 	&ks_backend_cuda,
+	NULL,
+};
+
+/* kernel languages known without a backend of their own */
+static const struct ks_abi *const languages[] = {
+	&ks_abi_metal,
 	NULL,
 };
 
@@ -20,7 +25,7 @@ const struct ks_backend_i *const *ks_backend_list(void)
 
 const struct ks_backend_i *ks_backend_find(const char *name)
 {
-	for (int i = 0; backends[i]; i++)
+	for (int i = 0; name && backends[i]; i++)
 		if (!strcmp(backends[i]->name, name))
 			return backends[i];
 	return NULL;
@@ -55,14 +60,75 @@ void ks_artifact_release(struct ks_artifact *a)
 	ks_buf_release(&a->log);
 }
 
+/* ---- defaults of the optional slots: here and nowhere else ---- */
+
+const struct ks_abi *ks_backend_abi(const struct ks_backend_i *b)
+{
+	return b->abi ? b->abi : &ks_abi_c;
+}
+
+const struct ks_sandbox_needs *ks_backend_sandbox(const struct ks_backend_i *b)
+{
+	static const struct ks_sandbox_needs base_rules = {0};
+	return b->sandbox ? b->sandbox : &base_rules;
+}
+
+int ks_backend_on_host(const struct ks_backend_i *b)
+{
+	return b && b->on_host;
+}
+
+const char *ks_backend_device_reference(const struct ks_backend_i *b)
+{
+	return b->device_reference && b->device_reference[0] ? b->device_reference : NULL;
+}
+
 int ks_backend_detect_spec(const char *backend, int device, int measure, struct ks_buf *yaml,
 			   struct ks_error *e)
 {
-	if (!strcmp(backend, "cuda"))
-		return ks_cuda_detect(device, measure, yaml, e);
-	return ks_error_set(e, KS_EUNAVAILABLE,
-			    "backend '%s' has no device detection (the host CPU: 'ksearch spec detect')",
-			    backend);
+	const struct ks_backend_i *b = ks_backend_find(backend);
+	if (!b)
+		return ks_backend_get(backend, &b, e);
+	if (!b->detect_spec)
+		return ks_error_set(e, KS_EUNAVAILABLE,
+				    "backend '%s' has no device detection (the host CPU: 'ksearch spec "
+				    "detect')",
+				    backend);
+	return b->detect_spec(device, measure, yaml, e);
+}
+
+/* ---- kernel languages ---- */
+
+const struct ks_abi *ks_abi_find(const char *name)
+{
+	if (!name)
+		return NULL;
+	const struct ks_backend_i *b = ks_backend_find(name);
+	if (b)
+		return ks_backend_abi(b);
+	for (int i = 0; backends[i]; i++)
+		if (!strcmp(ks_backend_abi(backends[i])->lang, name))
+			return ks_backend_abi(backends[i]);
+	for (int i = 0; languages[i]; i++)
+		if (!strcmp(languages[i]->lang, name))
+			return languages[i];
+	return NULL;
+}
+
+int ks_task_prototype(const struct ks_task *t, const char *lang, struct ks_buf *out)
+{
+	return ks_abi_prototype(ks_abi_find(lang), t, out);
+}
+
+int ks_task_shim(const struct ks_task *t, const char *lang, struct ks_buf *out)
+{
+	return ks_abi_shim(ks_abi_find(lang), t, out);
+}
+
+const char *ks_dtype_ctype(enum ks_dtype t, const char *lang)
+{
+	const struct ks_abi *abi = ks_abi_find(lang ? lang : "c");
+	return abi && (unsigned)t < KS_NDTYPES ? abi->ctype[t] : NULL;
 }
 
 int ks_backend_device_spec(const char *backend, const char *devices, struct ks_spec *out,

@@ -214,7 +214,7 @@ int cmd_eval(int argc, char **argv)
 		int loaded = KS_ENOTFOUND;
 		if (strcmp(spec, "auto"))
 			loaded = ks_spec_load(spec, &sp, &e);
-		else if (!strcmp(backend, "cpu"))
+		else if (ks_backend_on_host(ks_backend_find(backend)))
 			loaded = ks_spec_detect_host(&sp, &e);
 		else if (!worker_cmd)
 			loaded = ks_backend_device_spec(backend, devices, &sp, &e);

@@ -123,7 +123,7 @@ int cmd_spec(int argc, char **argv)
 		ks_spec_release(&s);
 		return rc;
 	}
-	if (!strcmp(sub, "detect") && backend && strcmp(backend, "cpu")) {
+	if (!strcmp(sub, "detect") && backend && !ks_backend_on_host(ks_backend_find(backend))) {
 		if (npos != 1)
 			goto usage;
 		/* the device's spec document; saved as is, shown through the spec loader */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "ksearch/backend.h"
 #include "ksearch/knowledge.h"
 #include "ksearch/task.h"
 #include "ksearch/template.h"
@@ -20,18 +21,6 @@ static const char about[] =
 	"must define for a backend.  NAME may also be the path of a task folder.\n"
 	"Exit status 2 when a task does not exist or its task.yaml has an error\n"
 	"(printed as FILE:LINE:COL: what was expected).";
-
-/* backend name -> kernel language of its prototype */
-static const char *backend_lang(const char *backend)
-{
-	if (!strcmp(backend, "cpu"))
-		return "c";
-	if (!strcmp(backend, "cuda"))
-		return "cuda";
-	if (!strcmp(backend, "metal") || !strcmp(backend, "mlx"))
-		return "metal";
-	return NULL;
-}
 
 static void print_available(FILE *f)
 {
@@ -331,10 +320,13 @@ static int show_text(const struct ks_task *t, const char *backend, const char *p
 
 static int cmd_show(const char *name, const char *backend, int json)
 {
-	const char *lang = backend_lang(backend);
-	if (!lang) {
-		fprintf(stderr, "ksearch: unknown backend '%s' (expected cpu, cuda or metal)\n",
-			backend);
+	const struct ks_abi *abi = ks_abi_find(backend);
+	if (!abi) {
+		fprintf(stderr, "ksearch: unknown backend '%s' (expected", backend);
+		const struct ks_backend_i *const *bs = ks_backend_list();
+		for (int i = 0; bs[i]; i++)
+			fprintf(stderr, "%s %s", i ? "," : "", bs[i]->name);
+		fprintf(stderr, " or a kernel language such as metal)\n");
 		return KS_EXIT_USAGE;
 	}
 	struct ks_task *t = NULL;
@@ -352,7 +344,7 @@ static int cmd_show(const char *name, const char *backend, int json)
 		fprintf(stderr, "note: the class assertions are not shown: %s\n", e.msg);
 	struct ks_buf proto;
 	ks_buf_init(&proto, 1 << 16);
-	if (ks_task_prototype(t, lang, &proto)) {
+	if (ks_abi_prototype(abi, t, &proto)) {
 		fprintf(stderr, "ksearch: cannot write the prototype of '%s'\n", t->name);
 		ks_buf_release(&proto);
 		ks_task_free(t);

@@ -220,15 +220,17 @@ enum ks_ref_source ks_eval_ref_source(int have_device_ref, int is_check, double 
 										: KS_REF_HOST;
 }
 
-/* Picks the reference of every workload and compiles the task's device reference
- * (reference.cu for cuda) when one of them needs it, the way the baseline is compiled. */
+/* Picks the reference of every workload and compiles the task's device reference (the
+ * backend's device_reference slot: reference.cu for cuda) when one of them needs it, the way
+ * the baseline is compiled. */
 static int setup_device_reference(struct ks_evaluator *ev, struct ks_error *e)
 {
 	const struct ks_task *t = ev->task;
-	char file[64], path[PATH_MAX];
-	snprintf(file, sizeof(file), "reference.%s", ev->be->ext);
-	ks_path_join(path, sizeof(path), t->dir, file);
-	int have = ev->be != &ks_backend_cpu && ks_path_exists(path), ndev = 0;
+	const char *file = ks_backend_device_reference(ev->be);
+	char path[PATH_MAX];
+	if (file)
+		ks_path_join(path, sizeof(path), t->dir, file);
+	int have = file && ks_path_exists(path), ndev = 0;
 	struct ks_buf labels = KS_BUF_INIT;
 	for (int i = 0; i < ev->nwl; i++) {
 		struct ks_wl_state *ws = &ev->wl[i];
@@ -338,7 +340,7 @@ int ks_eval_open_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const c
 		.extra_env = ev->env,
 		.out_bytes = ws->out_bytes,
 	};
-	if (host || ev->be->limit_address_space)
+	if (host || !ks_backend_sandbox(ev->be)->unlimited_address_space)
 		sp.limits.address_space = ws->set_bytes * (size_t)nsets + mem_extra +
 					  ((size_t)1 << 30);
 	struct ks_runner *r = NULL;
@@ -424,8 +426,9 @@ int ks_eval_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_
 		struct ks_buf why = KS_BUF_INIT;
 		if (r)
 			ks_runner_fate(r, &why);
-		rc = ks_error_set(e, KS_EIO, "the reference (reference.%s) failed on %s: %s",
-				  dev ? ev->be->ext : "c", ks_buf_str(&label), ks_buf_str(&why));
+		rc = ks_error_set(e, KS_EIO, "the reference (%s) failed on %s: %s",
+				  dev ? ks_backend_device_reference(ev->be) : "reference.c",
+				  ks_buf_str(&label), ks_buf_str(&why));
 		ks_buf_release(&why);
 		ks_buf_release(&label);
 		ks_runner_free(r);

@@ -1,5 +1,7 @@
 #include "eval/sandbox.h"
 
+#include "ksearch/backend.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -160,8 +162,8 @@ static int ll_allow(int ruleset, const char *path, __u64 access)
 	return rc ? -err : 0;
 }
 
-/* /dev/nvidia0, /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-caps/...: only these */
-static int allow_nvidia_nodes(int rs, __u64 access)
+/* the /dev entries whose names start with prefix (say /dev/nvidia0, /dev/nvidia-uvm): only these */
+static int allow_device_nodes(int rs, const char *prefix, __u64 access)
 {
 	DIR *d = opendir("/dev");
 	if (!d)
@@ -170,7 +172,7 @@ static int allow_nvidia_nodes(int rs, __u64 access)
 	int rc = 0;
 	char path[300];
 	while (!rc && (de = readdir(d)))
-		if (!strncmp(de->d_name, "nvidia", 6)) {
+		if (!strncmp(de->d_name, prefix, strlen(prefix))) {
 			snprintf(path, sizeof(path), "/dev/%s", de->d_name);
 			rc = ll_allow(rs, path, access);
 		}
@@ -178,8 +180,8 @@ static int allow_nvidia_nodes(int rs, __u64 access)
 	return rc;
 }
 
-static int landlock_enter(const char *scratch, const char *kernel_path, int gpu, char *why,
-			  size_t n)
+static int landlock_enter(const char *scratch, const char *kernel_path,
+			  const struct ks_sandbox_needs *needs, char *why, size_t n)
 {
 	long abi = ll_abi();
 	if (abi <= 0)
@@ -208,23 +210,17 @@ static int landlock_enter(const char *scratch, const char *kernel_path, int gpu,
 					 "/sys/devices/system/cpu", "/sys/devices/system/node",
 					 "/proc/cpuinfo", "/proc/meminfo", "/proc/stat",
 					 "/dev/null", "/dev/zero", "/dev/urandom", "/opt"};
-	/* GPU drivers open their device nodes read-write and read driver state */
-	static const char *const gpu_ro[] = {"/proc/driver", "/proc/devices", "/proc/modules",
-					     "/proc/sys", "/proc/self/mountinfo", "/sys/bus",
-					     "/sys/devices", "/sys/module", "/sys/class", "/sys/dev",
-					     "/dev/char", "/etc/nvidia", "/etc/OpenCL", "/run/nvidia-persistenced",
-					     "/var/run/nvidia-persistenced", "/usr/local/cuda",
-					     "/usr/local/nvidia"};
 	int rc = 0;
 	for (size_t i = 0; i < sizeof(ro) / sizeof(ro[0]) && !rc; i++)
 		rc = ll_allow(rs, ro[i], read);
-	for (size_t i = 0; gpu && i < sizeof(gpu_ro) / sizeof(gpu_ro[0]) && !rc; i++)
-		rc = ll_allow(rs, gpu_ro[i], read);
-	if (gpu && !rc)
-		rc = allow_nvidia_nodes(rs, read | LANDLOCK_ACCESS_FS_WRITE_FILE);
-	/* the driver may share memory between its threads through /dev/shm files */
-	if (gpu && !rc)
-		rc = ll_allow(rs, "/dev/shm", handled);
+	/* what the backend's runtime needs besides (ks_sandbox_needs): driver state read, its
+	 * device nodes read-write, shared-memory files */
+	for (const char *const *p = needs->read_paths; p && *p && !rc; p++)
+		rc = ll_allow(rs, *p, read);
+	for (const char *const *p = needs->device_prefixes; p && *p && !rc; p++)
+		rc = allow_device_nodes(rs, *p, read | LANDLOCK_ACCESS_FS_WRITE_FILE);
+	for (const char *const *p = needs->rw_paths; p && *p && !rc; p++)
+		rc = ll_allow(rs, *p, handled);
 	if (!rc && kernel_path)
 		rc = ll_allow(rs, kernel_path, read);
 	/* threads name themselves through /proc/self/task/N/comm, opened with O_TRUNC; the
@@ -252,7 +248,15 @@ static int landlock_enter(const char *scratch, const char *kernel_path, int gpu,
 
 /* ---- seccomp --------------------------------------------------------------------- */
 
-static int seccomp_enter(int gpu, char *why, size_t n)
+static int listed(const char *const *list, const char *name)
+{
+	for (; list && *list; list++)
+		if (!strcmp(*list, name))
+			return 1;
+	return 0;
+}
+
+static int seccomp_enter(const struct ks_sandbox_needs *needs, char *why, size_t n)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx) {
@@ -275,15 +279,16 @@ static int seccomp_enter(int gpu, char *why, size_t n)
 		int nr = seccomp_syscall_resolve_name(trapped[i]);
 		/* GPU drivers talk to local daemons over UNIX sockets at start-up: for them only
 		 * network sockets are refused (and the network namespace is empty anyway) */
-		int unix_ok = gpu && (!strcmp(trapped[i], "socket") || !strcmp(trapped[i], "connect") ||
-				      !strcmp(trapped[i], "socketpair") || !strcmp(trapped[i], "bind") ||
-				      !strcmp(trapped[i], "listen") || !strcmp(trapped[i], "accept") ||
-				      !strcmp(trapped[i], "accept4"));
-		if (nr == __NR_SCMP_ERROR || unix_ok)
+		int unix_ok = needs->unix_sockets &&
+			      (!strcmp(trapped[i], "socket") || !strcmp(trapped[i], "connect") ||
+			       !strcmp(trapped[i], "socketpair") || !strcmp(trapped[i], "bind") ||
+			       !strcmp(trapped[i], "listen") || !strcmp(trapped[i], "accept") ||
+			       !strcmp(trapped[i], "accept4"));
+		if (nr == __NR_SCMP_ERROR || unix_ok || listed(needs->syscalls, trapped[i]))
 			continue;
 		rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, nr, 0);
 	}
-	if (gpu && !rc)
+	if (needs->unix_sockets && !rc)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(socket), 1,
 				      SCMP_A0(SCMP_CMP_NE, AF_UNIX));
 	/* clone: threads only (OpenMP needs them); clone3 hides its flags in memory, so it
@@ -325,9 +330,12 @@ static int skipped(const char *layer)
 	return v && strstr(v, layer);
 }
 
-int ks_sandbox_enter(const char *scratch, const char *kernel_path, int gpu, char *why,
-		     size_t n)
+int ks_sandbox_enter(const char *scratch, const char *kernel_path,
+		     const struct ks_sandbox_needs *needs, char *why, size_t n)
 {
+	static const struct ks_sandbox_needs base_rules = {0};
+	if (!needs)
+		needs = &base_rules;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
 		snprintf(why, n, "no_new_privs: %s", strerror(errno));
 		return -1;
@@ -335,7 +343,7 @@ int ks_sandbox_enter(const char *scratch, const char *kernel_path, int gpu, char
 	/* a non-dumpable process cannot be read through /proc by its siblings either */
 	if (!skipped("dumpable"))
 		prctl(PR_SET_DUMPABLE, 0);
-	if (!skipped("landlock") && landlock_enter(scratch, kernel_path, gpu, why, n))
+	if (!skipped("landlock") && landlock_enter(scratch, kernel_path, needs, why, n))
 		return -1;
-	return skipped("seccomp") ? 0 : seccomp_enter(gpu, why, n);
+	return skipped("seccomp") ? 0 : seccomp_enter(needs, why, n);
 }

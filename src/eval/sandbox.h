@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 
+struct ks_sandbox_needs; /* include/ksearch/backend.h */
+
 struct ks_sandbox_limits {
 	size_t address_space; /* RLIMIT_AS in bytes, 0 = unlimited (CUDA needs that) */
 	double cpu_seconds;   /* RLIMIT_CPU backstop, 0 = unlimited */
@@ -33,11 +35,11 @@ int ks_sandbox_child_prepare(const struct ks_sandbox_limits *lim);
 /* Inside the runner: allow reads of system files, the loaded kernel, /proc/self and
  * scratch, writes only under scratch; forbid network, exec, new processes, ptrace, signals
  * to other processes, and a few dangerous syscalls.  Forbidden syscalls raise SIGSYS,
- * which the runner reports as a violation.  gpu additionally opens what a GPU driver
- * needs (device nodes read-write, driver files in /proc and /sys).  why gets the reason
- * on failure. */
-int ks_sandbox_enter(const char *scratch, const char *kernel_path, int gpu, char *why,
-		     size_t n);
+ * which the runner reports as a violation.  needs (the backend's, as its runner device
+ * holds them; NULL: nothing more) additionally opens what its runtime requires, a GPU
+ * driver's device nodes and driver files say.  why gets the reason on failure. */
+int ks_sandbox_enter(const char *scratch, const char *kernel_path,
+		     const struct ks_sandbox_needs *needs, char *why, size_t n);
 
 /* "landlock abi N" / "landlock unavailable": reported in eval logs so users know */
 const char *ks_sandbox_describe(void);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "backend/backends.h"
 #include "runner/runner.h"
 
 /* calibration samples of an idle cudaDeviceSynchronize */
@@ -205,6 +206,7 @@ static void *cuda_stream(void)
 
 static const struct ks_runner_device cuda_device = {
 	.name = "cuda",
+	.sandbox = &ks_sandbox_cuda,
 	.init = cuda_init,
 	.alloc = cuda_alloc,
 	.upload = cuda_upload,

@@ -40,6 +40,7 @@ static void *host_stream(void)
 
 static const struct ks_runner_device host_device = {
 	.name = "host",
+	.sandbox = NULL, /* the base rules: the cpu backend has no sandbox needs */
 	.init = host_init,
 	.alloc = host_alloc,
 	.upload = host_copy,

@@ -21,8 +21,13 @@ void ks_runner_report(const char *kind, const char *fmt, ...)
 #include <stddef.h>
 #include <stdint.h>
 
+struct ks_sandbox_needs;
+
 struct ks_runner_device {
 	const char *name;
+	/* what the sandbox must allow for this device: the same object the backend's
+	 * ks_backend_i.sandbox points to (NULL: the base rules, as for the cpu backend) */
+	const struct ks_sandbox_needs *sandbox;
 	/* after the kernel is loaded: pick the device, create the stream; 0 or -1 + why */
 	int (*init)(char *why, size_t n);
 	/* the buffer the kernel sees for host memory of bytes (host: the same pointer) */

@@ -406,8 +406,7 @@ static int cmd_load(char *path)
 	char why[256];
 	/* enter the sandbox before dlopen: the kernel's constructors run inside it */
 	if (ks_runner_scratch[0]) {
-		if (ks_sandbox_enter(ks_runner_scratch, path, strcmp(dev->name, "host") != 0, why,
-				     sizeof(why))) {
+		if (ks_sandbox_enter(ks_runner_scratch, path, dev->sandbox, why, sizeof(why))) {
 			reply("error sandbox: %s", why);
 			return -1;
 		}

@@ -283,7 +283,7 @@ static int load_spec(struct ks_run_state *st, struct ks_error *e)
 	const char *name = st->o.spec;
 	int rc;
 	if (!name || !name[0] || !strcmp(name, "auto")) {
-		if (strcmp(st->o.backend, "cpu")) {
+		if (!ks_backend_on_host(st->be)) {
 			device_spec(st);
 			return 0;
 		}

@@ -1,5 +1,6 @@
-/* dtypes: names, sizes, spellings per kernel language and scalar conversions, including
- * IEEE binary16 and bfloat16 with round-to-nearest-even.  Linked into the sandboxed runner
+/* dtypes: names, sizes and scalar conversions, including
+ * IEEE binary16 and bfloat16 with round-to-nearest-even (how each kernel language spells a
+ * dtype is in its struct ks_abi, src/backend/).  Linked into the sandboxed runner
  * too: depends only on libc, libm and src/util/{error,buf}.c. */
 #include <math.h>
 #include <string.h>
@@ -9,17 +10,13 @@
 static const struct {
 	const char *name;
 	size_t size;
-	const char *c, *cuda, *metal;
 } dtypes[] = {
-	[KS_DT_F32] = {"f32", 4, "float", "float", "float"},
-	[KS_DT_F64] = {"f64", 8, "double", "double", "double"},
-	[KS_DT_F16] = {"f16", 2, "_Float16", "__half", "half"},
-	[KS_DT_BF16] = {"bf16", 2, "uint16_t", "__nv_bfloat16", "bfloat"},
-	[KS_DT_I32] = {"i32", 4, "int32_t", "int32_t", "int"},
-	[KS_DT_I64] = {"i64", 8, "int64_t", "int64_t", "long"},
+	[KS_DT_F32] = {"f32", 4}, [KS_DT_F64] = {"f64", 8},  [KS_DT_F16] = {"f16", 2},
+	[KS_DT_BF16] = {"bf16", 2}, [KS_DT_I32] = {"i32", 4}, [KS_DT_I64] = {"i64", 8},
 };
 
 #define NDTYPES (sizeof(dtypes) / sizeof(dtypes[0]))
+_Static_assert(NDTYPES == KS_NDTYPES, "KS_NDTYPES counts the dtypes");
 
 static int valid(enum ks_dtype t)
 {
@@ -44,19 +41,6 @@ int ks_dtype_parse(const char *name, enum ks_dtype *out)
 			return 0;
 		}
 	return KS_EPARSE;
-}
-
-const char *ks_dtype_ctype(enum ks_dtype t, const char *lang)
-{
-	if (!valid(t))
-		return NULL;
-	if (!lang || !strcmp(lang, "c"))
-		return dtypes[t].c;
-	if (!strcmp(lang, "cuda"))
-		return dtypes[t].cuda;
-	if (!strcmp(lang, "metal"))
-		return dtypes[t].metal;
-	return NULL;
 }
 
 /* Encode v as a binary float with ebits exponent and mbits mantissa bits (sign on top),

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ksearch/backend.h"
 #include "ksearch/task.h"
 #include "task/task_priv.h"
 #include "util/expr.h"
@@ -729,14 +730,24 @@ int ks_task_hash(const struct ks_task *t, char out[65], struct ks_error *e)
 		return ks_error_set(e, KS_ELIMIT, "task path '%s' too long", t->dir);
 	if ((rc = hash_file(&h, ref, e)))
 		return rc;
-	/* the trusted device reference is ground truth too; only when it exists, so the hash
-	 * of a task without one (and its cached references) stays what it was */
-	if (ks_path_join(ref, sizeof(ref), t->dir, "reference.cu"))
-		return ks_error_set(e, KS_ELIMIT, "task path '%s' too long", t->dir);
-	if (ks_path_exists(ref)) {
-		ks_sha256_update_str(&h, "reference.cu");
-		if ((rc = hash_file(&h, ref, e)))
-			return rc;
+	/* the backends' trusted device references are ground truth too; only those that exist,
+	 * so the hash of a task without one (and its cached references) stays what it was */
+	const struct ks_backend_i *const *bs = ks_backend_list();
+	for (int i = 0; bs[i]; i++) {
+		const char *file = ks_backend_device_reference(bs[i]);
+		int seen = 0;
+		for (int j = 0; file && j < i && !seen; j++)
+			seen = ks_backend_device_reference(bs[j]) &&
+			       !strcmp(ks_backend_device_reference(bs[j]), file);
+		if (!file || seen)
+			continue;
+		if (ks_path_join(ref, sizeof(ref), t->dir, file))
+			return ks_error_set(e, KS_ELIMIT, "task path '%s' too long", t->dir);
+		if (ks_path_exists(ref)) {
+			ks_sha256_update_str(&h, file);
+			if ((rc = hash_file(&h, ref, e)))
+				return rc;
+		}
 	}
 	ks_sha256_hex(&h, out);
 	return 0;

@@ -1,0 +1,126 @@
+/* Every registered backend's capability slots, read through the accessors that fill the
+ * defaults (include/ksearch/backend.h): complete, consistent with each other, and the
+ * defaults themselves on a backend that fills none of the optional slots (never
+ * registered).  Runs from the source root (ctest's working directory). */
+#include <stdio.h>
+#include <string.h>
+
+#include "ksearch/backend.h"
+#include "ksearch/task.h"
+#include "tap.h"
+
+static int list_ok(const char *const *l, int absolute)
+{
+	for (; l && *l; l++)
+		if (!(*l)[0] || (absolute && (*l)[0] != '/'))
+			return 0;
+	return 1;
+}
+
+static void check_backend(const struct ks_backend_i *b, const struct ks_task *t)
+{
+	const char *n = b->name;
+	is_int(b->version, KS_BACKEND_VERSION, "version");
+	ok(n && n[0] && b->lang && b->ext && b->runner && b->compile,
+	   "%s: name, lang, ext, runner and compile are set", n);
+	ok(ks_backend_find(n) == b, "%s: found by its name", n);
+
+	const struct ks_abi *abi = ks_backend_abi(b);
+	ok(abi && abi->lang && !strcmp(abi->lang, b->lang), "%s: its ABI's language is its lang (%s)",
+	   n, abi && abi->lang ? abi->lang : "none");
+	ok(ks_abi_find(n) == abi && ks_abi_find(b->lang) != NULL, "%s: ABI found by backend and language",
+	   n);
+	int types = 1;
+	for (int d = 0; d < KS_NDTYPES; d++)
+		types &= abi->ctype[d] && abi->ctype[d][0];
+	ok(types, "%s: every dtype has a spelling", n);
+	struct ks_buf p = KS_BUF_INIT;
+	int rc = ks_abi_prototype(abi, t, &p);
+	ok(rc == 0 && strstr(ks_buf_str(&p), t->name), "%s: prototype: %s", n, ks_buf_str(&p));
+	ks_buf_reset(&p);
+	/* a backend that compiles a shim must get one; one that dispatches itself must not */
+	int shim = ks_abi_shim(abi, t, &p);
+	ok(abi->no_shim ? shim == KS_EINVAL : shim == 0 && strstr(ks_buf_str(&p), "ks__entry_v1"),
+	   "%s: shim %s", n, abi->no_shim ? "refused" : "generated");
+	ks_buf_release(&p);
+
+	const struct ks_sandbox_needs *s = ks_backend_sandbox(b);
+	ok(s && list_ok(s->read_paths, 1) && list_ok(s->rw_paths, 1) &&
+		   list_ok(s->device_prefixes, 0) && list_ok(s->syscalls, 0),
+	   "%s: sandbox needs: absolute paths, non-empty names", n);
+
+	const char *ref = ks_backend_device_reference(b);
+	char want[64];
+	snprintf(want, sizeof(want), "reference.%s", b->ext);
+	ok(!ref || !strcmp(ref, want), "%s: a device reference is reference.<ext> (%s)", n,
+	   ref ? ref : "none");
+	ok(!(ref && ks_backend_on_host(b)), "%s: a host backend has no device reference", n);
+
+	/* spec detection: a backend without the slot says so as data */
+	struct ks_buf y = KS_BUF_INIT;
+	struct ks_error e = {0};
+	if (!b->detect_spec)
+		ok(ks_backend_detect_spec(n, 0, 0, &y, &e) == KS_EUNAVAILABLE &&
+			   strstr(e.msg, "no device detection"),
+		   "%s: no detect_spec: unavailable (%s)", n, e.msg);
+	else
+		ok(!ks_backend_on_host(b), "%s: detects a device, so it is not the host", n);
+	ks_buf_release(&y);
+}
+
+/* a backend that fills only what is required: every accessor gives the default */
+static void check_defaults(const struct ks_task *t)
+{
+	const struct ks_backend_i bare = {.version = KS_BACKEND_VERSION, .name = "bare",
+					  .lang = "c", .ext = "c", .runner = "ksearch-runner"};
+	const struct ks_abi *abi = ks_backend_abi(&bare);
+	ok(abi && abi == ks_abi_find("c"), "default ABI: the C ABI");
+	struct ks_buf p = KS_BUF_INIT;
+	ks_abi_prototype(abi, t, &p);
+	is_str(ks_buf_str(&p), "void softmax(const float *x, float *y, int32_t rows, int32_t cols);",
+	       "default ABI writes the C prototype");
+	ks_buf_release(&p);
+	const struct ks_sandbox_needs *s = ks_backend_sandbox(&bare);
+	ok(s && !s->unlimited_address_space && !s->read_paths && !s->device_prefixes &&
+		   !s->rw_paths && !s->unix_sockets && !s->syscalls,
+	   "default sandbox needs: the base rules, address space limited");
+	ok(ks_backend_device_reference(&bare) == NULL, "default: no device reference");
+	ok(!ks_backend_on_host(&bare) && !ks_backend_on_host(NULL),
+	   "default: not on the host (--spec auto asks detect_spec, which is absent)");
+	struct ks_buf y = KS_BUF_INIT;
+	struct ks_error e = {0};
+	ok(ks_backend_detect_spec("no-such-backend", 0, 0, &y, &e) == KS_ENOTFOUND,
+	   "detect_spec of an unknown backend: not found (%s)", e.msg);
+	ks_buf_release(&y);
+}
+
+static void check_languages(const struct ks_task *t)
+{
+	ok(ks_abi_find("metal") && ks_abi_find("metal")->no_shim, "metal: a language without a backend");
+	ok(ks_abi_find("fortran") == NULL && ks_abi_find(NULL) == NULL, "unknown language: none");
+	struct ks_buf p = KS_BUF_INIT;
+	ok(ks_abi_prototype(NULL, t, &p) == KS_EINVAL && ks_abi_shim(NULL, t, &p) == KS_EINVAL,
+	   "no ABI: KS_EINVAL");
+	ks_buf_release(&p);
+}
+
+int main(void)
+{
+	struct ks_task *t = NULL;
+	struct ks_error e = {0};
+	if (!ok(ks_task_load("tests/fixtures/tasks/softmax", &t, &e) == 0, "load softmax (%s)", e.msg))
+		return tap_done();
+	int n = 0;
+	for (const struct ks_backend_i *const *b = ks_backend_list(); *b; b++, n++)
+		check_backend(*b, t);
+	ok(n >= 2, "%d backends registered", n);
+	ok(ks_backend_on_host(ks_backend_find("cpu")) && !ks_backend_on_host(ks_backend_find("cuda")),
+	   "cpu runs on the host, cuda on a device");
+	ok(!ks_backend_sandbox(ks_backend_find("cpu"))->unlimited_address_space &&
+		   ks_backend_sandbox(ks_backend_find("cuda"))->unlimited_address_space,
+	   "address space: limited for cpu, not for cuda (as before version 2)");
+	check_defaults(t);
+	check_languages(t);
+	ks_task_free(t);
+	return tap_done();
+}
