@@ -4,9 +4,9 @@ summary: "FlashAttention-2 style forward on the tensor cores: one CTA per block 
 rating: 8
 difficulty: 6
 knobs:
-  BM: {values: [64, 128], default: 128, summary: "queries per CTA", impacts: {memory_bandwidth: 6, register_pressure: 2}}
+  BM: {values: [64, 128], default: 64, summary: "queries per CTA", impacts: {memory_bandwidth: 6, register_pressure: 2}}
   BN: {values: [32, 64, 128], default: 64, summary: "keys per pipeline tile (S tile of a warp: 16*MT x BN floats in registers)", impacts: {register_pressure: 6, memory_bandwidth: 3}}
-  WARPS: {values: [4, 8], default: 8, summary: "warps per CTA; each owns BM/WARPS query rows (16 or 32)", impacts: {register_pressure: 6, compute_hw_fit: 5}}
+  WARPS: {values: [4, 8], default: 4, summary: "warps per CTA; each owns BM/WARPS query rows (16 or 32)", impacts: {register_pressure: 6, compute_hw_fit: 5}}
   STAGES: {values: [2, 3], default: 2, summary: "cp.async pipeline depth of K/V tiles", impacts: {memory_bandwidth: 5}}
   QREG: {values: [0, 1], default: 1, summary: "1 keeps the Q fragments in registers for the whole key loop; 0 re-reads them from shared memory each tile (fewer registers, more ldmatrix)", impacts: {register_pressure: 7}}
   EXP2: {values: [0, 1], default: 1, summary: "1 folds scale*log2(e) into one FFMA and calls ex2.approx; 0 scales, subtracts and calls __expf (an extra multiply per score)", impacts: {compute_hw_fit: 5}}
@@ -36,13 +36,13 @@ require:
 #include <stdint.h>
 
 #ifndef BM
-#define BM 128
+#define BM 64
 #endif
 #ifndef BN
 #define BN 64
 #endif
 #ifndef WARPS
-#define WARPS 8
+#define WARPS 4
 #endif
 #ifndef STAGES
 #define STAGES 2
