@@ -2,7 +2,7 @@
 family: flash2-mma
 summary: "FlashAttention-2 style forward on the tensor cores: one CTA per block of BM queries of one head, each warp owns 16*MT query rows; Q fragments loaded once (kept in registers or re-read from shared memory), K and V tiles of BN keys streamed through a cp.async multi-stage pipeline in padded shared memory; S = Q K^T and O += P V with mma.sync m16n8k16 (fp16 in, fp32 accumulate), fragments by ldmatrix (V transposed on the fly); online softmax in registers with the scale and log2(e) folded into one FFMA before ex2; causal blocks skip key tiles past the diagonal, mask only the diagonal and tail tiles, and start heaviest first"
 rating: 8
-difficulty: 6
+difficulty: 5
 knobs:
   BM: {values: [64, 128], default: 64, summary: "queries per CTA", impacts: {memory_bandwidth: 6, register_pressure: 2}}
   BN: {values: [32, 64, 128], default: 64, summary: "keys per pipeline tile (S tile of a warp: 16*MT x BN floats in registers)", impacts: {register_pressure: 6, memory_bandwidth: 3}}
