@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # CUDA benchmarks on a GPU machine, in one command from the repository root:
 #
-#   bash bench/cuda/run.sh [ceilings] [softmax] [matmul] [matmul_bf16]   (no argument: all)
+#   bash bench/cuda/run.sh [ceilings] [softmax] [matmul] [matmul_bf16] [attention]
+#                          [attention-check]   (no argument: all but attention-check)
 #
 # builds ksearch, measures the device's ceilings (bench/cuda/ceilings.cu), runs
 # `ksearch run TASK --backend cuda` with the builtin policy, then times the best kernel side
 # by side with torch in one process (bench/cuda/compare.py) and writes
-# docs/results/cuda-TASK.md.  Each phase fits in a few minutes; run them in separate
+# docs/results/cuda-TASK.md (attention: against torch SDPA's FlashAttention-2, cuDNN and math
+# backends, bench/cuda/attention.py; attention-check first validates reference.cu, baseline.cu
+# and the template with `ksearch eval` and times template configurations, ATTN_SWEEP).  Each phase fits in a few minutes; run them in separate
 # commands where a command's time is limited.  Environment:
 #   BUDGET=N        candidates per `ksearch run` (default 16)
 #   TIME_LIMIT=D    stop proposing after D (e.g. 5m), then finalise (default: none)
@@ -24,10 +27,17 @@ BUDGET=${BUDGET:-16}
 RES=$BUILD/bench-cuda
 mkdir -p "$RES" docs/results
 export KSEARCH_HOME=$ROOT KSEARCH_CACHE=${KSEARCH_CACHE:-$BUILD/cache}
-PHASES=${*:-ceilings softmax matmul matmul_bf16}
+PHASES=${*:-ceilings softmax matmul matmul_bf16 attention}
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 save() { [ -n "${OUT:-}" ] && mkdir -p "$OUT" && cp "$@" "$OUT"/ 2>/dev/null; return 0; }
 
+# binaries built on another machine may bring the libraries this one lacks
+if [ -d "$BUILD/devlibs" ]; then
+	for f in "$BUILD"/devlibs/*.so*; do
+		ldconfig -p | grep -q "$(basename "$f") " || cp -n "$f" /usr/local/lib/
+	done
+	ldconfig 2>/dev/null
+fi
 if [ -n "${SKIP_BUILD:-}" ] && [ -x "$BUILD/ksearch" ]; then
 	log "using the prebuilt $BUILD (SKIP_BUILD)"
 else
@@ -42,7 +52,10 @@ fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$RES/gpu.txt"
 
 CEIL=$RES/ceilings.json
-if [[ " $PHASES " == *" ceilings "* || ! -s $CEIL ]]; then
+# the ceilings feed compare.py (softmax, matmul, matmul_bf16); attention does not use them
+needs_ceil=
+for p in ceilings softmax matmul matmul_bf16; do [[ " $PHASES " == *" $p "* ]] && needs_ceil=1; done
+if [[ " $PHASES " == *" ceilings "* || ( -n $needs_ceil && ! -s $CEIL ) ]]; then
 	log "ceilings"
 	ARCH=${KSEARCH_CUDA_ARCH:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d . | sed 's/^90$/90a/;s/^100$/100a/')}
 	nvcc -O3 -gencode "arch=compute_$ARCH,code=sm_$ARCH" bench/cuda/ceilings.cu -o "$RES/ceilings" -lcublas &&
@@ -85,4 +98,59 @@ for task in softmax matmul matmul_bf16; do
 	cp "$kernel" "$RES/best-$task.cu" 2>/dev/null
 	save "docs/results/cuda-$task.md" "$RES/run-$task.err" "$RES/best-$task.cu"
 done
+A=tasks/attention
+if [[ " $PHASES " == *" attention-check "* ]]; then
+	log "attention-check: reference.cu, baseline.cu and the template, each with ksearch eval"
+	ev() { # ev NAME FILE [eval args]: status and errors of one evaluation, full JSON kept
+		"$BUILD/ksearch" eval attention "$2" --backend cuda --json --quick --no-baseline "${@:3}" \
+			>"$RES/eval-$1.json" 2>"$RES/eval-$1.err"
+		python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+print(sys.argv[2], d["status"]); [print("  %-22s %-20s err %.2e us %s %s" % (w.get("name") or w.get("params"), w["status"], w.get("max_abs_err") or 0, w.get("median_us"), (w.get("log") or "")[:200])) for w in d["checks"] + d["workloads"]]' \
+			"$RES/eval-$1.json" "$1" 2>&1 || tail -5 "$RES/eval-$1.err"
+		grep -h "reference.cu gives" "$RES/eval-$1.err"
+	}
+	ev reference $A/reference.cu --workloads 0,1
+	ev baseline $A/baseline.cu --workloads 0,1,2,3
+	ev flash2 $A/templates/cuda/flash2.cu
+	save "$RES"/eval-*.json
+	sweep=()
+	for c in ${ATTN_SWEEP:-BM=64,BN=64,WARPS=4 BM=128,BN=128,WARPS=8}; do
+		sweep+=(--extra "flash2 ${c//=/}=$A/templates/cuda/flash2.cu:$c")
+	done
+	python3 bench/cuda/attention.py --kernel $A/templates/cuda/flash2.cu --kernel-label "flash2 (default knobs)" \
+		"${sweep[@]}" --workloads "${ATTN_WORKLOADS:-2,3,7}" --reps 10 --out "$RES/attention-sweep.md" \
+		--json "$RES/attention-sweep.json" 2>&1 | tee "$RES/attention-sweep.log"
+	save "$RES/attention-sweep.md"
+fi
+if [[ " $PHASES " == *" attention "* ]]; then
+	log "ksearch run attention --backend cuda --budget $BUDGET"
+	rm -rf "$RES/run-attention"
+	opts=(--backend cuda --budget "$BUDGET")
+	[ -n "${TIME_LIMIT:-}" ] && opts+=(--time-limit "$TIME_LIMIT")
+	[ -n "${DEVICES:-}" ] && opts+=(--devices "$DEVICES")
+	"$BUILD/ksearch" run attention "${opts[@]}" --out "$RES/run-attention" --json \
+		>"$RES/run-attention.json" 2>"$RES/run-attention.err"
+	rc=$?
+	tail -25 "$RES/run-attention.err"
+	kernel=$RES/run-attention/best.cu
+	label="ksearch best (builtin policy, budget $BUDGET)"
+	if [ $rc -ne 0 ] || [ ! -f "$kernel" ]; then
+		kernel=$A/templates/cuda/flash2.cu
+		label="template flash2.cu at its default knobs (ksearch run gave no best kernel, rc=$rc)"
+	fi
+	cp "$kernel" "$RES/best-attention.cu"
+	extra=(--extra "template flash2 (default knobs)=$A/templates/cuda/flash2.cu")
+	for c in ${ATTN_EXTRA:-}; do # more template configurations, e.g. BM=128,BN=32,WARPS=4,QREG=0
+		extra+=(--extra "flash2 ${c//=/}=$A/templates/cuda/flash2.cu:$c")
+	done
+	log "compare attention: $label"
+	python3 bench/cuda/attention.py --kernel "$kernel" --kernel-label "$label" "${extra[@]}" \
+		--baseline $A/baseline.cu \
+		--reps "${REPS:-20}" --out docs/results/cuda-attention.md --json "$RES/attention.json" \
+		--command "BUDGET=$BUDGET TIME_LIMIT=${TIME_LIMIT:-} ATTN_EXTRA='${ATTN_EXTRA:-}' REPS=${REPS:-20} bash bench/cuda/run.sh attention  # ksearch run attention ${opts[*]}; python3 bench/cuda/attention.py" \
+		2>&1 | tee "$RES/compare-attention.log"
+	cp "$RES/run-attention/report.md" "$RES/report-attention.md" 2>/dev/null
+	save docs/results/cuda-attention.md "$RES/run-attention.err" "$RES/best-attention.cu" \
+		"$RES/attention.json" "$RES/report-attention.md"
+fi
 log "done"

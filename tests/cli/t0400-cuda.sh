@@ -41,7 +41,7 @@ else
 		[ $rc -ne 0 ] && head -c 3000 "$TMP/cc.err" | sed 's/^/# /'
 		ok $rc "compiles: ${file#$ROOT/} $*"
 	}
-	for task in softmax matmul matmul_bf16; do
+	for task in softmax matmul matmul_bf16 attention; do
 		dir=$ROOT/tasks/$task
 		[ -f "$dir/task.yaml" ] || { echo "# skip $task: no task.yaml in this tree"; continue; }
 		[ -f "$dir/baseline.cu" ] && cu_compiles "$dir" "$dir/baseline.cu"
@@ -67,6 +67,11 @@ else
 		M=$ROOT/tasks/matmul_bf16
 		cu_compiles "$M" "$M/templates/cuda/mma_bf16.cu" BM=64 BN=64 BK=64 WM=4 WN=1 STAGES=2 GROUP_M=1
 		cu_compiles "$M" "$M/templates/cuda/mma_bf16.cu" BM=256 BN=128 BK=32 WM=4 WN=2 STAGES=5
+	fi
+	if [ -f "$ROOT/tasks/attention/task.yaml" ]; then
+		A=$ROOT/tasks/attention
+		cu_compiles "$A" "$A/templates/cuda/flash2.cu" BM=64 BN=128 WARPS=4 STAGES=3 QREG=0 EXP2=0
+		cu_compiles "$A" "$A/templates/cuda/flash2.cu" BM=128 BN=32 WARPS=4 STAGES=2 QREG=1
 	fi
 	for f in "$H"/*.cu; do
 		cu_compiles "$SCALE" "$f"
@@ -156,7 +161,7 @@ ok $? "file_write_raw: the raw write outside scratch was refused (no file)"
 expect correct PASSED
 
 # the shipped kernels pass every check (quick timing)
-for task in softmax matmul matmul_bf16; do
+for task in softmax matmul matmul_bf16 attention; do
 	dir=$ROOT/tasks/$task
 	[ -f "$dir/task.yaml" ] || continue
 	for f in "$dir/baseline.cu" "$dir"/templates/cuda/*.cu; do
@@ -204,6 +209,33 @@ check_reference() { # check_reference TASK KERNEL
 }
 check_reference matmul templates/cuda/smem_tiled.cu
 check_reference matmul_bf16 templates/cuda/mma_bf16.cu
+
+# attention's reference.cu does reference.c's double arithmetic in the same order: equal on
+# the small workloads and checks (max abs err 0 on an H200, docs/results/cuda-attention.md),
+# and the expected outputs of the headline workload (workload 2) come from it; the
+# tensor-core template is judged against it there with a small, non-zero error.
+A=$ROOT/tasks/attention
+if [ -f "$A/reference.cu" ]; then
+	"$KS" eval "$A" "$A/reference.cu" --backend cuda --json --quick --no-baseline \
+		--workloads 0,1,2 >"$TMP/aref.json" 2>"$TMP/aref.err"
+	st=$(json_get "$TMP/aref.json" 'd["status"]' 2>/dev/null || echo "NO_JSON")
+	is "$st" PASSED "attention reference.cu passes as a candidate (workloads 0-2, every check)"
+	errs=$(json_get "$TMP/aref.json" \
+		'[w["max_abs_err"] for w in d["checks"] + d["workloads"][:2]]' 2>/dev/null)
+	python3 -c "import sys; e = $errs; sys.exit(0 if e and all(x == 0 for x in e) else 1)" \
+		2>/dev/null
+	ok $? "attention: reference.cu equals reference.c on the small workloads and checks ($errs)"
+	grep -q "reference.cu gives the expected outputs of batch=1 heads=32 seqlen=2048 head_dim=128 causal=0 (" \
+		"$TMP/aref.err"
+	ok $? "attention: the headline workload takes its expected outputs from reference.cu"
+	"$KS" eval "$A" "$A/templates/cuda/flash2.cu" --backend cuda --json --quick --no-baseline \
+		--no-checks --workloads 2,3 >"$TMP/abig.json" 2>"$TMP/abig.err"
+	st=$(json_get "$TMP/abig.json" 'd["status"]' 2>/dev/null || echo "NO_JSON")
+	err=$(json_get "$TMP/abig.json" 'max(w["max_abs_err"] for w in d["workloads"])' 2>/dev/null ||
+		echo None)
+	python3 -c "import sys; sys.exit(0 if '$st' == 'PASSED' and $err > 0 else 1)" 2>/dev/null
+	ok $? "attention: flash2.cu on B1 H32 L2048 D128 (both masks) against reference.cu: $st, max abs err $err"
+fi
 
 # workers on GPUs: a chosen device, and one worker per GPU through --worker-cmd
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')

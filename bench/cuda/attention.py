@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""Side-by-side timing of CUDA attention kernels against torch's SDPA backends.
+
+One process, one CUDA context (the kernels' shared libraries reuse torch's libcudart), the
+same fp16 inputs for every implementation, repetitions interleaved (the order rotates each
+round), L2 flushed before every timed call, CUDA events around each call on torch's current
+stream, recorded behind a short GPU spin so that host-side dispatch (SDPA picking its backend,
+the ctypes call) overlaps the spin instead of being timed.  For every CUDA workload of
+tasks/attention/task.yaml it times: the kernel under test, any --extra kernels (a template with knob values: LABEL=FILE.cu:BM=64,BN=64), the naive
+baseline.cu, and torch.nn.functional.scaled_dot_product_attention with each backend forced:
+FLASH_ATTENTION (FlashAttention-2), CUDNN_ATTENTION and MATH (materialise S, softmax, P V).
+Reports median and interquartile spread, TFLOP/s by the task's flops, the ratio to FA2 and to
+cuDNN, and each output's relative L2 error against an fp32 reference (torch math backend on
+fp32 copies of the inputs).
+
+usage: attention.py --kernel BEST.cu [--kernel-label L] [--extra LABEL=FILE.cu[:K=V,...]]
+                    [--baseline baseline.cu] [--workloads 2,3] [--reps 20] --out X.md
+                    [--command "..."] [--json X.json]
+"""
+import argparse
+import concurrent.futures
+import ctypes
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import torch
+import torch.nn.functional as F
+import yaml
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+WRAPPER = (
+    "#include <cuda_fp16.h>\n#include <cuda_runtime.h>\n#include <stdint.h>\n"
+    "void attention(const __half *q, const __half *k, const __half *v, __half *o, int32_t batch,\n"
+    "               int32_t heads, int32_t seqlen, int32_t head_dim, int32_t causal,\n"
+    "               cudaStream_t stream);\n"
+    'extern "C" void ks_bench_call(void **t, const int64_t *p, void *s)\n'
+    "{ attention((const __half *)t[0], (const __half *)t[1], (const __half *)t[2], (__half *)t[3],\n"
+    "            (int32_t)p[0], (int32_t)p[1], (int32_t)p[2], (int32_t)p[3], (int32_t)p[4],\n"
+    "            (cudaStream_t)s); }\n"
+)
+TORCH = [("torch SDPA flash (FA2)", SDPBackend.FLASH_ATTENTION),
+         ("torch SDPA cuDNN", SDPBackend.CUDNN_ATTENTION),
+         ("torch SDPA math (naive)", SDPBackend.MATH)]
+FA2, CUDNN = TORCH[0][0], TORCH[1][0]
+SLEEP_CYCLES = 400_000  # ~200 us at 2 GHz, longer than any implementation's host dispatch
+
+
+def arch():
+    major, minor = torch.cuda.get_device_capability()
+    cc = major * 10 + minor
+    return os.environ.get("KSEARCH_CUDA_ARCH", f"{cc}a" if cc in (90, 100, 103) else f"{cc}")
+
+
+def build(spec, workdir, name):
+    """FILE.cu[:K=V,...] plus a C-callable wrapper into a shared library; returns ctypes fn"""
+    src, _, defs = spec.partition(":")
+    wrap = os.path.join(workdir, f"{name}_wrap.cu")
+    with open(wrap, "w") as f:
+        f.write(WRAPPER)
+    lib = os.path.join(workdir, f"{name}.so")
+    a = arch()
+    cmd = [os.environ.get("KSEARCH_NVCC", "nvcc"), "-O3", "-std=c++17",
+           f"-gencode=arch=compute_{a},code=sm_{a}", "-lineinfo", "-cudart", "shared", "-shared",
+           "-Xcompiler", "-fPIC", "-I", os.path.join(ROOT, "include")]
+    cmd += [f"-D{d}" for d in defs.split(",") if d]
+    subprocess.run(cmd + [src, wrap, "-o", lib], check=True)
+    fn = ctypes.CDLL(lib).ks_bench_call
+    fn.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64), ctypes.c_void_p]
+    fn.restype = None
+    return fn
+
+
+def ext_call(fn, tensors, params):
+    ptrs = (ctypes.c_void_p * len(tensors))(*[t.data_ptr() for t in tensors])
+    vals = (ctypes.c_int64 * len(params))(*params)
+    return lambda: fn(ptrs, vals, ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+
+
+def quartiles(v):
+    s = sorted(v)
+    q = statistics.quantiles(s, n=4) if len(s) >= 4 else [s[0], statistics.median(s), s[-1]]
+    return q[0], statistics.median(s), q[2]
+
+
+def sdpa(q, k, v, causal, backend):
+    with sdpa_kernel([backend]):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
+
+
+def reference(q, k, v, causal):
+    """fp32 math attention, a head group at a time so the scores stay under ~4 GiB"""
+    b, h, l, _ = q.shape
+    step = max(1, (1 << 30) // (l * l))
+    out = torch.empty(q.shape, dtype=torch.float32, device=q.device)
+    qf, kf, vf = (x.reshape(b * h, 1, l, -1) for x in (q, k, v))
+    of = out.view(b * h, 1, l, -1)
+    for i in range(0, b * h, step):
+        of[i:i + step] = sdpa(qf[i:i + step].float(), kf[i:i + step].float(),
+                              vf[i:i + step].float(), causal, SDPBackend.MATH)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kernel", required=True, help="FILE.cu[:K=V,...]")
+    ap.add_argument("--kernel-label", default="ksearch best")
+    ap.add_argument("--extra", action="append", default=[], metavar="LABEL=FILE.cu[:K=V,...]",
+                    help="LABEL must not contain '='")
+    ap.add_argument("--baseline")
+    ap.add_argument("--workloads", help="indexes into the task's workloads (default: all CUDA ones)")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--json")
+    ap.add_argument("--command", default=" ".join(sys.argv))
+    args = ap.parse_args()
+
+    dev = torch.device("cuda")
+    with open(os.path.join(ROOT, "tasks", "attention", "task.yaml")) as f:
+        spec = yaml.safe_load(f)
+    work = tempfile.mkdtemp(prefix="ksattn-")
+    todo = [(args.kernel_label, args.kernel)]
+    todo += [tuple(e.split("=", 1)) for e in args.extra]
+    if args.baseline:
+        todo.append(("naive baseline.cu", args.baseline))
+    # nvcc runs single-threaded: compile everything at once
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
+        futs = [(label, pool.submit(build, path, work, f"k{i}"))
+                for i, (label, path) in enumerate(todo)]
+    impls = []
+    for label, fut in futs:
+        try:
+            impls.append((label, fut.result()))
+        except subprocess.CalledProcessError as err:
+            if not impls:
+                raise  # the kernel under test itself
+            print(f"skipping {label}: {err}", file=sys.stderr)
+
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    flush = torch.empty(2 * l2 // 4, dtype=torch.float32, device=dev)
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(1234)
+    picked = [int(x) for x in args.workloads.split(",")] if args.workloads else None
+    rows = []
+    for wi, w in enumerate(spec["workloads"]):
+        if picked is not None and wi not in picked:
+            continue
+        if picked is None and "backends" in w and "cuda" not in w["backends"]:
+            continue
+        b, h, l, d, causal = (w[x] for x in ("batch", "heads", "seqlen", "head_dim", "causal"))
+        shape = (b, h, l, d)
+        q, k, v = (torch.randn(shape, device=dev, generator=gen).half() for _ in range(3))
+        ref = reference(q, k, v, causal)
+        cands = []
+        for label, fn in impls:
+            o = torch.empty(shape, device=dev, dtype=torch.half)
+            cands.append((label, ext_call(fn, [q, k, v, o], [b, h, l, d, causal]), [o]))
+        for label, backend in TORCH:
+            holder = [torch.empty(shape, device=dev, dtype=torch.half)]
+
+            def fn(backend=backend, holder=holder, q=q, k=k, v=v, causal=causal):
+                holder[0] = sdpa(q, k, v, causal, backend)
+
+            cands.append((label, fn, holder))
+        # correctness of every output (poisoned first), then warm-up; an implementation
+        # that cannot run this shape (a backend refusing it) is dropped with its reason
+        errs, ok = {}, []
+        for label, fn, out in cands:
+            out[0].fill_(float("nan"))
+            try:
+                fn()
+                torch.cuda.synchronize()
+            except RuntimeError as err:
+                print(f"{label}: cannot run {shape}: {str(err).splitlines()[0]}", file=sys.stderr)
+                continue
+            dd = (out[0].float() - ref).norm() / ref.norm()
+            errs[label] = float(dd) if torch.isfinite(dd) else float("inf")
+            for _ in range(2):
+                fn()
+            ok.append((label, fn, out))
+        cands = ok
+        torch.cuda.synchronize()
+        times = {label: [] for label, _, _ in cands}
+        ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+              for _ in cands]
+        slow = {label for label, _, _ in cands if "naive" in label}
+        for rep in range(args.reps):
+            order = list(range(len(cands)))
+            order = order[rep % len(order):] + order[:rep % len(order)]
+            for i in order:
+                label, fn, _ = cands[i]
+                if label in slow and rep >= 5:
+                    continue  # the naive kernels take milliseconds; 5 reps say enough
+                flush.zero_()
+                # keep the GPU busy while the host records the start event and launches,
+                # so host-side dispatch (SDPA's backend selection, ctypes) is not timed
+                torch.cuda._sleep(SLEEP_CYCLES)
+                ev[i][0].record()
+                fn()
+                ev[i][1].record()
+                torch.cuda.synchronize()
+                times[label].append(ev[i][0].elapsed_time(ev[i][1]) * 1e3)  # us
+        flops = (2 * b * h * l * (l + 1) * d) if causal else 4 * b * h * l * l * d
+        med = {label: statistics.median(times[label]) for label, _, _ in cands}
+        wl = f"B{b} H{h} L{l} D{d}{' causal' if causal else ''}"
+        for label, _, _ in cands:
+            q1, m, q3 = quartiles(times[label])
+            rows.append({"workload": wl, "index": wi, "impl": label, "median_us": m,
+                         "spread_pct": (q3 - q1) / m * 100, "tflops": flops / (m * 1e-6) / 1e12,
+                         "vs_fa2": med[FA2] / m if FA2 in med else None,
+                         "vs_cudnn": med[CUDNN] / m if CUDNN in med else None,
+                         "rel_l2": errs[label], "reps": len(times[label])})
+            r = rows[-1]
+            print(f"{wl:28s} {label:44s} {m:10.1f} us {r['tflops']:7.1f} TFLOP/s  "
+                  f"x{r['vs_fa2'] or 0:5.3f} FA2  x{r['vs_cudnn'] or 0:5.3f} cuDNN  "
+                  f"err {r['rel_l2']:.1e}", flush=True)
+
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        f.write("# CUDA attention: ksearch's kernel against torch SDPA (FlashAttention-2, cuDNN, math)\n\n")
+        f.write(f"Produced by `{args.command}` on {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC.\n\n")
+        f.write(f"- device: {torch.cuda.get_device_name(0)}; torch {torch.__version__}, CUDA {torch.version.cuda}, "
+                f"cuDNN {torch.backends.cudnn.version()}\n")
+        f.write(f"- kernel under test: `{args.kernel}` ({args.kernel_label})\n")
+        f.write(f"- method: one process, same fp16 inputs (normal(0, 1)), {args.reps} interleaved repetitions "
+                "(5 for the naive kernels), L2 flushed (2x L2 zeroed) before each call, then a ~200 us "
+                "GPU spin (torch.cuda._sleep) so host dispatch is not timed, CUDA events on torch's stream; median, spread = interquartile range / median; TFLOP/s from the task's "
+                "flops (4BHL^2D, causal 2BHL(L+1)D); rel L2 error against fp32 math attention\n\n")
+        f.write("| workload | implementation | median us | spread | TFLOP/s | FA2 time / this | cuDNN time / this | rel L2 err |\n")
+        f.write("|---|---|---:|---:|---:|---:|---:|---:|\n")
+        for r in rows:
+            fa2 = f"{r['vs_fa2']:.3f}" if r["vs_fa2"] else "n/a"
+            cud = f"{r['vs_cudnn']:.3f}" if r["vs_cudnn"] else "n/a"
+            f.write(f"| {r['workload']} | {r['impl']} | {r['median_us']:.1f} | {r['spread_pct']:.1f}% | "
+                    f"{r['tflops']:.1f} | {fa2} | {cud} | {r['rel_l2']:.1e} |\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

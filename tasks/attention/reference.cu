@@ -1,0 +1,69 @@
+/* Trusted GPU reference for attention: what reference.c computes, on the device. ksearch takes
+ * the expected outputs of the large workloads (at least 1e10 flops) from this file, run in a
+ * runner process of its own (docs/evaluation.md).
+ *
+ * Why it can be trusted: one thread per query does reference.c's arithmetic in double, in
+ * reference.c's order: each score is a sum over d = 0, 1, ..., head_dim-1 of q*k, times
+ * scale = 1/sqrt(head_dim); m is the max over the visible keys; then for j = 0, 1, ... in order
+ * p = exp(s - m), l += p, acc[d] += p * v[j][d]; finally o = acc / l rounded to f16 once.  The
+ * only difference is that scores are computed twice (once for m, once for p) instead of being
+ * stored, and that the device may fuse a multiply and an add (one rounding instead of two,
+ * 1e-16 relative in double): outputs equal reference.c's after the f16 rounding except,
+ * rarely, by one f16 unit.  acc lives in the thread's local memory (head_dim <= 256).
+ *
+ * What validates it: tests/cli/t0400-cuda.sh evaluates this file as a candidate on a GPU,
+ * against reference.c on the small workloads and every check. */
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#define MAX_HD 256
+
+__device__ static double score(const __half *qi, const __half *kj, int hd, double scale)
+{
+	double s = 0.0;
+	for (int d = 0; d < hd; d++)
+		s += (double)__half2float(qi[d]) * (double)__half2float(kj[d]);
+	return s * scale;
+}
+
+__global__ void attention_reference(const __half *q, const __half *k, const __half *v, __half *o,
+				    int64_t rows, int seqlen, int hd, int causal)
+{
+	const int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (r >= rows)
+		return;
+	const int i = (int)(r % seqlen);
+	const int64_t head = (r - i) * hd;
+	const __half *qi = q + r * hd, *kh = k + head, *vh = v + head;
+	const double scale = 1.0 / sqrt((double)hd);
+	const int nkeys = causal ? i + 1 : seqlen;
+	double m = -INFINITY, l = 0.0, acc[MAX_HD];
+	for (int j = 0; j < nkeys; j++) {
+		const double s = score(qi, kh + (int64_t)j * hd, hd, scale);
+		if (s > m)
+			m = s;
+	}
+	for (int d = 0; d < hd; d++)
+		acc[d] = 0.0;
+	for (int j = 0; j < nkeys; j++) {
+		const double p = exp(score(qi, kh + (int64_t)j * hd, hd, scale) - m);
+		l += p;
+		for (int d = 0; d < hd; d++)
+			acc[d] += p * (double)__half2float(vh[(int64_t)j * hd + d]);
+	}
+	for (int d = 0; d < hd; d++)
+		o[r * hd + d] = __double2half(acc[d] / l);
+}
+
+void attention(const __half *q, const __half *k, const __half *v, __half *o, int32_t batch,
+	       int32_t heads, int32_t seqlen, int32_t head_dim, int32_t causal,
+	       cudaStream_t stream)
+{
+	const int64_t rows = (int64_t)batch * heads * seqlen;
+	if (rows <= 0 || head_dim <= 0 || head_dim > MAX_HD)
+		return; /* o stays unwritten: nothing is claimed for an unsupported head_dim */
+	attention_reference<<<(unsigned)((rows + 127) / 128), 128, 0, stream>>>(
+		q, k, v, o, rows, seqlen, head_dim, causal);
+}
