@@ -128,7 +128,6 @@ script = {
         "action": [
             {"status": 500, "body": "upstream overloaded"},
             {"content": "I would parallelize the rows, it is the obvious first step."},
-            {"content": code(broken_kernel, "Attempt with a typo.")},
             {"content": code(variant(online_kernel, 1))},
             {"content": code(variant(omp_kernel, 2))},
             {"content": code(variant(online_kernel, 3))},
@@ -143,7 +142,9 @@ script = {
         "debug": [{"content": code(variant(omp_kernel, 20), "Missing semicolon fixed.")},
                   {"content": code(variant(omp_kernel, 21))},
                   {"content": code(variant(omp_kernel, 22))}],
-        "improve": [{"content": code(variant(online_kernel, 30))},
+        "improve": [{"status": 500, "body": "upstream overloaded"},
+                    {"content": code(broken_kernel, "Faster, with a typo.")},
+                    {"content": code(variant(online_kernel, 30))},
                     {"content": code(variant(online_kernel, 31))},
                     {"content": code(variant(online_kernel, 32))},
                     {"content": code(variant(online_kernel, 33))}],
