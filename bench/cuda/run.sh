@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CUDA benchmarks on a GPU machine, in one command from the repository root:
 #
-#   bash bench/cuda/run.sh [ceilings] [softmax] [matmul] [matmul_bf16]   (no argument: all)
+#   bash bench/cuda/run.sh [ceilings] [softmax] [matmul] [matmul_bf16] [selective_scan]
+#                                                               (no argument: all)
 #
 # builds ksearch, measures the device's ceilings (bench/cuda/ceilings.cu), runs
 # `ksearch run TASK --backend cuda` with the builtin policy, then times the best kernel side
@@ -16,6 +17,9 @@
 #                   in BUILD/devlibs when the GPU machine lacks the -dev packages)
 #   KSEARCH_CUDA_ARCH, KSEARCH_DEVICE, KSEARCH_NVCC   as for ksearch
 #   OUT=DIR         also copy the tables and logs there (the device tool's result folder)
+#   MAMBA_SRC=DIR   selective_scan: a copy of csrc/selective_scan of github.com/state-spaces/mamba
+#                   (never part of this repository); bench/cuda/selective_scan.py builds
+#                   mamba_ssm's fused forward kernel from it and times it alongside
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -24,7 +28,7 @@ BUDGET=${BUDGET:-16}
 RES=$BUILD/bench-cuda
 mkdir -p "$RES" docs/results
 export KSEARCH_HOME=$ROOT KSEARCH_CACHE=${KSEARCH_CACHE:-$BUILD/cache}
-PHASES=${*:-ceilings softmax matmul matmul_bf16}
+PHASES=${*:-ceilings softmax matmul matmul_bf16 selective_scan}
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 save() { [ -n "${OUT:-}" ] && mkdir -p "$OUT" && cp "$@" "$OUT"/ 2>/dev/null; return 0; }
 
@@ -50,7 +54,7 @@ if [[ " $PHASES " == *" ceilings "* || ! -s $CEIL ]]; then
 	save "$CEIL"
 fi
 
-for task in softmax matmul matmul_bf16; do
+for task in softmax matmul matmul_bf16 selective_scan; do
 	[[ " $PHASES " == *" $task "* ]] || continue
 	log "ksearch run $task --backend cuda --budget $BUDGET"
 	rm -rf "$RES/run-$task"
@@ -77,6 +81,18 @@ for task in softmax matmul matmul_bf16; do
 		[ "$f" = "$kernel" ] || extra+=(--extra "template $(basename "$f" .cu) (default knobs)=$f")
 	done
 	log "compare $task: $label"
+	if [ "$task" = selective_scan ]; then
+		# mamba_ssm's fused kernel, torch and the memory floor (bench/cuda/selective_scan.py)
+		python3 bench/cuda/selective_scan.py --kernel "$kernel" --kernel-label "$label" "${extra[@]}" \
+			--baseline "tasks/$task/baseline.cu" ${MAMBA_SRC:+--mamba-src "$MAMBA_SRC"} \
+			${MAMBA_BUILD:+--mamba-build-dir "$MAMBA_BUILD"} --run-json "$RES/run-$task.json" \
+			--out "docs/results/cuda-$task.md" \
+			--command "BUDGET=$BUDGET TIME_LIMIT=${TIME_LIMIT:-} MAMBA_SRC=${MAMBA_SRC:+DIR} bash bench/cuda/run.sh $task  # $cmd; python3 bench/cuda/selective_scan.py" \
+			2>&1 | tee "$RES/compare-$task.log"
+		cp "$kernel" "$RES/best-$task.cu" 2>/dev/null
+		save "docs/results/cuda-$task.md" "$RES/run-$task.err" "$RES/best-$task.cu"
+		continue
+	fi
 	python3 bench/cuda/compare.py --task "$task" --kernel "$kernel" --kernel-label "$label" "${extra[@]}" \
 		--baseline "tasks/$task/baseline.cu" --ceilings "$CEIL" --run-json "$RES/run-$task.json" \
 		--out "docs/results/cuda-$task.md" \

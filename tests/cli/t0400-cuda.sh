@@ -41,7 +41,7 @@ else
 		[ $rc -ne 0 ] && head -c 3000 "$TMP/cc.err" | sed 's/^/# /'
 		ok $rc "compiles: ${file#$ROOT/} $*"
 	}
-	for task in softmax matmul matmul_bf16; do
+	for task in softmax matmul matmul_bf16 selective_scan; do
 		dir=$ROOT/tasks/$task
 		[ -f "$dir/task.yaml" ] || { echo "# skip $task: no task.yaml in this tree"; continue; }
 		[ -f "$dir/baseline.cu" ] && cu_compiles "$dir" "$dir/baseline.cu"
@@ -67,6 +67,10 @@ else
 		M=$ROOT/tasks/matmul_bf16
 		cu_compiles "$M" "$M/templates/cuda/mma_bf16.cu" BM=64 BN=64 BK=64 WM=4 WN=1 STAGES=2 GROUP_M=1
 		cu_compiles "$M" "$M/templates/cuda/mma_bf16.cu" BM=256 BN=128 BK=32 WM=4 WN=2 STAGES=5
+	fi
+	if [ -f "$ROOT/tasks/selective_scan/task.yaml" ]; then
+		S=$ROOT/tasks/selective_scan/templates/cuda
+		cu_compiles "$ROOT/tasks/selective_scan" "$S/warp_scan.cu" ITEMS=4 SPLIT=1 WPC=1 CPB=4 VEC=2 KEEP=0 MINW=32
 	fi
 	for f in "$H"/*.cu; do
 		cu_compiles "$SCALE" "$f"
