@@ -46,7 +46,9 @@ fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$RES/gpu.txt"
 
 CEIL=$RES/ceilings.json
-if [[ " $PHASES " == *" ceilings "* || ! -s $CEIL ]]; then
+needs_ceil=0
+for p in ceilings softmax matmul matmul_bf16; do [[ " $PHASES " == *" $p "* ]] && needs_ceil=1; done
+if [[ " $PHASES " == *" ceilings "* ]] || { [ $needs_ceil = 1 ] && [ ! -s "$CEIL" ]; }; then
 	log "ceilings"
 	ARCH=${KSEARCH_CUDA_ARCH:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d . | sed 's/^90$/90a/;s/^100$/100a/')}
 	nvcc -O3 -gencode "arch=compute_$ARCH,code=sm_$ARCH" bench/cuda/ceilings.cu -o "$RES/ceilings" -lcublas &&
@@ -62,6 +64,14 @@ for task in softmax matmul matmul_bf16 selective_scan; do
 	[ -n "${TIME_LIMIT:-}" ] && opts+=(--time-limit "$TIME_LIMIT")
 	[ -n "${DEVICES:-}" ] && opts+=(--devices "$DEVICES")
 	cmd="ksearch run $task ${opts[*]} --out $RES/run-$task --json"
+	mpid=
+	if [ "$task" = selective_scan ] && [ -n "${MAMBA_SRC:-}" ]; then
+		# build mamba_ssm's kernel (one nvcc process, minutes) while the search runs
+		MAMBA_BUILD=${MAMBA_BUILD:-$RES/mamba-build}
+		python3 bench/cuda/selective_scan.py --build-only --mamba-src "$MAMBA_SRC" \
+			--mamba-build-dir "$MAMBA_BUILD" >"$RES/mamba-build.log" 2>&1 &
+		mpid=$!
+	fi
 	"$BUILD/ksearch" run "$task" "${opts[@]}" --out "$RES/run-$task" --json \
 		>"$RES/run-$task.json" 2>"$RES/run-$task.err"
 	rc=$?
@@ -83,6 +93,7 @@ for task in softmax matmul matmul_bf16 selective_scan; do
 	log "compare $task: $label"
 	if [ "$task" = selective_scan ]; then
 		# mamba_ssm's fused kernel, torch and the memory floor (bench/cuda/selective_scan.py)
+		[ -n "$mpid" ] && { wait "$mpid"; tail -2 "$RES/mamba-build.log"; }
 		python3 bench/cuda/selective_scan.py --kernel "$kernel" --kernel-label "$label" "${extra[@]}" \
 			--baseline "tasks/$task/baseline.cu" ${MAMBA_SRC:+--mamba-src "$MAMBA_SRC"} \
 			${MAMBA_BUILD:+--mamba-build-dir "$MAMBA_BUILD"} --run-json "$RES/run-$task.json" \
