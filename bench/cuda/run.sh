@@ -2,7 +2,7 @@
 # CUDA benchmarks on a GPU machine, in one command from the repository root:
 #
 #   bash bench/cuda/run.sh [ceilings] [softmax] [matmul] [matmul_bf16] [attention]
-#                          [attention-check]   (no argument: all but attention-check)
+#                          [selective_scan] [attention-check]   (no argument: all but attention-check)
 #
 # builds ksearch, measures the device's ceilings (bench/cuda/ceilings.cu), runs
 # `ksearch run TASK --backend cuda` with the builtin policy, then times the best kernel side
@@ -19,6 +19,9 @@
 #                   in BUILD/devlibs when the GPU machine lacks the -dev packages)
 #   KSEARCH_CUDA_ARCH, KSEARCH_DEVICE, KSEARCH_NVCC   as for ksearch
 #   OUT=DIR         also copy the tables and logs there (the device tool's result folder)
+#   MAMBA_SRC=DIR   selective_scan: a copy of csrc/selective_scan of github.com/state-spaces/mamba
+#                   (never part of this repository); bench/cuda/selective_scan.py builds
+#                   mamba_ssm's fused forward kernel from it and times it alongside
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -27,7 +30,7 @@ BUDGET=${BUDGET:-16}
 RES=$BUILD/bench-cuda
 mkdir -p "$RES" docs/results
 export KSEARCH_HOME=$ROOT KSEARCH_CACHE=${KSEARCH_CACHE:-$BUILD/cache}
-PHASES=${*:-ceilings softmax matmul matmul_bf16 attention}
+PHASES=${*:-ceilings softmax matmul matmul_bf16 attention selective_scan}
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 save() { [ -n "${OUT:-}" ] && mkdir -p "$OUT" && cp "$@" "$OUT"/ 2>/dev/null; return 0; }
 
@@ -52,10 +55,9 @@ fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$RES/gpu.txt"
 
 CEIL=$RES/ceilings.json
-# the ceilings feed compare.py (softmax, matmul, matmul_bf16); attention does not use them
-needs_ceil=
+needs_ceil=0
 for p in ceilings softmax matmul matmul_bf16; do [[ " $PHASES " == *" $p "* ]] && needs_ceil=1; done
-if [[ " $PHASES " == *" ceilings "* || ( -n $needs_ceil && ! -s $CEIL ) ]]; then
+if [[ " $PHASES " == *" ceilings "* ]] || { [ $needs_ceil = 1 ] && [ ! -s "$CEIL" ]; }; then
 	log "ceilings"
 	ARCH=${KSEARCH_CUDA_ARCH:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d . | sed 's/^90$/90a/;s/^100$/100a/')}
 	nvcc -O3 -gencode "arch=compute_$ARCH,code=sm_$ARCH" bench/cuda/ceilings.cu -o "$RES/ceilings" -lcublas &&
@@ -63,7 +65,7 @@ if [[ " $PHASES " == *" ceilings "* || ( -n $needs_ceil && ! -s $CEIL ) ]]; then
 	save "$CEIL"
 fi
 
-for task in softmax matmul matmul_bf16; do
+for task in softmax matmul matmul_bf16 selective_scan; do
 	[[ " $PHASES " == *" $task "* ]] || continue
 	log "ksearch run $task --backend cuda --budget $BUDGET"
 	rm -rf "$RES/run-$task"
@@ -71,6 +73,14 @@ for task in softmax matmul matmul_bf16; do
 	[ -n "${TIME_LIMIT:-}" ] && opts+=(--time-limit "$TIME_LIMIT")
 	[ -n "${DEVICES:-}" ] && opts+=(--devices "$DEVICES")
 	cmd="ksearch run $task ${opts[*]} --out $RES/run-$task --json"
+	mpid=
+	if [ "$task" = selective_scan ] && [ -n "${MAMBA_SRC:-}" ]; then
+		# build mamba_ssm's kernel (one nvcc process, minutes) while the search runs
+		MAMBA_BUILD=${MAMBA_BUILD:-$RES/mamba-build}
+		python3 bench/cuda/selective_scan.py --build-only --mamba-src "$MAMBA_SRC" \
+			--mamba-build-dir "$MAMBA_BUILD" >"$RES/mamba-build.log" 2>&1 &
+		mpid=$!
+	fi
 	"$BUILD/ksearch" run "$task" "${opts[@]}" --out "$RES/run-$task" --json \
 		>"$RES/run-$task.json" 2>"$RES/run-$task.err"
 	rc=$?
@@ -90,6 +100,19 @@ for task in softmax matmul matmul_bf16; do
 		[ "$f" = "$kernel" ] || extra+=(--extra "template $(basename "$f" .cu) (default knobs)=$f")
 	done
 	log "compare $task: $label"
+	if [ "$task" = selective_scan ]; then
+		# mamba_ssm's fused kernel, torch and the memory floor (bench/cuda/selective_scan.py)
+		[ -n "$mpid" ] && { wait "$mpid"; tail -2 "$RES/mamba-build.log"; }
+		python3 bench/cuda/selective_scan.py --kernel "$kernel" --kernel-label "$label" "${extra[@]}" \
+			--baseline "tasks/$task/baseline.cu" ${MAMBA_SRC:+--mamba-src "$MAMBA_SRC"} \
+			${MAMBA_BUILD:+--mamba-build-dir "$MAMBA_BUILD"} --run-json "$RES/run-$task.json" \
+			--out "docs/results/cuda-$task.md" \
+			--command "BUDGET=$BUDGET TIME_LIMIT=${TIME_LIMIT:-} MAMBA_SRC=${MAMBA_SRC:+DIR} bash bench/cuda/run.sh $task  # $cmd; python3 bench/cuda/selective_scan.py" \
+			2>&1 | tee "$RES/compare-$task.log"
+		cp "$kernel" "$RES/best-$task.cu" 2>/dev/null
+		save "docs/results/cuda-$task.md" "$RES/run-$task.err" "$RES/best-$task.cu"
+		continue
+	fi
 	python3 bench/cuda/compare.py --task "$task" --kernel "$kernel" --kernel-label "$label" "${extra[@]}" \
 		--baseline "tasks/$task/baseline.cu" --ceilings "$CEIL" --run-json "$RES/run-$task.json" \
 		--out "docs/results/cuda-$task.md" \

@@ -41,7 +41,7 @@ else
 		[ $rc -ne 0 ] && head -c 3000 "$TMP/cc.err" | sed 's/^/# /'
 		ok $rc "compiles: ${file#$ROOT/} $*"
 	}
-	for task in softmax matmul matmul_bf16 attention; do
+	for task in softmax matmul matmul_bf16 attention selective_scan; do
 		dir=$ROOT/tasks/$task
 		[ -f "$dir/task.yaml" ] || { echo "# skip $task: no task.yaml in this tree"; continue; }
 		[ -f "$dir/baseline.cu" ] && cu_compiles "$dir" "$dir/baseline.cu"
@@ -72,6 +72,10 @@ else
 		A=$ROOT/tasks/attention
 		cu_compiles "$A" "$A/templates/cuda/flash2.cu" BM=64 BN=128 WARPS=4 STAGES=3 QREG=0 EXP2=0
 		cu_compiles "$A" "$A/templates/cuda/flash2.cu" BM=128 BN=32 WARPS=4 STAGES=2 QREG=1
+	fi
+	if [ -f "$ROOT/tasks/selective_scan/task.yaml" ]; then
+		S=$ROOT/tasks/selective_scan/templates/cuda
+		cu_compiles "$ROOT/tasks/selective_scan" "$S/warp_scan.cu" ITEMS=4 SPLIT=1 WPC=1 CPB=4 VEC=2 KEEP=0 MINW=32
 	fi
 	for f in "$H"/*.cu; do
 		cu_compiles "$SCALE" "$f"

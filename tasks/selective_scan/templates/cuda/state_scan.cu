@@ -1,0 +1,447 @@
+/* @ksearch
+family: warp-scan-state-outer
+summary: "one warp per channel walks the sequence in tiles of 32 * ITEMS steps; inside a tile each lane owns ITEMS consecutive steps and the states are visited one after another (UNR at a time): the lane's (decay, state) pairs get an in-register inclusive scan, the lanes' totals a warp-shuffle scan, the carry from the previous tile closes the chain, and y accumulates C.h at once, so nothing is scanned twice and only the carry per state lives across tiles; several channels per block share B and C through L1"
+rating: 8
+difficulty: 4
+knobs:
+  ITEMS: {values: [4, 8, 16, 32], default: 8, summary: "consecutive steps per lane; more items, fewer shuffle levels per step, more registers", impacts: {register_pressure: 8, compute_hw_fit: 7}}
+  CPB: {values: [1, 2, 4, 8], default: 8, summary: "channels (warps) per block, sharing B and C tiles through L1", impacts: {memory_bandwidth: 5, compute_hw_fit: 3}}
+  UNR: {values: [1, 2, 4], default: 2, summary: "states interleaved in one pass over the items: independent chains for the scheduler, more registers", impacts: {register_pressure: 7, compute_hw_fit: 6}}
+  VEC: {values: [2, 4, 8], default: 8, summary: "f16 values per vector load and store (8 = 16 bytes); rows whose length is no multiple fall back to scalar accesses", impacts: {memory_bandwidth: 6}}
+  PF: {values: [0, 1], default: 1, summary: "1 stages the next tile's B, C (shared by the block's channels) and u, delta, z in shared memory with cp.async while the current tile is computed (two buffers, one barrier per tile); 0 loads each state's rows when it is needed", impacts: {memory_bandwidth: 7, compute_hw_fit: 5}}
+require:
+  - "ITEMS % VEC == 0"
+  - "ITEMS * UNR <= 64"
+  - "PF == 0 || 2 * (32 + 3 * CPB) * 32 * ITEMS * 2 <= 227 * 1024"
+@end */
+/* Per state n and step t: a_t = 2^(dt_t A_n log2e), b_t = dt_t u_t B_nt, h_t = a_t h_{t-1} + b_t.
+ * A lane turns its ITEMS pairs into inclusive prefixes (P_k, Q_k) = composition of pairs 0..k
+ * in registers (one FMA and one multiply per step), the warp combines the lanes' totals with
+ * log2(32) = 5 shuffle levels, and the state entering the lane, h_in, gives
+ * h_k = P_k h_in + Q_k and y_k += C_nk h_k directly: per (state, step) one ex2 and about six
+ * FMA-pipe instructions, against two ex2 for a scan that reruns its segments.  y starts as
+ * D u and is gated by silu(z) once all states are in.  The decay products can underflow to 0
+ * (|A dt| large): then h_k = Q_k, which is the exact limit.
+ * Measured on an H200 (docs/results/cuda-selective_scan.md): without PF the kernel waits on
+ * each state's B and C loads and is latency-bound; staging the next tile in shared memory
+ * (PF = 1) halved its time at every size, so PF = 1, ITEMS 8, CPB 8 are the defaults. */
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#ifndef ITEMS
+#define ITEMS 8
+#endif
+#ifndef CPB
+#define CPB 8
+#endif
+#ifndef UNR
+#define UNR 2
+#endif
+#ifndef VEC
+#define VEC 8
+#endif
+#ifndef PF
+#define PF 1
+#endif
+
+#define KS_LOG2E 1.4426950408889634f
+#define TILE (32 * ITEMS)
+#define MAXN 16 /* states kept as carries in registers; larger dstate takes the fallback */
+
+static __device__ __forceinline__ float ex2(float x)
+{
+	float y;
+	asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+	return y;
+}
+
+static __device__ __forceinline__ float softplus(float x)
+{
+	return x <= 20.0f ? log1pf(__expf(x)) : x;
+}
+
+/* ITEMS f16 values starting at step t0 of a row; steps past len read as 0 */
+static __device__ __forceinline__ void load_items(const __half *__restrict__ row, int64_t t0,
+						  int64_t len, bool vec_ok, float (&v)[ITEMS])
+{
+	if (vec_ok && t0 + ITEMS <= len) {
+#pragma unroll
+		for (int k = 0; k < ITEMS; k += VEC) {
+			if constexpr (VEC == 8) {
+				uint4 r = __ldg(reinterpret_cast<const uint4 *>(row + t0 + k));
+				const __half2 *h = reinterpret_cast<const __half2 *>(&r);
+#pragma unroll
+				for (int j = 0; j < 4; j++) {
+					float2 f = __half22float2(h[j]);
+					v[k + 2 * j] = f.x, v[k + 2 * j + 1] = f.y;
+				}
+			} else if constexpr (VEC == 4) {
+				uint2 r = __ldg(reinterpret_cast<const uint2 *>(row + t0 + k));
+				const __half2 *h = reinterpret_cast<const __half2 *>(&r);
+#pragma unroll
+				for (int j = 0; j < 2; j++) {
+					float2 f = __half22float2(h[j]);
+					v[k + 2 * j] = f.x, v[k + 2 * j + 1] = f.y;
+				}
+			} else {
+				float2 f = __half22float2(
+					__ldg(reinterpret_cast<const __half2 *>(row + t0 + k)));
+				v[k] = f.x, v[k + 1] = f.y;
+			}
+		}
+	} else {
+#pragma unroll
+		for (int k = 0; k < ITEMS; k++)
+			v[k] = t0 + k < len ? __half2float(row[t0 + k]) : 0.0f;
+	}
+}
+
+static __device__ __forceinline__ void store_items(__half *__restrict__ row, int64_t t0,
+						   int64_t len, bool vec_ok, const float (&v)[ITEMS])
+{
+	if (vec_ok && t0 + ITEMS <= len) {
+#pragma unroll
+		for (int k = 0; k < ITEMS; k += VEC) {
+			__half2 h[VEC / 2];
+#pragma unroll
+			for (int j = 0; j < VEC / 2; j++)
+				h[j] = __floats2half2_rn(v[k + 2 * j], v[k + 2 * j + 1]);
+			if constexpr (VEC == 8)
+				*reinterpret_cast<uint4 *>(row + t0 + k) = *reinterpret_cast<uint4 *>(h);
+			else if constexpr (VEC == 4)
+				*reinterpret_cast<uint2 *>(row + t0 + k) = *reinterpret_cast<uint2 *>(h);
+			else
+				*reinterpret_cast<__half2 *>(row + t0 + k) = h[0];
+		}
+	} else {
+#pragma unroll
+		for (int k = 0; k < ITEMS; k++)
+			if (t0 + k < len)
+				row[t0 + k] = __float2half_rn(v[k]);
+	}
+}
+
+__global__ void __launch_bounds__(32 * CPB)
+	scan_state_outer(const __half *__restrict__ u, const __half *__restrict__ delta,
+			 const float *__restrict__ A, const __half *__restrict__ B,
+			 const __half *__restrict__ C, const float *__restrict__ D,
+			 const __half *__restrict__ z, const float *__restrict__ delta_bias,
+			 __half *__restrict__ y, int32_t batch, int32_t dim, int32_t seqlen,
+			 int32_t dstate)
+{
+	const int lane = threadIdx.x & 31;
+	const int64_t bd = (int64_t)blockIdx.x * CPB + (threadIdx.x >> 5);
+	if (bd >= (int64_t)batch * dim)
+		return; /* whole warps leave; no barrier follows */
+	const int64_t b = bd / dim, d = bd % dim, L = seqlen;
+	const __half *ur = u + bd * L, *dr = delta + bd * L;
+	const __half *Bb = B + b * dstate * L, *Cb = C + b * dstate * L;
+	const bool vec_ok = L % VEC == 0;
+	const float bias = delta_bias[d], Dd = D[d];
+	/* per warp: A log2e and the carry of each state; in shared memory because the state loop
+	 * is not unrolled (unrolled, the compiler hoists every state's loads and runs out of
+	 * registers) and registers cannot be indexed at run time */
+	__shared__ float s_A2[CPB][MAXN], s_carry[CPB][MAXN];
+	float *A2 = s_A2[threadIdx.x >> 5], *carry = s_carry[threadIdx.x >> 5];
+	if (lane < MAXN) {
+		A2[lane] = lane < dstate ? A[d * dstate + lane] * KS_LOG2E : 0.0f;
+		carry[lane] = 0.0f;
+	}
+	__syncwarp();
+	for (int64_t t0 = 0; t0 < L; t0 += TILE) {
+		const int64_t base = t0 + (int64_t)lane * ITEMS;
+		float dt[ITEMS], dtu[ITEMS], acc[ITEMS];
+		load_items(ur, base, L, vec_ok, dtu); /* u, for now */
+		load_items(dr, base, L, vec_ok, dt);
+#pragma unroll
+		for (int k = 0; k < ITEMS; k++) {
+			dt[k] = base + k < L ? softplus(dt[k] + bias) : 0.0f;
+			acc[k] = Dd * dtu[k];
+			dtu[k] *= dt[k];
+		}
+#pragma unroll 1
+		for (int n0 = 0; n0 < MAXN; n0 += UNR) {
+			if (n0 >= dstate)
+				break; /* uniform across the warp */
+			float P[UNR][ITEMS], Q[UNR][ITEMS];
+#pragma unroll
+			for (int j = 0; j < UNR; j++) {
+				const int n = n0 + j < dstate ? n0 + j : n0; /* past dstate: B = C = 0 below */
+				float bv[ITEMS];
+				load_items(Bb + (int64_t)n * L, base, L, vec_ok, bv);
+				const float live = n0 + j < dstate ? 1.0f : 0.0f;
+#pragma unroll
+				for (int k = 0; k < ITEMS; k++) {
+					const float e = ex2(dt[k] * A2[n0 + j]);
+					const float q = dtu[k] * bv[k] * live;
+					/* inclusive prefix inside the lane */
+					P[j][k] = k == 0 ? e : P[j][k - 1] * e;
+					Q[j][k] = k == 0 ? q : fmaf(e, Q[j][k - 1], q);
+				}
+			}
+			/* warp scan of the lanes' totals, then the exclusive prefix applied to carry */
+#pragma unroll
+			for (int j = 0; j < UNR; j++) {
+				float ta = P[j][ITEMS - 1], tb = Q[j][ITEMS - 1];
+#pragma unroll
+				for (int o = 1; o < 32; o <<= 1) {
+					const float qa = __shfl_up_sync(0xffffffffu, ta, o);
+					const float qb = __shfl_up_sync(0xffffffffu, tb, o);
+					if (lane >= o) {
+						tb = fmaf(ta, qb, tb);
+						ta *= qa;
+					}
+				}
+				float ea = __shfl_up_sync(0xffffffffu, ta, 1);
+				float eb = __shfl_up_sync(0xffffffffu, tb, 1);
+				const float cin = carry[n0 + j];
+				const float h_in = lane == 0 ? cin : fmaf(ea, cin, eb);
+				/* the next tile's carry: the warp's total applied to this tile's carry */
+				ea = __shfl_sync(0xffffffffu, ta, 31);
+				eb = __shfl_sync(0xffffffffu, tb, 31);
+				__syncwarp(); /* every lane has read cin */
+				if (lane == 0)
+					carry[n0 + j] = fmaf(ea, cin, eb);
+				__syncwarp();
+				const int n = n0 + j < dstate ? n0 + j : n0;
+				const float live = n0 + j < dstate ? 1.0f : 0.0f;
+				float cv[ITEMS];
+				load_items(Cb + (int64_t)n * L, base, L, vec_ok, cv);
+#pragma unroll
+				for (int k = 0; k < ITEMS; k++)
+					acc[k] = fmaf(cv[k] * live, fmaf(P[j][k], h_in, Q[j][k]), acc[k]);
+			}
+		}
+		float zv[ITEMS];
+		load_items(z + bd * L, base, L, vec_ok, zv);
+#pragma unroll
+		for (int k = 0; k < ITEMS; k++)
+			acc[k] *= zv[k] / (1.0f + __expf(-zv[k]));
+		store_items(y + bd * L, base, L, vec_ok, acc);
+	}
+}
+
+
+/* PF = 1: the same scan, fed from shared memory.  Per block and tile, one buffer holds B and
+ * C of all MAXN states (shared by the CPB channels) and u, delta, z of each channel; the next
+ * tile's buffer is filled by cp.async while this one is computed.  Rows whose length is no
+ * multiple of 8, and the last partial tile, are filled by plain loads with zeros past L. */
+#define ROWS (2 * MAXN + 3 * CPB) /* B rows, C rows, then u, delta, z per channel */
+
+static __device__ __forceinline__ void cp_async16(void *dst, const void *src)
+{
+	const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src));
+}
+
+/* fill one buffer with tile t0 */
+static __device__ __forceinline__ void stage_tile(__half *buf, const __half *Bb, const __half *Cb,
+						  const __half *u, const __half *delta,
+						  const __half *z, int64_t bd0, int64_t nch,
+						  int64_t t0, int64_t L, int dstate, bool async_ok)
+{
+	const bool full = async_ok && t0 + TILE <= L;
+	for (int idx = threadIdx.x; idx < ROWS * (TILE / 8); idx += 32 * CPB) {
+		const int r = idx / (TILE / 8), j = (idx % (TILE / 8)) * 8;
+		const __half *src;
+		bool zero = false;
+		if (r < 2 * MAXN) {
+			const int n = r % MAXN;
+			zero = n >= dstate;
+			src = (r < MAXN ? Bb : Cb) + (int64_t)(zero ? 0 : n) * L;
+		} else {
+			const int q = r - 2 * MAXN, c = q / 3;
+			int64_t bd = bd0 + c;
+			bd = bd < nch ? bd : nch - 1; /* channels past the end read a real row */
+			src = (q % 3 == 0 ? u : q % 3 == 1 ? delta : z) + bd * L;
+		}
+		__half *dst = buf + r * TILE + j;
+		if (full && !zero) {
+			cp_async16(dst, src + t0 + j);
+		} else {
+#pragma unroll
+			for (int k = 0; k < 8; k++)
+				dst[k] = !zero && t0 + j + k < L ? src[t0 + j + k] : __float2half(0.0f);
+		}
+	}
+	asm volatile("cp.async.commit_group;\n" ::);
+}
+
+/* a lane's ITEMS values from shared memory: 16-byte reads (8-byte ones for ITEMS = 4) */
+static __device__ __forceinline__ void lds_items(const __half *p, float (&v)[ITEMS])
+{
+	constexpr int W = ITEMS % 8 == 0 ? 8 : 4;
+#pragma unroll
+	for (int k = 0; k < ITEMS; k += W) {
+		__half2 h[W / 2];
+		if constexpr (W == 8)
+			*reinterpret_cast<uint4 *>(h) = *reinterpret_cast<const uint4 *>(p + k);
+		else
+			*reinterpret_cast<uint2 *>(h) = *reinterpret_cast<const uint2 *>(p + k);
+#pragma unroll
+		for (int j = 0; j < W / 2; j++) {
+			float2 f = __half22float2(h[j]);
+			v[k + 2 * j] = f.x, v[k + 2 * j + 1] = f.y;
+		}
+	}
+}
+
+__global__ void __launch_bounds__(32 * CPB)
+	scan_state_outer_pf(const __half *__restrict__ u, const __half *__restrict__ delta,
+			    const float *__restrict__ A, const __half *__restrict__ B,
+			    const __half *__restrict__ C, const float *__restrict__ D,
+			    const __half *__restrict__ z, const float *__restrict__ delta_bias,
+			    __half *__restrict__ y, int32_t batch, int32_t dim, int32_t seqlen,
+			    int32_t dstate)
+{
+	extern __shared__ __align__(16) __half smem[]; /* 2 buffers of ROWS x TILE */
+	__shared__ float s_A2[CPB][MAXN], s_carry[CPB][MAXN];
+	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	const int64_t nch = (int64_t)batch * dim, L = seqlen;
+	/* a block's channels share one batch index, so they share B and C: blocks never straddle
+	 * two batches (dim is padded up to CPB channels per batch) */
+	const int64_t groups = (dim + CPB - 1) / CPB;
+	const int64_t b = blockIdx.x / groups, d0 = (blockIdx.x % groups) * CPB, d = d0 + w;
+	const bool active = d < dim;
+	const int64_t bd0 = b * dim + d0, bd = b * dim + (active ? d : 0);
+	const __half *Bb = B + b * dstate * L, *Cb = C + b * dstate * L;
+	const float bias = delta_bias[active ? d : 0], Dd = D[active ? d : 0];
+	float *A2 = s_A2[w], *carry = s_carry[w];
+	if (lane < MAXN) {
+		A2[lane] = lane < dstate ? A[(active ? d : 0) * dstate + lane] * KS_LOG2E : 0.0f;
+		carry[lane] = 0.0f;
+	}
+	/* rows of other blocks' channels are never staged: u, delta, z rows are this block's */
+	const bool async_ok = L % 8 == 0;
+	const int64_t ntiles = (L + TILE - 1) / TILE;
+	stage_tile(smem, Bb, Cb, u, delta, z, bd0, nch, 0, L, dstate, async_ok);
+	for (int64_t it = 0; it < ntiles; it++) {
+		const int64_t t0 = it * TILE;
+		__half *cur = smem + (it & 1) * ROWS * TILE;
+		if (it + 1 < ntiles) {
+			stage_tile(smem + ((it + 1) & 1) * ROWS * TILE, Bb, Cb, u, delta, z, bd0, nch,
+				   t0 + TILE, L, dstate, async_ok);
+			asm volatile("cp.async.wait_group 1;\n" ::);
+		} else {
+			asm volatile("cp.async.wait_group 0;\n" ::);
+		}
+		__syncthreads();
+		const int64_t base = t0 + (int64_t)lane * ITEMS;
+		const __half *mine = cur + (2 * MAXN + 3 * w) * TILE + lane * ITEMS;
+		float dt[ITEMS], dtu[ITEMS], acc[ITEMS];
+		lds_items(mine, dtu); /* u, for now */
+		lds_items(mine + TILE, dt);
+#pragma unroll
+		for (int k = 0; k < ITEMS; k++) {
+			dt[k] = base + k < L ? softplus(dt[k] + bias) : 0.0f;
+			acc[k] = Dd * dtu[k];
+			dtu[k] *= dt[k];
+		}
+#pragma unroll 1
+		for (int n0 = 0; n0 < MAXN; n0 += UNR) {
+			if (n0 >= dstate)
+				break;
+			float P[UNR][ITEMS], Q[UNR][ITEMS];
+#pragma unroll
+			for (int j = 0; j < UNR; j++) {
+				float bv[ITEMS];
+				lds_items(cur + (n0 + j) * TILE + lane * ITEMS, bv); /* 0 past dstate */
+#pragma unroll
+				for (int k = 0; k < ITEMS; k++) {
+					const float e = ex2(dt[k] * A2[n0 + j]);
+					const float q = dtu[k] * bv[k];
+					P[j][k] = k == 0 ? e : P[j][k - 1] * e;
+					Q[j][k] = k == 0 ? q : fmaf(e, Q[j][k - 1], q);
+				}
+			}
+#pragma unroll
+			for (int j = 0; j < UNR; j++) {
+				float ta = P[j][ITEMS - 1], tb = Q[j][ITEMS - 1];
+#pragma unroll
+				for (int o = 1; o < 32; o <<= 1) {
+					const float qa = __shfl_up_sync(0xffffffffu, ta, o);
+					const float qb = __shfl_up_sync(0xffffffffu, tb, o);
+					if (lane >= o) {
+						tb = fmaf(ta, qb, tb);
+						ta *= qa;
+					}
+				}
+				float ea = __shfl_up_sync(0xffffffffu, ta, 1);
+				float eb = __shfl_up_sync(0xffffffffu, tb, 1);
+				const float cin = carry[n0 + j];
+				const float h_in = lane == 0 ? cin : fmaf(ea, cin, eb);
+				ea = __shfl_sync(0xffffffffu, ta, 31);
+				eb = __shfl_sync(0xffffffffu, tb, 31);
+				__syncwarp();
+				if (lane == 0)
+					carry[n0 + j] = fmaf(ea, cin, eb);
+				__syncwarp();
+				float cv[ITEMS];
+				lds_items(cur + (MAXN + n0 + j) * TILE + lane * ITEMS, cv);
+#pragma unroll
+				for (int k = 0; k < ITEMS; k++)
+					acc[k] = fmaf(cv[k], fmaf(P[j][k], h_in, Q[j][k]), acc[k]);
+			}
+		}
+		float zv[ITEMS];
+		lds_items(mine + 2 * TILE, zv);
+#pragma unroll
+		for (int k = 0; k < ITEMS; k++)
+			acc[k] *= zv[k] / (1.0f + __expf(-zv[k]));
+		if (active)
+			store_items(y + bd * L, base, L, L % VEC == 0, acc);
+		__syncthreads(); /* this buffer is refilled by the next iteration's stage */
+	}
+}
+
+/* dstate beyond 16: one thread per channel, the state in a local array */
+__global__ void scan_wide(const __half *u, const __half *delta, const float *A, const __half *B,
+			  const __half *C, const float *D, const __half *z, const float *delta_bias,
+			  __half *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
+{
+	const int64_t bd = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (bd >= (int64_t)batch * dim)
+		return;
+	const int64_t b = bd / dim, d = bd % dim, L = seqlen;
+	float h[1024];
+	for (int n = 0; n < dstate; n++)
+		h[n] = 0.0f;
+	for (int64_t t = 0; t < L; t++) {
+		const float dt = softplus(__half2float(delta[bd * L + t]) + delta_bias[d]);
+		const float ut = __half2float(u[bd * L + t]);
+		float acc = 0.0f;
+		for (int n = 0; n < dstate; n++) {
+			const int64_t o = (b * dstate + n) * L + t;
+			h[n] = expf(dt * A[d * dstate + n]) * h[n] + dt * ut * __half2float(B[o]);
+			acc += __half2float(C[o]) * h[n];
+		}
+		const float zt = __half2float(z[bd * L + t]);
+		y[bd * L + t] = __float2half_rn((acc + D[d] * ut) * zt / (1.0f + expf(-zt)));
+	}
+}
+
+void selective_scan(const __half *u, const __half *delta, const float *A, const __half *B,
+		    const __half *C, const float *D, const __half *z, const float *delta_bias,
+		    __half *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate,
+		    cudaStream_t stream)
+{
+	if (batch <= 0 || dim <= 0 || seqlen <= 0)
+		return;
+	const int64_t ch = (int64_t)batch * dim;
+	if (dstate <= MAXN && PF) {
+		const size_t smem = (size_t)2 * ROWS * TILE * sizeof(__half);
+		if (smem > 48 * 1024)
+			cudaFuncSetAttribute(scan_state_outer_pf,
+					     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+		const int64_t blocks = (int64_t)batch * ((dim + CPB - 1) / CPB);
+		scan_state_outer_pf<<<(unsigned)blocks, 32 * CPB, smem, stream>>>(
+			u, delta, A, B, C, D, z, delta_bias, y, batch, dim, seqlen, dstate);
+	} else if (dstate <= MAXN)
+		scan_state_outer<<<(unsigned)((ch + CPB - 1) / CPB), 32 * CPB, 0, stream>>>(
+			u, delta, A, B, C, D, z, delta_bias, y, batch, dim, seqlen, dstate);
+	else if (dstate <= 1024)
+		scan_wide<<<(unsigned)((ch + 127) / 128), 128, 0, stream>>>(
+			u, delta, A, B, C, D, z, delta_bias, y, batch, dim, seqlen, dstate);
+}
