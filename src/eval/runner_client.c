@@ -204,7 +204,7 @@ static int next_line(struct ks_runner *r, struct ks_buf *line)
 int ks_runner_cmd(struct ks_runner *r, double timeout_s, const char **reply, struct ks_error *e,
 		  const char *fmt, ...)
 {
-	static __thread struct ks_buf line = {NULL, 0, 0, REPLY_CAP};
+	static __thread struct ks_buf line = {.cap = REPLY_CAP};
 	char cmd[8192];
 	va_list ap;
 	va_start(ap, fmt);

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#define TRUNCATED_NOTE "\n[output truncated]\n"
+
 static ks_proc_run_fn proc_override;
 
 void ks_proc_set_runner(ks_proc_run_fn fn)
@@ -67,16 +69,22 @@ int ks_proc_run(char *const argv[], const char *cwd, double timeout_s, struct ks
 		ssize_t n = read(p[0], chunk, sizeof(chunk));
 		if (n <= 0)
 			break;
-		if (!truncated && ks_buf_add(out, chunk, (size_t)n)) {
+		/* keep what fits, leaving room to say that the rest was dropped */
+		size_t room = ks_buf_room(out), note = sizeof(TRUNCATED_NOTE) - 1;
+		size_t take = room > note ? room - note : 0;
+		if ((size_t)n > take)
 			truncated = 1;
-		}
+		else
+			take = (size_t)n;
+		if (take)
+			ks_buf_add(out, chunk, take);
 	}
 	close(p[0]);
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	if (truncated)
-		ks_buf_adds(out, "\n[output truncated]\n");
+		ks_buf_adds(out, TRUNCATED_NOTE);
 	if (WIFEXITED(st)) {
 		res->exited = 1;
 		res->code = WEXITSTATUS(st);
