@@ -2,6 +2,7 @@
  * around any transport; the seams; shared reply helpers. */
 #include "ksearch/llm.h"
 #include "ksearch/log.h"
+#include "util/clock.h"
 #include "util/fs.h"
 
 #include <jansson.h>
@@ -15,13 +16,6 @@
 #include <time.h>
 
 /* ---------------------------------------------------------------- seams */
-
-static double sys_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void sys_sleep(double s)
 {
@@ -59,14 +53,14 @@ static time_t sys_wall(void)
 }
 
 const struct ks_llm_sys ks_llm_sys_default = {
-	.now = sys_now,
+	.now = ks_clock_s,
 	.sleep = sys_sleep,
 	.random = sys_random,
 	.wall = sys_wall,
 };
 
 struct ks_llm_sys ks_llm_sys = {
-	.now = sys_now,
+	.now = ks_clock_s,
 	.sleep = sys_sleep,
 	.random = sys_random,
 	.wall = sys_wall,

@@ -2,6 +2,7 @@
  * stdout (`--policy cmd --llm-cmd 'CMD'`), run under a timeout with capped output. */
 #include "policy/cmd.h"
 #include "ksearch/llm.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,13 +21,6 @@ extern char **environ;
 
 #define CMD_DEFAULT_REPLY_CAP ((size_t)4 << 20)
 #define CMD_DEFAULT_STDERR_CAP ((size_t)64 << 10)
-
-static double mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void fd_close(int *fd)
 {
@@ -97,10 +91,10 @@ int ks_cmd_run(const char *command, const char *input, size_t input_len, double 
 	fcntl(pe[0], F_SETFL, fcntl(pe[0], F_GETFL) | O_NONBLOCK);
 	if (!input_len)
 		fd_close(&sv[0]);
-	double deadline = mono_now() + (timeout_s > 0 ? timeout_s : 600);
+	double deadline = ks_clock_s() + (timeout_s > 0 ? timeout_s : 600);
 	char chunk[65536];
 	while (po[0] >= 0 || pe[0] >= 0 || !reaped) {
-		double left = deadline - mono_now();
+		double left = deadline - ks_clock_s();
 		if (left <= 0) {
 			res->timed_out = 1;
 			break;
@@ -283,7 +277,7 @@ static int cmd_complete(void *ctx, const char *purpose, const struct ks_llm_msg 
 	struct ks_buf prompt, out, err;
 	struct ks_cmd_result res;
 	char tail[256];
-	double t0 = mono_now();
+	double t0 = ks_clock_s();
 	ks_buf_init(&prompt, 0);
 	ks_buf_init(&out, c->max_reply_bytes);
 	ks_buf_init(&err, c->max_stderr_bytes);
@@ -294,7 +288,7 @@ static int cmd_complete(void *ctx, const char *purpose, const struct ks_llm_msg 
 	}
 	rc = ks_cmd_run(c->command, ks_buf_str(&prompt), prompt.len, c->timeout_s, &out, &err,
 			&res, e);
-	reply->latency_s = mono_now() - t0;
+	reply->latency_s = ks_clock_s() - t0;
 	reply->attempts = 1;
 	reply->status = res.status;
 	if (err.len) {

@@ -44,7 +44,4 @@ struct ks_runner_device {
 
 const struct ks_runner_device *ks_runner_device_get(void);
 
-/* monotonic nanoseconds, resolved before any kernel is loaded */
-uint64_t ks_runner_now_ns(void);
-
 #endif
