@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "knowledge/kexpr.h"
 #include "knowledge/kyaml.h"
+#include "util/expr.h"
 #include "ksearch/knowledge.h"
 #include "ksearch/log.h"
 #include "util/fs.h"
@@ -180,11 +180,11 @@ static int load_map(const struct ks_yaml *y, struct fy_node *n, const char *what
 			}
 		} else {
 			double d;
-			const char *why = NULL;
 			int ecol = 0;
-			if (ks_kexpr_eval(k->val, no_names, NULL, &d, &why, &ecol))
-				return ks_kyaml_err(y, val, e, "'%s': %s at column %d", k->val, why,
-						   ecol);
+			struct ks_error xe = {0};
+			if (ks_expr_eval(k->val, no_names, NULL, &d, &ecol, &xe))
+				return ks_kyaml_err(y, val, e, "'%s': %s at column %d", k->val,
+						   xe.msg, ecol);
 		}
 	}
 	return 0;
@@ -380,13 +380,13 @@ static int bind_lookup(const char *name, size_t len, double *out, void *ctx)
 	if (len > 9 && !strncmp(name, "workload.", 9)) {
 		int i = param_index(b->t, name + 9, len - 9);
 		if (i < 0 || b->t->nworkloads < 1 || !b->t->workloads[0].values)
-			return -1;
+			return KS_ENOTFOUND;
 		*out = b->t->workloads[0].values[i];
 		return 0;
 	}
 	int i = param_index(b->t, name, len);
 	if (i < 0 || !isfinite(b->vals[i]))
-		return -1;
+		return KS_ENOTFOUND;
 	*out = b->vals[i];
 	return 0;
 }
@@ -425,7 +425,7 @@ static int resolve(const struct aset *a, const struct acheck *c, const struct ks
 			if (!ex)
 				continue;
 			double v;
-			if (!ks_kexpr_eval(ex, bind_lookup, &b, &v, NULL, NULL)) {
+			if (!ks_expr_eval(ex, bind_lookup, &b, &v, NULL, NULL)) {
 				vals[i] = v;
 				progress = 1;
 			}
@@ -460,7 +460,7 @@ static int resolve(const struct aset *a, const struct acheck *c, const struct ks
 		double numel = 1;
 		for (int d = 0; d < td->ndim; d++) {
 			double v;
-			if (!td->shape[d] || ks_kexpr_eval(td->shape[d], bind_lookup, &b, &v, NULL, NULL))
+			if (!td->shape[d] || ks_expr_eval(td->shape[d], bind_lookup, &b, &v, NULL, NULL))
 				continue; /* beyond this evaluator: the loader checks it later */
 			if (v < 1) {
 				snprintf(why, nwhy, "tensor '%s' would be empty (%s = %g)", td->name,

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "knowledge/conceptmap.h"
-#include "knowledge/kexpr.h"
+#include "util/expr.h"
 #include "ksearch/knowledge.h"
 
 #define MAX_LINES_PER_USE 64
@@ -126,7 +126,7 @@ static int lookup(const char *name, size_t len, double *out, void *ctx);
 
 static int const_eval(struct src *s, const char *expr, double *out)
 {
-	return ks_kexpr_eval(expr, lookup, s, out, NULL, NULL);
+	return ks_expr_eval(expr, lookup, s, out, NULL, NULL);
 }
 
 static int lookup(const char *name, size_t len, double *out, void *ctx)
@@ -137,7 +137,7 @@ static int lookup(const char *name, size_t len, double *out, void *ctx)
 		snprintf(t, sizeof(t), "%.*s", (int)(len - 7), name + 7);
 		double v = type_size(t);
 		if (!isfinite(v))
-			return -1;
+			return KS_ENOTFOUND;
 		*out = v;
 		return 0;
 	}
@@ -146,13 +146,13 @@ static int lookup(const char *name, size_t len, double *out, void *ctx)
 		if (strlen(c->name) != len || strncmp(c->name, name, len))
 			continue;
 		if (c->busy)
-			return -1;
+			return KS_ENOTFOUND;
 		c->busy = 1;
 		int rc = const_eval(s, c->expr, out);
 		c->busy = 0;
 		return rc;
 	}
-	return -1;
+	return KS_ENOTFOUND;
 }
 
 static void add_const(struct src *s, const char *name, size_t nlen, const char *expr, size_t elen)
