@@ -11,6 +11,7 @@
 #include "knowledge/spec_schema.h"
 #include "ksearch/knowledge.h"
 #include "util/fs.h"
+#include "util/json.h"
 
 #define F(name, uc, req, help) {#name, uc, offsetof(struct ks_spec, name), req, help}
 #define KS_REQ_ALL (KS_REQ_GPU | KS_REQ_CPU)
@@ -758,13 +759,10 @@ int ks_spec_to_json(const struct ks_spec *s, struct ks_buf *out, struct ks_error
 		json_object_set_new(fields, v->name, f);
 	}
 	json_object_set_new(o, "fields", fields);
-	char *txt = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	int rc = ks_json_to_buf(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10),
+				out);
 	json_decref(o);
-	if (!txt)
-		return ks_error_set(e, KS_ENOMEM, "render spec '%s' as json", s->name);
-	int rc = ks_buf_adds(out, txt);
 	rc = rc ? rc : ks_buf_adds(out, "\n");
-	free(txt);
 	return rc ? ks_error_set(e, rc, "render spec '%s' as json", s->name) : 0;
 }
 

@@ -14,6 +14,7 @@
 #include "knowledge/conceptmap.h"
 #include "util/expr.h"
 #include "ksearch/knowledge.h"
+#include "util/json.h"
 
 #define MAX_LINES_PER_USE 64
 
@@ -1173,12 +1174,9 @@ int ks_translation_to_json(const struct ks_translation *t, struct ks_buf *out,
 	json_object_set_new(r, "text", t->ratio_text ? json_string(t->ratio_text) : json_null());
 	json_object_set_new(o, "ratios", r);
 	json_object_set_new(o, "hints", t->hints ? json_string(t->hints) : json_null());
-	char *txt = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+	int rc = ks_json_to_buf(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6),
+				out);
 	json_decref(o);
-	if (!txt)
-		return ks_error_set(e, KS_ENOMEM, "render translation as json");
-	int rc = ks_buf_adds(out, txt);
 	rc = rc ? rc : ks_buf_adds(out, "\n");
-	free(txt);
 	return rc ? ks_error_set(e, rc, "render translation as json") : 0;
 }

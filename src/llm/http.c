@@ -3,6 +3,7 @@
 #include "ksearch/llm.h"
 #include "ksearch/secret.h"
 #include "ksearch/log.h"
+#include "util/json.h"
 
 #include <ctype.h>
 #include <curl/curl.h>
@@ -118,12 +119,8 @@ static int http_params_json(void *ctx, struct ks_buf *out)
 		json_object_set_new(o, "reasoning_effort", json_string(h->reasoning_effort));
 	json_object_set_new(o, "timeout_s", json_real(h->timeout_s));
 	json_object_set_new(o, "max_retries", json_integer(h->max_retries));
-	char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	int rc = ks_json_to_buf(o, JSON_COMPACT | JSON_SORT_KEYS, out);
 	json_decref(o);
-	if (!s)
-		return KS_ENOMEM;
-	int rc = ks_buf_adds(out, s);
-	free(s);
 	return rc;
 }
 
