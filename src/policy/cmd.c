@@ -80,19 +80,19 @@ static int cmd_params_json(void *ctx, struct ks_buf *out)
 {
 	struct cmd *c = ctx;
 	/* the command line may hold anything; it is recorded (ks_llm redacts known keys) */
-	int rc = ks_buf_adds(out, "{\"command\":\"");
-	for (const char *p = c->command; *p && !rc; p++) {
+	/* a failed add leaves the buffer failed: one check at the end */
+	ks_buf_adds(out, "{\"command\":\"");
+	for (const char *p = c->command; *p; p++) {
 		unsigned char ch = (unsigned char)*p;
 		if (ch == '"' || ch == '\\')
-			rc = ks_buf_addf(out, "\\%c", ch);
+			ks_buf_addf(out, "\\%c", ch);
 		else if (ch < 0x20)
-			rc = ks_buf_addf(out, "\\u%04x", ch);
+			ks_buf_addf(out, "\\u%04x", ch);
 		else
-			rc = ks_buf_add(out, p, 1);
+			ks_buf_add(out, p, 1);
 	}
-	if (!rc)
-		rc = ks_buf_addf(out, "\",\"timeout_s\":%g}", c->timeout_s);
-	return rc;
+	ks_buf_addf(out, "\",\"timeout_s\":%g}", c->timeout_s);
+	return ks_buf_failed(out);
 }
 
 /* the last non-empty line of stderr, for error messages */
