@@ -228,8 +228,6 @@ struct ks_llm_limits {
 	long max_tokens;  /* prompt + completion; <= 0: unlimited */
 };
 
-#define KS_LLM_MAX_SECRETS 8
-
 struct ks_llm {
 	struct ks_llm_transport *transport; /* not owned */
 	struct ks_llm_limits limits;
@@ -237,18 +235,18 @@ struct ks_llm {
 	ks_llm_record_fn record;            /* may be NULL */
 	void *record_ctx;
 	struct ks_llm_usage usage;
-	char *secrets[KS_LLM_MAX_SECRETS];  /* redacted from records and errors */
-	int nsecrets;
 	int in_flight;                      /* calls started, not finished (count to limits) */
 	int next_seq;                       /* seq of the next exchange */
 	pthread_mutex_t lock;               /* guards usage, in_flight, next_seq, record */
 };
 
 /* Bind a client to a transport.  The transport's secret (if any) and the values of
- * $KSEARCH_API_KEY and $OPENAI_API_KEY are registered for redaction. */
+ * $KSEARCH_API_KEY and $OPENAI_API_KEY are registered for redaction in the process's one
+ * secret registry (ksearch/secret.h). */
 void ks_llm_init(struct ks_llm *c, struct ks_llm_transport *t);
 void ks_llm_release(struct ks_llm *c);
-/* one more string to redact (ignored when shorter than 4 bytes or the table is full) */
+/* one more string to redact, process-wide: ks_secret_add (ignored when shorter than
+ * KS_SECRET_MIN bytes) */
 void ks_llm_add_secret(struct ks_llm *c, const char *secret);
 
 /* One exchange through the transport with budget checks, usage counting, cost and the
@@ -260,7 +258,8 @@ void ks_llm_add_secret(struct ks_llm *c, const char *secret);
 int ks_llm_complete(struct ks_llm *c, const char *purpose, const struct ks_llm_msg *msgs,
 		    int nmsg, struct ks_llm_reply *out, struct ks_error *e);
 
-/* Replace every occurrence of each secret in s[0..len) with "[REDACTED]" into out. */
+/* Replace every occurrence of each registered secret in s[0..len) with "[REDACTED]" into
+ * out (ks_secret_redact; c is not needed any more and may be NULL). */
 int ks_llm_redact(const struct ks_llm *c, const char *s, size_t len, struct ks_buf *out);
 
 /* ---------------------------------------------------------------- prompt templates */

@@ -286,12 +286,10 @@ void ks_store_log_sink(enum ks_log_level level, const char *line, void *store);
  * ends in key, token, secret or password (values that look like code are kept).  The rules
  * are conservative so kernel code in LLM replies survives unchanged. */
 int ks_redact(const char *text, struct ks_buf *out);
-/* register a secret value (8 bytes or more; shorter values are ignored) */
+/* The process's one secret registry (ksearch/secret.h) under the store's names:
+ * ks_secret_add, ks_secret_add_env, ks_secret_clear. */
 int ks_redact_add_secret(const char *value);
-/* register the values of variables in envp ("NAME=value" strings, NULL-terminated) whose
- * names end in _API_KEY or _KEY or contain TOKEN, SECRET or PASSWORD */
 int ks_redact_add_env(char *const *envp);
-/* forget every registered secret */
 void ks_redact_clear(void);
 
 #endif

@@ -27,7 +27,7 @@
 
 #include "ksearch/buf.h"
 #include "ksearch/error.h"
-#include "ksearch/world.h"
+#include "ksearch/impact.h"
 
 #define KS_TEMPLATE_MAX_KNOBS 16
 #define KS_TEMPLATE_MAX_VALUES 64

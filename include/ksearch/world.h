@@ -87,6 +87,7 @@
 
 #include "ksearch/buf.h"
 #include "ksearch/error.h"
+#include "ksearch/impact.h"
 
 #define KS_WORLD_MAX_NEW_PER_EDIT 3
 #define KS_WORLD_MAX_NODES 100000 /* arena cap (ids at or above it are rejected) */
@@ -102,13 +103,6 @@ enum ks_node_status {
 	KS_NODE_ACTIVE, /* selected, its refinement session is running */
 	KS_NODE_CLOSED, /* done: explored, stagnated, out of debug budget or split */
 	KS_NODE_PRUNED, /* dead end, never selected again */
-};
-
-enum ks_impact_kind {
-	KS_IMPACT_MEMORY_BANDWIDTH,
-	KS_IMPACT_REGISTER_PRESSURE,
-	KS_IMPACT_COMPUTE_HW_FIT,
-	KS_IMPACT_COUNT,
 };
 
 /* outcome of ks_world_record() for the node's refinement session */

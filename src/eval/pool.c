@@ -19,6 +19,7 @@
 #include "eval/wire.h"
 #include "ksearch/log.h"
 #include "util/fs.h"
+#include "util/proc.h"
 
 #ifndef KS_VERSION
 #define KS_VERSION "0"
@@ -203,26 +204,18 @@ static int worker_start(struct worker *w, struct ks_error *e)
 		}
 		return ks_error_set(e, KS_ESYS, "pipe: %s", strerror(err));
 	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		int err = errno;
+	/* stdin and stdout carry the protocol; stderr stays the user's */
+	struct ks_spawn sp = {.argv = argv, .nfd = 2, .fd = {to[0], from[1]}};
+	pid_t pid;
+	int src = ks_spawn(&sp, &pid, e);
+	if (src) {
 		close(to[0]);
 		close(to[1]);
 		close(from[0]);
 		close(from[1]);
-		return ks_error_set(e, KS_ESYS, "fork: %s", strerror(err));
+		ks_error_wrap(e, "worker command '%s'", w->cmd);
+		return src;
 	}
-	if (pid == 0) {
-		/* only async-signal-safe calls here: the parent has threads */
-		setpgid(0, 0);
-		if (dup2(to[0], 0) < 0 || dup2(from[1], 1) < 0)
-			_exit(126);
-		for (int fd = 3; fd < 1024; fd++)
-			close(fd);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	setpgid(pid, pid);
 	close(to[0]);
 	close(from[1]);
 	w->pid = pid;

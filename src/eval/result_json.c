@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "ksearch/eval.h"
+#include "util/json.h"
 
 static json_t *num(double v)
 {
@@ -53,11 +54,7 @@ int ks_eval_result_json(const struct ks_task *t, const char *backend, const char
 		json_array_append_new(checks, wl_json(&r->checks[i]));
 	json_object_set_new(o, "workloads", wls);
 	json_object_set_new(o, "checks", checks);
-	char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	int rc = ks_json_to_buf(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER, out);
 	json_decref(o);
-	if (!s)
-		return KS_ENOMEM;
-	int rc = ks_buf_adds(out, s);
-	free(s);
 	return rc;
 }

@@ -9,6 +9,7 @@
 
 #include "eval/wire.h"
 #include "ksearch/worker.h"
+#include "util/json.h"
 
 #define MAX_ENTRIES 4096        /* workloads or checks in one result */
 #define MAX_SAMPLES (1 << 20)   /* timed repetitions of one workload */
@@ -396,12 +397,8 @@ fail:
 int ks_eval_result_to_wire(const struct ks_eval_result *r, struct ks_buf *out)
 {
 	json_t *j = ks_wire_result(r);
-	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	int rc = ks_json_to_buf(j, JSON_COMPACT | JSON_PRESERVE_ORDER, out);
 	json_decref(j);
-	if (!s)
-		return KS_ENOMEM;
-	int rc = ks_buf_adds(out, s);
-	free(s);
 	return rc;
 }
 

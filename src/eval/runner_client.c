@@ -17,6 +17,7 @@
 #include "eval/runner_proto.h"
 #include "util/fs.h"
 #include "util/clock.h"
+#include "util/proc.h"
 
 #define LOG_CAP (64 << 10)
 #define REPLY_CAP (4 << 20)
@@ -39,32 +40,10 @@ int ks_runner_path(const char *name, char *out, size_t n, struct ks_error *e)
 	return 0;
 }
 
-static void child_exec(const struct ks_runner_spawn *sp, int cmd_r, int reply_w, int log_w,
-		       int out_fd, char **env)
+/* in the child, just before exec: the sandbox's limits and its own session */
+static int runner_prepare(void *ctx)
 {
-	/* move the ends above the target numbers first so dup2 never clobbers one */
-	int fds[4] = {cmd_r, reply_w, out_fd, log_w};
-	for (int i = 0; i < 4; i++) {
-		if (fds[i] < 0)
-			continue;
-		int hi = fcntl(fds[i], F_DUPFD, 100);
-		if (hi < 0)
-			_exit(126);
-		fds[i] = hi;
-	}
-	int devnull = open("/dev/null", O_RDONLY);
-	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(fds[3], 1) < 0 || dup2(fds[3], 2) < 0 ||
-	    dup2(fds[0], KS_RUNNER_FD_CMD) < 0 || dup2(fds[1], KS_RUNNER_FD_REPLY) < 0)
-		_exit(126);
-	if (fds[2] >= 0 && dup2(fds[2], KS_RUNNER_FD_OUT) < 0)
-		_exit(126);
-	for (int fd = KS_RUNNER_FD_OUT + 1; fd < 1024; fd++)
-		close(fd);
-	if (ks_sandbox_child_prepare(&sp->limits))
-		_exit(126);
-	char *argv[] = {(char *)"ksearch-runner", NULL};
-	execve(sp->runner_path, argv, env);
-	_exit(127);
+	return ks_sandbox_child_prepare(ctx);
 }
 
 int ks_runner_start(const struct ks_runner_spawn *sp, struct ks_runner **out,
@@ -120,13 +99,26 @@ int ks_runner_start(const struct ks_runner_spawn *sp, struct ks_runner **out,
 		rc = ks_error_set(e, KS_ENOMEM, "out of memory");
 		goto fail;
 	}
-	r->pid = fork();
-	if (r->pid < 0) {
-		rc = ks_error_set(e, KS_ESYS, "fork: %s", strerror(errno));
+	char *argv[] = {(char *)"ksearch-runner", NULL};
+	struct ks_spawn cs = {
+		.argv = argv,
+		.path = sp->runner_path,
+		.env = env,
+		.nfd = KS_RUNNER_FD_OUT + 1,
+		.fd = {[0] = KS_SPAWN_NULL,
+		       [1] = lg[1],
+		       [2] = lg[1],
+		       [KS_RUNNER_FD_CMD] = cmd[0],
+		       [KS_RUNNER_FD_REPLY] = rep[1],
+		       [KS_RUNNER_FD_OUT] = out_fd >= 0 ? out_fd : KS_SPAWN_NULL},
+		.prepare = runner_prepare,
+		.ctx = (void *)&sp->limits,
+		.prepare_sets_group = 1,
+	};
+	if ((rc = ks_spawn(&cs, &r->pid, e))) {
+		r->pid = -1;
 		goto fail;
 	}
-	if (r->pid == 0)
-		child_exec(sp, cmd[0], rep[1], lg[1], out_fd, env);
 	free(env);
 	env = NULL;
 	close(cmd[0]);
@@ -204,7 +196,7 @@ static int next_line(struct ks_runner *r, struct ks_buf *line)
 int ks_runner_cmd(struct ks_runner *r, double timeout_s, const char **reply, struct ks_error *e,
 		  const char *fmt, ...)
 {
-	static __thread struct ks_buf line = {NULL, 0, 0, REPLY_CAP};
+	static __thread struct ks_buf line = {.cap = REPLY_CAP};
 	char cmd[8192];
 	va_list ap;
 	va_start(ap, fmt);

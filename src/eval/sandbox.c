@@ -1,4 +1,5 @@
 #include "eval/sandbox.h"
+#include "ksearch/secret.h"
 
 #include "ksearch/backend.h"
 
@@ -30,17 +31,7 @@ extern char **environ;
 
 int ks_env_is_secret(const char *name)
 {
-	static const char *const needles[] = {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD",
-					      "CREDENTIAL", "AUTH", "COOKIE", "SESSION"};
-	char up[256];
-	size_t n = 0;
-	for (; name[n] && name[n] != '=' && n < sizeof(up) - 1; n++)
-		up[n] = (char)(name[n] >= 'a' && name[n] <= 'z' ? name[n] - 32 : name[n]);
-	up[n] = '\0';
-	for (size_t i = 0; i < sizeof(needles) / sizeof(needles[0]); i++)
-		if (strstr(up, needles[i]))
-			return 1;
-	return 0;
+	return ks_secret_name(name);
 }
 
 static int env_whitelisted(const char *kv)

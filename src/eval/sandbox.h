@@ -20,7 +20,7 @@ struct ks_sandbox_limits {
 	int isolate_network;  /* try unshare(CLONE_NEWNET) */
 };
 
-/* True for names that look like secrets: *_API_KEY, *TOKEN*, *SECRET*, *PASSWORD*, ... */
+/* True for names that look like secrets (ks_secret_name: *KEY*, *TOKEN*, *SECRET*, ...) */
 int ks_env_is_secret(const char *name);
 /* Build the runner's environment from environ: a whitelist (PATH, LANG, LC_*, TZ, OMP_*,
  * GOMP_*, KMP_*, CUDA_*, NVIDIA_*) minus anything secret-looking, plus HOME and TMPDIR set

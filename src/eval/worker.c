@@ -21,6 +21,7 @@
 #include "ksearch/backend.h"
 #include "ksearch/knowledge.h"
 #include "ksearch/log.h"
+#include "util/clock.h"
 #include "util/fs.h"
 
 #ifndef KS_VERSION
@@ -28,13 +29,6 @@
 #endif
 
 /* ---- framing ------------------------------------------------------------------------ */
-
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* read exactly n bytes; *got counts what arrived.  deadline < 0: none */
 static int read_full(int fd, unsigned char *p, size_t n, double deadline, size_t *got,
@@ -45,7 +39,7 @@ static int read_full(int fd, unsigned char *p, size_t n, double deadline, size_t
 	while (*got < n) {
 		int ms = -1;
 		if (deadline >= 0) {
-			double left = deadline - mono_s();
+			double left = deadline - ks_clock_s();
 			if (left <= 0)
 				return ks_error_set(e, KS_ETIMEOUT, "no complete message in time "
 								   "(%zu of %zu bytes arrived)",
@@ -77,7 +71,7 @@ static int read_full(int fd, unsigned char *p, size_t n, double deadline, size_t
 static int frame_read(int fd, double timeout_s, size_t cap, struct ks_buf *out,
 		      int *clean_eof, struct ks_error *e)
 {
-	double deadline = timeout_s < 0 ? -1 : mono_s() + timeout_s;
+	double deadline = timeout_s < 0 ? -1 : ks_clock_s() + timeout_s;
 	unsigned char hdr[4];
 	size_t got;
 	int eof;
@@ -307,7 +301,7 @@ static int handle_evaluate(struct server *s, json_t *msg, struct ks_error *e)
 		return send_error(s, job, je.msg, e);
 	struct ks_eval_result r;
 	device_lock(s, LOCK_EX);
-	double t0 = mono_s();
+	double t0 = ks_clock_s();
 	int rc = ks_evaluator_run(en->ev, source, path ? path : "kernel",
 				  dj && !json_is_null(dj) ? defs : NULL, &r, &je);
 	device_lock(s, LOCK_UN);
@@ -316,7 +310,7 @@ static int handle_evaluate(struct server *s, json_t *msg, struct ks_error *e)
 		return send_error(s, job, je.msg, e);
 	}
 	ks_debug("worker: job %lld: %s in %.1f s", (long long)job, ks_status_name(r.status),
-		 mono_s() - t0);
+		 ks_clock_s() - t0);
 	struct ks_buf human = KS_BUF_INIT;
 	human.cap = KS_WORKER_MSG_CAP;
 	ks_eval_result_json(en->task, s->cfg->backend, path ? path : "", &r, &human);

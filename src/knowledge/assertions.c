@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "knowledge/kexpr.h"
-#include "knowledge/kyaml.h"
+#include "util/yaml.h"
+#include "util/expr.h"
 #include "ksearch/knowledge.h"
 #include "ksearch/log.h"
 #include "util/fs.h"
@@ -143,30 +143,28 @@ static int no_names(const char *name, size_t len, double *out, void *ctx)
 }
 
 /* a mapping of name -> number or expression text */
-static int load_map(const struct ks_yaml *y, struct fy_node *n, const char *what, int is_init,
+static int load_map(const struct ks_yaml_doc *y, struct ks_yaml_node *n, const char *what, int is_init,
 		    struct kv **out, int *nout, struct ks_error *e)
 {
-	if (!fy_node_is_mapping(n))
-		return ks_kyaml_err(y, n, e, "'%s' must be a mapping", what);
-	int cnt = fy_node_mapping_item_count(n);
+	if (!(n && n->kind == KS_YAML_MAP))
+		return ks_yaml_error_in(y, n, e, "'%s' must be a mapping", what);
+	int cnt = n->n;
 	struct kv *v = calloc((size_t)cnt + 1, sizeof(*v));
 	if (!v)
 		return ks_error_set(e, KS_ENOMEM, "load '%s'", y->path);
 	*out = v;
-	void *it = NULL;
-	struct fy_node_pair *p;
-	while ((p = fy_node_mapping_iterate(n, &it))) {
+	for (int i = 0; i < n->n; i++) {
 		struct kv *k = &v[(*nout)++];
-		struct fy_node *val = fy_node_pair_value(p);
-		k->key = ks_kyaml_key(p);
-		k->val = ks_kyaml_strdup(val);
+		struct ks_yaml_node *val = n->items[i];
+		k->key = ks_yaml_strdup(n->keys[i]);
+		k->val = ks_yaml_strdup(val);
 		int col;
-		ks_kyaml_pos(val, &k->line, &col);
+		ks_yaml_pos(val, &k->line, &col);
 		if (!k->key || !k->val || !*k->val)
-			return ks_kyaml_err(y, val, e, "'%s' entries must be scalars", what);
+			return ks_yaml_error_in(y, val, e, "'%s' entries must be scalars", what);
 		if (is_init) {
 			if (!init_valid(k->val))
-				return ks_kyaml_err(y, val, e,
+				return ks_yaml_error_in(y, val, e,
 						   "initialiser '%s' is not one of: a number, normal(m, s), "
 						   "uniform(lo, hi), softplus(normal(m, s)), "
 						   "-exp(normal(m, s)), randint(lo, hi)",
@@ -175,16 +173,16 @@ static int load_map(const struct ks_yaml *y, struct fy_node *n, const char *what
 				char *end;
 				long idx = strtol(k->key + 1, &end, 10);
 				if (*end || end == k->key + 1 || idx < 0)
-					return ks_kyaml_err(y, fy_node_pair_key(p), e,
+					return ks_yaml_error_in(y, n->keys[i], e,
 							   "input key '%s': use a name or #N", k->key);
 			}
 		} else {
 			double d;
-			const char *why = NULL;
 			int ecol = 0;
-			if (ks_kexpr_eval(k->val, no_names, NULL, &d, &why, &ecol))
-				return ks_kyaml_err(y, val, e, "'%s': %s at column %d", k->val, why,
-						   ecol);
+			struct ks_error xe = {0};
+			if (ks_expr_eval(k->val, no_names, NULL, &d, &ecol, &xe))
+				return ks_yaml_error_in(y, val, e, "'%s': %s at column %d", k->val,
+						   xe.msg, ecol);
 		}
 	}
 	return 0;
@@ -193,121 +191,117 @@ static int load_map(const struct ks_yaml *y, struct fy_node *n, const char *what
 static int aset_load(const char *path, struct aset *a, struct ks_error *e)
 {
 	memset(a, 0, sizeof(*a));
-	struct ks_yaml y;
-	int rc = ks_kyaml_load(path, &y, e);
+	struct ks_yaml_doc *y = NULL;
+	int rc = ks_yaml_load_file(path, 0, &y, e);
 	if (rc)
 		return rc;
-	struct fy_node *root = y.root, *n;
+	struct ks_yaml_node *root = y->root, *n;
 	static const char *const top[] = {"schema", "class", "prose", "properties", "defaults",
 					  "checks", NULL};
-	char buf[64];
-	if (!fy_node_is_mapping(root)) {
-		rc = ks_kyaml_err(&y, root, e, "an assertions file must be a mapping");
+	if (!(root && root->kind == KS_YAML_MAP)) {
+		rc = ks_yaml_error_in(y, root, e, "an assertions file must be a mapping");
 		goto out;
 	}
-	if ((rc = ks_kyaml_only(&y, root, top, e)) ||
-	    (rc = ks_kyaml_need(&y, root, "schema", 's', &n, e)))
+	if ((rc = ks_yaml_check_keys(y, root, "the assertions file", top, NULL, e)) ||
+	    (rc = ks_yaml_need(y, root, "schema", KS_YAML_SCALAR, &n, e)))
 		goto out;
-	if (strcmp(ks_kyaml_scalar(n, buf, sizeof(buf)), "ks-assertions/1")) {
-		rc = ks_kyaml_err(&y, n, e, "'schema' must be ks-assertions/1");
+	if (strcmp(ks_yaml_scalar(n), "ks-assertions/1")) {
+		rc = ks_yaml_error_in(y, n, e, "'schema' must be ks-assertions/1");
 		goto out;
 	}
-	if ((rc = ks_kyaml_need(&y, root, "class", 's', &n, e)))
+	if ((rc = ks_yaml_need(y, root, "class", KS_YAML_SCALAR, &n, e)))
 		goto out;
-	a->cls = ks_kyaml_strdup(n);
+	a->cls = ks_yaml_strdup(n);
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	if (strncmp(base, a->cls, strlen(a->cls)) || strcmp(base + strlen(a->cls), ".yaml")) {
-		rc = ks_kyaml_err(&y, n, e, "'class' (%s) must match the file name", a->cls);
+		rc = ks_yaml_error_in(y, n, e, "'class' (%s) must match the file name", a->cls);
 		goto out;
 	}
-	if ((rc = ks_kyaml_need(&y, root, "prose", 's', &n, e)))
+	if ((rc = ks_yaml_need(y, root, "prose", KS_YAML_SCALAR, &n, e)))
 		goto out;
-	a->prose = ks_kyaml_strdup(n);
-	if ((rc = ks_kyaml_need(&y, root, "properties", 'q', &n, e)))
+	a->prose = ks_yaml_strdup(n);
+	if ((rc = ks_yaml_need(y, root, "properties", KS_YAML_SEQ, &n, e)))
 		goto out;
-	a->props = calloc((size_t)fy_node_sequence_item_count(n) + 1, sizeof(struct kv));
+	a->props = calloc((size_t)n->n + 1, sizeof(struct kv));
 	if (!a->props) {
 		rc = ks_error_set(e, KS_ENOMEM, "load '%s'", path);
 		goto out;
 	}
-	void *it = NULL;
-	struct fy_node *item;
-	while ((item = fy_node_sequence_iterate(n, &it))) {
+	for (int i = 0; i < n->n; i++) {
+		struct ks_yaml_node *item = n->items[i];
 		static const char *const pk[] = {"name", "text", NULL};
-		struct fy_node *nm, *tx;
-		if (!fy_node_is_mapping(item)) {
-			rc = ks_kyaml_err(&y, item, e, "a property is {name, text}");
+		struct ks_yaml_node *nm, *tx;
+		if (!(item && item->kind == KS_YAML_MAP)) {
+			rc = ks_yaml_error_in(y, item, e, "a property is {name, text}");
 			goto out;
 		}
-		if ((rc = ks_kyaml_only(&y, item, pk, e)) ||
-		    (rc = ks_kyaml_need(&y, item, "name", 's', &nm, e)) ||
-		    (rc = ks_kyaml_need(&y, item, "text", 's', &tx, e)))
+		if ((rc = ks_yaml_check_keys(y, item, "a property", pk, NULL, e)) ||
+		    (rc = ks_yaml_need(y, item, "name", KS_YAML_SCALAR, &nm, e)) ||
+		    (rc = ks_yaml_need(y, item, "text", KS_YAML_SCALAR, &tx, e)))
 			goto out;
 		struct kv *p = &a->props[a->nprops++];
-		p->key = ks_kyaml_strdup(nm);
-		p->val = ks_kyaml_strdup(tx);
+		p->key = ks_yaml_strdup(nm);
+		p->val = ks_yaml_strdup(tx);
 	}
-	if ((n = ks_kyaml_get(root, "defaults")) &&
-	    (rc = load_map(&y, n, "defaults", 0, &a->defaults, &a->ndefaults, e)))
+	if ((n = ks_yaml_get(root, "defaults")) &&
+	    (rc = load_map(y, n, "defaults", 0, &a->defaults, &a->ndefaults, e)))
 		goto out;
-	if ((rc = ks_kyaml_need(&y, root, "checks", 'q', &n, e)))
+	if ((rc = ks_yaml_need(y, root, "checks", KS_YAML_SEQ, &n, e)))
 		goto out;
-	a->checks = calloc((size_t)fy_node_sequence_item_count(n) + 1, sizeof(struct acheck));
+	a->checks = calloc((size_t)n->n + 1, sizeof(struct acheck));
 	if (!a->checks) {
 		rc = ks_error_set(e, KS_ENOMEM, "load '%s'", path);
 		goto out;
 	}
-	it = NULL;
-	while ((item = fy_node_sequence_iterate(n, &it))) {
+	for (int i = 0; i < n->n; i++) {
+		struct ks_yaml_node *item = n->items[i];
 		static const char *const ck[] = {"name", "why", "params", "init", "requires", NULL};
-		struct fy_node *nm, *v;
-		if (!fy_node_is_mapping(item)) {
-			rc = ks_kyaml_err(&y, item, e, "a check is {name, params, init, requires, why}");
+		struct ks_yaml_node *nm, *v;
+		if (!(item && item->kind == KS_YAML_MAP)) {
+			rc = ks_yaml_error_in(y, item, e, "a check is {name, params, init, requires, why}");
 			goto out;
 		}
 		struct acheck *c = &a->checks[a->nchecks++];
 		int col;
-		ks_kyaml_pos(item, &c->line, &col);
-		if ((rc = ks_kyaml_only(&y, item, ck, e)) ||
-		    (rc = ks_kyaml_need(&y, item, "name", 's', &nm, e)))
+		ks_yaml_pos(item, &c->line, &col);
+		if ((rc = ks_yaml_check_keys(y, item, "a check", ck, NULL, e)) ||
+		    (rc = ks_yaml_need(y, item, "name", KS_YAML_SCALAR, &nm, e)))
 			goto out;
-		c->name = ks_kyaml_strdup(nm);
+		c->name = ks_yaml_strdup(nm);
 		for (const char *p = c->name; p && *p; p++)
 			if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_') {
-				rc = ks_kyaml_err(&y, nm, e, "check names use a-z, 0-9, '-', '_'");
+				rc = ks_yaml_error_in(y, nm, e, "check names use a-z, 0-9, '-', '_'");
 				goto out;
 			}
 		for (int k = 0; k < a->nchecks - 1; k++)
 			if (!strcmp(a->checks[k].name, c->name)) {
-				rc = ks_kyaml_err(&y, nm, e, "duplicate check '%s'", c->name);
+				rc = ks_yaml_error_in(y, nm, e, "duplicate check '%s'", c->name);
 				goto out;
 			}
-		if ((v = ks_kyaml_get(item, "why")))
-			c->why = ks_kyaml_strdup(v);
-		if ((rc = ks_kyaml_need(&y, item, "params", 'm', &v, e)) ||
-		    (rc = load_map(&y, v, "params", 0, &c->params, &c->nparams, e)))
+		if ((v = ks_yaml_get(item, "why")))
+			c->why = ks_yaml_strdup(v);
+		if ((rc = ks_yaml_need(y, item, "params", KS_YAML_MAP, &v, e)) ||
+		    (rc = load_map(y, v, "params", 0, &c->params, &c->nparams, e)))
 			goto out;
-		if ((v = ks_kyaml_get(item, "init")) &&
-		    (rc = load_map(&y, v, "init", 1, &c->init, &c->ninit, e)))
+		if ((v = ks_yaml_get(item, "init")) &&
+		    (rc = load_map(y, v, "init", 1, &c->init, &c->ninit, e)))
 			goto out;
-		if ((v = ks_kyaml_get(item, "requires"))) {
-			if (!fy_node_is_sequence(v)) {
-				rc = ks_kyaml_err(&y, v, e, "'requires' is a list of param names");
+		if ((v = ks_yaml_get(item, "requires"))) {
+			if (!(v && v->kind == KS_YAML_SEQ)) {
+				rc = ks_yaml_error_in(y, v, e, "'requires' is a list of param names");
 				goto out;
 			}
-			c->req = calloc((size_t)fy_node_sequence_item_count(v) + 1, sizeof(char *));
-			void *rit = NULL;
-			struct fy_node *r;
-			while (c->req && (r = fy_node_sequence_iterate(v, &rit)))
-				if (!(c->req[c->nreq++] = ks_kyaml_strdup(r))) {
-					rc = ks_kyaml_err(&y, r, e, "'requires' items are names");
+			c->req = calloc((size_t)v->n + 1, sizeof(char *));
+			for (int k = 0; c->req && k < v->n; k++)
+				if (!(c->req[c->nreq++] = ks_yaml_strdup(v->items[k]))) {
+					rc = ks_yaml_error_in(y, v->items[k], e, "'requires' items are names");
 					goto out;
 				}
 		}
 	}
 out:
-	ks_kyaml_release(&y);
+	ks_yaml_free(y);
 	if (rc)
 		aset_release(a);
 	return rc;
@@ -380,13 +374,13 @@ static int bind_lookup(const char *name, size_t len, double *out, void *ctx)
 	if (len > 9 && !strncmp(name, "workload.", 9)) {
 		int i = param_index(b->t, name + 9, len - 9);
 		if (i < 0 || b->t->nworkloads < 1 || !b->t->workloads[0].values)
-			return -1;
+			return KS_ENOTFOUND;
 		*out = b->t->workloads[0].values[i];
 		return 0;
 	}
 	int i = param_index(b->t, name, len);
 	if (i < 0 || !isfinite(b->vals[i]))
-		return -1;
+		return KS_ENOTFOUND;
 	*out = b->vals[i];
 	return 0;
 }
@@ -425,7 +419,7 @@ static int resolve(const struct aset *a, const struct acheck *c, const struct ks
 			if (!ex)
 				continue;
 			double v;
-			if (!ks_kexpr_eval(ex, bind_lookup, &b, &v, NULL, NULL)) {
+			if (!ks_expr_eval(ex, bind_lookup, &b, &v, NULL, NULL)) {
 				vals[i] = v;
 				progress = 1;
 			}
@@ -460,7 +454,7 @@ static int resolve(const struct aset *a, const struct acheck *c, const struct ks
 		double numel = 1;
 		for (int d = 0; d < td->ndim; d++) {
 			double v;
-			if (!td->shape[d] || ks_kexpr_eval(td->shape[d], bind_lookup, &b, &v, NULL, NULL))
+			if (!td->shape[d] || ks_expr_eval(td->shape[d], bind_lookup, &b, &v, NULL, NULL))
 				continue; /* beyond this evaluator: the loader checks it later */
 			if (v < 1) {
 				snprintf(why, nwhy, "tensor '%s' would be empty (%s = %g)", td->name,

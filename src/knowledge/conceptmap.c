@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "knowledge/kyaml.h"
+#include "util/yaml.h"
 #include "knowledge/spec_schema.h"
 #include "util/fs.h"
 
@@ -54,41 +54,41 @@ void ks_cmap_release(struct ks_cmap *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static int opt_str(const struct ks_yaml *y, struct fy_node *map, const char *key, char **out,
+static int opt_str(const struct ks_yaml_doc *y, struct ks_yaml_node *map, const char *key, char **out,
 		   struct ks_error *e)
 {
-	struct fy_node *n = ks_kyaml_get(map, key);
+	struct ks_yaml_node *n = ks_yaml_get(map, key);
 	*out = NULL;
 	if (!n)
 		return 0;
-	if (!(*out = ks_kyaml_strdup(n)))
-		return ks_kyaml_err(y, n, e, "'%s' must be text", key);
+	if (!(*out = ks_yaml_strdup(n)))
+		return ks_yaml_error_in(y, n, e, "'%s' must be text", key);
 	return 0;
 }
 
-static int load_concept(const struct ks_yaml *y, struct fy_node *cn, struct ks_cmap *m,
+static int load_concept(const struct ks_yaml_doc *y, struct ks_yaml_node *cn, struct ks_cmap *m,
 			struct ks_cmap_concept *c, struct ks_error *e)
 {
 	static const char *const keys[] = {"id", "title", "detect", "equivalent", "constraints",
 					   "notes", "feature", "missing", "severity", NULL};
 	int rc;
-	struct fy_node *n;
-	if (!fy_node_is_mapping(cn))
-		return ks_kyaml_err(y, cn, e, "a concept must be a mapping");
-	if ((rc = ks_kyaml_only(y, cn, keys, e)))
+	struct ks_yaml_node *n;
+	if (!(cn && cn->kind == KS_YAML_MAP))
+		return ks_yaml_error_in(y, cn, e, "a concept must be a mapping");
+	if ((rc = ks_yaml_check_keys(y, cn, "a concept", keys, NULL, e)))
 		return rc;
 	const char *req[] = {"id", "title", "equivalent"};
 	char **dst[] = {&c->id, &c->title, &c->equivalent};
 	for (int i = 0; i < 3; i++) {
-		if ((rc = ks_kyaml_need(y, cn, req[i], 's', &n, e)))
+		if ((rc = ks_yaml_need(y, cn, req[i], KS_YAML_SCALAR, &n, e)))
 			return rc;
-		*dst[i] = ks_kyaml_strdup(n);
+		*dst[i] = ks_yaml_strdup(n);
 		if (!*dst[i] || !**dst[i])
-			return ks_kyaml_err(y, n, e, "'%s' must not be empty", req[i]);
+			return ks_yaml_error_in(y, n, e, "'%s' must not be empty", req[i]);
 	}
 	for (int i = 0; i < m->n; i++)
 		if (m->c[i].id && &m->c[i] != c && !strcmp(m->c[i].id, c->id))
-			return ks_kyaml_err(y, ks_kyaml_get(cn, "id"), e, "duplicate concept id '%s'",
+			return ks_yaml_error_in(y, ks_yaml_get(cn, "id"), e, "duplicate concept id '%s'",
 					   c->id);
 	if ((rc = opt_str(y, cn, "notes", &c->notes, e)) ||
 	    (rc = opt_str(y, cn, "feature", &c->feature, e)))
@@ -98,19 +98,18 @@ static int load_concept(const struct ks_yaml *y, struct fy_node *cn, struct ks_c
 		for (const char *const *f = ks_spec_feature_names; *f; f++)
 			known |= !strcmp(*f, c->feature);
 		if (!known)
-			return ks_kyaml_err(y, ks_kyaml_get(cn, "feature"), e,
+			return ks_yaml_error_in(y, ks_yaml_get(cn, "feature"), e,
 					   "unknown feature '%s' (see docs/knowledge.md)", c->feature);
 	}
-	char buf[32];
-	if ((n = ks_kyaml_get(cn, "missing"))) {
-		const char *s = ks_kyaml_scalar(n, buf, sizeof(buf));
+	if ((n = ks_yaml_get(cn, "missing"))) {
+		const char *s = ks_yaml_scalar(n);
 		if (!s || (strcmp(s, "true") && strcmp(s, "false")))
-			return ks_kyaml_err(y, n, e, "'missing' must be true or false");
+			return ks_yaml_error_in(y, n, e, "'missing' must be true or false");
 		c->missing = !strcmp(s, "true");
 	}
 	c->severity = KS_SEV_ERROR;
-	if ((n = ks_kyaml_get(cn, "severity"))) {
-		const char *s = ks_kyaml_scalar(n, buf, sizeof(buf));
+	if ((n = ks_yaml_get(cn, "severity"))) {
+		const char *s = ks_yaml_scalar(n);
 		if (s && !strcmp(s, "error"))
 			c->severity = KS_SEV_ERROR;
 		else if (s && !strcmp(s, "warn"))
@@ -118,52 +117,51 @@ static int load_concept(const struct ks_yaml *y, struct fy_node *cn, struct ks_c
 		else if (s && !strcmp(s, "info"))
 			c->severity = KS_SEV_INFO;
 		else
-			return ks_kyaml_err(y, n, e, "'severity' must be error, warn or info");
+			return ks_yaml_error_in(y, n, e, "'severity' must be error, warn or info");
 	}
-	if ((rc = ks_kyaml_need(y, cn, "detect", 'q', &n, e)))
+	if ((rc = ks_yaml_need(y, cn, "detect", KS_YAML_SEQ, &n, e)))
 		return rc;
-	int nre = fy_node_sequence_item_count(n);
+	int nre = n->n;
 	if (nre < 1)
-		return ks_kyaml_err(y, n, e, "'detect' needs at least one regular expression");
+		return ks_yaml_error_in(y, n, e, "'detect' needs at least one regular expression");
 	c->re = calloc((size_t)nre, sizeof(regex_t));
 	c->re_src = calloc((size_t)nre, sizeof(char *));
 	if (!c->re || !c->re_src)
 		return ks_error_set(e, KS_ENOMEM, "load '%s'", y->path);
-	void *it = NULL;
-	struct fy_node *item;
-	while ((item = fy_node_sequence_iterate(n, &it))) {
-		char *src = ks_kyaml_strdup(item);
+	for (int i = 0; i < n->n; i++) {
+		struct ks_yaml_node *item = n->items[i];
+		char *src = ks_yaml_strdup(item);
 		if (!src || !*src) {
 			free(src);
-			return ks_kyaml_err(y, item, e, "detect entries must be non-empty text");
+			return ks_yaml_error_in(y, item, e, "detect entries must be non-empty text");
 		}
 		int rr = regcomp(&c->re[c->nre], src, REG_EXTENDED | REG_NEWLINE);
 		if (rr) {
 			char msg[128];
 			regerror(rr, &c->re[c->nre], msg, sizeof(msg));
 			free(src);
-			return ks_kyaml_err(y, item, e, "invalid regular expression: %s", msg);
+			return ks_yaml_error_in(y, item, e, "invalid regular expression: %s", msg);
 		}
 		c->re_src[c->nre++] = src;
 	}
-	if ((n = ks_kyaml_get(cn, "constraints"))) {
-		if (!fy_node_is_sequence(n))
-			return ks_kyaml_err(y, n, e, "'constraints' must be a list of {text, check}");
-		int nc = fy_node_sequence_item_count(n);
+	if ((n = ks_yaml_get(cn, "constraints"))) {
+		if (!(n && n->kind == KS_YAML_SEQ))
+			return ks_yaml_error_in(y, n, e, "'constraints' must be a list of {text, check}");
+		int nc = n->n;
 		c->cons = calloc((size_t)nc + 1, sizeof(*c->cons));
 		if (!c->cons)
 			return ks_error_set(e, KS_ENOMEM, "load '%s'", y->path);
-		it = NULL;
-		while ((item = fy_node_sequence_iterate(n, &it))) {
+		for (int i = 0; i < n->n; i++) {
+			struct ks_yaml_node *item = n->items[i];
 			static const char *const ck[] = {"text", "check", NULL};
-			struct fy_node *t;
-			if (!fy_node_is_mapping(item))
-				return ks_kyaml_err(y, item, e, "a constraint is {text, check}");
-			if ((rc = ks_kyaml_only(y, item, ck, e)) ||
-			    (rc = ks_kyaml_need(y, item, "text", 's', &t, e)))
+			struct ks_yaml_node *t;
+			if (!(item && item->kind == KS_YAML_MAP))
+				return ks_yaml_error_in(y, item, e, "a constraint is {text, check}");
+			if ((rc = ks_yaml_check_keys(y, item, "a constraint", ck, NULL, e)) ||
+			    (rc = ks_yaml_need(y, item, "text", KS_YAML_SCALAR, &t, e)))
 				return rc;
 			struct ks_cmap_constraint *k = &c->cons[c->ncons++];
-			k->text = ks_kyaml_strdup(t);
+			k->text = ks_yaml_strdup(t);
 			if ((rc = opt_str(y, item, "check", &k->check, e)))
 				return rc;
 			if (k->check) {
@@ -171,7 +169,7 @@ static int load_concept(const struct ks_yaml *y, struct fy_node *cn, struct ks_c
 				for (const char *const *ch = checks; *ch; ch++)
 					known |= !strcmp(*ch, k->check);
 				if (!known)
-					return ks_kyaml_err(y, ks_kyaml_get(item, "check"), e,
+					return ks_yaml_error_in(y, ks_yaml_get(item, "check"), e,
 							   "unknown check '%s' (smem_static, "
 							   "smem_dynamic, threads_per_group, warp_size, "
 							   "fp64, feature)",
@@ -195,41 +193,40 @@ int ks_cmap_load(const char *target_or_path, struct ks_cmap *m, struct ks_error 
 	else
 		return ks_error_set(e, KS_EINVAL, "unknown target '%s' (metal, cpu, opencl)",
 				    target_or_path);
-	struct ks_yaml y;
-	int rc = ks_kyaml_load(path, &y, e);
+	struct ks_yaml_doc *y = NULL;
+	int rc = ks_yaml_load_file(path, 0, &y, e);
 	if (rc)
 		return rc;
-	struct fy_node *root = y.root, *n;
+	struct ks_yaml_node *root = y->root, *n;
 	static const char *const top[] = {"schema", "source", "target", "default_source_spec",
 					  "default_target_spec", "summary", "concepts", NULL};
-	char buf[64];
-	if (!fy_node_is_mapping(root)) {
-		rc = ks_kyaml_err(&y, root, e, "a concept map must be a mapping");
+	if (!(root && root->kind == KS_YAML_MAP)) {
+		rc = ks_yaml_error_in(y, root, e, "a concept map must be a mapping");
 		goto out;
 	}
-	if ((rc = ks_kyaml_only(&y, root, top, e)) ||
-	    (rc = ks_kyaml_need(&y, root, "schema", 's', &n, e)))
+	if ((rc = ks_yaml_check_keys(y, root, "the concept map", top, NULL, e)) ||
+	    (rc = ks_yaml_need(y, root, "schema", KS_YAML_SCALAR, &n, e)))
 		goto out;
-	if (strcmp(ks_kyaml_scalar(n, buf, sizeof(buf)), "ks-conceptmap/1")) {
-		rc = ks_kyaml_err(&y, n, e, "'schema' must be ks-conceptmap/1");
-		goto out;
-	}
-	if ((rc = ks_kyaml_need(&y, root, "source", 's', &n, e)))
-		goto out;
-	if (strcmp(ks_kyaml_scalar(n, buf, sizeof(buf)), "cuda")) {
-		rc = ks_kyaml_err(&y, n, e, "'source' must be cuda");
+	if (strcmp(ks_yaml_scalar(n), "ks-conceptmap/1")) {
+		rc = ks_yaml_error_in(y, n, e, "'schema' must be ks-conceptmap/1");
 		goto out;
 	}
-	if ((rc = ks_kyaml_need(&y, root, "target", 's', &n, e)))
+	if ((rc = ks_yaml_need(y, root, "source", KS_YAML_SCALAR, &n, e)))
 		goto out;
-	m->target = ks_kyaml_strdup(n);
+	if (strcmp(ks_yaml_scalar(n), "cuda")) {
+		rc = ks_yaml_error_in(y, n, e, "'source' must be cuda");
+		goto out;
+	}
+	if ((rc = ks_yaml_need(y, root, "target", KS_YAML_SCALAR, &n, e)))
+		goto out;
+	m->target = ks_yaml_strdup(n);
 	if (!ks_target_canonical(m->target) || strcmp(ks_target_canonical(m->target), m->target)) {
-		rc = ks_kyaml_err(&y, n, e, "'target' must be metal, cpu or opencl");
+		rc = ks_yaml_error_in(y, n, e, "'target' must be metal, cpu or opencl");
 		goto out;
 	}
-	if ((rc = opt_str(&y, root, "summary", &m->summary, e)) ||
-	    (rc = opt_str(&y, root, "default_source_spec", &m->default_source_spec, e)) ||
-	    (rc = opt_str(&y, root, "default_target_spec", &m->default_target_spec, e)))
+	if ((rc = opt_str(y, root, "summary", &m->summary, e)) ||
+	    (rc = opt_str(y, root, "default_source_spec", &m->default_source_spec, e)) ||
+	    (rc = opt_str(y, root, "default_target_spec", &m->default_target_spec, e)))
 		goto out;
 	const char *specs[] = {m->default_source_spec, m->default_target_spec};
 	const char *skeys[] = {"default_source_spec", "default_target_spec"};
@@ -239,28 +236,27 @@ int ks_cmap_load(const char *target_or_path, struct ks_cmap *m, struct ks_error 
 			continue;
 		snprintf(sp, sizeof(sp), "%s/knowledge/specs/%s.yaml", ks_data_root(), specs[i]);
 		if (!ks_path_exists(sp)) {
-			rc = ks_kyaml_err(&y, ks_kyaml_get(root, skeys[i]), e, "unknown spec '%s'",
+			rc = ks_yaml_error_in(y, ks_yaml_get(root, skeys[i]), e, "unknown spec '%s'",
 					 specs[i]);
 			goto out;
 		}
 	}
-	if ((rc = ks_kyaml_need(&y, root, "concepts", 'q', &n, e)))
+	if ((rc = ks_yaml_need(y, root, "concepts", KS_YAML_SEQ, &n, e)))
 		goto out;
-	int nc = fy_node_sequence_item_count(n);
+	int nc = n->n;
 	m->c = calloc((size_t)nc + 1, sizeof(*m->c));
 	if (!m->c) {
 		rc = ks_error_set(e, KS_ENOMEM, "load '%s'", path);
 		goto out;
 	}
-	void *it = NULL;
-	struct fy_node *cn;
-	while ((cn = fy_node_sequence_iterate(n, &it))) {
+	for (int i = 0; i < n->n; i++) {
+		struct ks_yaml_node *cn = n->items[i];
 		m->n++;
-		if ((rc = load_concept(&y, cn, m, &m->c[m->n - 1], e)))
+		if ((rc = load_concept(y, cn, m, &m->c[m->n - 1], e)))
 			goto out;
 	}
 out:
-	ks_kyaml_release(&y);
+	ks_yaml_free(y);
 	if (rc)
 		ks_cmap_release(m);
 	return rc;

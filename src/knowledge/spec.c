@@ -7,10 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "knowledge/kyaml.h"
+#include "util/yaml.h"
 #include "knowledge/spec_schema.h"
 #include "ksearch/knowledge.h"
 #include "util/fs.h"
+#include "util/json.h"
 
 #define F(name, uc, req, help) {#name, uc, offsetof(struct ks_spec, name), req, help}
 #define KS_REQ_ALL (KS_REQ_GPU | KS_REQ_CPU)
@@ -241,46 +242,48 @@ static int in_list(const char *const *list, const char *s)
 }
 
 /* resolve a field's source key to the source title */
-static int source_title(const struct ks_yaml *y, struct fy_node *sources, struct fy_node *ref,
+static int source_title(const struct ks_yaml_doc *y, struct ks_yaml_node *sources, struct ks_yaml_node *ref,
 			char *out, size_t n, char *url, size_t nurl, struct ks_error *e)
 {
 	url[0] = 0;
-	char key[128];
-	if (!ks_kyaml_scalar(ref, key, sizeof(key)) || !*key)
-		return ks_kyaml_err(y, ref, e, "'source' must name an entry of 'sources'");
-	struct fy_node *s = ks_kyaml_get(sources, key);
+	const char *key = ks_yaml_scalar(ref);
+	if (!key || !*key)
+		return ks_yaml_error_in(y, ref, e, "'source' must name an entry of 'sources'");
+	struct ks_yaml_node *s = ks_yaml_get(sources, key);
 	if (!s)
-		return ks_kyaml_err(y, ref, e, "source '%s' is not defined in 'sources'", key);
-	struct fy_node *t = fy_node_is_mapping(s) ? ks_kyaml_get(s, "title") : s;
-	if (!ks_kyaml_scalar(t, out, n))
-		return ks_kyaml_err(y, s, e, "source '%s' needs a title", key);
-	if (fy_node_is_mapping(s) && ks_kyaml_get(s, "url"))
-		ks_kyaml_scalar(ks_kyaml_get(s, "url"), url, nurl);
+		return ks_yaml_error_in(y, ref, e, "source '%s' is not defined in 'sources'", key);
+	struct ks_yaml_node *t = (s && s->kind == KS_YAML_MAP) ? ks_yaml_get(s, "title") : s;
+	const char *title = ks_yaml_scalar(t);
+	if (!title)
+		return ks_yaml_error_in(y, s, e, "source '%s' needs a title", key);
+	snprintf(out, n, "%s", title);
+	const char *u = s->kind == KS_YAML_MAP ? ks_yaml_scalar(ks_yaml_get(s, "url")) : NULL;
+	if (u)
+		snprintf(url, nurl, "%s", u);
 	return 0;
 }
 
-static int load_list(const struct ks_yaml *y, struct fy_node *seq, const char *field,
+static int load_list(const struct ks_yaml_doc *y, struct ks_yaml_node *seq, const char *field,
 		     char ***out, struct ks_buf *joined, struct ks_error *e)
 {
-	if (!fy_node_is_sequence(seq))
-		return ks_kyaml_err(y, seq, e, "'%s' value must be a list of strings", field);
-	int n = fy_node_sequence_item_count(seq);
+	if (!(seq && seq->kind == KS_YAML_SEQ))
+		return ks_yaml_error_in(y, seq, e, "'%s' value must be a list of strings", field);
+	int n = seq->n;
 	char **v = calloc((size_t)n + 1, sizeof(char *));
 	if (!v)
 		return ks_error_set(e, KS_ENOMEM, "load '%s'", y->path);
-	void *it = NULL;
-	struct fy_node *item;
 	int i = 0;
-	while ((item = fy_node_sequence_iterate(seq, &it))) {
-		char *t = ks_kyaml_strdup(item);
+	for (int k = 0; k < seq->n; k++) {
+		struct ks_yaml_node *item = seq->items[k];
+		char *t = ks_yaml_strdup(item);
 		if (!t || !*t) {
 			free(t);
 			strv_free(v);
-			return ks_kyaml_err(y, item, e, "'%s' items must be non-empty strings",
+			return ks_yaml_error_in(y, item, e, "'%s' items must be non-empty strings",
 					   field);
 		}
 		if (!strcmp(field, "features") && !in_list(ks_spec_feature_names, t)) {
-			int rc = ks_kyaml_err(y, item, e,
+			int rc = ks_yaml_error_in(y, item, e,
 					     "unknown feature '%s' (see docs/knowledge.md for the "
 					     "vocabulary)",
 					     t);
@@ -295,11 +298,11 @@ static int load_list(const struct ks_yaml *y, struct fy_node *seq, const char *f
 	return 0;
 }
 
-static int load_field_(const struct ks_yaml *y, struct fy_node *sources, const char *name,
-		       struct fy_node *fv, struct ks_spec *s, char *url, struct ks_error *e);
+static int load_field_(const struct ks_yaml_doc *y, struct ks_yaml_node *sources, const char *name,
+		       struct ks_yaml_node *fv, struct ks_spec *s, char *url, struct ks_error *e);
 
-static int load_field(const struct ks_yaml *y, struct fy_node *sources, const char *name,
-		      struct fy_node *fv, struct ks_spec *s, struct ks_error *e)
+static int load_field(const struct ks_yaml_doc *y, struct ks_yaml_node *sources, const char *name,
+		      struct ks_yaml_node *fv, struct ks_spec *s, struct ks_error *e)
 {
 	char url[512] = "";
 	int n0 = s->nvalues;
@@ -309,60 +312,59 @@ static int load_field(const struct ks_yaml *y, struct fy_node *sources, const ch
 	return rc;
 }
 
-static int load_field_(const struct ks_yaml *y, struct fy_node *sources, const char *name,
-		       struct fy_node *fv, struct ks_spec *s, char *url, struct ks_error *e)
+static int load_field_(const struct ks_yaml_doc *y, struct ks_yaml_node *sources, const char *name,
+		       struct ks_yaml_node *fv, struct ks_spec *s, char *url, struct ks_error *e)
 {
 	const struct ks_spec_field_def *d = ks_spec_field_def(name);
 	if (!d)
-		return ks_kyaml_err(y, fv, e, "unknown field '%s'", name);
+		return ks_yaml_error_in(y, fv, e, "unknown field '%s'", name);
 	if (value_find(s, name))
-		return ks_kyaml_err(y, fv, e, "field '%s' given twice", name);
-	if (!fy_node_is_mapping(fv))
-		return ks_kyaml_err(y, fv, e,
+		return ks_yaml_error_in(y, fv, e, "field '%s' given twice", name);
+	if (!(fv && fv->kind == KS_YAML_MAP))
+		return ks_yaml_error_in(y, fv, e,
 				   "field '%s' must be a mapping {value, unit, source, basis}",
 				   name);
 	static const char *const keys[] = {"value", "unit", "source", "basis", "note", NULL};
-	int rc = ks_kyaml_only(y, fv, keys, e);
+	int rc = ks_yaml_check_keys(y, fv, "a field", keys, NULL, e);
 	if (rc)
 		return rc;
-	struct fy_node *val = ks_kyaml_get(fv, "value"), *unit = ks_kyaml_get(fv, "unit");
-	struct fy_node *src = ks_kyaml_get(fv, "source"), *basis = ks_kyaml_get(fv, "basis");
-	struct fy_node *note = ks_kyaml_get(fv, "note");
+	struct ks_yaml_node *val = ks_yaml_get(fv, "value"), *unit = ks_yaml_get(fv, "unit");
+	struct ks_yaml_node *src = ks_yaml_get(fv, "source"), *basis = ks_yaml_get(fv, "basis");
+	struct ks_yaml_node *note = ks_yaml_get(fv, "note");
 	if (!val)
-		return ks_kyaml_err(y, fv, e, "field '%s' has no 'value'", name);
+		return ks_yaml_error_in(y, fv, e, "field '%s' has no 'value'", name);
 	if (!src)
-		return ks_kyaml_err(y, fv, e, "field '%s' has no 'source'", name);
-	char title[512], bbuf[32], ubuf[32], nbuf[1024];
+		return ks_yaml_error_in(y, fv, e, "field '%s' has no 'source'", name);
+	char title[512];
 	if ((rc = source_title(y, sources, src, title, sizeof(title), url, 512, e)))
 		return rc;
-	const char *b = basis ? ks_kyaml_scalar(basis, bbuf, sizeof(bbuf)) : "documented";
+	const char *b = basis ? ks_yaml_scalar(basis) : "documented";
 	if (!b || !in_list(bases, b))
-		return ks_kyaml_err(y, basis, e,
+		return ks_yaml_error_in(y, basis, e,
 				   "'basis' must be documented, derived, estimated, measured or "
 				   "detected");
-	const char *nt = note ? ks_kyaml_scalar(note, nbuf, sizeof(nbuf)) : NULL;
+	const char *nt = note ? ks_yaml_scalar(note) : NULL;
 	if (note && !nt)
-		return ks_kyaml_err(y, note, e, "'note' must be text");
+		return ks_yaml_error_in(y, note, e, "'note' must be text");
 	if ((!strcmp(b, "derived") || !strcmp(b, "estimated")) && (!nt || !*nt))
-		return ks_kyaml_err(y, fv, e, "field '%s' is %s: say how in a 'note'", name, b);
+		return ks_yaml_error_in(y, fv, e, "field '%s' is %s: say how in a 'note'", name, b);
 	int line, col;
-	ks_kyaml_pos(fv, &line, &col);
-	int is_null = fy_node_is_scalar(val) && fy_node_get_style(val) == FYNS_PLAIN &&
-		      (ks_kyaml_scalar(val, ubuf, sizeof(ubuf)) && !strcmp(ubuf, "null"));
+	ks_yaml_pos(fv, &line, &col);
+	int is_null = val->kind == KS_YAML_SCALAR && !val->quoted && !strcmp(val->str, "null");
 	if (is_null && !s->is_template)
-		return ks_kyaml_err(y, val, e, "field '%s': null is only allowed in templates",
+		return ks_yaml_error_in(y, val, e, "field '%s': null is only allowed in templates",
 				   name);
 
 	if (d->uc == KS_U_TEXT || d->uc == KS_U_LIST) {
 		if (unit)
-			return ks_kyaml_err(y, unit, e, "field '%s' takes no unit", name);
+			return ks_yaml_error_in(y, unit, e, "field '%s' takes no unit", name);
 		if (is_null)
 			return ks_spec_value_add(s, name, NAN, NULL, NULL, title, b, nt, line);
 		if (d->uc == KS_U_TEXT) {
-			char *t = ks_kyaml_strdup(val);
+			char *t = ks_yaml_strdup(val);
 			if (!t || !*t) {
 				free(t);
-				return ks_kyaml_err(y, val, e, "field '%s' must be text", name);
+				return ks_yaml_error_in(y, val, e, "field '%s' must be text", name);
 			}
 			*(char **)((char *)s + d->off) = t;
 			return ks_spec_value_add(s, name, NAN, t, NULL, title, b, nt, line);
@@ -379,21 +381,21 @@ static int load_field_(const struct ks_yaml *y, struct fy_node *sources, const c
 		return rc;
 	}
 	const char *u = NULL;
-	if (unit && !(u = ks_kyaml_scalar(unit, ubuf, sizeof(ubuf))))
-		return ks_kyaml_err(y, unit, e, "'unit' must be text");
+	if (unit && !(u = ks_yaml_scalar(unit)))
+		return ks_yaml_error_in(y, unit, e, "'unit' must be text");
 	if (!u && d->uc != KS_U_COUNT)
-		return ks_kyaml_err(y, fv, e, "field '%s' needs a unit (%s)", name,
+		return ks_yaml_error_in(y, fv, e, "field '%s' needs a unit (%s)", name,
 				   ks_unit_allowed(d->uc));
 	double factor = u ? ks_unit_factor(d->uc, u) : 1;
 	if (factor < 0)
-		return ks_kyaml_err(y, unit, e, "field '%s': unit '%s' is not one of %s", name, u,
+		return ks_yaml_error_in(y, unit, e, "field '%s': unit '%s' is not one of %s", name, u,
 				   ks_unit_allowed(d->uc));
 	double v = NAN;
 	if (!is_null) {
-		if (ks_kyaml_number(val, &v))
-			return ks_kyaml_err(y, val, e, "field '%s': value must be a number", name);
+		if (ks_yaml_number(y, val, "a number", &v, NULL))
+			return ks_yaml_error_in(y, val, e, "field '%s': value must be a number", name);
 		if (v < 0)
-			return ks_kyaml_err(y, val, e, "field '%s': value must not be negative",
+			return ks_yaml_error_in(y, val, e, "field '%s': value must not be negative",
 					   name);
 		v *= factor;
 	}
@@ -403,25 +405,24 @@ static int load_field_(const struct ks_yaml *y, struct fy_node *sources, const c
 
 static int load_spec(const char *path, struct ks_spec *s, struct ks_error *e)
 {
-	struct ks_yaml y;
-	int rc = ks_kyaml_load(path, &y, e);
+	struct ks_yaml_doc *y = NULL;
+	int rc = ks_yaml_load_file(path, 0, &y, e);
 	if (rc)
 		return rc;
 	ks_spec_init(s);
-	struct fy_node *root = y.root, *n, *sources, *fields;
-	if (!fy_node_is_mapping(root)) {
-		rc = ks_kyaml_err(&y, root, e, "a spec file must be a mapping");
+	struct ks_yaml_node *root = y->root, *n, *sources, *fields;
+	if (!(root && root->kind == KS_YAML_MAP)) {
+		rc = ks_yaml_error_in(y, root, e, "a spec file must be a mapping");
 		goto out;
 	}
 	static const char *const top[] = {"schema", "name", "title", "kind", "vendor", "arch",
 					  "template", "sources", "fields", NULL};
-	if ((rc = ks_kyaml_only(&y, root, top, e)))
+	if ((rc = ks_yaml_check_keys(y, root, "the spec file", top, NULL, e)))
 		goto out;
-	char buf[256];
-	if ((rc = ks_kyaml_need(&y, root, "schema", 's', &n, e)))
+	if ((rc = ks_yaml_need(y, root, "schema", KS_YAML_SCALAR, &n, e)))
 		goto out;
-	if (strcmp(ks_kyaml_scalar(n, buf, sizeof(buf)), "ks-spec/1")) {
-		rc = ks_kyaml_err(&y, n, e, "'schema' must be ks-spec/1");
+	if (strcmp(ks_yaml_scalar(n), "ks-spec/1")) {
+		rc = ks_yaml_error_in(y, n, e, "'schema' must be ks-spec/1");
 		goto out;
 	}
 	struct {
@@ -430,17 +431,17 @@ static int load_spec(const char *path, struct ks_spec *s, struct ks_error *e)
 	} strs[] = {{"name", &s->name},     {"title", &s->title}, {"kind", &s->kind},
 		    {"vendor", &s->vendor}, {"arch", &s->arch}};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
-		if ((rc = ks_kyaml_need(&y, root, strs[i].key, 's', &n, e)))
+		if ((rc = ks_yaml_need(y, root, strs[i].key, KS_YAML_SCALAR, &n, e)))
 			goto out;
-		*strs[i].dst = ks_kyaml_strdup(n);
+		*strs[i].dst = ks_yaml_strdup(n);
 		if (!*strs[i].dst || !**strs[i].dst) {
-			rc = ks_kyaml_err(&y, n, e, "'%s' must not be empty", strs[i].key);
+			rc = ks_yaml_error_in(y, n, e, "'%s' must not be empty", strs[i].key);
 			goto out;
 		}
 	}
-	n = ks_kyaml_get(root, "name");
+	n = ks_yaml_get(root, "name");
 	if (!is_ident(s->name)) {
-		rc = ks_kyaml_err(&y, n, e, "'name' may hold only a-z, 0-9, '-' and '_'");
+		rc = ks_yaml_error_in(y, n, e, "'name' may hold only a-z, 0-9, '-' and '_'");
 		goto out;
 	}
 	const char *base = strrchr(path, '/');
@@ -448,62 +449,53 @@ static int load_spec(const char *path, struct ks_spec *s, struct ks_error *e)
 	size_t bl = strlen(base);
 	if (bl > 5 && !strcmp(base + bl - 5, ".yaml") &&
 	    (bl - 5 != strlen(s->name) || strncmp(base, s->name, bl - 5))) {
-		rc = ks_kyaml_err(&y, n, e, "'name' (%s) must match the file name", s->name);
+		rc = ks_yaml_error_in(y, n, e, "'name' (%s) must match the file name", s->name);
 		goto out;
 	}
 	if (strcmp(s->kind, "gpu") && strcmp(s->kind, "cpu")) {
-		rc = ks_kyaml_err(&y, ks_kyaml_get(root, "kind"), e, "'kind' must be gpu or cpu");
+		rc = ks_yaml_error_in(y, ks_yaml_get(root, "kind"), e, "'kind' must be gpu or cpu");
 		goto out;
 	}
-	if ((n = ks_kyaml_get(root, "template"))) {
-		const char *t = ks_kyaml_scalar(n, buf, sizeof(buf));
+	if ((n = ks_yaml_get(root, "template"))) {
+		const char *t = ks_yaml_scalar(n);
 		if (!t || (strcmp(t, "true") && strcmp(t, "false"))) {
-			rc = ks_kyaml_err(&y, n, e, "'template' must be true or false");
+			rc = ks_yaml_error_in(y, n, e, "'template' must be true or false");
 			goto out;
 		}
 		s->is_template = !strcmp(t, "true");
 	}
-	if ((rc = ks_kyaml_need(&y, root, "sources", 'm', &sources, e)))
+	if ((rc = ks_yaml_need(y, root, "sources", KS_YAML_MAP, &sources, e)))
 		goto out;
-	void *it = NULL;
-	struct fy_node_pair *p;
-	while ((p = fy_node_mapping_iterate(sources, &it))) {
-		struct fy_node *v = fy_node_pair_value(p);
-		struct fy_node *t = fy_node_is_mapping(v) ? ks_kyaml_get(v, "title") : v;
-		if (!ks_kyaml_scalar(t, buf, sizeof(buf)) || !*buf) {
-			rc = ks_kyaml_err(&y, v, e, "a source is a title or {title, url}");
+	for (int i = 0; i < sources->n; i++) {
+		struct ks_yaml_node *v = sources->items[i];
+		struct ks_yaml_node *t = v->kind == KS_YAML_MAP ? ks_yaml_get(v, "title") : v;
+		if (!ks_yaml_scalar(t) || !*ks_yaml_scalar(t)) {
+			rc = ks_yaml_error_in(y, v, e, "a source is a title or {title, url}");
 			goto out;
 		}
-		if (fy_node_is_mapping(v)) {
+		if (v->kind == KS_YAML_MAP) {
 			static const char *const sk[] = {"title", "url", "note", NULL};
-			if ((rc = ks_kyaml_only(&y, v, sk, e)))
+			if ((rc = ks_yaml_check_keys(y, v, "a source", sk, NULL, e)))
 				goto out;
 		}
 	}
-	if ((rc = ks_kyaml_need(&y, root, "fields", 'm', &fields, e)))
+	if ((rc = ks_yaml_need(y, root, "fields", KS_YAML_MAP, &fields, e)))
 		goto out;
-	it = NULL;
-	while ((p = fy_node_mapping_iterate(fields, &it))) {
-		char *k = ks_kyaml_key(p);
-		if (!k) {
-			rc = ks_kyaml_err(&y, fy_node_pair_key(p), e, "field names must be text");
-			goto out;
-		}
-		rc = load_field(&y, sources, k, fy_node_pair_value(p), s, e);
-		free(k);
-		if (rc)
+	for (int i = 0; i < fields->n; i++) {
+		/* keys are always scalars here (the loader refuses others) */
+		if ((rc = load_field(y, sources, fields->keys[i]->str, fields->items[i], s, e)))
 			goto out;
 	}
 	unsigned need = !strcmp(s->kind, "gpu") ? KS_REQ_GPU : KS_REQ_CPU;
 	for (size_t i = 0; i < ks_spec_nfields; i++)
 		if ((ks_spec_fields[i].req & need) && !value_find(s, ks_spec_fields[i].name)) {
-			rc = ks_kyaml_err(&y, fields, e, "missing required field '%s' (%s)",
+			rc = ks_yaml_error_in(y, fields, e, "missing required field '%s' (%s)",
 					 ks_spec_fields[i].name, ks_spec_fields[i].help);
 			goto out;
 		}
 	if (!s->is_template && isfinite(s->smem_per_block_optin) &&
 	    s->smem_per_block_optin < s->smem_per_block) {
-		rc = ks_kyaml_err(&y, ks_kyaml_get(fields, "smem_per_block_optin"), e,
+		rc = ks_yaml_error_in(y, ks_yaml_get(fields, "smem_per_block_optin"), e,
 				 "smem_per_block_optin is smaller than smem_per_block");
 		goto out;
 	}
@@ -511,7 +503,7 @@ static int load_spec(const char *path, struct ks_spec *s, struct ks_error *e)
 		s->smem_per_block_optin = s->smem_per_block;
 	s->path = strdup(path);
 out:
-	ks_kyaml_release(&y);
+	ks_yaml_free(y);
 	if (rc)
 		ks_spec_release(s);
 	return rc;
@@ -767,13 +759,10 @@ int ks_spec_to_json(const struct ks_spec *s, struct ks_buf *out, struct ks_error
 		json_object_set_new(fields, v->name, f);
 	}
 	json_object_set_new(o, "fields", fields);
-	char *txt = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	int rc = ks_json_to_buf(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10),
+				out);
 	json_decref(o);
-	if (!txt)
-		return ks_error_set(e, KS_ENOMEM, "render spec '%s' as json", s->name);
-	int rc = ks_buf_adds(out, txt);
 	rc = rc ? rc : ks_buf_adds(out, "\n");
-	free(txt);
 	return rc ? ks_error_set(e, rc, "render spec '%s' as json", s->name) : 0;
 }
 

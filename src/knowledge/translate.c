@@ -12,8 +12,9 @@
 #include <string.h>
 
 #include "knowledge/conceptmap.h"
-#include "knowledge/kexpr.h"
+#include "util/expr.h"
 #include "ksearch/knowledge.h"
+#include "util/json.h"
 
 #define MAX_LINES_PER_USE 64
 
@@ -126,7 +127,7 @@ static int lookup(const char *name, size_t len, double *out, void *ctx);
 
 static int const_eval(struct src *s, const char *expr, double *out)
 {
-	return ks_kexpr_eval(expr, lookup, s, out, NULL, NULL);
+	return ks_expr_eval(expr, lookup, s, out, NULL, NULL);
 }
 
 static int lookup(const char *name, size_t len, double *out, void *ctx)
@@ -137,7 +138,7 @@ static int lookup(const char *name, size_t len, double *out, void *ctx)
 		snprintf(t, sizeof(t), "%.*s", (int)(len - 7), name + 7);
 		double v = type_size(t);
 		if (!isfinite(v))
-			return -1;
+			return KS_ENOTFOUND;
 		*out = v;
 		return 0;
 	}
@@ -146,13 +147,13 @@ static int lookup(const char *name, size_t len, double *out, void *ctx)
 		if (strlen(c->name) != len || strncmp(c->name, name, len))
 			continue;
 		if (c->busy)
-			return -1;
+			return KS_ENOTFOUND;
 		c->busy = 1;
 		int rc = const_eval(s, c->expr, out);
 		c->busy = 0;
 		return rc;
 	}
-	return -1;
+	return KS_ENOTFOUND;
 }
 
 static void add_const(struct src *s, const char *name, size_t nlen, const char *expr, size_t elen)
@@ -1173,12 +1174,9 @@ int ks_translation_to_json(const struct ks_translation *t, struct ks_buf *out,
 	json_object_set_new(r, "text", t->ratio_text ? json_string(t->ratio_text) : json_null());
 	json_object_set_new(o, "ratios", r);
 	json_object_set_new(o, "hints", t->hints ? json_string(t->hints) : json_null());
-	char *txt = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+	int rc = ks_json_to_buf(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6),
+				out);
 	json_decref(o);
-	if (!txt)
-		return ks_error_set(e, KS_ENOMEM, "render translation as json");
-	int rc = ks_buf_adds(out, txt);
 	rc = rc ? rc : ks_buf_adds(out, "\n");
-	free(txt);
 	return rc ? ks_error_set(e, rc, "render translation as json") : 0;
 }

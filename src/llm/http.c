@@ -1,7 +1,9 @@
 /* HTTP transport: the OpenAI-compatible chat-completions API over libcurl, with retries
  * (exponential backoff, jitter, Retry-After), a reply-size cap and key redaction. */
 #include "ksearch/llm.h"
+#include "ksearch/secret.h"
 #include "ksearch/log.h"
+#include "util/json.h"
 
 #include <ctype.h>
 #include <curl/curl.h>
@@ -94,21 +96,11 @@ static const char *http_secret(void *ctx)
 	return ((struct http *)ctx)->api_key;
 }
 
-/* replace the key in e->msg (a server may echo it back in an error body) */
+/* hide the key in e->msg (a server may echo it back in an error body) */
 static void msg_scrub(const struct http *h, struct ks_error *e)
 {
-	static const char mark[] = "[REDACTED]";
-	if (!e || !h->api_key || !h->api_key[0])
-		return;
-	size_t klen = strlen(h->api_key);
-	char *p;
-	while ((p = strstr(e->msg, h->api_key)) != NULL) {
-		size_t tail = strlen(p + klen);
-		char rest[sizeof(e->msg)];
-		memcpy(rest, p + klen, tail + 1);
-		size_t room = sizeof(e->msg) - (size_t)(p - e->msg);
-		snprintf(p, room, "%s%s", mark, rest);
-	}
+	if (e)
+		ks_secret_scrub(e->msg, sizeof(e->msg));
 }
 
 static int http_params_json(void *ctx, struct ks_buf *out)
@@ -127,12 +119,8 @@ static int http_params_json(void *ctx, struct ks_buf *out)
 		json_object_set_new(o, "reasoning_effort", json_string(h->reasoning_effort));
 	json_object_set_new(o, "timeout_s", json_real(h->timeout_s));
 	json_object_set_new(o, "max_retries", json_integer(h->max_retries));
-	char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	int rc = ks_json_to_buf(o, JSON_COMPACT | JSON_SORT_KEYS, out);
 	json_decref(o);
-	if (!s)
-		return KS_ENOMEM;
-	int rc = ks_buf_adds(out, s);
-	free(s);
 	return rc;
 }
 
@@ -692,6 +680,7 @@ int ks_llm_http_open(const struct ks_llm_http_config *cfg, struct ks_llm_transpo
 	h->base_url = strndup(cfg->base_url, n);
 	h->model = strdup(cfg->model);
 	h->api_key = dup_or_null(cfg->api_key);
+	ks_secret_add(h->api_key);
 	h->reasoning_effort = dup_or_null(cfg->reasoning_effort);
 	h->max_tokens_field = strdup(cfg->max_tokens_field && cfg->max_tokens_field[0]
 					     ? cfg->max_tokens_field

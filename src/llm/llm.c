@@ -1,7 +1,9 @@
 /* The LLM client: budget limits, usage counters, cost, redaction and the record hook
  * around any transport; the seams; shared reply helpers. */
 #include "ksearch/llm.h"
+#include "ksearch/secret.h"
 #include "ksearch/log.h"
+#include "util/clock.h"
 #include "util/fs.h"
 
 #include <jansson.h>
@@ -15,13 +17,6 @@
 #include <time.h>
 
 /* ---------------------------------------------------------------- seams */
-
-static double sys_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void sys_sleep(double s)
 {
@@ -59,14 +54,14 @@ static time_t sys_wall(void)
 }
 
 const struct ks_llm_sys ks_llm_sys_default = {
-	.now = sys_now,
+	.now = ks_clock_s,
 	.sleep = sys_sleep,
 	.random = sys_random,
 	.wall = sys_wall,
 };
 
 struct ks_llm_sys ks_llm_sys = {
-	.now = sys_now,
+	.now = ks_clock_s,
 	.sleep = sys_sleep,
 	.random = sys_random,
 	.wall = sys_wall,
@@ -258,21 +253,9 @@ int ks_llm_prices_load(const char *path, struct ks_llm_prices *out, struct ks_er
 
 /* ---------------------------------------------------------------- client */
 
-static void secret_add(struct ks_llm *c, const char *s)
-{
-	if (!s || strlen(s) < 4 || c->nsecrets >= KS_LLM_MAX_SECRETS)
-		return;
-	for (int i = 0; i < c->nsecrets; i++)
-		if (!strcmp(c->secrets[i], s))
-			return;
-	char *d = strdup(s);
-	if (d)
-		c->secrets[c->nsecrets++] = d;
-}
-
 void ks_llm_add_secret(struct ks_llm *c, const char *secret)
 {
-	secret_add(c, secret);
+	ks_secret_add(secret);
 }
 
 void ks_llm_init(struct ks_llm *c, struct ks_llm_transport *t)
@@ -281,48 +264,19 @@ void ks_llm_init(struct ks_llm *c, struct ks_llm_transport *t)
 	pthread_mutex_init(&c->lock, NULL);
 	c->transport = t;
 	if (t && t->secret)
-		secret_add(c, t->secret(t->ctx));
-	secret_add(c, getenv("KSEARCH_API_KEY"));
-	secret_add(c, getenv("OPENAI_API_KEY"));
+		ks_secret_add(t->secret(t->ctx));
+	ks_secret_add(getenv("KSEARCH_API_KEY"));
+	ks_secret_add(getenv("OPENAI_API_KEY"));
 }
 
 void ks_llm_release(struct ks_llm *c)
 {
-	for (int i = 0; i < c->nsecrets; i++)
-		free(c->secrets[i]);
-	c->nsecrets = 0;
 	pthread_mutex_destroy(&c->lock);
 }
 
 int ks_llm_redact(const struct ks_llm *c, const char *s, size_t len, struct ks_buf *out)
 {
-	static const char mark[] = "[REDACTED]";
-	size_t i = 0, from = 0;
-	int rc = 0;
-	if (!s)
-		return ks_buf_add(out, "", 0);
-	while (i < len && !rc) {
-		size_t hit = 0;
-		for (int k = 0; k < c->nsecrets; k++) {
-			size_t n = strlen(c->secrets[k]);
-			if (n <= len - i && !memcmp(s + i, c->secrets[k], n)) {
-				hit = n;
-				break;
-			}
-		}
-		if (!hit) {
-			i++;
-			continue;
-		}
-		rc = ks_buf_add(out, s + from, i - from);
-		if (!rc)
-			rc = ks_buf_add(out, mark, sizeof(mark) - 1);
-		i += hit;
-		from = i;
-	}
-	if (!rc)
-		rc = ks_buf_add(out, s + from, len - from);
-	return rc;
+	return ks_secret_redact(s, len, out);
 }
 
 /* a redacted copy as a NUL-terminated heap string (NULL in, NULL out) */

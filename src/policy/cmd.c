@@ -2,207 +2,46 @@
  * stdout (`--policy cmd --llm-cmd 'CMD'`), run under a timeout with capped output. */
 #include "policy/cmd.h"
 #include "ksearch/llm.h"
+#include "util/clock.h"
+#include "util/proc.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-
-extern char **environ;
 
 #define CMD_DEFAULT_REPLY_CAP ((size_t)4 << 20)
 #define CMD_DEFAULT_STDERR_CAP ((size_t)64 << 10)
-
-static double mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void fd_close(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
-static int spawn_sh(const char *command, int in, int out, int err, pid_t *pid)
-{
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	sigset_t none, def;
-	int rc;
-	if ((rc = posix_spawn_file_actions_init(&fa)))
-		return rc;
-	if ((rc = posix_spawnattr_init(&at))) {
-		posix_spawn_file_actions_destroy(&fa);
-		return rc;
-	}
-	posix_spawn_file_actions_adddup2(&fa, in, 0);
-	posix_spawn_file_actions_adddup2(&fa, out, 1);
-	posix_spawn_file_actions_adddup2(&fa, err, 2);
-	sigemptyset(&none);
-	sigemptyset(&def);
-	sigaddset(&def, SIGPIPE);
-	sigaddset(&def, SIGINT);
-	sigaddset(&def, SIGTERM);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &def);
-	posix_spawnattr_setpgroup(&at, 0);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-					      POSIX_SPAWN_SETSIGDEF);
-	char *argv[] = {"sh", "-c", (char *)command, NULL};
-	rc = posix_spawn(pid, "/bin/sh", &fa, &at, argv, environ);
-	posix_spawnattr_destroy(&at);
-	posix_spawn_file_actions_destroy(&fa);
-	return rc;
-}
 
 int ks_cmd_run(const char *command, const char *input, size_t input_len, double timeout_s,
 	       struct ks_buf *out, struct ks_buf *err, struct ks_cmd_result *res,
 	       struct ks_error *e)
 {
-	int sv[2] = {-1, -1}, po[2] = {-1, -1}, pe[2] = {-1, -1};
-	pid_t pid = -1;
-	int rc = 0, wstatus = 0, reaped = 0;
-	size_t sent = 0;
+	char *argv[] = {(char *)"/bin/sh", (char *)"-c", (char *)command, NULL};
+	struct ks_proc_io io = {
+		.input = input ? input : "",
+		.input_len = input ? input_len : 0,
+		.out = out,
+		.err = err,
+		.out_cap_kills = 1,
+		.timeout_s = timeout_s > 0 ? timeout_s : 600,
+	};
+	struct ks_proc_result pr;
 	memset(res, 0, sizeof(*res));
-	/* stdin is a socket so writing to a command that exited is EPIPE, not SIGPIPE */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) || pipe2(po, O_CLOEXEC) ||
-	    pipe2(pe, O_CLOEXEC)) {
-		rc = ks_error_set(e, KS_ESYS, "run command: pipe: %s", strerror(errno));
-		goto out;
+	int rc = ks_proc_exec(argv, &io, &pr, e);
+	res->exited = pr.exited;
+	res->status = pr.code;
+	res->timed_out = pr.timed_out;
+	res->out_over_cap = pr.out_over_cap;
+	res->err_dropped = pr.err_dropped;
+	if (rc) {
+		ks_error_wrap(e, "run command");
+		return rc;
 	}
-	int src = spawn_sh(command, sv[1], po[1], pe[1], &pid);
-	fd_close(&sv[1]);
-	fd_close(&po[1]);
-	fd_close(&pe[1]);
-	if (src) {
-		pid = -1;
-		rc = ks_error_set(e, KS_ESYS, "run command: spawn /bin/sh: %s", strerror(src));
-		goto out;
-	}
-	shutdown(sv[0], SHUT_RD);
-	fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
-	fcntl(po[0], F_SETFL, fcntl(po[0], F_GETFL) | O_NONBLOCK);
-	fcntl(pe[0], F_SETFL, fcntl(pe[0], F_GETFL) | O_NONBLOCK);
-	if (!input_len)
-		fd_close(&sv[0]);
-	double deadline = mono_now() + (timeout_s > 0 ? timeout_s : 600);
-	char chunk[65536];
-	while (po[0] >= 0 || pe[0] >= 0 || !reaped) {
-		double left = deadline - mono_now();
-		if (left <= 0) {
-			res->timed_out = 1;
-			break;
-		}
-		if (po[0] < 0 && pe[0] < 0) {
-			/* output closed: wait for the exit (a daemonising child keeps us here) */
-			pid_t w = waitpid(pid, &wstatus, WNOHANG);
-			if (w == pid) {
-				reaped = 1;
-				break;
-			}
-			struct timespec ts = {0, 10 * 1000 * 1000};
-			nanosleep(&ts, NULL);
-			continue;
-		}
-		struct pollfd pf[3];
-		int np = 0, io = -1, ie = -1, ii = -1;
-		if (po[0] >= 0) {
-			io = np;
-			pf[np++] = (struct pollfd){.fd = po[0], .events = POLLIN};
-		}
-		if (pe[0] >= 0) {
-			ie = np;
-			pf[np++] = (struct pollfd){.fd = pe[0], .events = POLLIN};
-		}
-		if (sv[0] >= 0) {
-			ii = np;
-			pf[np++] = (struct pollfd){.fd = sv[0], .events = POLLOUT};
-		}
-		int ms = left > 1 ? 1000 : (int)(left * 1000) + 1;
-		int n = poll(pf, (nfds_t)np, ms);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = ks_error_set(e, KS_ESYS, "run command: poll: %s", strerror(errno));
-			goto kill;
-		}
-		if (ii >= 0 && pf[ii].revents) {
-			ssize_t k = send(sv[0], input + sent, input_len - sent,
-					 MSG_NOSIGNAL | MSG_DONTWAIT);
-			if (k > 0)
-				sent += (size_t)k;
-			if ((k < 0 && errno != EAGAIN && errno != EINTR) || sent == input_len)
-				fd_close(&sv[0]); /* done, or the command stopped reading */
-		}
-		if (io >= 0 && pf[io].revents) {
-			ssize_t k = read(po[0], chunk, sizeof(chunk));
-			if (k > 0 && ks_buf_add(out, chunk, (size_t)k)) {
-				res->out_over_cap = 1;
-				rc = ks_error_set(e, KS_ELIMIT,
-						  "command output larger than %zu bytes", out->cap);
-				goto kill;
-			}
-			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
-				fd_close(&po[0]);
-		}
-		if (ie >= 0 && pf[ie].revents) {
-			ssize_t k = read(pe[0], chunk, sizeof(chunk));
-			if (k > 0) {
-				size_t room = err->cap > err->len ? err->cap - err->len : 0;
-				size_t take = (size_t)k < room ? (size_t)k : room;
-				if (take && ks_buf_add(err, chunk, take))
-					take = 0;
-				res->err_dropped += (size_t)k - take;
-			}
-			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
-				fd_close(&pe[0]);
-		}
-	}
-	if (res->timed_out) {
-		rc = ks_error_set(e, KS_ETIMEOUT, "command timed out after %.1fs", timeout_s);
-		goto kill;
-	}
-	if (!reaped) {
-		while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-			;
-		reaped = 1;
-	}
-kill:
-	/* the whole group: the shell and anything it started */
-	kill(-pid, SIGKILL);
-	if (!reaped)
-		while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-			;
-	if (WIFEXITED(wstatus)) {
-		res->exited = 1;
-		res->status = WEXITSTATUS(wstatus);
-	} else if (WIFSIGNALED(wstatus)) {
-		res->status = WTERMSIG(wstatus);
-	}
-out:
-	fd_close(&sv[0]);
-	fd_close(&sv[1]);
-	fd_close(&po[0]);
-	fd_close(&po[1]);
-	fd_close(&pe[0]);
-	fd_close(&pe[1]);
-	if (!out->data)
-		ks_buf_add(out, "", 0);
-	if (!err->data)
-		ks_buf_add(err, "", 0);
-	return rc;
+	if (pr.timed_out)
+		return ks_error_set(e, KS_ETIMEOUT, "command timed out after %.1fs", io.timeout_s);
+	if (pr.out_over_cap)
+		return ks_error_set(e, KS_ELIMIT, "command output larger than %zu bytes", out->cap);
+	return 0;
 }
 
 /* ---------------------------------------------------------------- transport */
@@ -241,19 +80,19 @@ static int cmd_params_json(void *ctx, struct ks_buf *out)
 {
 	struct cmd *c = ctx;
 	/* the command line may hold anything; it is recorded (ks_llm redacts known keys) */
-	int rc = ks_buf_adds(out, "{\"command\":\"");
-	for (const char *p = c->command; *p && !rc; p++) {
+	/* a failed add leaves the buffer failed: one check at the end */
+	ks_buf_adds(out, "{\"command\":\"");
+	for (const char *p = c->command; *p; p++) {
 		unsigned char ch = (unsigned char)*p;
 		if (ch == '"' || ch == '\\')
-			rc = ks_buf_addf(out, "\\%c", ch);
+			ks_buf_addf(out, "\\%c", ch);
 		else if (ch < 0x20)
-			rc = ks_buf_addf(out, "\\u%04x", ch);
+			ks_buf_addf(out, "\\u%04x", ch);
 		else
-			rc = ks_buf_add(out, p, 1);
+			ks_buf_add(out, p, 1);
 	}
-	if (!rc)
-		rc = ks_buf_addf(out, "\",\"timeout_s\":%g}", c->timeout_s);
-	return rc;
+	ks_buf_addf(out, "\",\"timeout_s\":%g}", c->timeout_s);
+	return ks_buf_failed(out);
 }
 
 /* the last non-empty line of stderr, for error messages */
@@ -283,7 +122,7 @@ static int cmd_complete(void *ctx, const char *purpose, const struct ks_llm_msg 
 	struct ks_buf prompt, out, err;
 	struct ks_cmd_result res;
 	char tail[256];
-	double t0 = mono_now();
+	double t0 = ks_clock_s();
 	ks_buf_init(&prompt, 0);
 	ks_buf_init(&out, c->max_reply_bytes);
 	ks_buf_init(&err, c->max_stderr_bytes);
@@ -294,7 +133,7 @@ static int cmd_complete(void *ctx, const char *purpose, const struct ks_llm_msg 
 	}
 	rc = ks_cmd_run(c->command, ks_buf_str(&prompt), prompt.len, c->timeout_s, &out, &err,
 			&res, e);
-	reply->latency_s = mono_now() - t0;
+	reply->latency_s = ks_clock_s() - t0;
 	reply->attempts = 1;
 	reply->status = res.status;
 	if (err.len) {

@@ -17,8 +17,9 @@ static const char *const top_keys[] = {"family", "summary", "rating", "difficult
 static const char *const top_required[] = {"family", "knobs", NULL};
 static const char *const knob_keys[] = {"values", "default", "summary", "impacts", NULL};
 static const char *const knob_required[] = {"values", NULL};
-static const char *const impact_keys[] = {"memory_bandwidth", "register_pressure",
-					  "compute_hw_fit", NULL};
+#define IMPACT_KEY_(id, name) name,
+static const char *const impact_keys[] = {KS_IMPACT_LIST(IMPACT_KEY_) NULL};
+#undef IMPACT_KEY_
 
 void ks_template_free(struct ks_template *t)
 {

@@ -20,6 +20,7 @@
 
 #include "backend/backends.h"
 #include "runner/runner.h"
+#include "util/clock.h"
 
 /* calibration samples of an idle cudaDeviceSynchronize */
 #define IDLE_SAMPLES 64
@@ -37,13 +38,6 @@ static struct {
 	uint64_t idle_ns, idle_limit_ns; /* idle device sync: median, and the detection limit */
 	unsigned long calls, hidden_calls;
 } cu;
-
-uint64_t ks_runner_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int cu_fail(cudaError_t rc, const char *what, char *err, size_t n)
 {
@@ -65,10 +59,10 @@ static int calibrate_idle(char *why, size_t n)
 		cudaError_t rc = cudaEventRecord(cu.stop, cu.stream);
 		if (rc == cudaSuccess)
 			rc = cudaEventSynchronize(cu.stop);
-		uint64_t t0 = ks_runner_now_ns();
+		uint64_t t0 = ks_clock_ns();
 		if (rc == cudaSuccess)
 			rc = cudaDeviceSynchronize();
-		s[i] = ks_runner_now_ns() - t0;
+		s[i] = ks_clock_ns() - t0;
 		if (rc != cudaSuccess)
 			return cu_fail(rc, "calibrate synchronisation", why, n);
 	}
@@ -163,9 +157,9 @@ static int cuda_call(void (*launch)(int, void *), int set, uint64_t *ns, char *e
 		return cu_fail(rc, "record the stop event", err, n);
 	if ((rc = cudaEventSynchronize(cu.stop)) != cudaSuccess)
 		return cu_fail(rc, "kernel execution", err, n);
-	uint64_t t0 = ks_runner_now_ns();
+	uint64_t t0 = ks_clock_ns();
 	rc = cudaDeviceSynchronize();
-	uint64_t wait = ks_runner_now_ns() - t0;
+	uint64_t wait = ks_clock_ns() - t0;
 	if (rc != cudaSuccess)
 		return cu_fail(rc, "kernel execution (device-wide synchronisation)", err, n);
 	if ((rc = cudaGetLastError()) != cudaSuccess)

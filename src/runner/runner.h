@@ -12,8 +12,6 @@ extern int ks_runner_watch;
 void ks_runner_report(const char *kind, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-#endif
-
 /* ---- devices ----------------------------------------------------------------------
  * The protocol loop (runner_main.c) is the same for every backend; what differs is where
  * the kernel's buffers live and how one call is launched and timed.  Each runner
@@ -51,5 +49,4 @@ struct ks_runner_device {
 
 const struct ks_runner_device *ks_runner_device_get(void);
 
-/* monotonic nanoseconds, resolved before any kernel is loaded */
-uint64_t ks_runner_now_ns(void);
+#endif

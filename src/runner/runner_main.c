@@ -19,6 +19,7 @@
 #include "eval/sandbox.h"
 #include "ksearch/task.h"
 #include "runner/runner.h"
+#include "util/clock.h"
 
 typedef void (*entry_fn)(void **tensors, const double *params, void *stream);
 
@@ -46,7 +47,7 @@ static FILE *cmd_in;
 static const struct ks_runner_device *dev;
 static char call_err[512];
 
-#define now_ns ks_runner_now_ns
+#define now_ns ks_clock_ns
 
 static void reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void reply(const char *fmt, ...)

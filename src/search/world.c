@@ -10,8 +10,9 @@
 #include "ksearch/log.h"
 
 static const char *const status_names[] = {"open", "active", "closed", "pruned"};
-static const char *const impact_names[] = {"memory_bandwidth", "register_pressure",
-					   "compute_hw_fit"};
+#define IMPACT_NAME_(id, name) name,
+static const char *const impact_names[] = {KS_IMPACT_LIST(IMPACT_NAME_)};
+#undef IMPACT_NAME_
 
 const char *ks_node_status_name(enum ks_node_status st)
 {

@@ -5,109 +5,35 @@
  * (long enough, letters and digits, not followed by a call or an index) so that kernel code
  * quoted in prompts and replies is kept byte for byte. */
 #include "store/store_impl.h"
+#include "ksearch/secret.h"
 
 #include <ctype.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #define REDACTED "[REDACTED]"
-#define SECRET_MIN 8
-#define SECRETS_MAX 64
+#define SECRET_MIN KS_SECRET_MIN
 
-static pthread_mutex_t secrets_mu = PTHREAD_MUTEX_INITIALIZER;
-static char *secrets[SECRETS_MAX];
-static size_t secret_len[SECRETS_MAX];
-static size_t nsecrets;
-
+/* the registry is util/secret.c; these are the store's names for it */
 int ks_redact_add_secret(const char *value)
 {
-	if (!value || strlen(value) < SECRET_MIN)
-		return 0;
-	int rc = 0;
-	pthread_mutex_lock(&secrets_mu);
-	for (size_t i = 0; i < nsecrets; i++)
-		if (!strcmp(secrets[i], value))
-			goto out;
-	if (nsecrets == SECRETS_MAX) {
-		rc = KS_ELIMIT;
-		goto out;
-	}
-	secrets[nsecrets] = strdup(value);
-	if (!secrets[nsecrets]) {
-		rc = KS_ENOMEM;
-	} else {
-		secret_len[nsecrets] = strlen(value);
-		nsecrets++;
-	}
-out:
-	pthread_mutex_unlock(&secrets_mu);
-	return rc;
-}
-
-static int name_is_secret(const char *name, size_t n)
-{
-	char up[256];
-	if (n >= sizeof(up))
-		n = sizeof(up) - 1;
-	for (size_t i = 0; i < n; i++)
-		up[i] = (char)toupper((unsigned char)name[i]);
-	up[n] = '\0';
-	if (n >= 4 && !strcmp(up + n - 4, "_KEY"))
-		return 1;
-	return strstr(up, "TOKEN") || strstr(up, "SECRET") || strstr(up, "PASSWORD") ||
-	       strstr(up, "PASSWD");
+	return ks_secret_add(value);
 }
 
 int ks_redact_add_env(char *const *envp)
 {
-	for (; envp && *envp; envp++) {
-		const char *eq = strchr(*envp, '=');
-		if (!eq || !name_is_secret(*envp, (size_t)(eq - *envp)))
-			continue;
-		int rc = ks_redact_add_secret(eq + 1);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return ks_secret_add_env(envp);
 }
 
 void ks_redact_clear(void)
 {
-	pthread_mutex_lock(&secrets_mu);
-	for (size_t i = 0; i < nsecrets; i++)
-		free(secrets[i]);
-	nsecrets = 0;
-	pthread_mutex_unlock(&secrets_mu);
+	ks_secret_clear();
 }
 
 int ks_redact_secrets(const char *text, size_t len, struct ks_buf *out)
 {
-	int rc = 0;
-	size_t start = 0;
-	pthread_mutex_lock(&secrets_mu);
-	for (size_t i = 0; i < len;) {
-		size_t hit = 0;
-		for (size_t k = 0; k < nsecrets && !hit; k++) {
-			size_t sl = secret_len[k];
-			if (text[i] == secrets[k][0] && sl <= len - i && !memcmp(text + i, secrets[k], sl))
-				hit = sl;
-		}
-		if (!hit) {
-			i++;
-			continue;
-		}
-		if ((rc = ks_buf_add(out, text + start, i - start)) ||
-		    (rc = ks_buf_adds(out, REDACTED)))
-			goto out;
-		i += hit;
-		start = i;
-	}
-	rc = ks_buf_add(out, text + start, len - start);
-out:
-	pthread_mutex_unlock(&secrets_mu);
-	return rc;
+	return ks_secret_redact(text, len, out);
 }
 
 static int is_word(char c)
@@ -185,17 +111,15 @@ static int name_suffix_secret(const char *name, size_t n)
 static int redact_patterns(const char *text, size_t len, struct ks_buf *out)
 {
 	const char *p = text, *end = text + len, *flushed = text;
-	int rc = 0;
+	/* a failed add leaves out failed: checked once at the end */
 #define FLUSH_TO(q)                                                                      \
 	do {                                                                             \
-		if ((rc = ks_buf_add(out, flushed, (size_t)((q)-flushed))))             \
-			return rc;                                                       \
+		ks_buf_add(out, flushed, (size_t)((q)-flushed));                         \
 		flushed = (q);                                                           \
 	} while (0)
 #define EMIT_REDACTED(skip_to)                                                           \
 	do {                                                                             \
-		if ((rc = ks_buf_adds(out, REDACTED)))                                   \
-			return rc;                                                       \
+		ks_buf_adds(out, REDACTED);                                              \
 		p = flushed = (skip_to);                                                 \
 	} while (0)
 	while (p < end) {
@@ -249,7 +173,7 @@ static int redact_patterns(const char *text, size_t len, struct ks_buf *out)
 		p = w;
 	}
 	FLUSH_TO(end);
-	return 0;
+	return ks_buf_failed(out);
 #undef FLUSH_TO
 #undef EMIT_REDACTED
 }

@@ -1,6 +1,7 @@
 #include "ksearch/buf.h"
 #include "ksearch/error.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,15 @@ void ks_buf_init(struct ks_buf *b, size_t cap)
 	b->len = 0;
 	b->alloc = 0;
 	b->cap = cap ? cap : KS_BUF_DEFAULT_CAP;
+	b->failed = 0;
+}
+
+/* Records the first failure; later ones keep reporting it. */
+static int buf_fail(struct ks_buf *b, int rc)
+{
+	if (!b->failed)
+		b->failed = rc;
+	return b->failed;
 }
 
 void ks_buf_release(struct ks_buf *b)
@@ -21,6 +31,7 @@ void ks_buf_release(struct ks_buf *b)
 	b->data = NULL;
 	b->len = 0;
 	b->alloc = 0;
+	b->failed = 0;
 }
 
 char *ks_buf_detach(struct ks_buf *b, size_t *len)
@@ -31,29 +42,33 @@ char *ks_buf_detach(struct ks_buf *b, size_t *len)
 	b->data = NULL;
 	b->len = 0;
 	b->alloc = 0;
+	b->failed = 0;
 	return d;
 }
 
 void ks_buf_reset(struct ks_buf *b)
 {
 	b->len = 0;
+	b->failed = 0;
 	if (b->data)
 		b->data[0] = '\0';
 }
 
 int ks_buf_grow(struct ks_buf *b, size_t n)
 {
+	if (b->failed)
+		return b->failed;
 	size_t cap = b->cap ? b->cap : KS_BUF_DEFAULT_CAP;
 	if (n > cap || b->len > cap - n)
-		return KS_ELIMIT;
+		return buf_fail(b, KS_ELIMIT);
 	if (b->len + n + 1 <= b->alloc)
 		return 0;
-	size_t want = b->alloc ? b->alloc : 256;
-	while (want < b->len + n + 1)
-		want *= 2;
+	size_t need = b->len + n + 1, want = b->alloc ? b->alloc : 256;
+	while (want < need)
+		want = want > SIZE_MAX / 2 ? need : want * 2;
 	char *d = realloc(b->data, want);
 	if (!d)
-		return KS_ENOMEM;
+		return buf_fail(b, KS_ENOMEM);
 	b->data = d;
 	b->alloc = want;
 	return 0;
@@ -78,12 +93,14 @@ int ks_buf_adds(struct ks_buf *b, const char *s)
 
 int ks_buf_vaddf(struct ks_buf *b, const char *fmt, va_list ap)
 {
+	if (b->failed)
+		return b->failed;
 	va_list ap2;
 	va_copy(ap2, ap);
 	int n = vsnprintf(NULL, 0, fmt, ap2);
 	va_end(ap2);
 	if (n < 0)
-		return KS_EINVAL;
+		return buf_fail(b, KS_EINVAL);
 	int rc = ks_buf_grow(b, (size_t)n);
 	if (rc)
 		return rc;
@@ -104,4 +121,15 @@ int ks_buf_addf(struct ks_buf *b, const char *fmt, ...)
 const char *ks_buf_str(const struct ks_buf *b)
 {
 	return b->data ? b->data : "";
+}
+
+int ks_buf_failed(const struct ks_buf *b)
+{
+	return b->failed;
+}
+
+size_t ks_buf_room(const struct ks_buf *b)
+{
+	size_t cap = b->cap ? b->cap : KS_BUF_DEFAULT_CAP;
+	return b->failed || b->len >= cap ? 0 : cap - b->len;
 }

@@ -5,11 +5,18 @@
  *   or    := and { '||' and }
  *   and   := eq { '&&' eq }
  *   eq    := rel { ('==' | '!=') rel }
- *   rel   := add { ('<' | '<=' | '>' | '>=') add }
+ *   rel   := shift { ('<' | '<=' | '>' | '>=') shift }
+ *   shift := add { ('<<' | '>>') add }
  *   add   := mul { ('+' | '-') mul }
  *   mul   := unary { ('*' | '/' | '%') unary }
  *   unary := ('-' | '+' | '!') unary | primary
  *   primary := NUMBER | NAME | NAME '(' cond { ',' cond } ')' | '(' cond ')'
+ *            | 'sizeof' '(' TYPE ')'
+ *
+ * NUMBER is a C literal: decimal, 0x hexadecimal, a fraction or an exponent, with the
+ * suffixes u, l, ul, ll, ull (integers) or f (floats) ignored, so constant expressions copied
+ * from CUDA or C sources evaluate as written.  sizeof(TYPE) asks the lookup for the name
+ * "sizeof:TYPE".
  *
  * Every value carries an "integral" flag: integer literals, integer-valued names and the
  * results of integer operations are integral; / and % on two integral operands truncate
@@ -64,9 +71,9 @@ static int accept(struct parser *p, const char *tok)
 	if (strncmp(p->src + p->pos, tok, n))
 		return 0;
 	char next = p->src[p->pos + n];
-	/* '<' must not match "<=", '!' must not match "!=", '&'... are only two-char */
+	/* '<' must not match "<=" or "<<", '!' must not match "!=", '&'... are only two-char */
 	if (n == 1 && (tok[0] == '<' || tok[0] == '>' || tok[0] == '!' || tok[0] == '=') &&
-	    next == '=')
+	    (next == '=' || ((tok[0] == '<' || tok[0] == '>') && next == tok[0])))
 		return 0;
 	p->pos += n;
 	return 1;
@@ -182,12 +189,79 @@ static int call_function(struct parser *p, const char *name, size_t len, size_t 
 	return fail(p, at, KS_EINVARIANT, "unhandled function '%s'", fname);
 }
 
+/* length of a C integer suffix (u, l, ul, lu, ll, ull, llu in any case) at s */
+static size_t int_suffix(const char *s)
+{
+	size_t n = 0;
+	int u = 0, l = 0;
+	for (;;) {
+		char c = s[n];
+		if ((c == 'u' || c == 'U') && !u) {
+			u = 1;
+			n++;
+		} else if ((c == 'l' || c == 'L') && !l) {
+			l = 1;
+			n += s[n + 1] == c ? 2 : 1;
+		} else {
+			return n;
+		}
+	}
+}
+
+/* sizeof(TYPE), the cursor on '(': the lookup answers "sizeof:TYPE" */
+static int parse_sizeof(struct parser *p, struct val *out)
+{
+	size_t open = p->pos++;
+	skip_ws(p);
+	size_t t = p->pos;
+	while (p->src[p->pos] && p->src[p->pos] != ')' && p->src[p->pos] != '(')
+		p->pos++;
+	if (p->src[p->pos] != ')') {
+		char fb[8];
+		return fail(p, p->pos, KS_EPARSE, "expected ')' after the type in sizeof, got %s",
+			    found(p, fb, sizeof(fb)));
+	}
+	size_t te = p->pos;
+	while (te > t && isspace((unsigned char)p->src[te - 1]))
+		te--;
+	p->pos++;
+	char name[96];
+	snprintf(name, sizeof(name), "sizeof:%.*s", (int)(te - t < 80 ? te - t : 80), p->src + t);
+	double v = 0;
+	int rc = te > t && p->lookup ? p->lookup(name, strlen(name), &v, p->ctx) : KS_ENOTFOUND;
+	if (rc)
+		return fail(p, te > t ? t : open, KS_ENOTFOUND, "unknown type '%s' in sizeof",
+			    name + 7);
+	*out = mkval(v, 1);
+	return 0;
+}
+
 static int parse_primary(struct parser *p, struct val *out)
 {
 	char fb[8];
 	skip_ws(p);
 	size_t at = p->pos;
 	const char *s = p->src + at;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		size_t n = 2;
+		while (isxdigit((unsigned char)s[n]))
+			n++;
+		if (n == 2) {
+			p->pos = at + n;
+			return fail(p, p->pos, KS_EPARSE, "expected hexadecimal digits, got %s",
+				    found(p, fb, sizeof(fb)));
+		}
+		out->v = (double)strtoull(s, NULL, 16);
+		out->integral = integral(out->v);
+		n += int_suffix(s + n);
+		if (isalnum((unsigned char)s[n]) || s[n] == '_') {
+			p->pos = at + n;
+			return fail(p, p->pos, KS_EPARSE, "expected an operator after number, got %s",
+				    found(p, fb, sizeof(fb)));
+		}
+		p->pos = at + n;
+		return 0;
+	}
 	if (isdigit((unsigned char)s[0]) || (s[0] == '.' && isdigit((unsigned char)s[1]))) {
 		size_t n = 0;
 		int isint = 1;
@@ -213,16 +287,21 @@ static int parse_primary(struct parser *p, struct val *out)
 			n = m;
 			isint = 0;
 		}
-		if (isalpha((unsigned char)s[n]) || s[n] == '_') {
+		size_t digits = n;
+		if (isint)
+			n += int_suffix(s + n);
+		else if (s[n] == 'f' || s[n] == 'F')
+			n++;
+		if (isalnum((unsigned char)s[n]) || s[n] == '_') {
 			p->pos = at + n;
 			return fail(p, p->pos, KS_EPARSE, "expected an operator after number, got %s",
 				    found(p, fb, sizeof(fb)));
 		}
 		char num[64];
-		if (n >= sizeof(num))
+		if (digits >= sizeof(num))
 			return fail(p, at, KS_EPARSE, "%s", "number too long");
-		memcpy(num, s, n);
-		num[n] = 0;
+		memcpy(num, s, digits);
+		num[digits] = 0;
 		out->v = strtod(num, NULL);
 		out->integral = isint && integral(out->v);
 		p->pos = at + n;
@@ -235,6 +314,8 @@ static int parse_primary(struct parser *p, struct val *out)
 			n++;
 		p->pos = at + n;
 		skip_ws(p);
+		if (p->src[p->pos] == '(' && n == 6 && !strncmp(s, "sizeof", 6))
+			return parse_sizeof(p, out);
 		if (p->src[p->pos] == '(') {
 			struct val args[EXPR_MAX_ARGS];
 			int nargs = 0;
@@ -357,9 +438,36 @@ static int parse_add(struct parser *p, struct val *out)
 	return rc;
 }
 
-static int parse_rel(struct parser *p, struct val *out)
+static int parse_shift(struct parser *p, struct val *out)
 {
 	int rc = parse_add(p, out);
+	while (!rc) {
+		skip_ws(p);
+		size_t at = p->pos;
+		const char *o = p->src + at;
+		int left = o[0] == '<' && o[1] == '<', right = o[0] == '>' && o[1] == '>';
+		if (!left && !right)
+			break;
+		p->pos += 2;
+		struct val r;
+		if ((rc = parse_add(p, &r)))
+			break;
+		if (!out->integral || !r.integral || r.v < 0 || r.v > 62) {
+			if (p->skip) {
+				*out = mkval(0, 1);
+				continue;
+			}
+			return fail(p, at, KS_EINVAL, "%s",
+				    "shift needs integers and a count from 0 to 62");
+		}
+		*out = mkval(left ? ldexp(out->v, (int)r.v) : floor(ldexp(out->v, -(int)r.v)), 1);
+	}
+	return rc;
+}
+
+static int parse_rel(struct parser *p, struct val *out)
+{
+	int rc = parse_shift(p, out);
 	while (!rc) {
 		int op;
 		if (accept(p, "<="))
@@ -373,7 +481,7 @@ static int parse_rel(struct parser *p, struct val *out)
 		else
 			break;
 		struct val r;
-		if ((rc = parse_add(p, &r)))
+		if ((rc = parse_shift(p, &r)))
 			break;
 		double a = out->v, b = r.v;
 		int res = op == 0 ? a <= b : op == 1 ? a >= b : op == 2 ? a < b : a > b;

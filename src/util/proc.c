@@ -7,9 +7,405 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
+
+#define TRUNCATED_NOTE "\n[output truncated]\n"
+#define PROC_DEFAULT_TIMEOUT_S 600.0
+/* the child's working copies of the descriptors it is given sit at or above this, clear of
+ * the slots they are copied into */
+#define SPAWN_HIGH_FD 64
+
+/* ---------------------------------------------------------------- spawning */
+
+/* where a child that failed before or at exec says so (one write, read by the parent) */
+enum spawn_stage { SPAWN_OK, SPAWN_FDS, SPAWN_CWD, SPAWN_PREPARE, SPAWN_EXEC };
+struct spawn_report {
+	int stage;
+	int err;
+};
+
+static const char *stage_what(int stage)
+{
+	switch (stage) {
+	case SPAWN_FDS:
+		return "set up descriptors for";
+	case SPAWN_CWD:
+		return "enter the directory of";
+	case SPAWN_PREPARE:
+		return "prepare the child for";
+	default:
+		return "run";
+	}
+}
+
+#ifdef SYS_close_range
+static int close_range_sys(unsigned lo, unsigned hi)
+{
+	return lo > hi ? 0 : (int)syscall(SYS_close_range, lo, hi, 0);
+}
+#else
+static int close_range_sys(unsigned lo, unsigned hi)
+{
+	errno = ENOSYS;
+	return -1;
+}
+#endif
+
+/* close every descriptor from lo up except keep (the report pipe) */
+static void close_from(int lo, int keep)
+{
+	if (!close_range_sys((unsigned)lo, (unsigned)keep - 1) &&
+	    !close_range_sys((unsigned)keep + 1, ~0u))
+		return;
+	for (int fd = lo; fd < 1024; fd++)
+		if (fd != keep)
+			close(fd);
+}
+
+static _Noreturn void child_fail(int report, int stage, int err)
+{
+	struct spawn_report r = {stage, err};
+	ssize_t w = write(report, &r, sizeof(r));
+	(void)w;
+	_exit(stage == SPAWN_EXEC ? 127 : 126);
+}
+
+/* Only async-signal-safe calls from here to exec: the parent may have threads. */
+static _Noreturn void child_run(const struct ks_spawn *sp, int report)
+{
+	if (!sp->prepare_sets_group)
+		setpgid(0, 0);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	const int reset[] = {SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP};
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	for (size_t i = 0; i < sizeof(reset) / sizeof(reset[0]); i++)
+		sigaction(reset[i], &dfl, NULL);
+
+	report = fcntl(report, F_DUPFD_CLOEXEC, SPAWN_HIGH_FD);
+	if (report < 0)
+		_exit(126);
+	int nfd = sp->nfd < 0 ? 0 : sp->nfd > KS_SPAWN_MAX_FDS ? KS_SPAWN_MAX_FDS : sp->nfd;
+	int high[KS_SPAWN_MAX_FDS];
+	int devnull = fcntl(open("/dev/null", O_RDWR | O_CLOEXEC), F_DUPFD_CLOEXEC, SPAWN_HIGH_FD);
+	if (devnull < 0)
+		child_fail(report, SPAWN_FDS, errno);
+	/* copy every source above the slots first so no dup2 clobbers a later source */
+	for (int i = 0; i < nfd; i++) {
+		high[i] = sp->fd[i];
+		if (high[i] >= 0 && (high[i] = fcntl(high[i], F_DUPFD_CLOEXEC, SPAWN_HIGH_FD)) < 0)
+			child_fail(report, SPAWN_FDS, errno);
+	}
+	for (int i = 0; i < nfd; i++) {
+		int src = high[i];
+		if (src == KS_SPAWN_INHERIT && i < 3)
+			continue;
+		if (src < 0)
+			src = i < 3 ? devnull : -1;
+		if (src < 0)
+			close(i);
+		else if (dup2(src, i) < 0)
+			child_fail(report, SPAWN_FDS, errno);
+	}
+	close_from(nfd > 3 ? nfd : 3, report);
+	if (sp->cwd && chdir(sp->cwd))
+		child_fail(report, SPAWN_CWD, errno);
+	int prc;
+	if (sp->prepare && (prc = sp->prepare(sp->ctx)))
+		child_fail(report, SPAWN_PREPARE, prc < 0 ? -prc : EPERM);
+	char *const *env = sp->env ? sp->env : environ;
+	const char *prog = sp->path ? sp->path : sp->argv[0];
+	if (strchr(prog, '/'))
+		execve(prog, sp->argv, env);
+	else
+		execvpe(prog, sp->argv, env);
+	child_fail(report, SPAWN_EXEC, errno);
+}
+
+/* fork and exec; 0, or a negative error with *r saying what the child could not do
+ * (r->stage SPAWN_OK: the fork itself failed) */
+static int spawn_child(const struct ks_spawn *sp, pid_t *pid, struct spawn_report *r)
+{
+	*pid = -1;
+	r->stage = SPAWN_OK;
+	r->err = 0;
+	if (!sp->argv || !sp->argv[0]) {
+		r->err = EINVAL;
+		return KS_EINVAL;
+	}
+	int rp[2];
+	if (pipe2(rp, O_CLOEXEC)) {
+		r->err = errno;
+		return KS_ESYS;
+	}
+	pid_t p = fork();
+	if (p < 0) {
+		r->err = errno;
+		close(rp[0]);
+		close(rp[1]);
+		return KS_ESYS;
+	}
+	if (p == 0) {
+		close(rp[0]);
+		child_run(sp, rp[1]);
+	}
+	close(rp[1]);
+	/* both sides set the group, so the parent may signal it as soon as this returns */
+	if (!sp->prepare_sets_group)
+		setpgid(p, p);
+	ssize_t got;
+	while ((got = read(rp[0], r, sizeof(*r))) < 0 && errno == EINTR)
+		;
+	close(rp[0]);
+	if (got == (ssize_t)sizeof(*r)) {
+		while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
+			;
+		return r->stage == SPAWN_EXEC && (r->err == ENOENT || r->err == ENOTDIR)
+			       ? KS_ENOTFOUND
+			       : KS_ESYS;
+	}
+	r->stage = SPAWN_OK;
+	*pid = p;
+	return 0;
+}
+
+int ks_spawn(const struct ks_spawn *sp, pid_t *pid, struct ks_error *e)
+{
+	struct spawn_report r;
+	int rc = spawn_child(sp, pid, &r);
+	if (!rc)
+		return 0;
+	const char *name = sp->path ? sp->path : sp->argv && sp->argv[0] ? sp->argv[0] : "(none)";
+	if (r.stage == SPAWN_OK)
+		return ks_error_set(e, rc, "start '%s': %s", name, strerror(r.err));
+	if (r.stage == SPAWN_CWD)
+		return ks_error_set(e, rc, "cannot enter '%s' to run '%s': %s", sp->cwd, name,
+				    strerror(r.err));
+	return ks_error_set(e, rc, "cannot %s '%s': %s", stage_what(r.stage), name,
+			    strerror(r.err));
+}
+
+void ks_spawn_kill(pid_t pid, int *wstatus)
+{
+	int st = 0;
+	if (pid > 0) {
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (wstatus)
+		*wstatus = st;
+}
+
+/* ---------------------------------------------------------------- captured runs */
+
+static void fd_close(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void set_nonblock(int fd)
+{
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+/* whether the child has exited, without reaping it (its id stays reserved, so killing its
+ * group afterwards cannot hit a stranger) */
+static int child_exited(pid_t pid)
+{
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
+struct capture {
+	const struct ks_proc_io *io;
+	struct ks_proc_result *res;
+	int truncated;
+};
+
+/* stdout: 1 when the child must be killed (over the cap with out_cap_kills) */
+static int take_out(struct capture *c, const char *p, size_t n)
+{
+	struct ks_buf *out = c->io->out;
+	if (c->io->out_cap_kills) {
+		if (ks_buf_add(out, p, n)) {
+			c->res->out_over_cap = 1;
+			return 1;
+		}
+		return 0;
+	}
+	/* keep what fits, leaving room to say that the rest was dropped */
+	size_t room = ks_buf_room(out), note = sizeof(TRUNCATED_NOTE) - 1;
+	size_t take = room > note ? room - note : 0;
+	if (n > take)
+		c->truncated = 1;
+	else
+		take = n;
+	if (take)
+		ks_buf_add(out, p, take);
+	return 0;
+}
+
+static void take_err(struct capture *c, const char *p, size_t n)
+{
+	struct ks_buf *err = c->io->err;
+	size_t room = ks_buf_room(err), take = n < room ? n : room;
+	if (take && ks_buf_add(err, p, take))
+		take = 0;
+	c->res->err_dropped += n - take;
+}
+
+static void wait_status(struct ks_proc_result *res, int wstatus)
+{
+	if (WIFEXITED(wstatus)) {
+		res->exited = 1;
+		res->code = WEXITSTATUS(wstatus);
+	} else if (WIFSIGNALED(wstatus)) {
+		res->code = WTERMSIG(wstatus);
+	}
+}
+
+int ks_proc_exec(char *const argv[], const struct ks_proc_io *io, struct ks_proc_result *res,
+		 struct ks_error *e)
+{
+	int sv[2] = {-1, -1}, po[2] = {-1, -1}, pe[2] = {-1, -1}, rc = 0, wstatus = 0;
+	pid_t pid = -1;
+	size_t sent = 0;
+	struct capture c = {io, res, 0};
+	memset(res, 0, sizeof(*res));
+	if ((io->input && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) ||
+	    pipe2(po, O_CLOEXEC) || (io->err && pipe2(pe, O_CLOEXEC))) {
+		rc = ks_error_set(e, KS_ESYS, "run '%s': pipe: %s", argv[0], strerror(errno));
+		goto out;
+	}
+	struct ks_spawn sp = {
+		.argv = argv,
+		.env = io->env,
+		.cwd = io->cwd,
+		.nfd = 3,
+		.fd = {io->input ? sv[1] : KS_SPAWN_NULL, po[1], io->err ? pe[1] : po[1]},
+	};
+	struct spawn_report r;
+	int src = spawn_child(&sp, &pid, &r);
+	fd_close(&sv[1]);
+	fd_close(&po[1]);
+	fd_close(&pe[1]);
+	if (src && r.stage == SPAWN_OK) {
+		rc = ks_error_set(e, src, "run '%s': %s", argv[0], strerror(r.err));
+		goto out;
+	}
+	if (src) {
+		/* reported the way a shell does: the child "ran" and said why on its output */
+		res->exited = 1;
+		res->code = r.stage == SPAWN_EXEC ? 127 : 126;
+		ks_buf_addf(io->err ? io->err : io->out, "cannot %s '%s': %s\n",
+			    stage_what(r.stage), argv[0], strerror(r.err));
+		goto out;
+	}
+	if (sv[0] >= 0) {
+		shutdown(sv[0], SHUT_RD);
+		set_nonblock(sv[0]);
+		if (!io->input_len)
+			fd_close(&sv[0]);
+	}
+	set_nonblock(po[0]);
+	if (pe[0] >= 0)
+		set_nonblock(pe[0]);
+	double deadline = ks_clock_s() + (io->timeout_s > 0 ? io->timeout_s : PROC_DEFAULT_TIMEOUT_S);
+	long nap_us = 500;
+	char chunk[65536];
+	for (;;) {
+		double left = deadline - ks_clock_s();
+		if (left <= 0) {
+			res->timed_out = 1;
+			break;
+		}
+		if (po[0] < 0 && pe[0] < 0) {
+			/* output closed: wait for the exit (a daemonising child keeps us here) */
+			if (child_exited(pid))
+				break;
+			struct timespec ts = {0, nap_us * 1000};
+			nanosleep(&ts, NULL);
+			nap_us = nap_us < 32000 ? nap_us * 2 : 50000;
+			continue;
+		}
+		struct pollfd pf[3];
+		int np = 0, io_ = -1, ie = -1, ii = -1;
+		if (po[0] >= 0) {
+			io_ = np;
+			pf[np++] = (struct pollfd){.fd = po[0], .events = POLLIN};
+		}
+		if (pe[0] >= 0) {
+			ie = np;
+			pf[np++] = (struct pollfd){.fd = pe[0], .events = POLLIN};
+		}
+		if (sv[0] >= 0) {
+			ii = np;
+			pf[np++] = (struct pollfd){.fd = sv[0], .events = POLLOUT};
+		}
+		int n = poll(pf, (nfds_t)np, left > 1 ? 1000 : (int)(left * 1000) + 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = ks_error_set(e, KS_ESYS, "run '%s': poll: %s", argv[0], strerror(errno));
+			break;
+		}
+		if (ii >= 0 && pf[ii].revents) {
+			ssize_t k = send(sv[0], io->input + sent, io->input_len - sent,
+					 MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (k > 0)
+				sent += (size_t)k;
+			if ((k < 0 && errno != EAGAIN && errno != EINTR) || sent == io->input_len)
+				fd_close(&sv[0]); /* done, or the program stopped reading */
+		}
+		if (io_ >= 0 && pf[io_].revents) {
+			ssize_t k = read(po[0], chunk, sizeof(chunk));
+			if (k > 0 && take_out(&c, chunk, (size_t)k))
+				break;
+			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
+				fd_close(&po[0]);
+		}
+		if (ie >= 0 && pf[ie].revents) {
+			ssize_t k = read(pe[0], chunk, sizeof(chunk));
+			if (k > 0)
+				take_err(&c, chunk, (size_t)k);
+			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
+				fd_close(&pe[0]);
+		}
+	}
+	/* the whole group: the program and anything it started */
+	ks_spawn_kill(pid, &wstatus);
+	wait_status(res, wstatus);
+	if (c.truncated)
+		ks_buf_adds(io->out, TRUNCATED_NOTE);
+out:
+	fd_close(&sv[0]);
+	fd_close(&sv[1]);
+	fd_close(&po[0]);
+	fd_close(&po[1]);
+	fd_close(&pe[0]);
+	fd_close(&pe[1]);
+	if (!io->out->data)
+		ks_buf_add(io->out, "", 0);
+	if (io->err && !io->err->data)
+		ks_buf_add(io->err, "", 0);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- the common form */
 
 static ks_proc_run_fn proc_override;
 
@@ -23,65 +419,6 @@ int ks_proc_run(char *const argv[], const char *cwd, double timeout_s, struct ks
 {
 	if (proc_override)
 		return proc_override(argv, cwd, timeout_s, out, res, e);
-	memset(res, 0, sizeof(*res));
-	int p[2];
-	if (pipe2(p, O_CLOEXEC))
-		return ks_error_set(e, KS_ESYS, "pipe: %s", strerror(errno));
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return ks_error_set(e, KS_ESYS, "fork: %s", strerror(errno));
-	}
-	if (pid == 0) {
-		setpgid(0, 0);
-		int devnull = open("/dev/null", O_RDONLY);
-		if (devnull >= 0)
-			dup2(devnull, 0);
-		dup2(p[1], 1);
-		dup2(p[1], 2);
-		if (cwd && chdir(cwd))
-			_exit(126);
-		execvp(argv[0], argv);
-		fprintf(stderr, "cannot run '%s': %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(p[1]);
-	double deadline = ks_clock_s() + timeout_s;
-	int truncated = 0;
-	for (;;) {
-		double left = deadline - ks_clock_s();
-		if (left <= 0) {
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			res->timed_out = 1;
-			break;
-		}
-		struct pollfd pfd = {p[0], POLLIN, 0};
-		int pr = poll(&pfd, 1, left > 1 ? 1000 : (int)(left * 1000) + 1);
-		if (pr < 0 && errno != EINTR)
-			break;
-		if (pr <= 0)
-			continue;
-		char chunk[8192];
-		ssize_t n = read(p[0], chunk, sizeof(chunk));
-		if (n <= 0)
-			break;
-		if (!truncated && ks_buf_add(out, chunk, (size_t)n)) {
-			truncated = 1;
-		}
-	}
-	close(p[0]);
-	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (truncated)
-		ks_buf_adds(out, "\n[output truncated]\n");
-	if (WIFEXITED(st)) {
-		res->exited = 1;
-		res->code = WEXITSTATUS(st);
-	} else if (WIFSIGNALED(st)) {
-		res->code = WTERMSIG(st);
-	}
-	return 0;
+	struct ks_proc_io io = {.cwd = cwd, .out = out, .timeout_s = timeout_s};
+	return ks_proc_exec(argv, &io, res, e);
 }

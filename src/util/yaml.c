@@ -370,6 +370,66 @@ int ks_yaml_error_at(const struct ks_yaml_doc *d, const struct ks_yaml_node *n, 
 	return rc;
 }
 
+static int verror(const struct ks_yaml_doc *d, int line, int col, int code, struct ks_error *e,
+		  const char *fmt, va_list ap);
+
+/* the first scalar of a collection: its first key, or its first item, recursively */
+static const struct ks_yaml_node *first_scalar(const struct ks_yaml_node *n)
+{
+	for (int depth = 0; n && n->kind != KS_YAML_SCALAR && depth < YAML_MAX_DEPTH; depth++) {
+		if (!n->n)
+			return n; /* empty: its own position */
+		n = n->kind == KS_YAML_MAP ? n->keys[0] : n->items[0];
+	}
+	return n;
+}
+
+void ks_yaml_pos(const struct ks_yaml_node *n, int *line, int *col)
+{
+	n = first_scalar(n);
+	*line = n ? n->line : 0;
+	*col = n ? n->col : 0;
+}
+
+int ks_yaml_error_in(const struct ks_yaml_doc *d, const struct ks_yaml_node *n,
+		     struct ks_error *e, const char *fmt, ...)
+{
+	int line, col;
+	ks_yaml_pos(n ? n : d ? d->root : NULL, &line, &col);
+	if (line < 1)
+		line = col = 1;
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = verror(d, line, col, KS_EPARSE, e, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int ks_yaml_need(const struct ks_yaml_doc *d, const struct ks_yaml_node *map, const char *key,
+		 enum ks_yaml_kind k, struct ks_yaml_node **out, struct ks_error *e)
+{
+	struct ks_yaml_node *n = ks_yaml_get(map, key);
+	if (!n)
+		return ks_yaml_error_in(d, map, e, "missing required key '%s'", key);
+	if (n->kind != k)
+		return ks_yaml_error_in(d, n, e, "'%s' must be a %s", key,
+					k == KS_YAML_SCALAR ? "scalar"
+					: k == KS_YAML_MAP  ? "mapping"
+							    : "sequence");
+	*out = n;
+	return 0;
+}
+
+const char *ks_yaml_scalar(const struct ks_yaml_node *n)
+{
+	return n && n->kind == KS_YAML_SCALAR ? n->str : NULL;
+}
+
+char *ks_yaml_strdup(const struct ks_yaml_node *n)
+{
+	return n && n->kind == KS_YAML_SCALAR ? strdup(n->str) : NULL;
+}
+
 struct ks_yaml_node *ks_yaml_get(const struct ks_yaml_node *map, const char *key)
 {
 	if (!map || map->kind != KS_YAML_MAP)

@@ -47,6 +47,14 @@ int ks_yaml_error_at(const struct ks_yaml_doc *d, const struct ks_yaml_node *n, 
 		     int code, struct ks_error *e, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
 
+/* Like ks_yaml_error (code KS_EPARSE), but a mapping or sequence is pointed at by the
+ * first scalar inside it (its first key or item), where a reader scanning the text finds it;
+ * n NULL: the document's root. */
+int ks_yaml_error_in(const struct ks_yaml_doc *d, const struct ks_yaml_node *n,
+		     struct ks_error *e, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* the line and column ks_yaml_error_in uses for n (0 when n has none) */
+void ks_yaml_pos(const struct ks_yaml_node *n, int *line, int *col);
+
 /* the value stored under key in map, or NULL (also when map is not a map) */
 struct ks_yaml_node *ks_yaml_get(const struct ks_yaml_node *map, const char *key);
 /* "a mapping", "a sequence", "a scalar" */
@@ -61,6 +69,14 @@ int ks_yaml_expect(const struct ks_yaml_doc *d, const struct ks_yaml_node *n,
 int ks_yaml_check_keys(const struct ks_yaml_doc *d, const struct ks_yaml_node *map,
 		       const char *where, const char *const *allowed,
 		       const char *const *required, struct ks_error *e);
+/* the value under key in map, which must be there and be of kind k: "missing required key
+ * 'x'" (at the map) or "'x' must be a mapping" (at the value), code KS_EPARSE */
+int ks_yaml_need(const struct ks_yaml_doc *d, const struct ks_yaml_node *map, const char *key,
+		 enum ks_yaml_kind k, struct ks_yaml_node **out, struct ks_error *e);
+/* scalar text of n, or NULL when n is NULL or not a scalar */
+const char *ks_yaml_scalar(const struct ks_yaml_node *n);
+/* a malloc'd copy of a scalar's text; NULL when n is not a scalar (or out of memory) */
+char *ks_yaml_strdup(const struct ks_yaml_node *n);
 /* scalar text of n; fails unless n is a non-empty scalar */
 int ks_yaml_str(const struct ks_yaml_doc *d, const struct ks_yaml_node *n, const char *what,
 		const char **out, struct ks_error *e);

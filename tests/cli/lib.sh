@@ -6,6 +6,7 @@ export KSEARCH_HOME=${KSEARCH_HOME:-$ROOT}
 export KSEARCH_CACHE=${KSEARCH_CACHE:-$(mktemp -d)}
 T_N=0
 T_FAIL=0
+T_SKIP_EXIT=77 # CTest's SKIP_RETURN_CODE for these scripts (CMakeLists.txt)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -25,6 +26,22 @@ is() { # is GOT WANT "name"
 
 json_get() { # json_get FILE PYTHON_EXPR_ON_d
 	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+skip() { # skip "name" "why": a check that cannot run on this machine
+	T_N=$((T_N + 1))
+	echo "ok $T_N - $1 # SKIP $2"
+}
+
+skip_rest() { # skip_rest "why": what is left needs something missing here (a GPU)
+	# Ends the script.  When nothing failed so far the test reports "Skipped" to CTest
+	# (not "Passed": it did not check what it is for); a failure before still fails it.
+	T_N=$((T_N + 1))
+	echo "ok $T_N - the rest # SKIP $1"
+	echo "1..$T_N"
+	echo "$((T_N - T_FAIL - 1)) passed, $T_FAIL failed, the rest skipped"
+	[ "$T_FAIL" -eq 0 ] && exit "$T_SKIP_EXIT"
+	exit 1
 }
 
 done_testing() {

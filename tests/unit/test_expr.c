@@ -1,4 +1,5 @@
-/* Expression evaluator: precedence, integer semantics, functions, errors with columns. */
+/* Expression evaluator: precedence, integer semantics, C literals and shifts, sizeof,
+ * functions, errors with columns. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,7 +14,8 @@ struct binding {
 
 static const struct binding vars[] = {
 	{"rows", 4096}, {"cols", 1000}, {"n", 7}, {"zero", 0}, {"half", 0.5},
-	{"spec.smem_per_block", 49152}, {"D", 128}, {NULL, 0},
+	{"spec.smem_per_block", 49152}, {"D", 128}, {"sizeof:float", 4},
+	{"sizeof:unsigned int", 4}, {NULL, 0},
 };
 
 static int lookup(const char *name, size_t len, double *out, void *ctx)
@@ -104,6 +106,24 @@ int main(void)
 	val("abs(-3)", 3);
 	val("ceil_div(rows, 128) * 128", 4096);
 	val("min( 1 , max(2,3) )", 1);
+	/* C literals and operators of constant expressions in kernel sources (the knowledge
+	 * layer's #define values and array bounds use the same evaluator) */
+	val("0x40", 64);
+	val("0X1f + 1", 32);
+	val("256u", 256);
+	val("64UL * 2", 128);
+	val("1ull << 10", 1024);
+	val("2.5f * 2", 5);
+	val("1.f", 1);
+	val("1 << 4 + 1", 32);    /* + binds tighter than << */
+	val("1024 >> 3", 128);
+	val("-9 >> 1", -5);       /* floor, as an arithmetic shift */
+	val("1 << 3 < 9", 1);     /* << binds tighter than < */
+	val("2 < 3", 1);          /* '<' is not the start of "<<" here */
+	val("sizeof(float) * D", 512);
+	val("sizeof( unsigned int )", 4);
+	val("32 * 32 * sizeof(float)", 4096);
+	val("zero ? 1 << half : 3", 3); /* an untaken shift cannot fail */
 	/* short circuit: the untaken branch cannot divide by zero */
 	val("zero ? 1 / zero : 5", 5);
 	val("zero && 1 / zero", 0);
@@ -133,6 +153,14 @@ int main(void)
 	err("sqrt(-1)", 1, "negative");
 	err("zero ? rowz : 1", 8, "unknown name 'rowz'"); /* names checked in every branch */
 	err("1 = 2", 3, "expected an operator or end of expression, got '='");
+	err("0x", 3, "expected hexadecimal digits");
+	err("0x1g", 4, "expected an operator after number");
+	err("12uu", 4, "expected an operator after number");
+	err("2.5u", 4, "expected an operator after number");
+	err("1 << half", 3, "shift needs integers");
+	err("1 << 63", 3, "shift needs integers and a count from 0 to 62");
+	err("sizeof(double)", 8, "unknown type 'double' in sizeof");
+	err("sizeof(float", 13, "expected ')' after the type in sizeof");
 
 	/* deep nesting is refused, not a stack overflow */
 	{

@@ -93,7 +93,9 @@ int main(void)
 	broken("specs/missing-source.yaml", 11, 60, "source 'datasheet' is not defined");
 	broken("specs/estimated-no-note.yaml", 12, 24, "say how in a 'note'");
 	broken("specs/missing-field.yaml", 10, 3, "missing required field 'mem_bandwidth_gbps'");
-	broken("specs/syntax.yaml", 6, 9, "flow mapping");
+	/* the file has 5 lines: the missing comma is noticed at "cores:" (5:8); the old
+	 * knowledge-only YAML wrapper added one to libfyaml's 1-based position (6:9) */
+	broken("specs/syntax.yaml", 5, 8, "flow mapping");
 	broken("translate/bad-regex.yaml", 11, 15, "invalid regular expression");
 	broken("translate/bad-check.yaml", 10, 32, "unknown check 'smem_total'");
 	broken("assertions/bad-init.yaml", 8, 50, "initialiser 'gauss(0, 1)'");
