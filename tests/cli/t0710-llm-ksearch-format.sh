@@ -67,8 +67,10 @@ is "$(q "$DB" "select count(*) from candidate_results where phase='search' and s
 	"the kernel that does not compile is recorded as COMPILE_ERROR"
 grep -q "HTTP 429" "$TMP/a.err" && grep -q "HTTP 500" "$TMP/a.err"
 ok $? "the 429 and the 500 were retried"
-grep -q "reply JSON invalid\|unusable" "$TMP/a.err"
+grep -q "llm edit reply unusable (reply JSON invalid" "$TMP/a.err"
 ok $? "the truncated JSON is logged as unusable"
+grep -q "evaluating the kernel of the model's edit reply" "$TMP/a.err"
+ok $? "... and the kernel beside it is evaluated all the same"
 python3 - "$DB" <<'PY'
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
