@@ -30,7 +30,11 @@ enum ks_report_format {
 struct ks_report_opts {
 	int top;          /* leaderboard rows (default 10, at most 1000) */
 	int fail_examples; /* example log lines per failing status (default 3, at most 50) */
+	int tree_nodes;   /* world-model nodes drawn before the tree is folded (0: default) */
 };
+
+/* default tree_nodes: larger trees show their most visited nodes, the rest counted */
+#define KS_REPORT_TREE_NODES 40
 
 /* default options */
 void ks_report_opts_init(struct ks_report_opts *o);

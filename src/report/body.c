@@ -398,6 +398,40 @@ static void section_fastest(struct rp_doc *d, const struct rp_run *r)
 	doc_table_end(d);
 }
 
+/* largest visit count in the subtree of i */
+static long subtree_visits(const struct rp_tree *tr, int i, int depth)
+{
+	long m = tr->nodes[i].visits;
+	if (depth > MAX_DEPTH)
+		return m;
+	for (int c = tr->nodes[i].first_child; c >= 0; c = tr->nodes[c].next_sibling) {
+		long v = subtree_visits(tr, c, depth + 1);
+		m = v > m ? v : m;
+	}
+	return m;
+}
+
+/* what the attached candidate measured: "candidate #5 measured 2.48x (final)" */
+static void node_candidate(struct rp_doc *d, const struct rp_run *r, const struct rp_node *n)
+{
+	if (!n->candidate_id) {
+		if (isfinite(n->score))
+			doc_textf(d, ", score %.3g", n->score);
+		return;
+	}
+	int ci = rp_find_cand(r, n->candidate_id);
+	doc_textf(d, ", candidate #%lld", (long long)n->candidate_id);
+	if (ci >= 0 && r->cands[ci].rank_group <= 1 && isfinite(r->cands[ci].speedup))
+		doc_textf(d, " measured %.2fx (%s)", r->cands[ci].speedup, r->cands[ci].phase);
+	else if (ci >= 0 && r->cands[ci].c->has_final && r->cands[ci].c->final_status &&
+		 strcmp(r->cands[ci].c->final_status, "PASSED"))
+		doc_textf(d, " %s in the final re-measurement", r->cands[ci].c->final_status);
+	else if (ci >= 0 && r->cands[ci].c->status)
+		doc_textf(d, " %s", r->cands[ci].c->status);
+	else if (isfinite(n->score))
+		doc_textf(d, " score %.3g (from the snapshot)", n->score);
+}
+
 static void tree_node(struct rp_doc *d, const struct rp_run *r, int i, int depth)
 {
 	const struct rp_tree *tr = &r->tree;
@@ -422,22 +456,13 @@ static void tree_node(struct rp_doc *d, const struct rp_run *r, int i, int depth
 	if (isfinite(n->difficulty))
 		doc_textf(d, ", difficulty %.0f/5", n->difficulty);
 	doc_textf(d, ", %s", n->status ? n->status : "status ?");
+	if (n->visits >= 0)
+		doc_textf(d, ", %ld visit%s", n->visits, n->visits == 1 ? "" : "s");
 	if (n->attempts >= 0)
 		doc_textf(d, ", %ld attempt%s", n->attempts, n->attempts == 1 ? "" : "s");
 	if (n->failures > 0)
 		doc_textf(d, " (%ld failed)", n->failures);
-	if (n->candidate_id) {
-		int ci = rp_find_cand(r, n->candidate_id);
-		doc_textf(d, ", candidate #%lld", (long long)n->candidate_id);
-		if (ci >= 0 && r->cands[ci].rank_group <= 1)
-			doc_textf(d, " measured %.2fx (%s)", r->cands[ci].speedup, r->cands[ci].phase);
-		else if (ci >= 0 && r->cands[ci].c->status)
-			doc_textf(d, " %s", r->cands[ci].c->status);
-		else if (isfinite(n->score))
-			doc_textf(d, " score %.3g (from the snapshot)", n->score);
-	} else if (isfinite(n->score)) {
-		doc_textf(d, ", score %.3g", n->score);
-	}
+	node_candidate(d, r, n);
 	if (n->impacts[0])
 		doc_textf(d, "; impacts: %s", n->impacts);
 	if (n->is_active)
@@ -446,9 +471,30 @@ static void tree_node(struct rp_doc *d, const struct rp_run *r, int i, int depth
 		if (depth >= MAX_DEPTH) {
 			doc_text(d, " (deeper levels not shown)");
 		} else {
+			int folded = 0, kids = 0;
+			long most = -1;
 			doc_list_begin(d);
-			for (int c = n->first_child; c >= 0; c = tr->nodes[c].next_sibling)
-				tree_node(d, r, c, depth + 1);
+			for (int c = n->first_child; c >= 0; c = tr->nodes[c].next_sibling) {
+				if (tr->nodes[c].shown) {
+					tree_node(d, r, c, depth + 1);
+					continue;
+				}
+				kids++;
+				folded += tr->nodes[c].subtree;
+				long v = subtree_visits(tr, c, depth + 1);
+				most = v > most ? v : most;
+			}
+			if (folded) {
+				doc_item_begin(d, "folded");
+				doc_textf(d, "\xe2\x80\xa6 %d more node%s folded (%d action%s here", folded,
+					  folded == 1 ? "" : "s", kids, kids == 1 ? "" : "s");
+				if (most == 0)
+					doc_text(d, ", none visited");
+				else if (most > 0)
+					doc_textf(d, ", at most %ld visit%s each", most, most == 1 ? "" : "s");
+				doc_text(d, ")");
+				doc_item_end(d);
+			}
 			doc_list_end(d);
 		}
 	}
@@ -470,8 +516,14 @@ static void section_tree(struct rp_doc *d, const struct rp_run *r)
 		 tr->snapshot_version, tr->nsnapshots, tr->snapshot_round);
 	doc_text(d, t);
 	doc_text(d, "Each node is an optimization action with the model's rating (0-10), confidence "
-		    "(0-1), status and attempts, and the measured speedup of the candidate attached "
-		    "to it. \xe2\x98\x85 marks the path from the root to the best candidate.");
+		    "(0-1), status, visits and attempts, and the measured speedup of the candidate "
+		    "attached to it. \xe2\x98\x85 marks the path from the root to the best "
+		    "candidate.");
+	if (tr->nshown < tr->nnodes)
+		doc_textf(d, " Showing %d of %d nodes: the path to the best, the active leaf and "
+			     "the most visited; the rest are counted under their parents (ksearch "
+			     "report --tree N draws more).",
+			  tr->nshown, tr->nnodes);
 	if (tr->error[0]) {
 		doc_text(d, " Note: ");
 		doc_text(d, tr->error);

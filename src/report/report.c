@@ -8,6 +8,7 @@ void ks_report_opts_init(struct ks_report_opts *o)
 {
 	o->top = 10;
 	o->fail_examples = 3;
+	o->tree_nodes = KS_REPORT_TREE_NODES;
 }
 
 static int render(const struct rp_run *r, enum ks_report_format fmt, struct ks_buf *out,

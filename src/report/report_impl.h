@@ -44,19 +44,22 @@ struct rp_node {
 	char id[64], parent[64];
 	const char *title, *description, *status;
 	double rating, confidence, difficulty;
-	long attempts, failures;
+	long attempts, failures, visits; /* -1: not in the snapshot */
 	int64_t candidate_id;    /* 0: none */
 	double score;            /* the snapshot's own score (NAN: none) */
 	char impacts[256];       /* "memory_bandwidth=high, ..." */
 	int parent_index;        /* -1: a root */
 	int first_child, next_sibling;
 	int on_best_path, is_active;
+	int shown;               /* drawn in the report (large trees are folded) */
+	int subtree;             /* nodes in its subtree, itself included */
 };
 
 struct rp_tree {
 	void *doc;               /* json_t * of the snapshot (owns the strings) */
 	struct rp_node *nodes;
 	int nnodes;
+	int nshown;              /* nodes drawn (nnodes unless the tree is folded) */
 	int root;                /* index of the root or -1 */
 	const char *kernel_summary;
 	const char **open_questions;

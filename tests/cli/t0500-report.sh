@@ -1,6 +1,7 @@
 #!/bin/bash
-# ksearch report: usage and error handling, then a real report of the synthetic run that
-# the report unit test writes (tests/unit/test_report.c, KS_REPORT_FIXTURE_DIR).
+# ksearch report: usage and error handling; the report of a real `ksearch run` (the world
+# model's tree as the search wrote it); then the synthetic run that the report unit test
+# writes (tests/unit/test_report.c, KS_REPORT_FIXTURE_DIR) for exact leaderboard numbers.
 . "$(dirname "$0")/lib.sh"
 
 "$KS" report --help >"$TMP/help" 2>&1
@@ -42,7 +43,54 @@ is "$?" 2 "--top 0: exit 2"
 grep -q -- "--top must be between 1 and 1000" "$TMP/err"
 ok $? "--top 0: says the range"
 
-# a real run, written by the unit test through the store API
+# a real search on a tiny task: its report must draw the tree the search recorded
+REAL="$TMP/real"
+"$KS" run "$ROOT/tests/fixtures/eval/scale" --budget 5 --seed 2 --out "$REAL" --min-time 0.01 \
+	--top 2 --jobs 2 >"$TMP/real.out" 2>"$TMP/real.err"
+ok $? "ksearch run writes a real run"
+sqlite3_titles() { # the action titles and ids of the latest snapshot, one "id<TAB>title" a line
+	python3 -c '
+import json, sqlite3, sys
+row = sqlite3.connect(sys.argv[1]).execute(
+    "select json from tree_snapshots order by version desc limit 1").fetchone()
+for n in json.loads(row[0])["decision_tree"]["nodes"]:
+    print("%s\t%s" % (n["node_id"], n["action"]["title"]))' "$1"
+}
+sqlite3_titles "$REAL/run.db" >"$TMP/titles"
+test "$(wc -l <"$TMP/titles")" -ge 5
+ok $? "the run recorded a tree of at least 5 nodes ($(wc -l <"$TMP/titles"))"
+"$KS" report "$REAL" >/dev/null
+ok $? "report of the real run"
+sed -n '/^## World model/,/^## Failures/p' "$REAL/report.md" >"$TMP/tree.md"
+missing=0
+while IFS=$'\t' read -r id title; do
+	esc=$(printf '%s' "$title" | sed 's/>/\\>/g')
+	grep -qF "[$id] $esc" "$TMP/tree.md" || { echo "# node $id '$title' missing"; missing=$((missing + 1)); }
+done <"$TMP/titles"
+is "$missing" 0 "report.md draws every node of the snapshot with its id and title"
+grep -q "^- \*\*★ \[0\] naive baseline\*\* — rating 5.0/10, confidence 0.50" "$TMP/tree.md"
+ok $? "report.md: the root, starred, with rating and confidence"
+grep -qE "^  - .*family: .* [0-9]+ visits?, [0-9]+ attempts?, candidate #[0-9]+ measured [0-9.]+x \((search|final)\)" "$TMP/tree.md"
+ok $? "report.md: a family node with visits, attempts, its candidate and measured speedup"
+test "$(grep -c '★' "$TMP/tree.md")" -ge 3
+ok $? "report.md: a path of at least three nodes to the best is starred"
+"$KS" report "$REAL" --json >"$TMP/real.json"
+is "$(json_get "$TMP/real.json" 'd["tree"]["nodes"]')" "$(wc -l <"$TMP/titles")" "--json: tree node count"
+bestnode=$(json_get "$TMP/real.json" '[c["node"] for c in d["candidates"] if c["id"] == d["best"]["candidate"]][0]')
+is "$(json_get "$TMP/real.json" 'd["tree"]["best_path"][-1]["node"]')" "$bestnode" \
+	"--json: the best path ends at the best candidate's node"
+grep -o '<div class="tree">' "$REAL/report.html" >/dev/null &&
+	grep -q '<li class="bestpath"><strong>★ \[0\] naive baseline</strong>' "$REAL/report.html" &&
+	grep -qF "$(sed -n 2p "$TMP/titles" | cut -f2 | sed 's/>/\&gt;/g')" "$REAL/report.html"
+ok $? "report.html draws the tree with real titles"
+"$KS" report "$REAL" --md --tree 3 >"$TMP/fold.md"
+grep -qE "Showing [0-9]+ of $(wc -l <"$TMP/titles") nodes" "$TMP/fold.md" &&
+	grep -qE "more nodes? folded" "$TMP/fold.md"
+ok $? "--tree 3 folds the tree (best path and active leaf always drawn) and counts the rest"
+"$KS" report "$REAL" --tree 0 >/dev/null 2>"$TMP/err"
+is "$?" 2 "--tree 0: exit 2"
+
+# a synthetic run, written by the unit test through the store API
 UT=${KS_BIN:-build}/test_report
 if [ -x "$UT" ]; then
 	RUN="$TMP/run"
