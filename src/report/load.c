@@ -62,13 +62,14 @@ static void wl_fold(const struct ks_store_eval *ev, size_t n, const char *phase,
 			if (!any_log)
 				any_log = x->log;
 		}
-		if (isfinite(x->median_us) && nt < RP_MAX_SEEDS) {
+		/* a check row is stored with zeros where nothing was timed: a time is never 0 */
+		if (isfinite(x->median_us) && x->median_us > 0 && nt < RP_MAX_SEEDS) {
 			med[nt++] = x->median_us;
 			w->spread_pct = max_finite(w->spread_pct, x->spread_pct);
 			if (!timed)
 				timed = x;
 		}
-		if (isfinite(x->baseline_us) && nb < RP_MAX_SEEDS)
+		if (isfinite(x->baseline_us) && x->baseline_us > 0 && nb < RP_MAX_SEEDS)
 			base[nb++] = x->baseline_us;
 	}
 	if (!w->present)

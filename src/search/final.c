@@ -93,7 +93,9 @@ static int measure(struct ks_run_state *st, const struct ks_eval_opts *fo,
 						       .source = ks_buf_str(&pd[k].src),
 						       .defines = pd[k].list,
 						       .units = st->task->nworkloads + st->task->nchecks};
-		ks_run_progress_tick(st, "final", "re-measuring the best on the workers", 0);
+		char what[128];
+		snprintf(what, sizeof(what), "re-measuring %d candidates on the workers", np);
+		ks_run_progress_tick(st, "final", what, 0);
 		rc = ks_pool_evaluate_batch(st->pool, jobs, np, res, e);
 		for (int k = 0; k < np; k++) {
 			pd[k].res = res[k];
@@ -105,7 +107,11 @@ static int measure(struct ks_run_state *st, const struct ks_eval_opts *fo,
 	if ((rc = ks_evaluator_new(st->task, fo, &ev, e)))
 		return rc;
 	for (int k = 0; k < np && !rc; k++) {
-		ks_run_progress_tick(st, "final", list[pd[k].index].action, 0);
+		const struct ks_store_candidate *c = &list[pd[k].index];
+		char what[320];
+		snprintf(what, sizeof(what), "%d/%d candidate #%lld: %s", k + 1, np, (long long)c->id,
+			 c->action ? c->action : "");
+		ks_run_progress_tick(st, "final", what, 0);
 		rc = ks_evaluator_run(ev, ks_buf_str(&pd[k].src), NULL, pd[k].list, &pd[k].res, e);
 		pd[k].have_res = rc == 0;
 	}

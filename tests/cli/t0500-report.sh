@@ -48,6 +48,12 @@ REAL="$TMP/real"
 "$KS" run "$ROOT/tests/fixtures/eval/scale" --budget 5 --seed 2 --out "$REAL" --min-time 0.01 \
 	--top 2 --jobs 2 >"$TMP/real.out" 2>"$TMP/real.err"
 ok $? "ksearch run writes a real run"
+grep -qE '^\[final\] [0-9]+m[0-9]{2}s \| 1/[0-9]+ candidate #[0-9]+: ' "$TMP/real.err"
+ok $? "[final] lines name the candidate and show the elapsed time"
+grep -qE '^\[1/5\] [0-9]+m[0-9]{2}s \| best .* \| ETA \? \|' "$TMP/real.err"
+ok $? "no ETA from the first candidate alone (it paid for setup)"
+grep -qE '^\[4/5\] .* \| ETA [0-9]+m[0-9]{2}s \|' "$TMP/real.err"
+ok $? "an ETA once the rate is known"
 sqlite3_titles() { # the action titles and ids of the latest snapshot, one "id<TAB>title" a line
 	python3 -c '
 import json, sqlite3, sys
@@ -89,6 +95,11 @@ grep -qE "Showing [0-9]+ of $(wc -l <"$TMP/titles") nodes" "$TMP/fold.md" &&
 ok $? "--tree 3 folds the tree (best path and active leaf always drawn) and counts the rest"
 "$KS" report "$REAL" --tree 0 >/dev/null 2>"$TMP/err"
 is "$?" 2 "--tree 0: exit 2"
+
+# the check rows of the best's table: nothing timed there, so dashes, never 0.00
+grep ' (check) |' "$REAL/report.md" >"$TMP/checks"
+test -s "$TMP/checks" && ! grep -q '| 0\.00 |' "$TMP/checks" && grep -q '| — | — |' "$TMP/checks"
+ok $? "check rows show dashes where nothing was timed"
 
 # a synthetic run, written by the unit test through the store API
 UT=${KS_BIN:-build}/test_report
