@@ -43,6 +43,9 @@ struct ks_eval_opts {
 	int max_reps;             /* timing count cap (default 2000) */
 	int warmup;               /* untimed calls first (default 2) */
 	int blocks;               /* interleaved baseline/candidate blocks (default 2) */
+	double ci_rel;            /* after `blocks`, add blocks until the candidate's median is
+				     known to +-ci_rel (95%, e.g. 0.02) or max_blocks (0: off) */
+	int max_blocks;           /* cap on blocks when ci_rel is set (default: blocks, <= 50) */
 	size_t rotate_bytes;      /* rotating input sets until this many bytes (default: 2x LLC,
 				     capped at 256 MiB) */
 	const char *workloads;    /* NULL or "all": every workload; else "0,2" indexes */
@@ -76,6 +79,10 @@ struct ks_wl_result {
 	double speedup;          /* baseline_us / median_us */
 	int nsamples;
 	double *samples_us;      /* every timed repetition */
+	int blocks;              /* interleaved timing blocks it took */
+	int nbaseline_samples;
+	double *baseline_samples_us; /* the baseline's repetitions behind baseline_us (local
+					evaluations only; NULL from a worker) */
 	int nseeds;              /* seeds checked (in order) */
 	unsigned long long seeds[16];
 	double seed_abs_err[16], seed_rel_err[16]; /* worst error per seed */

@@ -74,6 +74,10 @@ struct ks_run_result {
 	long llm_prompt_tokens;
 	long llm_completion_tokens;
 	double llm_cost;          /* USD from the price table, 0 when unknown */
+	/* the final re-measurement: how sure the choice is, and whether to trust it */
+	char final_verdict[320];  /* "#30 beats #35 by 8.0% \u00b1 3.0%" ("" without a final) */
+	int final_noisy;          /* 1: a loaded machine or search and final > 2x apart */
+	char final_noise[1024];   /* why, "; "-separated ("" when not noisy) */
 };
 
 /* Run (or resume) a search.  Returns 0 when the run completed (whatever was found), or an

@@ -10,6 +10,8 @@
 #include "eval/stats.h"
 #include "util/clock.h"
 
+struct ks_eval_timing_seam ks_eval_timing = {.version = 1};
+
 /* compare the runner's shared outputs with the reference of seed_idx; 1 when they match */
 static int compare_outputs(struct ks_evaluator *ev, struct ks_wl_state *ws,
 			   const unsigned char *got, int seed_idx, const char *when,
@@ -82,8 +84,9 @@ static int append(double **dst, int *n, const double *src, int m)
 
 /* One timing block on runner r; the wall clock of this process cross-checks the runner's
  * own numbers, which a kernel running inside the runner could tamper with. */
-static int time_block(struct ks_evaluator *ev, struct ks_runner *r, double **samples, int *n,
-		      struct ks_buf *log, int *suspicious, struct ks_error *e)
+static int time_block(struct ks_evaluator *ev, struct ks_runner *r, int is_baseline,
+		      double **samples, int *n, struct ks_buf *log, int *suspicious,
+		      struct ks_error *e)
 {
 	const struct ks_eval_opts *o = &ev->o;
 	const char *reply;
@@ -111,6 +114,8 @@ static int time_block(struct ks_evaluator *ev, struct ks_runner *r, double **sam
 			    sum, block, wall);
 		*suspicious = 1;
 	}
+	if (ks_eval_timing.adjust)
+		ks_eval_timing.adjust(ks_eval_timing.ctx, is_baseline, s, cnt);
 	rc = append(samples, n, s, cnt) ? ks_error_set(e, KS_ENOMEM, "out of memory") : 0;
 	free(s);
 	return rc;
@@ -193,15 +198,21 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	}
 	double *cs = NULL, *bs = NULL;
 	int ncs = 0, nbs = 0, suspicious = 0;
-	for (int b = 0; b < o->blocks; b++) {
+	/* the count floor first, then more blocks while the median is not known well enough */
+	int nblocks = 0;
+	for (int b = 0; b < o->max_blocks; b++) {
+		if (b >= o->blocks &&
+		    (o->ci_rel <= 0 || ks_stats_enough(cs, (size_t)ncs, o->ci_rel, 0, 0)))
+			break;
+		nblocks++;
 		if (measure_base &&
-		    (rc = time_block(ev, base, &bs, &nbs, &log, &suspicious, e))) {
+		    (rc = time_block(ev, base, 1, &bs, &nbs, &log, &suspicious, e))) {
 			ks_error_wrap(e, "timing the baseline");
 			free(cs);
 			free(bs);
 			goto out;
 		}
-		if (time_block(ev, cand, &cs, &ncs, &log, &suspicious, &ke)) {
+		if (time_block(ev, cand, 0, &cs, &ncs, &log, &suspicious, &ke)) {
 			free(cs);
 			free(bs);
 			if (ke.code == KS_ETIMEOUT || cand->reaped || cand->timed_out) {
@@ -238,6 +249,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	res->spread_pct = cst.spread_pct;
 	res->samples_us = cs;
 	res->nsamples = ncs;
+	res->blocks = nblocks;
 	if (cst.median > 0) {
 		res->gflops = ws->flops / (cst.median * 1e3);
 		res->gbps = ws->bytes / (cst.median * 1e3);
@@ -250,6 +262,12 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	}
 	free(bs);
 	if (ws->nbase) {
+		res->baseline_samples_us = malloc(sizeof(double) * (size_t)ws->nbase);
+		if (res->baseline_samples_us) {
+			memcpy(res->baseline_samples_us, ws->base_samples,
+			       sizeof(double) * (size_t)ws->nbase);
+			res->nbaseline_samples = ws->nbase;
+		}
 		ks_stats_compute(ws->base_samples, (size_t)ws->nbase, &bst);
 		res->baseline_us = bst.median;
 		res->speedup = cst.median > 0 ? bst.median / cst.median : 0;

@@ -58,6 +58,24 @@ static void section_header(struct rp_doc *d, const struct rp_run *r)
 		doc_strong_end(d);
 	}
 	doc_para_end(d);
+	if (r->has_final_event && r->final_verdict[0]) {
+		doc_para_begin(d);
+		doc_text(d, "How sure: ");
+		doc_text(d, r->final_verdict);
+		doc_text(d, " (95% interval of the difference; a candidate whose advantage is inside "
+			    "the noise does not take the crown from the search phase's leader).");
+		doc_para_end(d);
+	}
+	if (r->final_noisy) {
+		doc_para_begin(d);
+		doc_strong_begin(d);
+		doc_text(d, "Noisy measurements:");
+		doc_strong_end(d);
+		doc_text(d, " ");
+		doc_text(d, r->final_noise[0] ? r->final_noise : "see the run's events");
+		doc_text(d, ". Rerun on a quiet machine before trusting the ranking.");
+		doc_para_end(d);
+	}
 
 	static const char *const heads[] = {"run", ""};
 	doc_table_begin(d, 2, heads, NULL);

@@ -172,6 +172,11 @@ int rp_render_json(const struct rp_run *r, struct ks_buf *out, struct ks_error *
 	json_object_set_new(root, "failures", fails);
 	fails = NULL;
 	json_object_set_new(root, "best", best ? best : json_null());
+	json_object_set_new(root, "noisy", json_boolean(r->final_noisy));
+	json_object_set_new(root, "noise_reason",
+			    r->final_noisy ? text(r->final_noise) : json_null());
+	json_object_set_new(root, "final_verdict",
+			    r->has_final_event ? text(r->final_verdict) : json_null());
 	best = NULL;
 	json_object_set_new(root, "workloads", wls);
 	wls = NULL;

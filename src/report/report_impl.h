@@ -99,6 +99,12 @@ struct rp_run {
 	int best_file_exists;
 	char target[128];        /* spec / device from the run config ("" when unknown) */
 	char selection[64];      /* --workloads from the run config ("" when all) */
+	/* the final's verdict event (has_final_event 0: none recorded) */
+	int has_final_event;
+	int64_t final_chosen;    /* candidate id the final crowned, -1: none */
+	char final_verdict[320]; /* "#30 beats #35 by 8.0% ± 3.0%" */
+	int final_noisy;
+	char final_noise[1024];  /* why the measurements are not to be trusted */
 };
 
 int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,

@@ -48,7 +48,7 @@ REAL="$TMP/real"
 "$KS" run "$ROOT/tests/fixtures/eval/scale" --budget 5 --seed 2 --out "$REAL" --min-time 0.01 \
 	--top 2 --jobs 2 >"$TMP/real.out" 2>"$TMP/real.err"
 ok $? "ksearch run writes a real run"
-grep -qE '^\[final\] [0-9]+m[0-9]{2}s \| 1/[0-9]+ candidate #[0-9]+: ' "$TMP/real.err"
+grep -qE '^\[final\] [0-9]+m[0-9]{2}s \| round 1, 1/[0-9]+ candidate #[0-9]+: ' "$TMP/real.err"
 ok $? "[final] lines name the candidate and show the elapsed time"
 grep -qE '^\[1/5\] [0-9]+m[0-9]{2}s \| best .* \| ETA \? \|' "$TMP/real.err"
 ok $? "no ETA from the first candidate alone (it paid for setup)"
@@ -95,6 +95,11 @@ grep -qE "Showing [0-9]+ of $(wc -l <"$TMP/titles") nodes" "$TMP/fold.md" &&
 ok $? "--tree 3 folds the tree (best path and active leaf always drawn) and counts the rest"
 "$KS" report "$REAL" --tree 0 >/dev/null 2>"$TMP/err"
 is "$?" 2 "--tree 0: exit 2"
+
+grep -qE '^How sure: #[0-9]+ ' "$REAL/report.md"
+ok $? "report.md says how sure the final's choice is"
+is "$(json_get "$TMP/real.json" 'd["best"]["candidate"] == int(d["final_verdict"].split("#")[1].split()[0])')" True \
+	"--json: the best is the candidate the verdict names first"
 
 # the check rows of the best's table: nothing timed there, so dashes, never 0.00
 grep ' (check) |' "$REAL/report.md" >"$TMP/checks"
