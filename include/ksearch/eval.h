@@ -57,6 +57,13 @@ struct ks_eval_opts {
 	double peak_gflops;       /* roofline: compute ceiling (0: unknown, no compute floor) */
 	double peak_gbps;         /* roofline: memory ceiling (0: unknown, no memory floor) */
 	double suspicious_factor; /* SUSPICIOUS below floor/factor (default 1.5) */
+	/* "% of roofline": the attainable rate at the workload's arithmetic intensity,
+	 * min(compute roof of the task's dtype, intensity x memory roof), as in the roofline
+	 * model; realistic roofs, not upper bounds (0: use peak_gflops / peak_gbps) */
+	double roof_gflops_f32;   /* FP32 FMA (CPU: measured by spec detect) */
+	double roof_gflops_f16;   /* FP16 (GPU tensor cores where the spec lists them) */
+	double roof_gflops_bf16;  /* BF16 (tensor cores; CPU: AMX tiles where present) */
+	double roof_gbps;         /* memory (CPU: measured copy bandwidth) */
 	int reuse_baseline;       /* time the baseline once per workload and reuse it (search) */
 	unsigned long long seed;  /* base of the input seeds (default 1) */
 	int no_sandbox;           /* for trusted debugging only; never for candidates */
@@ -74,7 +81,8 @@ struct ks_wl_result {
 	double median_us;        /* candidate, 0 when not timed */
 	double spread_pct;       /* interquartile range as % of the median */
 	double gflops, gbps;     /* achieved */
-	double roofline_pct;     /* median floor / median time * 100, 0 when unknown */
+	double roofline_pct;     /* attainable-rate floor / median time * 100 (roof_*), 0 when
+				    unknown; above 100 when the data stayed in cache */
 	double baseline_us;      /* baseline median in the same session, 0 when not timed */
 	double speedup;          /* baseline_us / median_us */
 	int nsamples;
@@ -123,8 +131,15 @@ struct ks_spec;
  * theoretical compute peak only (FMA, or AMX tiles where the spec lists amx); GPUs: the best
  * compute rate and the bandwidth the spec gives. */
 void ks_roofline_from_spec(const struct ks_spec *s, double *gflops, double *gbps);
-/* the options' roofline ceilings from s, where they are not set (<= 0) already */
+/* the options' roofline ceilings and "% of roofline" roofs from s, where they are not set
+ * (<= 0) already */
 void ks_roofline_fill(const struct ks_spec *s, struct ks_eval_opts *o);
+
+/* The attainable GFLOP/s for a workload of these flops and bytes in dtype dt: the compute
+ * roof of dt, capped by arithmetic intensity x the memory roof (the roofline model); 0 when
+ * unknown.  "% of roofline" is achieved / attainable. */
+double ks_roofline_attainable(const struct ks_eval_opts *o, enum ks_dtype dt, double flops,
+			      double bytes);
 
 /* One-shot helper for `ksearch eval`: new + run + free. */
 int ks_eval_kernel(const struct ks_task *t, const char *source, const char *path,

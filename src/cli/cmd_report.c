@@ -68,8 +68,9 @@ int cmd_report(int argc, char **argv)
 			return KS_EXIT_USAGE;
 		}
 		const char *sep = dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/";
-		printf("%s%s%s\n%s%s%s\n%s%s%s\n", dir, sep, KS_REPORT_MD_FILE, dir, sep,
-		       KS_REPORT_HTML_FILE, dir, sep, KS_REPORT_SVG_FILE);
+		printf("%s%s%s\n%s%s%s\n%s%s%s\n%s%s%s\n", dir, sep, KS_REPORT_MD_FILE, dir, sep,
+		       KS_REPORT_HTML_FILE, dir, sep, KS_REPORT_SVG_FILE, dir, sep,
+		       KS_REPORT_ROOFLINE_FILE);
 		return KS_EXIT_OK;
 	}
 	enum ks_report_format fmt = md     ? KS_REPORT_MD

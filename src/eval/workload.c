@@ -133,6 +133,16 @@ static void kernel_failed(struct ks_runner *r, struct ks_wl_result *res, struct 
 	ks_buf_release(&why);
 }
 
+/* the dtype the arithmetic runs in: the first floating-point input's */
+static enum ks_dtype compute_dtype(const struct ks_task *t)
+{
+	for (int j = 0; j < t->ntensors; j++)
+		if (!t->tensors[j].is_output && t->tensors[j].dtype != KS_DT_I32 &&
+		    t->tensors[j].dtype != KS_DT_I64)
+			return t->tensors[j].dtype;
+	return KS_DT_F32;
+}
+
 int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
 		     struct ks_wl_result *res, struct ks_error *e)
 {
@@ -278,8 +288,15 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 		floor_us = ws->flops / (o->peak_gflops * 1e3);
 	if (o->peak_gbps > 0 && ws->bytes > 0 && ws->bytes / (o->peak_gbps * 1e3) > floor_us)
 		floor_us = ws->bytes / (o->peak_gbps * 1e3);
+	/* "% of roofline": achieved over attainable at this arithmetic intensity, in the
+	 * task's dtype; SUSPICIOUS keeps the physical floor above */
+	double att = ks_roofline_attainable(o, compute_dtype(ev->task), ws->flops, ws->bytes);
+	double bw = o->roof_gbps > 0 ? o->roof_gbps : o->peak_gbps;
+	if (cst.median > 0 && att > 0 && ws->flops > 0)
+		res->roofline_pct = res->gflops / att * 100;
+	else if (cst.median > 0 && bw > 0 && ws->bytes > 0)
+		res->roofline_pct = res->gbps / bw * 100;
 	if (floor_us > 0 && cst.median > 0) {
-		res->roofline_pct = floor_us / cst.median * 100;
 		if (cst.median * o->suspicious_factor < floor_us) {
 			ks_buf_addf(&log, "%sfaster than the hardware allows: %.2f us < roofline floor "
 					  "%.2f us",

@@ -167,6 +167,32 @@ static void section_convergence(struct rp_doc *d, const struct rp_run *r)
 	doc_para_end(d);
 }
 
+static void section_roofline(struct rp_doc *d, const struct rp_run *r)
+{
+	doc_heading(d, 2, "Roofline");
+	if (d->html) {
+		doc_raw(d, "<div class=\"chart roofline\">");
+		if (!d->rc)
+			d->rc = rp_render_roofline(r, d->b);
+		doc_raw(d, "</div>\n");
+	} else {
+		doc_raw(d, "![Roofline: each workload's best kernel and baseline against the roofs](" KS_REPORT_ROOFLINE_FILE
+			   ")\n\n");
+	}
+	doc_para_begin(d);
+	if (r->roof_gflops > 0)
+		doc_textf(d, "The roof is what the hardware can attain at a kernel's arithmetic "
+			     "intensity: min(%.4g GFLOP/s %s compute, intensity x %.4g GB/s memory). "
+			     "\"%% of roofline\" in the tables is achieved over that attainable rate, so "
+			     "a memory-bound kernel is measured against the memory roof. Above 100%% "
+			     "the data stayed in cache.",
+			  r->roof_gflops, r->roof_dtype[0] ? r->roof_dtype : "f32", r->roof_gbps);
+	else
+		doc_text(d, "This run recorded no roofs (a hardware spec without peak figures, or a "
+			    "run from an older ksearch): the points are placed without them.");
+	doc_para_end(d);
+}
+
 static void wl_cell(struct rp_doc *d, const struct rp_wl *w)
 {
 	char a[48], b[48], c[48], e[48];
@@ -730,6 +756,7 @@ int rp_render_body(const struct rp_run *r, int html, struct ks_buf *out)
 	struct rp_doc d = {.b = out, .html = html};
 	section_header(&d, r);
 	section_convergence(&d, r);
+	section_roofline(&d, r);
 	section_leaderboard(&d, r);
 	section_best(&d, r);
 	section_fastest(&d, r);

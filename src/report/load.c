@@ -44,6 +44,7 @@ static void wl_fold(const struct ks_store_eval *ev, size_t n, const char *phase,
 	memset(w, 0, sizeof(*w));
 	w->max_abs_err = w->max_rel_err = w->median_us = w->spread_pct = NAN;
 	w->gflops = w->gbps = w->roofline_pct = w->baseline_us = w->speedup = NAN;
+	w->library_us = NAN;
 	const struct ks_store_eval *timed = NULL;
 	const char *fail_log = NULL, *any_log = NULL;
 	for (size_t i = 0; i < n; i++) {
@@ -148,6 +149,18 @@ static void final_event(struct rp_run *r, const char *data)
 	snprintf(r->final_noise, sizeof(r->final_noise), "%s",
 		 json_is_string(n) ? json_string_value(n) : "");
 	r->has_final_event = 1;
+	json_decref(d);
+}
+
+/* the roofs the run's "% of roofline" used */
+static void roofline_event(struct rp_run *r, const char *data)
+{
+	json_t *d = json_loads(data ? data : "", 0, NULL);
+	json_t *g = json_object_get(d, "compute_gflops"), *b = json_object_get(d, "memory_gbps");
+	json_t *t = json_object_get(d, "dtype");
+	r->roof_gflops = json_is_number(g) ? json_number_value(g) : 0;
+	r->roof_gbps = json_is_number(b) ? json_number_value(b) : 0;
+	snprintf(r->roof_dtype, sizeof(r->roof_dtype), "%s", json_is_string(t) ? json_string_value(t) : "");
 	json_decref(d);
 }
 
@@ -355,6 +368,8 @@ int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
 		span_add(&lo, &hi, events[i].ts);
 		if (events[i].kind && !strcmp(events[i].kind, "final"))
 			final_event(r, events[i].data);
+		if (events[i].kind && !strcmp(events[i].kind, "roofline"))
+			roofline_event(r, events[i].data);
 	}
 	crown(r);
 	for (size_t i = 0; i < r->nllm; i++)

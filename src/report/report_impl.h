@@ -19,6 +19,7 @@ struct rp_wl {
 	double median_us;   /* median over timed seeds (NAN: not timed) */
 	double spread_pct;  /* largest spread over timed seeds */
 	double gflops, gbps, roofline_pct, baseline_us, speedup;
+	double library_us;  /* the task's library kernel timed beside it (NAN: none) */
 	const char *log;    /* first non-empty log of a failing seed, else of any seed */
 };
 
@@ -105,6 +106,9 @@ struct rp_run {
 	char final_verdict[320]; /* "#30 beats #35 by 8.0% ± 3.0%" */
 	int final_noisy;
 	char final_noise[1024];  /* why the measurements are not to be trusted */
+	/* the roofs "% of roofline" used (the run's "roofline" event; 0: not recorded) */
+	double roof_gflops, roof_gbps;
+	char roof_dtype[16];
 };
 
 int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
@@ -121,6 +125,7 @@ int rp_render_md(const struct rp_run *r, struct ks_buf *out);
 int rp_render_html(const struct rp_run *r, struct ks_buf *out);
 int rp_render_json(const struct rp_run *r, struct ks_buf *out, struct ks_error *e);
 int rp_render_svg(const struct rp_run *r, struct ks_buf *out);
+int rp_render_roofline(const struct rp_run *r, struct ks_buf *out);
 
 /* ---- helpers (format.c) ---- */
 /* length of the valid UTF-8 sequence at s (1-4), 0 when invalid */

@@ -261,6 +261,34 @@ static int machine_busy(char *why, size_t n)
 
 
 
+/* the roofs "% of roofline" used, for the report's roofline chart */
+static int record_roofs(struct ks_run_state *st, struct ks_error *e)
+{
+	const struct ks_eval_opts *o = &st->o.eval;
+	enum ks_dtype dt = KS_DT_F32;
+	for (int j = 0; j < st->task->ntensors; j++)
+		if (!st->task->tensors[j].is_output && st->task->tensors[j].dtype != KS_DT_I32 &&
+		    st->task->tensors[j].dtype != KS_DT_I64) {
+			dt = st->task->tensors[j].dtype;
+			break;
+		}
+	/* the attainable rate without bytes to move is the compute roof of dt */
+	double compute = ks_roofline_attainable(o, dt, 1, 0);
+	double memory = o->roof_gbps > 0 ? o->roof_gbps : o->peak_gbps;
+	if (!(compute > 0) && !(memory > 0))
+		return 0;
+	json_t *d = json_pack("{s:s, s:f, s:f, s:f, s:f}", "dtype", ks_dtype_name(dt),
+			      "compute_gflops", compute, "memory_gbps", memory, "ceiling_gflops",
+			      o->peak_gflops, "ceiling_gbps", o->peak_gbps);
+	char *text = d ? json_dumps(d, JSON_COMPACT) : NULL;
+	int rc = text ? ks_store_add_event(st->store, "info", "roofline",
+					   "the roofs of % of roofline", text, e)
+		      : 0;
+	free(text);
+	json_decref(d);
+	return rc;
+}
+
 int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_error *e)
 {
 	struct ks_store_candidate *list = NULL;
@@ -280,6 +308,10 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 	struct pending pd[16];
 	char busy[512] = "";
 	int was_busy = machine_busy(busy, sizeof(busy));
+	if ((rc = record_roofs(st, e))) {
+		ks_store_free(list);
+		return rc;
+	}
 	/* the candidates in search order; those re-measured by an earlier process of a
 	 * resumed run keep their figure */
 	for (size_t i = 0; i < n && np < top && !rc; i++) {

@@ -101,6 +101,16 @@ ok $? "report.md says how sure the final's choice is"
 is "$(json_get "$TMP/real.json" 'd["best"]["candidate"] == int(d["final_verdict"].split("#")[1].split()[0])')" True \
 	"--json: the best is the candidate the verdict names first"
 
+# the roofline chart of the real run: the roofs it used, the best and the baseline placed
+python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$REAL/roofline.svg"
+ok $? "roofline.svg is well-formed XML"
+grep -q 'class="roof"' "$REAL/roofline.svg" && grep -q 'class="rl-best"' "$REAL/roofline.svg" &&
+	grep -q 'class="rl-baseline"' "$REAL/roofline.svg"
+ok $? "roofline.svg draws the roof, the best kernel and the baseline"
+grep -q '](roofline.svg)' "$REAL/report.md" && grep -qE 'min\([0-9.e+]+ GFLOP/s f32 compute, intensity x [0-9.e+]+ GB/s memory\)' "$REAL/report.md"
+ok $? "report.md links the roofline chart and states the roofs"
+is "$(grep -o '<svg ' "$REAL/report.html" | wc -l)" 2 "report.html inlines both charts"
+
 # the check rows of the best's table: nothing timed there, so dashes, never 0.00
 grep ' (check) |' "$REAL/report.md" >"$TMP/checks"
 test -s "$TMP/checks" && ! grep -q '| 0\.00 |' "$TMP/checks" && grep -q '| — | — |' "$TMP/checks"
@@ -116,9 +126,11 @@ if [ -x "$UT" ]; then
 	ok $? "report RUN writes the files"
 	is "$(cat "$TMP/paths")" "$RUN/report.md
 $RUN/report.html
-$RUN/convergence.svg" "prints the three paths"
-	test -s "$RUN/report.md" && test -s "$RUN/report.html" && test -s "$RUN/convergence.svg"
-	ok $? "report.md, report.html and convergence.svg exist"
+$RUN/convergence.svg
+$RUN/roofline.svg" "prints the four paths"
+	test -s "$RUN/report.md" && test -s "$RUN/report.html" && test -s "$RUN/convergence.svg" &&
+		test -s "$RUN/roofline.svg"
+	ok $? "report.md, report.html, convergence.svg and roofline.svg exist"
 	grep -q "](convergence.svg)" "$RUN/report.md"
 	ok $? "report.md links the chart"
 	ls "$RUN" | grep -q '\.tmp\.' && r=1 || r=0
