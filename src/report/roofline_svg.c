@@ -142,6 +142,7 @@ int rp_render_roofline(const struct rp_run *r, struct ks_buf *b)
 	}
 	static const char *const color[] = {"#2ca02c", "#d62728", "#ff7f0e"};
 	static const char *const name[] = {"best", "baseline", "library"};
+	int nlabel = 0;
 	for (int i = 0; i < np && !rc; i++) {
 		const struct rl_point *p = &pts[i];
 		double x = ax(&a, p->ai), y = ay(&a, p->gflops);
@@ -162,8 +163,9 @@ int rp_render_roofline(const struct rp_run *r, struct ks_buf *b)
 							     : p->kind == 1 ? "</rect>"
 									    : "</path>");
 		if (!rc && p->kind == 0) {
+			/* workloads often share an intensity: stagger their labels */
 			rc = ks_buf_addf(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#333\">",
-					 x + 8, y - 6);
+					 x + 8, y - 6 - 12.0 * (nlabel++ % 4));
 			rc = rc ? rc : rp_html_esc(b, r->workloads[p->wl].label);
 			rc = rc ? rc : ks_buf_adds(b, "</text>\n");
 		}

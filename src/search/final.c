@@ -347,11 +347,13 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 		}
 		if (rc || !ks_final_need_round(fc, np))
 			break;
-		int lead[2], nl = ks_final_leaders(fc, np, lead, 2);
-		nw = 0;
+		int lead[2], nl = ks_final_leaders(fc, np, lead, 2), re[2], nre = 0;
 		for (int j = 0; j < nl; j++)
-			if (!list[pd[lead[j]].index].has_final)
-				which[nw++] = lead[(j + rounds) % nl];
+			if (!list[pd[lead[j]].index].has_final) /* re-measured by an earlier process */
+				re[nre++] = lead[j];
+		nw = 0;
+		for (int j = 0; j < nre; j++) /* alternate the order, against drift */
+			which[nw++] = re[(j + rounds) % nre];
 	}
 	struct ks_final_cand fc[16];
 	for (int k = 0; k < np; k++) {
