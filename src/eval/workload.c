@@ -207,7 +207,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 				goto out;
 	}
 	double *cs = NULL, *bs = NULL;
-	int ncs = 0, nbs = 0, suspicious = 0;
+	int ncs = 0, nbs = 0, suspicious = 0, reps_max = 0;
 	/* the count floor first, then more blocks while the median is not known well enough */
 	int nblocks = 0;
 	for (int b = 0; b < o->max_blocks; b++) {
@@ -215,6 +215,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 		    (o->ci_rel <= 0 || ks_stats_enough(cs, (size_t)ncs, o->ci_rel, 0, 0)))
 			break;
 		nblocks++;
+		int before = ncs;
 		if (measure_base &&
 		    (rc = time_block(ev, base, 1, &bs, &nbs, &log, &suspicious, e))) {
 			ks_error_wrap(e, "timing the baseline");
@@ -232,10 +233,17 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 			rc = ks_error_set(e, ke.code, "timing: %s", ke.msg);
 			goto out;
 		}
+		if (ncs - before > reps_max)
+			reps_max = ncs - before;
 	}
 	/* correctness again: outputs left by the timed calls, then fresh inputs in a buffer the
-	 * kernel has seen before (a kernel that caches results by pointer fails here) */
+	 * kernel has seen before (a kernel that caches results by pointer fails here).  Only
+	 * the sets the calls wrote: a slow kernel (or a loaded machine) may end a block before
+	 * the rotation reaches every set, whose outputs then still hold the poison */
+	int written = o->warmup > reps_max ? o->warmup : reps_max;
 	int post = nsets < o->nseeds ? nsets : o->nseeds;
+	if (post > written)
+		post = written;
 	for (int s = 0; s < post && res->status == KS_STATUS_PASSED; s++) {
 		if (ks_runner_cmd(cand, o->timeout_s, &reply, &ke, "snap %d", s)) {
 			kernel_failed(cand, res, &log, "after timing");

@@ -19,8 +19,8 @@
 #include "eval/stats.h"
 #include "ksearch/log.h"
 #include "ksearch/worker.h"
-#include "search/final_pick.h"
 #include "search/run_internal.h"
+#include "search/final_pick.h"
 #include "util/fs.h"
 
 static int write_best(struct ks_run_state *st, const struct ks_store_candidate *c,
