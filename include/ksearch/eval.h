@@ -43,6 +43,9 @@ struct ks_eval_opts {
 	int max_reps;             /* timing count cap (default 2000) */
 	int warmup;               /* untimed calls first (default 2) */
 	int blocks;               /* interleaved baseline/candidate blocks (default 2) */
+	double ci_rel;            /* after `blocks`, add blocks until the candidate's median is
+				     known to +-ci_rel (95%, e.g. 0.02) or max_blocks (0: off) */
+	int max_blocks;           /* cap on blocks when ci_rel is set (default: blocks, <= 50) */
 	size_t rotate_bytes;      /* rotating input sets until this many bytes (default: 2x LLC,
 				     capped at 256 MiB) */
 	const char *workloads;    /* NULL or "all": every workload; else "0,2" indexes */
@@ -54,6 +57,13 @@ struct ks_eval_opts {
 	double peak_gflops;       /* roofline: compute ceiling (0: unknown, no compute floor) */
 	double peak_gbps;         /* roofline: memory ceiling (0: unknown, no memory floor) */
 	double suspicious_factor; /* SUSPICIOUS below floor/factor (default 1.5) */
+	/* "% of roofline": the attainable rate at the workload's arithmetic intensity,
+	 * min(compute roof of the task's dtype, intensity x memory roof), as in the roofline
+	 * model; realistic roofs, not upper bounds (0: use peak_gflops / peak_gbps) */
+	double roof_gflops_f32;   /* FP32 FMA (CPU: measured by spec detect) */
+	double roof_gflops_f16;   /* FP16 (GPU tensor cores where the spec lists them) */
+	double roof_gflops_bf16;  /* BF16 (tensor cores; CPU: AMX tiles where present) */
+	double roof_gbps;         /* memory (CPU: measured copy bandwidth) */
 	int reuse_baseline;       /* time the baseline once per workload and reuse it (search) */
 	unsigned long long seed;  /* base of the input seeds (default 1) */
 	int no_sandbox;           /* for trusted debugging only; never for candidates */
@@ -71,11 +81,16 @@ struct ks_wl_result {
 	double median_us;        /* candidate, 0 when not timed */
 	double spread_pct;       /* interquartile range as % of the median */
 	double gflops, gbps;     /* achieved */
-	double roofline_pct;     /* median floor / median time * 100, 0 when unknown */
+	double roofline_pct;     /* attainable-rate floor / median time * 100 (roof_*), 0 when
+				    unknown; above 100 when the data stayed in cache */
 	double baseline_us;      /* baseline median in the same session, 0 when not timed */
 	double speedup;          /* baseline_us / median_us */
 	int nsamples;
 	double *samples_us;      /* every timed repetition */
+	int blocks;              /* interleaved timing blocks it took */
+	int nbaseline_samples;
+	double *baseline_samples_us; /* the baseline's repetitions behind baseline_us (local
+					evaluations only; NULL from a worker) */
 	int nseeds;              /* seeds checked (in order) */
 	unsigned long long seeds[16];
 	double seed_abs_err[16], seed_rel_err[16]; /* worst error per seed */
@@ -121,8 +136,15 @@ struct ks_spec;
  * theoretical compute peak only (FMA, or AMX tiles where the spec lists amx); GPUs: the best
  * compute rate and the bandwidth the spec gives. */
 void ks_roofline_from_spec(const struct ks_spec *s, double *gflops, double *gbps);
-/* the options' roofline ceilings from s, where they are not set (<= 0) already */
+/* the options' roofline ceilings and "% of roofline" roofs from s, where they are not set
+ * (<= 0) already */
 void ks_roofline_fill(const struct ks_spec *s, struct ks_eval_opts *o);
+
+/* The attainable GFLOP/s for a workload of these flops and bytes in dtype dt: the compute
+ * roof of dt, capped by arithmetic intensity x the memory roof (the roofline model); 0 when
+ * unknown.  "% of roofline" is achieved / attainable. */
+double ks_roofline_attainable(const struct ks_eval_opts *o, enum ks_dtype dt, double flops,
+			      double bytes);
 
 /* One-shot helper for `ksearch eval`: new + run + free. */
 int ks_eval_kernel(const struct ks_task *t, const char *source, const char *path,

@@ -9,7 +9,8 @@
  *   HTML  report.html: the same sections in one self-contained file, chart inline
  *   JSON  one object for scripts: run metadata, "evaluated", "passed", "best" and
  *         "candidates" (every candidate with its per-workload results)
- *   SVG   the convergence chart alone (convergence.svg)
+ *   SVG   the convergence chart alone (convergence.svg); the roofline chart is written
+ *         beside it (roofline.svg) and inline in the HTML
  *
  * The best candidate is chosen on the final re-measurement when the run has one (phase
  * "final"), else on the search-phase speedup; text from kernels, logs and models is
@@ -30,7 +31,11 @@ enum ks_report_format {
 struct ks_report_opts {
 	int top;          /* leaderboard rows (default 10, at most 1000) */
 	int fail_examples; /* example log lines per failing status (default 3, at most 50) */
+	int tree_nodes;   /* world-model nodes drawn before the tree is folded (0: default) */
 };
+
+/* default tree_nodes: larger trees show their most visited nodes, the rest counted */
+#define KS_REPORT_TREE_NODES 40
 
 /* default options */
 void ks_report_opts_init(struct ks_report_opts *o);
@@ -44,7 +49,7 @@ int ks_report_write(const char *run_dir, enum ks_report_format fmt, struct ks_bu
 int ks_report_write_opts(const char *run_dir, enum ks_report_format fmt,
 			 const struct ks_report_opts *o, struct ks_buf *out, struct ks_error *e);
 
-/* Write DIR/report.md, DIR/report.html and DIR/convergence.svg, each atomically (readers
+/* Write DIR/report.md, DIR/report.html, DIR/convergence.svg and DIR/roofline.svg, each atomically (readers
  * never see half a file); the run is read once, so the three agree. */
 int ks_report_write_files(const char *run_dir, struct ks_error *e);
 /* the same with options (o NULL: defaults) */
@@ -55,5 +60,6 @@ int ks_report_write_files_opts(const char *run_dir, const struct ks_report_opts 
 #define KS_REPORT_MD_FILE "report.md"
 #define KS_REPORT_HTML_FILE "report.html"
 #define KS_REPORT_SVG_FILE "convergence.svg"
+#define KS_REPORT_ROOFLINE_FILE "roofline.svg"
 
 #endif

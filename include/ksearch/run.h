@@ -70,6 +70,10 @@ struct ks_run_result {
 	double best_speedup;      /* from the final re-measurement */
 	char best_source[4096];   /* DIR/best.<ext>, "" when nothing passed */
 	char best_action[256];
+	/* the final re-measurement: how sure the choice is, and whether to trust it */
+	char final_verdict[320];  /* "#30 beats #35 by 8.0% \u00b1 3.0%" ("" without a final) */
+	int final_noisy;          /* 1: a loaded machine or search and final > 2x apart */
+	char final_noise[1024];   /* why, "; "-separated ("" when not noisy) */
 	int resumed;              /* 1 when this continued an earlier run */
 	int reused;               /* candidates taken from the store instead of evaluated */
 	long llm_calls;           /* policy llm / cmd: exchanges made (failed ones too) */

@@ -16,13 +16,14 @@ static const char about[] =
 
 int cmd_report(int argc, char **argv)
 {
-	int md = 0, html = 0, json = 0, svg = 0, top = 10, examples = 3, verbose = 0;
+	int md = 0, html = 0, json = 0, svg = 0, top = 10, examples = 3, tree = KS_REPORT_TREE_NODES, verbose = 0;
 	const struct ks_opt opts[] = {
 		{"md", KS_OPT_FLAG, &md, NULL, "print the Markdown report to stdout"},
 		{"html", KS_OPT_FLAG, &html, NULL, "print the HTML report to stdout"},
 		{"json", KS_OPT_FLAG, &json, NULL, "print one JSON object (every candidate) to stdout"},
 		{"svg", KS_OPT_FLAG, &svg, NULL, "print the convergence chart to stdout"},
 		{"top", KS_OPT_INT, &top, "N", "leaderboard rows (default 10)"},
+		{"tree", KS_OPT_INT, &tree, "N", "world-model nodes drawn before folding (default 40)"},
 		{"examples", KS_OPT_INT, &examples, "N", "log examples per failure status (default 3)"},
 		{"verbose", KS_OPT_FLAG, &verbose, NULL, "log more"},
 		{NULL, 0, NULL, NULL, NULL},
@@ -49,11 +50,16 @@ int cmd_report(int argc, char **argv)
 			examples);
 		return KS_EXIT_USAGE;
 	}
+	if (tree < 1 || tree > 100000) {
+		fprintf(stderr, "ksearch report: --tree must be between 1 and 100000, got %d\n", tree);
+		return KS_EXIT_USAGE;
+	}
 	ks_cli_log_init(verbose);
 	struct ks_report_opts o;
 	ks_report_opts_init(&o);
 	o.top = top;
 	o.fail_examples = examples;
+	o.tree_nodes = tree;
 	struct ks_error e = {0};
 	const char *dir = pos[0];
 	if (!md && !html && !json && !svg) {
@@ -62,8 +68,9 @@ int cmd_report(int argc, char **argv)
 			return KS_EXIT_USAGE;
 		}
 		const char *sep = dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/";
-		printf("%s%s%s\n%s%s%s\n%s%s%s\n", dir, sep, KS_REPORT_MD_FILE, dir, sep,
-		       KS_REPORT_HTML_FILE, dir, sep, KS_REPORT_SVG_FILE);
+		printf("%s%s%s\n%s%s%s\n%s%s%s\n%s%s%s\n", dir, sep, KS_REPORT_MD_FILE, dir, sep,
+		       KS_REPORT_HTML_FILE, dir, sep, KS_REPORT_SVG_FILE, dir, sep,
+		       KS_REPORT_ROOFLINE_FILE);
 		return KS_EXIT_OK;
 	}
 	enum ks_report_format fmt = md     ? KS_REPORT_MD

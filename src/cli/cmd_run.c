@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -33,38 +34,98 @@ static const char about[] =
 	"Exit status: 0 the run completed (see the report for what it found), 2 usage or\n"
 	"infrastructure error.";
 
+#define ETA_WINDOW 10
+
 struct status_line {
 	int tty;
 	int last_len;
+	/* when each of the last finished candidates finished (elapsed seconds), for the ETA */
+	double done_at[ETA_WINDOW + 1];
+	int done_n, done_evaluated;
 };
+
+static void fmt_dur(char *dst, size_t n, double s)
+{
+	if (s < 0 || !(s < 1e7))
+		snprintf(dst, n, "?");
+	else if (s >= 3600)
+		snprintf(dst, n, "%dh%02dm", (int)s / 3600, (int)s % 3600 / 60);
+	else
+		snprintf(dst, n, "%dm%02ds", (int)s / 60, (int)s % 60);
+}
+
+/* Seconds left in the search: the rate over the last few finished candidates, leaving out
+ * the first one (it also paid for the first compile round and the baseline's timing, so
+ * it would make the first estimate a multiple of the real one).  -1 until three candidates
+ * have finished in this process (two intervals span a compile round). */
+static double eta_estimate(struct status_line *sl, const struct ks_run_progress *p)
+{
+	if (p->finished && p->evaluated != sl->done_evaluated) {
+		sl->done_evaluated = p->evaluated;
+		if (sl->done_n == ETA_WINDOW + 1) {
+			memmove(sl->done_at, sl->done_at + 1, sizeof(double) * ETA_WINDOW);
+			sl->done_n--;
+		}
+		sl->done_at[sl->done_n++] = p->elapsed_s;
+	}
+	int left = p->budget - p->evaluated;
+	if (left <= 0 || sl->done_n < 3)
+		return -1;
+	double per = (sl->done_at[sl->done_n - 1] - sl->done_at[0]) / (sl->done_n - 1);
+	return per * left;
+}
+
+static int term_width(void)
+{
+	struct winsize ws;
+	if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+		return ws.ws_col;
+	const char *c = getenv("COLUMNS");
+	int w = c ? atoi(c) : 0;
+	return w >= 20 && w <= 1000 ? w : 80;
+}
+
+/* at most max bytes of s, never ending inside a UTF-8 sequence */
+static int utf8_cut(const char *s, int len, int max)
+{
+	if (len <= max)
+		return len;
+	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+		max--;
+	return max;
+}
 
 static void on_progress(const struct ks_run_progress *p, void *ctx)
 {
 	struct status_line *sl = ctx;
-	char eta[32] = "?";
-	if (p->eta_s >= 0)
-		snprintf(eta, sizeof(eta), "%dm%02ds", (int)p->eta_s / 60, (int)p->eta_s % 60);
+	char eta[32], elapsed[32];
+	fmt_dur(eta, sizeof(eta), eta_estimate(sl, p));
+	fmt_dur(elapsed, sizeof(elapsed), p->elapsed_s);
 	char best[32] = "-";
 	if (p->best_speedup > 0)
 		snprintf(best, sizeof(best), "%.2fx", p->best_speedup);
 	char line[512];
 	int n;
 	if (!strcmp(p->phase, "search"))
-		n = snprintf(line, sizeof(line), "[%d/%d] best %s | failures %d | ETA %s | %s",
-			     p->evaluated, p->budget, best, p->failed, eta,
+		n = snprintf(line, sizeof(line), "[%d/%d] %s | best %s | failures %d | ETA %s | %s",
+			     p->evaluated, p->budget, elapsed, best, p->failed, eta,
 			     p->action ? p->action : "");
 	else
-		n = snprintf(line, sizeof(line), "[%s] %s", p->phase, p->action ? p->action : "");
-	if (n > 110)
-		n = 110;
+		n = snprintf(line, sizeof(line), "[%s] %s | %s", p->phase, elapsed,
+			     p->action ? p->action : "");
+	if (n < 0)
+		return;
+	if (n >= (int)sizeof(line))
+		n = (int)sizeof(line) - 1;
 	if (sl->tty) {
+		/* one line that never wraps: a wrapped line cannot be rewritten with \r */
+		n = utf8_cut(line, n, term_width() - 1);
 		fprintf(stderr, "\r%.*s%*s", n, line, sl->last_len > n ? sl->last_len - n : 0, "");
 		sl->last_len = n;
 	} else if (strcmp(p->phase, "search") || p->finished) {
 		/* plain log lines: one per finished candidate and per phase change */
 		if (p->finished)
-			fprintf(stderr, "%s -> %s%s\n", line, p->last_status ? p->last_status : "?",
-				p->last_speedup > 0 ? "" : "");
+			fprintf(stderr, "%.*s -> %s\n", n, line, p->last_status ? p->last_status : "?");
 		else
 			fprintf(stderr, "%.*s\n", n, line);
 	}

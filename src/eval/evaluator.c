@@ -92,6 +92,10 @@ static void fill_defaults(struct ks_eval_opts *o)
 		o->max_reps = 20000;
 	if (o->blocks < 1)
 		o->blocks = 1;
+	if (o->max_blocks < o->blocks)
+		o->max_blocks = o->blocks;
+	if (o->max_blocks > 50)
+		o->max_blocks = 50 > o->blocks ? 50 : o->blocks;
 	if (o->suspicious_factor < 1)
 		o->suspicious_factor = 1.5;
 	if (!o->rotate_bytes) {
@@ -560,6 +564,7 @@ void ks_eval_result_release(struct ks_eval_result *r)
 			free(lists[l][i].label);
 			free(lists[l][i].params_json);
 			free(lists[l][i].samples_us);
+			free(lists[l][i].baseline_samples_us);
 			free(lists[l][i].log);
 		}
 		free(lists[l]);

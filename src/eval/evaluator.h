@@ -49,6 +49,16 @@ struct ks_evaluator {
 	unsigned long long seeds[KS_MAX_SEEDS];
 };
 
+/* The timing seam: every block of samples (us) the runner reports passes through adjust
+ * after the wall-clock cross-check, so a test can make the clock noisy or biased without a
+ * special build.  adjust NULL (the default): samples are used as measured. */
+struct ks_eval_timing_seam {
+	int version; /* 1 */
+	void (*adjust)(void *ctx, int is_baseline, double *samples_us, int n);
+	void *ctx;
+};
+extern struct ks_eval_timing_seam ks_eval_timing;
+
 /* The reference for one workload: the device one only for timed workloads of at least
  * KS_REF_DEVICE_MIN_FLOPS when the task has one; checks and everything else use reference.c.
  * flops is 0 when the task gives no flops expression. */

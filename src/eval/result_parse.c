@@ -114,6 +114,12 @@ json_t *ks_wire_opts(const struct ks_eval_opts *o)
 	json_object_set_new(j, "defines", defs);
 	json_object_set_new(j, "peak_gflops", real(o->peak_gflops));
 	json_object_set_new(j, "peak_gbps", real(o->peak_gbps));
+	json_object_set_new(j, "roof_gflops_f32", real(o->roof_gflops_f32));
+	json_object_set_new(j, "roof_gflops_f16", real(o->roof_gflops_f16));
+	json_object_set_new(j, "roof_gflops_bf16", real(o->roof_gflops_bf16));
+	json_object_set_new(j, "roof_gbps", real(o->roof_gbps));
+	json_object_set_new(j, "ci_rel", real(o->ci_rel));
+	json_object_set_new(j, "max_blocks", json_integer(o->max_blocks));
 	json_object_set_new(j, "suspicious_factor", real(o->suspicious_factor));
 	json_object_set_new(j, "reuse_baseline", json_boolean(o->reuse_baseline));
 	json_object_set_new(j, "seed", json_integer((json_int_t)o->seed));
@@ -190,6 +196,12 @@ int ks_wire_opts_parse(json_t *j, struct ks_eval_opts *o, const char **defs,
 	REAL("min_time_s", min_time_s);
 	REAL("peak_gflops", peak_gflops);
 	REAL("peak_gbps", peak_gbps);
+	REAL("roof_gflops_f32", roof_gflops_f32);
+	REAL("roof_gflops_f16", roof_gflops_f16);
+	REAL("roof_gflops_bf16", roof_gflops_bf16);
+	REAL("roof_gbps", roof_gbps);
+	REAL("ci_rel", ci_rel);
+	INT("max_blocks", max_blocks, 0, 1000);
 	REAL("suspicious_factor", suspicious_factor);
 	BOOL("skip_checks", skip_checks);
 	BOOL("skip_baseline", skip_baseline);

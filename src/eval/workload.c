@@ -10,6 +10,8 @@
 #include "eval/stats.h"
 #include "util/clock.h"
 
+struct ks_eval_timing_seam ks_eval_timing = {.version = 1};
+
 /* compare the runner's shared outputs with the reference of seed_idx; 1 when they match */
 static int compare_outputs(struct ks_evaluator *ev, struct ks_wl_state *ws,
 			   const unsigned char *got, int seed_idx, const char *when,
@@ -82,8 +84,9 @@ static int append(double **dst, int *n, const double *src, int m)
 
 /* One timing block on runner r; the wall clock of this process cross-checks the runner's
  * own numbers, which a kernel running inside the runner could tamper with. */
-static int time_block(struct ks_evaluator *ev, struct ks_runner *r, double **samples, int *n,
-		      struct ks_buf *log, int *suspicious, struct ks_error *e)
+static int time_block(struct ks_evaluator *ev, struct ks_runner *r, int is_baseline,
+		      double **samples, int *n, struct ks_buf *log, int *suspicious,
+		      struct ks_error *e)
 {
 	const struct ks_eval_opts *o = &ev->o;
 	const char *reply;
@@ -111,6 +114,8 @@ static int time_block(struct ks_evaluator *ev, struct ks_runner *r, double **sam
 			    sum, block, wall);
 		*suspicious = 1;
 	}
+	if (ks_eval_timing.adjust)
+		ks_eval_timing.adjust(ks_eval_timing.ctx, is_baseline, s, cnt);
 	rc = append(samples, n, s, cnt) ? ks_error_set(e, KS_ENOMEM, "out of memory") : 0;
 	free(s);
 	return rc;
@@ -126,6 +131,16 @@ static void kernel_failed(struct ks_runner *r, struct ks_wl_result *res, struct 
 		ks_buf_adds(log, "\nhint: inputs are read-only; a write to an input or past the "
 				 "end of an output faults");
 	ks_buf_release(&why);
+}
+
+/* the dtype the arithmetic runs in: the first floating-point input's */
+static enum ks_dtype compute_dtype(const struct ks_task *t)
+{
+	for (int j = 0; j < t->ntensors; j++)
+		if (!t->tensors[j].is_output && t->tensors[j].dtype != KS_DT_I32 &&
+		    t->tensors[j].dtype != KS_DT_I64)
+			return t->tensors[j].dtype;
+	return KS_DT_F32;
 }
 
 int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
@@ -193,16 +208,22 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	}
 	double *cs = NULL, *bs = NULL;
 	int ncs = 0, nbs = 0, suspicious = 0, reps_max = 0;
-	for (int b = 0; b < o->blocks; b++) {
+	/* the count floor first, then more blocks while the median is not known well enough */
+	int nblocks = 0;
+	for (int b = 0; b < o->max_blocks; b++) {
+		if (b >= o->blocks &&
+		    (o->ci_rel <= 0 || ks_stats_enough(cs, (size_t)ncs, o->ci_rel, 0, 0)))
+			break;
+		nblocks++;
 		int before = ncs;
 		if (measure_base &&
-		    (rc = time_block(ev, base, &bs, &nbs, &log, &suspicious, e))) {
+		    (rc = time_block(ev, base, 1, &bs, &nbs, &log, &suspicious, e))) {
 			ks_error_wrap(e, "timing the baseline");
 			free(cs);
 			free(bs);
 			goto out;
 		}
-		if (time_block(ev, cand, &cs, &ncs, &log, &suspicious, &ke)) {
+		if (time_block(ev, cand, 0, &cs, &ncs, &log, &suspicious, &ke)) {
 			free(cs);
 			free(bs);
 			if (ke.code == KS_ETIMEOUT || cand->reaped || cand->timed_out) {
@@ -246,6 +267,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	res->spread_pct = cst.spread_pct;
 	res->samples_us = cs;
 	res->nsamples = ncs;
+	res->blocks = nblocks;
 	if (cst.median > 0) {
 		res->gflops = ws->flops / (cst.median * 1e3);
 		res->gbps = ws->bytes / (cst.median * 1e3);
@@ -258,6 +280,12 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	}
 	free(bs);
 	if (ws->nbase) {
+		res->baseline_samples_us = malloc(sizeof(double) * (size_t)ws->nbase);
+		if (res->baseline_samples_us) {
+			memcpy(res->baseline_samples_us, ws->base_samples,
+			       sizeof(double) * (size_t)ws->nbase);
+			res->nbaseline_samples = ws->nbase;
+		}
 		ks_stats_compute(ws->base_samples, (size_t)ws->nbase, &bst);
 		res->baseline_us = bst.median;
 		res->speedup = cst.median > 0 ? bst.median / cst.median : 0;
@@ -268,8 +296,15 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 		floor_us = ws->flops / (o->peak_gflops * 1e3);
 	if (o->peak_gbps > 0 && ws->bytes > 0 && ws->bytes / (o->peak_gbps * 1e3) > floor_us)
 		floor_us = ws->bytes / (o->peak_gbps * 1e3);
+	/* "% of roofline": achieved over attainable at this arithmetic intensity, in the
+	 * task's dtype; SUSPICIOUS keeps the physical floor above */
+	double att = ks_roofline_attainable(o, compute_dtype(ev->task), ws->flops, ws->bytes);
+	double bw = o->roof_gbps > 0 ? o->roof_gbps : o->peak_gbps;
+	if (cst.median > 0 && att > 0 && ws->flops > 0)
+		res->roofline_pct = res->gflops / att * 100;
+	else if (cst.median > 0 && bw > 0 && ws->bytes > 0)
+		res->roofline_pct = res->gbps / bw * 100;
 	if (floor_us > 0 && cst.median > 0) {
-		res->roofline_pct = floor_us / cst.median * 100;
 		if (cst.median * o->suspicious_factor < floor_us) {
 			ks_buf_addf(&log, "%sfaster than the hardware allows: %.2f us < roofline floor "
 					  "%.2f us",

@@ -58,6 +58,24 @@ static void section_header(struct rp_doc *d, const struct rp_run *r)
 		doc_strong_end(d);
 	}
 	doc_para_end(d);
+	if (r->has_final_event && r->final_verdict[0]) {
+		doc_para_begin(d);
+		doc_text(d, "How sure: ");
+		doc_text(d, r->final_verdict);
+		doc_text(d, " (95% interval of the difference; a candidate whose advantage is inside "
+			    "the noise does not take the crown from the search phase's leader).");
+		doc_para_end(d);
+	}
+	if (r->final_noisy) {
+		doc_para_begin(d);
+		doc_strong_begin(d);
+		doc_text(d, "Noisy measurements:");
+		doc_strong_end(d);
+		doc_text(d, " ");
+		doc_text(d, r->final_noise[0] ? r->final_noise : "see the run's events");
+		doc_text(d, ". Rerun on a quiet machine before trusting the ranking.");
+		doc_para_end(d);
+	}
 
 	static const char *const heads[] = {"run", ""};
 	doc_table_begin(d, 2, heads, NULL);
@@ -146,6 +164,32 @@ static void section_convergence(struct rp_doc *d, const struct rp_run *r)
 			  best, at, r->nconv);
 	else
 		doc_textf(d, "%zu candidates evaluated, none passed yet.", r->nconv);
+	doc_para_end(d);
+}
+
+static void section_roofline(struct rp_doc *d, const struct rp_run *r)
+{
+	doc_heading(d, 2, "Roofline");
+	if (d->html) {
+		doc_raw(d, "<div class=\"chart roofline\">");
+		if (!d->rc)
+			d->rc = rp_render_roofline(r, d->b);
+		doc_raw(d, "</div>\n");
+	} else {
+		doc_raw(d, "![Roofline: each workload's best kernel and baseline against the roofs](" KS_REPORT_ROOFLINE_FILE
+			   ")\n\n");
+	}
+	doc_para_begin(d);
+	if (r->roof_gflops > 0)
+		doc_textf(d, "The roof is what the hardware can attain at a kernel's arithmetic "
+			     "intensity: min(%.4g GFLOP/s %s compute, intensity x %.4g GB/s memory). "
+			     "\"%% of roofline\" in the tables is achieved over that attainable rate, so "
+			     "a memory-bound kernel is measured against the memory roof. Above 100%% "
+			     "the data stayed in cache.",
+			  r->roof_gflops, r->roof_dtype[0] ? r->roof_dtype : "f32", r->roof_gbps);
+	else
+		doc_text(d, "This run recorded no roofs (a hardware spec without peak figures, or a "
+			    "run from an older ksearch): the points are placed without them.");
 	doc_para_end(d);
 }
 
@@ -398,6 +442,40 @@ static void section_fastest(struct rp_doc *d, const struct rp_run *r)
 	doc_table_end(d);
 }
 
+/* largest visit count in the subtree of i */
+static long subtree_visits(const struct rp_tree *tr, int i, int depth)
+{
+	long m = tr->nodes[i].visits;
+	if (depth > MAX_DEPTH)
+		return m;
+	for (int c = tr->nodes[i].first_child; c >= 0; c = tr->nodes[c].next_sibling) {
+		long v = subtree_visits(tr, c, depth + 1);
+		m = v > m ? v : m;
+	}
+	return m;
+}
+
+/* what the attached candidate measured: "candidate #5 measured 2.48x (final)" */
+static void node_candidate(struct rp_doc *d, const struct rp_run *r, const struct rp_node *n)
+{
+	if (!n->candidate_id) {
+		if (isfinite(n->score))
+			doc_textf(d, ", score %.3g", n->score);
+		return;
+	}
+	int ci = rp_find_cand(r, n->candidate_id);
+	doc_textf(d, ", candidate #%lld", (long long)n->candidate_id);
+	if (ci >= 0 && r->cands[ci].rank_group <= 1 && isfinite(r->cands[ci].speedup))
+		doc_textf(d, " measured %.2fx (%s)", r->cands[ci].speedup, r->cands[ci].phase);
+	else if (ci >= 0 && r->cands[ci].c->has_final && r->cands[ci].c->final_status &&
+		 strcmp(r->cands[ci].c->final_status, "PASSED"))
+		doc_textf(d, " %s in the final re-measurement", r->cands[ci].c->final_status);
+	else if (ci >= 0 && r->cands[ci].c->status)
+		doc_textf(d, " %s", r->cands[ci].c->status);
+	else if (isfinite(n->score))
+		doc_textf(d, " score %.3g (from the snapshot)", n->score);
+}
+
 static void tree_node(struct rp_doc *d, const struct rp_run *r, int i, int depth)
 {
 	const struct rp_tree *tr = &r->tree;
@@ -422,22 +500,13 @@ static void tree_node(struct rp_doc *d, const struct rp_run *r, int i, int depth
 	if (isfinite(n->difficulty))
 		doc_textf(d, ", difficulty %.0f/5", n->difficulty);
 	doc_textf(d, ", %s", n->status ? n->status : "status ?");
+	if (n->visits >= 0)
+		doc_textf(d, ", %ld visit%s", n->visits, n->visits == 1 ? "" : "s");
 	if (n->attempts >= 0)
 		doc_textf(d, ", %ld attempt%s", n->attempts, n->attempts == 1 ? "" : "s");
 	if (n->failures > 0)
 		doc_textf(d, " (%ld failed)", n->failures);
-	if (n->candidate_id) {
-		int ci = rp_find_cand(r, n->candidate_id);
-		doc_textf(d, ", candidate #%lld", (long long)n->candidate_id);
-		if (ci >= 0 && r->cands[ci].rank_group <= 1)
-			doc_textf(d, " measured %.2fx (%s)", r->cands[ci].speedup, r->cands[ci].phase);
-		else if (ci >= 0 && r->cands[ci].c->status)
-			doc_textf(d, " %s", r->cands[ci].c->status);
-		else if (isfinite(n->score))
-			doc_textf(d, " score %.3g (from the snapshot)", n->score);
-	} else if (isfinite(n->score)) {
-		doc_textf(d, ", score %.3g", n->score);
-	}
+	node_candidate(d, r, n);
 	if (n->impacts[0])
 		doc_textf(d, "; impacts: %s", n->impacts);
 	if (n->is_active)
@@ -446,9 +515,30 @@ static void tree_node(struct rp_doc *d, const struct rp_run *r, int i, int depth
 		if (depth >= MAX_DEPTH) {
 			doc_text(d, " (deeper levels not shown)");
 		} else {
+			int folded = 0, kids = 0;
+			long most = -1;
 			doc_list_begin(d);
-			for (int c = n->first_child; c >= 0; c = tr->nodes[c].next_sibling)
-				tree_node(d, r, c, depth + 1);
+			for (int c = n->first_child; c >= 0; c = tr->nodes[c].next_sibling) {
+				if (tr->nodes[c].shown) {
+					tree_node(d, r, c, depth + 1);
+					continue;
+				}
+				kids++;
+				folded += tr->nodes[c].subtree;
+				long v = subtree_visits(tr, c, depth + 1);
+				most = v > most ? v : most;
+			}
+			if (folded) {
+				doc_item_begin(d, "folded");
+				doc_textf(d, "\xe2\x80\xa6 %d more node%s folded (%d action%s here", folded,
+					  folded == 1 ? "" : "s", kids, kids == 1 ? "" : "s");
+				if (most == 0)
+					doc_text(d, ", none visited");
+				else if (most > 0)
+					doc_textf(d, ", at most %ld visit%s each", most, most == 1 ? "" : "s");
+				doc_text(d, ")");
+				doc_item_end(d);
+			}
 			doc_list_end(d);
 		}
 	}
@@ -470,8 +560,14 @@ static void section_tree(struct rp_doc *d, const struct rp_run *r)
 		 tr->snapshot_version, tr->nsnapshots, tr->snapshot_round);
 	doc_text(d, t);
 	doc_text(d, "Each node is an optimization action with the model's rating (0-10), confidence "
-		    "(0-1), status and attempts, and the measured speedup of the candidate attached "
-		    "to it. \xe2\x98\x85 marks the path from the root to the best candidate.");
+		    "(0-1), status, visits and attempts, and the measured speedup of the candidate "
+		    "attached to it. \xe2\x98\x85 marks the path from the root to the best "
+		    "candidate.");
+	if (tr->nshown < tr->nnodes)
+		doc_textf(d, " Showing %d of %d nodes: the path to the best, the active leaf and "
+			     "the most visited; the rest are counted under their parents (ksearch "
+			     "report --tree N draws more).",
+			  tr->nshown, tr->nnodes);
 	if (tr->error[0]) {
 		doc_text(d, " Note: ");
 		doc_text(d, tr->error);
@@ -660,6 +756,7 @@ int rp_render_body(const struct rp_run *r, int html, struct ks_buf *out)
 	struct rp_doc d = {.b = out, .html = html};
 	section_header(&d, r);
 	section_convergence(&d, r);
+	section_roofline(&d, r);
 	section_leaderboard(&d, r);
 	section_best(&d, r);
 	section_fastest(&d, r);

@@ -16,7 +16,7 @@ static const char css[] =
 	".chart svg{max-width:100%;height:auto;border:1px solid #eee}"
 	".tree ul{list-style:none;margin:0;padding-left:18px;border-left:1px dotted #bbb}"
 	".tree>ul{border-left:none;padding-left:0}.tree li{margin:2px 0}"
-	"li.bestpath>strong{color:#1a7f1a}"
+	"li.bestpath>strong{color:#1a7f1a}li.folded{color:#888;font-style:italic}"
 	".sw{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}";
 
 int rp_render_html(const struct rp_run *r, struct ks_buf *out)

@@ -75,6 +75,33 @@ static json_t *cand_json(const struct rp_run *r, const struct rp_cand *c)
 	return o;
 }
 
+/* the latest snapshot in brief: node count and the path to the best (root first) */
+static json_t *tree_json(const struct rp_tree *t)
+{
+	if (!t->nnodes)
+		return json_null();
+	json_t *path = json_array();
+	int leaf = -1;
+	for (int i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].on_best_path && (leaf < 0 || t->nodes[i].parent_index >= 0)) {
+			int deeper = 1;
+			for (int c = t->nodes[i].first_child; c >= 0; c = t->nodes[c].next_sibling)
+				deeper = deeper && !t->nodes[c].on_best_path;
+			if (deeper)
+				leaf = i;
+		}
+	int ids[64], n = 0;
+	for (int a = leaf; a >= 0 && n < 64; a = t->nodes[a].parent_index)
+		ids[n++] = a;
+	while (n > 0) {
+		const struct rp_node *x = &t->nodes[ids[--n]];
+		json_array_append_new(path, json_pack("{s:s, s:s}", "node", x->id, "title",
+						      x->title ? x->title : ""));
+	}
+	return json_pack("{s:i, s:i, s:o}", "nodes", t->nnodes, "shown", t->nshown, "best_path",
+			 path);
+}
+
 int rp_render_json(const struct rp_run *r, struct ks_buf *out, struct ks_error *e)
 {
 	const struct ks_store_run *run = r->run;
@@ -145,12 +172,18 @@ int rp_render_json(const struct rp_run *r, struct ks_buf *out, struct ks_error *
 	json_object_set_new(root, "failures", fails);
 	fails = NULL;
 	json_object_set_new(root, "best", best ? best : json_null());
+	json_object_set_new(root, "noisy", json_boolean(r->final_noisy));
+	json_object_set_new(root, "noise_reason",
+			    r->final_noisy ? text(r->final_noise) : json_null());
+	json_object_set_new(root, "final_verdict",
+			    r->has_final_event ? text(r->final_verdict) : json_null());
 	best = NULL;
 	json_object_set_new(root, "workloads", wls);
 	wls = NULL;
 	json_object_set_new(root, "convergence", conv);
 	conv = NULL;
 	json_object_set_new(root, "snapshots", json_integer(r->tree.nsnapshots));
+	json_object_set_new(root, "tree", tree_json(&r->tree));
 	json_object_set_new(root, "llm", llm ? llm : json_null());
 	llm = NULL;
 	json_object_set_new(root, "candidates", cands);

@@ -44,6 +44,7 @@ static void wl_fold(const struct ks_store_eval *ev, size_t n, const char *phase,
 	memset(w, 0, sizeof(*w));
 	w->max_abs_err = w->max_rel_err = w->median_us = w->spread_pct = NAN;
 	w->gflops = w->gbps = w->roofline_pct = w->baseline_us = w->speedup = NAN;
+	w->library_us = NAN;
 	const struct ks_store_eval *timed = NULL;
 	const char *fail_log = NULL, *any_log = NULL;
 	for (size_t i = 0; i < n; i++) {
@@ -62,13 +63,14 @@ static void wl_fold(const struct ks_store_eval *ev, size_t n, const char *phase,
 			if (!any_log)
 				any_log = x->log;
 		}
-		if (isfinite(x->median_us) && nt < RP_MAX_SEEDS) {
+		/* a check row is stored with zeros where nothing was timed: a time is never 0 */
+		if (isfinite(x->median_us) && x->median_us > 0 && nt < RP_MAX_SEEDS) {
 			med[nt++] = x->median_us;
 			w->spread_pct = max_finite(w->spread_pct, x->spread_pct);
 			if (!timed)
 				timed = x;
 		}
-		if (isfinite(x->baseline_us) && nb < RP_MAX_SEEDS)
+		if (isfinite(x->baseline_us) && x->baseline_us > 0 && nb < RP_MAX_SEEDS)
 			base[nb++] = x->baseline_us;
 	}
 	if (!w->present)
@@ -127,6 +129,58 @@ static int cmp_rank(const void *a, const void *b, void *arg)
 	if (sx != sy)
 		return sx > sy ? -1 : 1;
 	return x->c->id < y->c->id ? -1 : x->c->id > y->c->id;
+}
+
+/* The final's verdict (src/search/final.c): which candidate it crowned, how sure, and
+ * whether the measurements were noisy.  The latest event wins (a resumed run). */
+static void final_event(struct rp_run *r, const char *data)
+{
+	json_t *d = json_loads(data ? data : "", 0, NULL);
+	if (!json_is_object(d)) {
+		json_decref(d);
+		return;
+	}
+	json_t *c = json_object_get(d, "chosen"), *v = json_object_get(d, "verdict"),
+	       *n = json_object_get(d, "noise");
+	r->final_chosen = json_is_integer(c) ? (int64_t)json_integer_value(c) : -1;
+	snprintf(r->final_verdict, sizeof(r->final_verdict), "%s",
+		 json_is_string(v) ? json_string_value(v) : "");
+	r->final_noisy = json_is_true(json_object_get(d, "noisy"));
+	snprintf(r->final_noise, sizeof(r->final_noise), "%s",
+		 json_is_string(n) ? json_string_value(n) : "");
+	r->has_final_event = 1;
+	json_decref(d);
+}
+
+/* the roofs the run's "% of roofline" used */
+static void roofline_event(struct rp_run *r, const char *data)
+{
+	json_t *d = json_loads(data ? data : "", 0, NULL);
+	json_t *g = json_object_get(d, "compute_gflops"), *b = json_object_get(d, "memory_gbps");
+	json_t *t = json_object_get(d, "dtype");
+	r->roof_gflops = json_is_number(g) ? json_number_value(g) : 0;
+	r->roof_gbps = json_is_number(b) ? json_number_value(b) : 0;
+	snprintf(r->roof_dtype, sizeof(r->roof_dtype), "%s", json_is_string(t) ? json_string_value(t) : "");
+	json_decref(d);
+}
+
+/* The best: the candidate the final crowned when it is ranked with a passing final,
+ * else the top of the ranking (runs from before the verdict was recorded) */
+static void crown(struct rp_run *r)
+{
+	r->best = -1;
+	if (r->has_final_event && r->final_chosen > 0)
+		for (size_t k = 0; k < r->ncands; k++) {
+			int i = r->ranked[k];
+			if (r->cands[i].c->id != r->final_chosen || r->cands[i].rank_group != 0)
+				continue;
+			memmove(r->ranked + 1, r->ranked, k * sizeof(*r->ranked));
+			r->ranked[0] = i;
+			r->best = i;
+			return;
+		}
+	if (r->ncands && r->cands[r->ranked[0]].rank_group <= 1)
+		r->best = r->ranked[0];
 }
 
 /* "2026-11-29T17:30:00.123Z" -> seconds since the epoch (NAN when malformed) */
@@ -310,10 +364,14 @@ int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
 			r->any_final = 1;
 	}
 	qsort_r(r->ranked, r->ncands, sizeof(*r->ranked), cmp_rank, r->cands);
-	if (r->ncands && r->cands[r->ranked[0]].rank_group <= 1)
-		r->best = r->ranked[0];
-	for (size_t i = 0; i < nevents; i++)
+	for (size_t i = 0; i < nevents; i++) {
 		span_add(&lo, &hi, events[i].ts);
+		if (events[i].kind && !strcmp(events[i].kind, "final"))
+			final_event(r, events[i].data);
+		if (events[i].kind && !strcmp(events[i].kind, "roofline"))
+			roofline_event(r, events[i].data);
+	}
+	crown(r);
 	for (size_t i = 0; i < r->nllm; i++)
 		span_add(&lo, &hi, r->llm[i].created);
 	for (size_t i = 0; i < nsnaps; i++)

@@ -8,6 +8,7 @@ void ks_report_opts_init(struct ks_report_opts *o)
 {
 	o->top = 10;
 	o->fail_examples = 3;
+	o->tree_nodes = KS_REPORT_TREE_NODES;
 }
 
 static int render(const struct rp_run *r, enum ks_report_format fmt, struct ks_buf *out,
@@ -66,6 +67,7 @@ int ks_report_write_files_opts(const char *run_dir, const struct ks_report_opts 
 	} files[] = {
 		/* the chart first: report.md links to it */
 		{KS_REPORT_SVG, KS_REPORT_SVG_FILE},
+		{(enum ks_report_format)-1, KS_REPORT_ROOFLINE_FILE},
 		{KS_REPORT_MD, KS_REPORT_MD_FILE},
 		{KS_REPORT_HTML, KS_REPORT_HTML_FILE},
 	};
@@ -78,7 +80,13 @@ int ks_report_write_files_opts(const char *run_dir, const struct ks_report_opts 
 	ks_buf_init(&b, RP_FILE_CAP);
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]) && !rc; i++) {
 		ks_buf_reset(&b);
-		if ((rc = render(&r, files[i].fmt, &b, e)))
+		if ((int)files[i].fmt == -1)
+			rc = rp_render_roofline(&r, &b);
+		else
+			rc = render(&r, files[i].fmt, &b, e);
+		if ((int)files[i].fmt == -1 && rc)
+			ks_error_set(e, rc, "report of '%s': output larger than the buffer allows", run_dir);
+		if (rc)
 			break;
 		if (ks_path_join(path, sizeof(path), run_dir, files[i].name)) {
 			rc = ks_error_set(e, KS_ELIMIT, "path too long in '%s'", run_dir);

@@ -19,6 +19,7 @@ struct rp_wl {
 	double median_us;   /* median over timed seeds (NAN: not timed) */
 	double spread_pct;  /* largest spread over timed seeds */
 	double gflops, gbps, roofline_pct, baseline_us, speedup;
+	double library_us;  /* the task's library kernel timed beside it (NAN: none) */
 	const char *log;    /* first non-empty log of a failing seed, else of any seed */
 };
 
@@ -44,19 +45,22 @@ struct rp_node {
 	char id[64], parent[64];
 	const char *title, *description, *status;
 	double rating, confidence, difficulty;
-	long attempts, failures;
+	long attempts, failures, visits; /* -1: not in the snapshot */
 	int64_t candidate_id;    /* 0: none */
 	double score;            /* the snapshot's own score (NAN: none) */
 	char impacts[256];       /* "memory_bandwidth=high, ..." */
 	int parent_index;        /* -1: a root */
 	int first_child, next_sibling;
 	int on_best_path, is_active;
+	int shown;               /* drawn in the report (large trees are folded) */
+	int subtree;             /* nodes in its subtree, itself included */
 };
 
 struct rp_tree {
 	void *doc;               /* json_t * of the snapshot (owns the strings) */
 	struct rp_node *nodes;
 	int nnodes;
+	int nshown;              /* nodes drawn (nnodes unless the tree is folded) */
 	int root;                /* index of the root or -1 */
 	const char *kernel_summary;
 	const char **open_questions;
@@ -96,6 +100,15 @@ struct rp_run {
 	int best_file_exists;
 	char target[128];        /* spec / device from the run config ("" when unknown) */
 	char selection[64];      /* --workloads from the run config ("" when all) */
+	/* the final's verdict event (has_final_event 0: none recorded) */
+	int has_final_event;
+	int64_t final_chosen;    /* candidate id the final crowned, -1: none */
+	char final_verdict[320]; /* "#30 beats #35 by 8.0% ± 3.0%" */
+	int final_noisy;
+	char final_noise[1024];  /* why the measurements are not to be trusted */
+	/* the roofs "% of roofline" used (the run's "roofline" event; 0: not recorded) */
+	double roof_gflops, roof_gbps;
+	char roof_dtype[16];
 };
 
 int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
@@ -112,6 +125,7 @@ int rp_render_md(const struct rp_run *r, struct ks_buf *out);
 int rp_render_html(const struct rp_run *r, struct ks_buf *out);
 int rp_render_json(const struct rp_run *r, struct ks_buf *out, struct ks_error *e);
 int rp_render_svg(const struct rp_run *r, struct ks_buf *out);
+int rp_render_roofline(const struct rp_run *r, struct ks_buf *out);
 
 /* ---- helpers (format.c) ---- */
 /* length of the valid UTF-8 sequence at s (1-4), 0 when invalid */

@@ -1,6 +1,10 @@
-/* The world model of the latest snapshot, in the K-Search document shape:
+/* The world model of the latest snapshot, in the K-Search document shape that
+ * src/search/world_json.c writes:
  * {"kernel_summary", "open_questions", "decision_tree": {"root_id", "active_leaf_id",
- *  "nodes": [...]}}.  Every field may be missing; ids may be strings or integers. */
+ *  "nodes": [{"node_id", "parent_id", "action": {"title", ...}, "status", "visits",
+ *  "result": {"candidate_id", "score"}, ...}]}}.
+ * Every field may be missing; ids may be strings or integers; the older flat spellings
+ * ("id", a top-level "candidate_id" and "score") are read too. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +47,8 @@ static const char *str(json_t *v)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
+/* "memory_bandwidth=5, compute_hw_fit=8"; an impact is a value or {"score", "risk"};
+ * a score of 0 without a risk says nothing and is left out */
 static void impacts_text(json_t *imp, char *dst, size_t n)
 {
 	const char *key;
@@ -54,7 +60,19 @@ static void impacts_text(json_t *imp, char *dst, size_t n)
 	json_object_foreach(imp, key, v)
 	{
 		char val[64];
-		if (json_is_string(v))
+		if (json_is_object(v)) {
+			json_t *sc = json_object_get(v, "score");
+			const char *risk = str(json_object_get(v, "risk"));
+			if (!json_is_number(sc) && !risk)
+				continue;
+			if (json_is_number(sc) && json_number_value(sc) == 0 && !risk)
+				continue;
+			if (json_is_number(sc))
+				snprintf(val, sizeof(val), "%g%s%s", json_number_value(sc),
+					 risk ? " risk " : "", risk ? risk : "");
+			else
+				snprintf(val, sizeof(val), "risk %s", risk);
+		} else if (json_is_string(v))
 			snprintf(val, sizeof(val), "%s", json_string_value(v));
 		else if (json_is_number(v))
 			snprintf(val, sizeof(val), "%g", json_number_value(v));
@@ -77,6 +95,82 @@ static int find_node(const struct rp_tree *t, const char *id)
 		if (!strcmp(t->nodes[i].id, id))
 			return i;
 	return -1;
+}
+
+static void mark_up(struct rp_tree *t, int i, int *nshown)
+{
+	for (int hops = 0; i >= 0 && hops <= t->nnodes; i = t->nodes[i].parent_index, hops++)
+		if (!t->nodes[i].shown) {
+			t->nodes[i].shown = 1;
+			++*nshown;
+		}
+}
+
+/* unshown nodes from i up to its first shown ancestor */
+static int cost_up(const struct rp_tree *t, int i)
+{
+	int n = 0;
+	for (int hops = 0; i >= 0 && hops <= t->nnodes && !t->nodes[i].shown;
+	     i = t->nodes[i].parent_index, hops++)
+		n++;
+	return n;
+}
+
+static const struct rp_tree *sort_tree; /* qsort has no context argument in C11 */
+
+static int cmp_visits(const void *a, const void *b)
+{
+	const struct rp_node *x = &sort_tree->nodes[*(const int *)a];
+	const struct rp_node *y = &sort_tree->nodes[*(const int *)b];
+	if (x->visits != y->visits)
+		return x->visits > y->visits ? -1 : 1;
+	if (x->attempts != y->attempts)
+		return x->attempts > y->attempts ? -1 : 1;
+	double rx = isfinite(x->rating) ? x->rating : -1, ry = isfinite(y->rating) ? y->rating : -1;
+	if (rx != ry)
+		return rx > ry ? -1 : 1;
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Choose what a large tree shows: the root, the path to the best, the active leaf, then the
+ * most visited nodes (with their ancestors, so every shown node hangs where it belongs)
+ * until max nodes; the rest are counted under their parents. */
+static void tree_fold(struct rp_tree *t, int max)
+{
+	int nshown = 0;
+	for (int i = 0; i < t->nnodes; i++) {
+		t->nodes[i].shown = t->nnodes <= max;
+		t->nodes[i].subtree = 0;
+	}
+	for (int i = 0; i < t->nnodes; i++)
+		for (int a = i, hops = 0; a >= 0 && hops <= t->nnodes;
+		     a = t->nodes[a].parent_index, hops++)
+			t->nodes[a].subtree++;
+	if (t->nnodes <= max)
+		return;
+	int *order = malloc(sizeof(int) * (size_t)t->nnodes);
+	if (!order) {
+		for (int i = 0; i < t->nnodes; i++)
+			t->nodes[i].shown = 1;
+		return;
+	}
+	if (t->root >= 0)
+		mark_up(t, t->root, &nshown);
+	for (int i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].on_best_path || t->nodes[i].is_active)
+			mark_up(t, i, &nshown);
+	for (int i = 0; i < t->nnodes; i++)
+		order[i] = i;
+	sort_tree = t;
+	qsort(order, (size_t)t->nnodes, sizeof(int), cmp_visits);
+	sort_tree = NULL;
+	for (int k = 0; k < t->nnodes && nshown < max; k++) {
+		int i = order[k];
+		if (!t->nodes[i].shown && nshown + cost_up(t, i) <= max)
+			mark_up(t, i, &nshown);
+	}
+	free(order);
+	t->nshown = nshown;
 }
 
 void rp_tree_parse(struct rp_tree *t, const char *text, const struct rp_run *r)
@@ -125,7 +219,8 @@ void rp_tree_parse(struct rp_tree *t, const char *text, const struct rp_run *r)
 		if (!json_is_object(jn))
 			continue;
 		struct rp_node *n = &t->nodes[t->nnodes];
-		id_text(json_object_get(jn, "id"), n->id, sizeof(n->id));
+		json_t *jid = json_object_get(jn, "node_id");
+		id_text(jid ? jid : json_object_get(jn, "id"), n->id, sizeof(n->id));
 		if (!n->id[0] || find_node(t, n->id) >= 0)
 			continue; /* no id or a duplicate: cannot be placed */
 		id_text(json_object_get(jn, "parent_id"), n->parent, sizeof(n->parent));
@@ -141,9 +236,13 @@ void rp_tree_parse(struct rp_tree *t, const char *text, const struct rp_run *r)
 		double a = num(json_object_get(jn, "attempts")), f = num(json_object_get(jn, "failures"));
 		n->attempts = isfinite(a) ? (long)a : -1;
 		n->failures = isfinite(f) ? (long)f : -1;
-		double cid = num(json_object_get(jn, "candidate_id"));
+		double v = num(json_object_get(jn, "visits"));
+		n->visits = isfinite(v) ? (long)v : -1;
+		json_t *res = json_object_get(jn, "result");
+		json_t *src = json_is_object(res) ? res : jn;
+		double cid = num(json_object_get(src, "candidate_id"));
 		n->candidate_id = isfinite(cid) && cid > 0 ? (int64_t)cid : 0;
-		n->score = num(json_object_get(jn, "score"));
+		n->score = num(json_object_get(src, "score"));
 		impacts_text(json_object_get(jn, "impacts"), n->impacts, sizeof(n->impacts));
 		n->first_child = n->next_sibling = n->parent_index = -1;
 		t->nnodes++;
@@ -202,6 +301,8 @@ void rp_tree_parse(struct rp_tree *t, const char *text, const struct rp_run *r)
 	}
 	for (int a = bn, hops = 0; a >= 0 && hops <= t->nnodes; a = t->nodes[a].parent_index, hops++)
 		t->nodes[a].on_best_path = 1;
+	t->nshown = t->nnodes;
+	tree_fold(t, r->opts.tree_nodes > 0 ? r->opts.tree_nodes : KS_REPORT_TREE_NODES);
 }
 
 void rp_tree_release(struct rp_tree *t)

@@ -1,6 +1,7 @@
 #!/bin/bash
-# ksearch report: usage and error handling, then a real report of the synthetic run that
-# the report unit test writes (tests/unit/test_report.c, KS_REPORT_FIXTURE_DIR).
+# ksearch report: usage and error handling; the report of a real `ksearch run` (the world
+# model's tree as the search wrote it); then the synthetic run that the report unit test
+# writes (tests/unit/test_report.c, KS_REPORT_FIXTURE_DIR) for exact leaderboard numbers.
 . "$(dirname "$0")/lib.sh"
 
 "$KS" report --help >"$TMP/help" 2>&1
@@ -42,7 +43,80 @@ is "$?" 2 "--top 0: exit 2"
 grep -q -- "--top must be between 1 and 1000" "$TMP/err"
 ok $? "--top 0: says the range"
 
-# a real run, written by the unit test through the store API
+# a real search on a tiny task: its report must draw the tree the search recorded
+REAL="$TMP/real"
+"$KS" run "$ROOT/tests/fixtures/eval/scale" --budget 5 --seed 2 --out "$REAL" --min-time 0.01 \
+	--top 2 --jobs 2 >"$TMP/real.out" 2>"$TMP/real.err"
+ok $? "ksearch run writes a real run"
+grep -qE '^\[final\] [0-9]+m[0-9]{2}s \| round 1, 1/[0-9]+ candidate #[0-9]+: ' "$TMP/real.err"
+ok $? "[final] lines name the candidate and show the elapsed time"
+grep -qE '^\[1/5\] [0-9]+m[0-9]{2}s \| best .* \| ETA \? \|' "$TMP/real.err"
+ok $? "no ETA from the first candidate alone (it paid for setup)"
+grep -qE '^\[4/5\] .* \| ETA [0-9]+m[0-9]{2}s \|' "$TMP/real.err"
+ok $? "an ETA once the rate is known"
+sqlite3_titles() { # the action titles and ids of the latest snapshot, one "id<TAB>title" a line
+	python3 -c '
+import json, sqlite3, sys
+row = sqlite3.connect(sys.argv[1]).execute(
+    "select json from tree_snapshots order by version desc limit 1").fetchone()
+for n in json.loads(row[0])["decision_tree"]["nodes"]:
+    print("%s\t%s" % (n["node_id"], n["action"]["title"]))' "$1"
+}
+sqlite3_titles "$REAL/run.db" >"$TMP/titles"
+test "$(wc -l <"$TMP/titles")" -ge 5
+ok $? "the run recorded a tree of at least 5 nodes ($(wc -l <"$TMP/titles"))"
+"$KS" report "$REAL" >/dev/null
+ok $? "report of the real run"
+sed -n '/^## World model/,/^## Failures/p' "$REAL/report.md" >"$TMP/tree.md"
+missing=0
+while IFS=$'\t' read -r id title; do
+	esc=$(printf '%s' "$title" | sed 's/>/\\>/g')
+	grep -qF "[$id] $esc" "$TMP/tree.md" || { echo "# node $id '$title' missing"; missing=$((missing + 1)); }
+done <"$TMP/titles"
+is "$missing" 0 "report.md draws every node of the snapshot with its id and title"
+grep -q "^- \*\*★ \[0\] naive baseline\*\* — rating 5.0/10, confidence 0.50" "$TMP/tree.md"
+ok $? "report.md: the root, starred, with rating and confidence"
+grep -qE "^  - .*family: .* [0-9]+ visits?, [0-9]+ attempts?, candidate #[0-9]+ measured [0-9.]+x \((search|final)\)" "$TMP/tree.md"
+ok $? "report.md: a family node with visits, attempts, its candidate and measured speedup"
+test "$(grep -c '★' "$TMP/tree.md")" -ge 3
+ok $? "report.md: a path of at least three nodes to the best is starred"
+"$KS" report "$REAL" --json >"$TMP/real.json"
+is "$(json_get "$TMP/real.json" 'd["tree"]["nodes"]')" "$(wc -l <"$TMP/titles")" "--json: tree node count"
+bestnode=$(json_get "$TMP/real.json" '[c["node"] for c in d["candidates"] if c["id"] == d["best"]["candidate"]][0]')
+is "$(json_get "$TMP/real.json" 'd["tree"]["best_path"][-1]["node"]')" "$bestnode" \
+	"--json: the best path ends at the best candidate's node"
+grep -o '<div class="tree">' "$REAL/report.html" >/dev/null &&
+	grep -q '<li class="bestpath"><strong>★ \[0\] naive baseline</strong>' "$REAL/report.html" &&
+	grep -qF "$(sed -n 2p "$TMP/titles" | cut -f2 | sed 's/>/\&gt;/g')" "$REAL/report.html"
+ok $? "report.html draws the tree with real titles"
+"$KS" report "$REAL" --md --tree 3 >"$TMP/fold.md"
+grep -qE "Showing [0-9]+ of $(wc -l <"$TMP/titles") nodes" "$TMP/fold.md" &&
+	grep -qE "more nodes? folded" "$TMP/fold.md"
+ok $? "--tree 3 folds the tree (best path and active leaf always drawn) and counts the rest"
+"$KS" report "$REAL" --tree 0 >/dev/null 2>"$TMP/err"
+is "$?" 2 "--tree 0: exit 2"
+
+grep -qE '^How sure: #[0-9]+ ' "$REAL/report.md"
+ok $? "report.md says how sure the final's choice is"
+is "$(json_get "$TMP/real.json" 'd["best"]["candidate"] == int(d["final_verdict"].split("#")[1].split()[0])')" True \
+	"--json: the best is the candidate the verdict names first"
+
+# the roofline chart of the real run: the roofs it used, the best and the baseline placed
+python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$REAL/roofline.svg"
+ok $? "roofline.svg is well-formed XML"
+grep -q 'class="roof"' "$REAL/roofline.svg" && grep -q 'class="rl-best"' "$REAL/roofline.svg" &&
+	grep -q 'class="rl-baseline"' "$REAL/roofline.svg"
+ok $? "roofline.svg draws the roof, the best kernel and the baseline"
+grep -q '](roofline.svg)' "$REAL/report.md" && grep -qE 'min\([0-9.e+]+ GFLOP/s f32 compute, intensity x [0-9.e+]+ GB/s memory\)' "$REAL/report.md"
+ok $? "report.md links the roofline chart and states the roofs"
+is "$(grep -o '<svg ' "$REAL/report.html" | wc -l)" 2 "report.html inlines both charts"
+
+# the check rows of the best's table: nothing timed there, so dashes, never 0.00
+grep ' (check) |' "$REAL/report.md" >"$TMP/checks"
+test -s "$TMP/checks" && ! grep -q '| 0\.00 |' "$TMP/checks" && grep -q '| — | — |' "$TMP/checks"
+ok $? "check rows show dashes where nothing was timed"
+
+# a synthetic run, written by the unit test through the store API
 UT=${KS_BIN:-build}/test_report
 if [ -x "$UT" ]; then
 	RUN="$TMP/run"
@@ -52,9 +126,11 @@ if [ -x "$UT" ]; then
 	ok $? "report RUN writes the files"
 	is "$(cat "$TMP/paths")" "$RUN/report.md
 $RUN/report.html
-$RUN/convergence.svg" "prints the three paths"
-	test -s "$RUN/report.md" && test -s "$RUN/report.html" && test -s "$RUN/convergence.svg"
-	ok $? "report.md, report.html and convergence.svg exist"
+$RUN/convergence.svg
+$RUN/roofline.svg" "prints the four paths"
+	test -s "$RUN/report.md" && test -s "$RUN/report.html" && test -s "$RUN/convergence.svg" &&
+		test -s "$RUN/roofline.svg"
+	ok $? "report.md, report.html, convergence.svg and roofline.svg exist"
 	grep -q "](convergence.svg)" "$RUN/report.md"
 	ok $? "report.md links the chart"
 	ls "$RUN" | grep -q '\.tmp\.' && r=1 || r=0

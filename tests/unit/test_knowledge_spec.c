@@ -158,6 +158,14 @@ int main(void)
 	   s.mem_bandwidth_gbps);
 	ok(s.peak_gflops_f32 > 0.1 && s.peak_gflops_f32 < 1e6, "host fma rate %g GFLOPS",
 	   s.peak_gflops_f32);
+	/* at least one vector FMA per core per cycle at half the clock, even on a loaded
+	 * machine: the old benchmark measured a stack round trip, about a tenth of the peak,
+	 * and a real GEMM beat it; the rate is per thread CPU time, so load does not lower it */
+	double clock_ghz = s.clock_mhz > 0 ? s.clock_mhz * 1e-3 : 1;
+	double floor_gf = 0.5 * s.cores * clock_ghz * 2 * s.simd_width;
+	ok(s.peak_gflops_f32 >= floor_gf, "fma rate %g GFLOPS >= %g (one FMA/cycle/core at half "
+					   "clock)",
+	   s.peak_gflops_f32, floor_gf);
 	int measured = 0;
 	for (int i = 0; i < s.nvalues; i++)
 		if (!strcmp(s.values[i].name, "mem_bandwidth_gbps") ||

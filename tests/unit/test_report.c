@@ -55,6 +55,9 @@ static double search_speedup(int i)
 }
 
 /* final re-measurements: ... but 27 wins on the re-measurement */
+/* The snapshots below use the keys src/search/world_json.c writes ("node_id", "visits",
+ * "result": {"candidate_id", "score"}), string and integer ids mixed; node 5 keeps the
+ * older flat "id".  tests/cli/t0500-report.sh renders the tree of a real run. */
 static double final_speedup(int i)
 {
 	return i == 27 ? 8.3 : i == 20 ? 7.9 : i == 9 ? 5.2 : NAN;
@@ -62,28 +65,28 @@ static double final_speedup(int i)
 
 static const char tree_v1[] =
 	"{\"kernel_summary\": \"naive triple loop\", \"open_questions\": [], "
-	"\"decision_tree\": {\"root_id\": \"0\", \"active_leaf_id\": \"0\", \"nodes\": ["
-	"{\"id\": \"0\", \"parent_id\": null, \"action\": {\"title\": \"baseline\"}}]}}";
+	"\"decision_tree\": {\"root_id\": 0, \"active_leaf_id\": \"0\", \"nodes\": ["
+	"{\"node_id\": 0, \"parent_id\": null, \"action\": {\"title\": \"baseline\"}}]}}";
 
 static const char tree_v2[] =
 	"{\"kernel_summary\": \"blocked matmul with <avx2> & OpenMP\", "
 	"\"open_questions\": [\"does BK=64 spill?\", \"is the K loop bandwidth bound?\"], "
-	"\"decision_tree\": {\"root_id\": \"0\", \"active_leaf_id\": \"3\", \"nodes\": ["
-	"{\"id\": \"0\", \"parent_id\": null, \"action\": {\"title\": \"baseline\", "
+	"\"decision_tree\": {\"root_id\": 0, \"active_leaf_id\": \"3\", \"nodes\": ["
+	"{\"node_id\": 0, \"parent_id\": null, \"action\": {\"title\": \"baseline\", "
 	"\"description\": \"naive\"}, \"overall_rating_0_to_10\": 5, \"confidence_0_to_1\": 1, "
 	"\"status\": \"closed\", \"attempts\": 1, \"failures\": 0},"
-	"{\"id\": \"1\", \"parent_id\": \"0\", \"action\": {\"title\": \"cache blocking\"}, "
+	"{\"node_id\": 1, \"parent_id\": 0, \"action\": {\"title\": \"cache blocking\"}, "
 	"\"difficulty_1_to_5\": 2, \"impacts\": {\"memory_bandwidth\": \"high\", "
 	"\"register_pressure\": \"low\"}, \"overall_rating_0_to_10\": 8.5, "
 	"\"confidence_0_to_1\": 0.7, \"status\": \"closed\", \"attempts\": 6, \"failures\": 2, "
-	"\"candidate_id\": 20, \"score\": 9.0},"
-	"{\"id\": \"2\", \"parent_id\": \"1\", \"action\": {\"title\": \"vectorize inner loop\"}, "
+	"\"visits\": 7, \"result\": {\"candidate_id\": 20, \"score\": 9.0}},"
+	"{\"node_id\": \"2\", \"parent_id\": 1, \"action\": {\"title\": \"vectorize inner loop\"}, "
 	"\"overall_rating_0_to_10\": 9, \"confidence_0_to_1\": 0.55, \"status\": \"active\", "
-	"\"attempts\": 3, \"failures\": 1, \"candidate_id\": 27},"
-	"{\"id\": \"3\", \"parent_id\": \"1\", \"action\": {\"title\": \"" "<img src=x "
+	"\"attempts\": 3, \"failures\": 1, \"result\": {\"candidate_id\": 27, \"score\": 1}},"
+	"{\"node_id\": \"3\", \"parent_id\": \"1\", \"action\": {\"title\": \"" "<img src=x "
 	"onerror=alert(2)> tile & fuse" "\"}, \"overall_rating_0_to_10\": 4, "
 	"\"confidence_0_to_1\": 0.3, \"status\": \"open\", \"attempts\": 0},"
-	"{\"id\": \"4\", \"parent_id\": \"0\"},"
+	"{\"node_id\": \"4\", \"parent_id\": \"0\"},"
 	"{\"id\": 5, \"parent_id\": 2, \"action\": \"unroll by 4\", \"status\": \"open\"}]}}";
 
 static int make_run(const char *dir)
@@ -337,7 +340,7 @@ static void test_markdown(const char *dir)
 	ok(strstr(tree, "version 2 of 2, round 3") != NULL, "latest snapshot used");
 	ok(strstr(tree, "- **\xe2\x98\x85 [0] baseline**") != NULL, "root on the best path");
 	ok(strstr(tree, "\n  - **\xe2\x98\x85 [1] cache blocking** \xe2\x80\x94 rating 8.5/10, "
-			"confidence 0.70, difficulty 2/5, closed, 6 attempts (2 failed), candidate "
+			"confidence 0.70, difficulty 2/5, closed, 7 visits, 6 attempts (2 failed), candidate "
 			"#20 measured 7.90x (final); impacts: memory_bandwidth=high, "
 			"register_pressure=low") != NULL,
 	   "node 1: rating, confidence, status, attempts, measured score, impacts");
@@ -425,9 +428,10 @@ static void test_html(const char *dir)
 	ok(!strstr(h, "<img") && strstr(h, "&lt;img src=x onerror=alert(2)&gt; tile &amp; fuse"),
 	   "hostile node title escaped");
 	ok(strstr(h, "with &lt;avx2&gt; &amp; OpenMP") != NULL, "kernel summary escaped");
-	is_int(count(h, "<svg"), 1, "chart inline once");
+	is_int(count(h, "<svg"), 2, "both charts inline (convergence and roofline), once each");
 	is_int(count(h, "class=\"pt pass\""), n_passed, "inline chart has every passing dot");
-	ok(!strstr(h, "http://") || count(h, "http://") == 1, "nothing external but the SVG namespace");
+	is_int(count(h, "http://"), count(h, "xmlns=\"http://www.w3.org/2000/svg\""),
+	       "nothing external but the SVG namespace");
 	ok(strstr(h, "<style>") != NULL, "inline CSS");
 	is_int(count(h, "<li class=\"bestpath\">"), 3, "best path marked in the tree");
 	ok(strstr(h, "<tr class=\"best\"><td class=\"r\">1</td><td class=\"r\">27</td>") != NULL,
@@ -738,6 +742,24 @@ static void test_helpers(void)
 	rp_tree_parse(&t, "[1, 2", &run);
 	ok(t.error[0] && t.nnodes == 0, "malformed snapshot reported (%s)", t.error);
 	rp_tree_release(&t);
+	/* folding: 3 nodes drawn out of 6 -- the root, then the most visited (node 1, 7 visits)
+	 * and the active leaf (node 3) */
+	memset(&t, 0, sizeof(t));
+	t.root = -1;
+	run.opts.tree_nodes = 3;
+	rp_tree_parse(&t, tree_v2, &run);
+	is_int(t.nnodes, 6, "fold: every node parsed");
+	is_int(t.nshown, 3, "fold: three drawn");
+	int shown = 0;
+	for (int i = 0; i < t.nnodes; i++)
+		shown += t.nodes[i].shown;
+	is_int(shown, 3, "fold: three marked shown");
+	ok(t.nodes[0].shown && t.nodes[1].shown && t.nodes[3].shown && !t.nodes[2].shown,
+	   "fold: root, most visited and active leaf kept, the rest folded");
+	is_int(t.nodes[0].subtree, 6, "fold: the root's subtree counts every node");
+	is_int(t.nodes[1].subtree, 4, "fold: subtree sizes");
+	rp_tree_release(&t);
+	run.opts.tree_nodes = 0;
 	char knobs[64];
 	rp_fmt_knobs("{\"BM\": 64, \"SCHED\": \"static\", \"F\": 0.5, \"ON\": true}", knobs,
 		     sizeof(knobs));

@@ -1,0 +1,194 @@
+/* The roofline chart (roofline.svg): arithmetic intensity (flop/byte, log) on x, GFLOP/s
+ * (log) on y; the roof min(compute roof, intensity x memory roof) that "% of roofline"
+ * refers to, and per timed workload the best kernel, the baseline and, where the task has
+ * one, the library.  The roofs are the ones the run used (its "roofline" event); a run
+ * without them gets the points alone. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report/report_impl.h"
+
+#define W 760
+#define H 420
+#define ML 70
+#define MR 24
+#define MT 40
+#define YB 330
+
+struct axes {
+	double x0, x1, y0, y1; /* log10 domains */
+};
+
+static double ax(const struct axes *a, double v)
+{
+	return ML + (log10(v) - a->x0) / (a->x1 - a->x0) * (W - ML - MR);
+}
+
+static double ay(const struct axes *a, double v)
+{
+	double l = log10(v);
+	l = l < a->y0 ? a->y0 : l > a->y1 ? a->y1 : l;
+	return YB - (l - a->y0) / (a->y1 - a->y0) * (YB - MT);
+}
+
+struct rl_point {
+	double ai, gflops;
+	int wl;
+	int kind; /* 0 best, 1 baseline, 2 library */
+};
+
+static void widen(double v, double *lo, double *hi)
+{
+	if (!(v > 0) || !isfinite(v))
+		return;
+	if (v < *lo)
+		*lo = v;
+	if (v > *hi)
+		*hi = v;
+}
+
+static int tick_label(struct ks_buf *b, const struct axes *a, int x_axis, double v)
+{
+	char t[32];
+	if (v >= 1e4 || v < 1e-2)
+		snprintf(t, sizeof(t), "%.0e", v);
+	else
+		snprintf(t, sizeof(t), "%g", v);
+	if (x_axis)
+		return ks_buf_addf(b, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" "
+				   "stroke=\"#e6e6e6\"/><text x=\"%.1f\" y=\"%d\" "
+				   "text-anchor=\"middle\">%s</text>\n",
+				   ax(a, v), ax(a, v), MT, YB, ax(a, v), YB + 16, t);
+	return ks_buf_addf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e6e6e6\"/>"
+			   "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+			   ML, W - MR, ay(a, v), ay(a, v), ML - 6, ay(a, v) + 4, t);
+}
+
+int rp_render_roofline(const struct rp_run *r, struct ks_buf *b)
+{
+	struct rl_point pts[3 * 64];
+	int np = 0, rc = 0, timed[64], nt = rp_timed_workloads(r, timed, 64);
+	double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
+	const struct rp_cand *best = r->best >= 0 ? &r->cands[r->best] : NULL;
+	for (int i = 0; best && i < nt; i++) {
+		const struct rp_wl *w = &(best->rank_group == 0 ? best->final : best->search)[timed[i]];
+		if (!w->present || !(w->gflops > 0) || !(w->gbps > 0))
+			continue;
+		double ai = w->gflops / w->gbps;
+		pts[np++] = (struct rl_point){ai, w->gflops, timed[i], 0};
+		if (w->baseline_us > 0 && w->median_us > 0)
+			pts[np++] = (struct rl_point){ai, w->gflops * w->median_us / w->baseline_us,
+						      timed[i], 1};
+		if (w->library_us > 0 && w->median_us > 0)
+			pts[np++] = (struct rl_point){ai, w->gflops * w->median_us / w->library_us,
+						      timed[i], 2};
+	}
+	for (int i = 0; i < np; i++) {
+		widen(pts[i].ai, &xlo, &xhi);
+		widen(pts[i].gflops, &ylo, &yhi);
+	}
+	double P = r->roof_gflops, B = r->roof_gbps;
+	if (P > 0 && B > 0) {
+		widen(P / B, &xlo, &xhi); /* the ridge */
+		widen(P, &ylo, &yhi);
+	}
+	if (!np && !(P > 0)) {
+		xlo = 0.1;
+		xhi = 100;
+		ylo = 1;
+		yhi = 1000;
+	}
+	struct axes a = {floor(log10(xlo) - 0.5), ceil(log10(xhi) + 0.5), floor(log10(ylo) - 0.3),
+			 ceil(log10(yhi) + 0.3)};
+	rc = ks_buf_addf(b,
+			 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+			 "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" "
+			 "font-size=\"12\" role=\"img\" aria-label=\"roofline\">\n"
+			 "<title>Roofline: each workload's best kernel and baseline against the "
+			 "roofs</title>\n<rect width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n"
+			 "<text x=\"%d\" y=\"22\" font-size=\"14\" font-weight=\"bold\">Roofline",
+			 W, H, W, H, W, H, ML);
+	if (!rc && P > 0)
+		rc = ks_buf_addf(b, " (%s: %.4g GFLOP/s compute, %.4g GB/s memory)",
+				 r->roof_dtype[0] ? r->roof_dtype : "f32", P, B);
+	rc = rc ? rc : ks_buf_adds(b, "</text>\n");
+	for (int d = (int)a.x0; d <= (int)a.x1 && !rc; d++)
+		rc = tick_label(b, &a, 1, pow(10, d));
+	for (int d = (int)a.y0; d <= (int)a.y1 && !rc; d++)
+		rc = tick_label(b, &a, 0, pow(10, d));
+	rc = rc ? rc : ks_buf_addf(b,
+			 "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n"
+			 "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n"
+			 "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">arithmetic intensity "
+			 "(flop/byte, log scale)</text>\n"
+			 "<text transform=\"translate(16 %d) rotate(-90)\" text-anchor=\"middle\">"
+			 "GFLOP/s (log scale)</text>\n",
+			 ML, MT, ML, YB, ML, YB, W - MR, YB, (ML + W - MR) / 2, YB + 36, (MT + YB) / 2);
+	if (!rc && P > 0 && B > 0) {
+		/* the roof: a slope of B up to the ridge, flat at P after it */
+		double x0 = pow(10, a.x0), x1 = pow(10, a.x1), ridge = P / B;
+		double xs = x0 * B < pow(10, a.y0) ? pow(10, a.y0) / B : x0;
+		rc = ks_buf_addf(b, "<path class=\"roof\" fill=\"none\" stroke=\"#444\" "
+				 "stroke-width=\"2.5\" d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f\"/>\n"
+				 "<text x=\"%.1f\" y=\"%.1f\" fill=\"#444\" font-size=\"10\">ridge "
+				 "%.3g flop/byte</text>\n",
+				 ax(&a, xs), ay(&a, xs * B), ax(&a, ridge), ay(&a, P), ax(&a, x1),
+				 ay(&a, P), ax(&a, ridge) + 4, ay(&a, P) + 14, ridge);
+	} else if (!rc && P > 0) {
+		rc = ks_buf_addf(b, "<line class=\"roof\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
+				 "stroke=\"#444\" stroke-width=\"2.5\"/>\n",
+				 ML, W - MR, ay(&a, P), ay(&a, P));
+	}
+	static const char *const color[] = {"#2ca02c", "#d62728", "#ff7f0e"};
+	static const char *const name[] = {"best", "baseline", "library"};
+	int nlabel = 0;
+	for (int i = 0; i < np && !rc; i++) {
+		const struct rl_point *p = &pts[i];
+		double x = ax(&a, p->ai), y = ay(&a, p->gflops);
+		if (p->kind == 0)
+			rc = ks_buf_addf(b, "<circle class=\"rl-best\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\" "
+					 "fill=\"%s\">", x, y, color[0]);
+		else if (p->kind == 1)
+			rc = ks_buf_addf(b, "<rect class=\"rl-baseline\" x=\"%.1f\" y=\"%.1f\" "
+					 "width=\"9\" height=\"9\" fill=\"%s\">", x - 4.5, y - 4.5,
+					 color[1]);
+		else
+			rc = ks_buf_addf(b, "<path class=\"rl-library\" d=\"M%.1f %.1f l5 5 l-5 5 "
+					 "l-5 -5 z\" fill=\"%s\">", x, y - 5, color[2]);
+		rc = rc ? rc : ks_buf_addf(b, "<title>%s, ", name[p->kind]);
+		rc = rc ? rc : rp_html_esc(b, r->workloads[p->wl].label);
+		rc = rc ? rc : ks_buf_addf(b, ": %.4g GFLOP/s at %.3g flop/byte</title>%s\n",
+					   p->gflops, p->ai, p->kind == 0 ? "</circle>"
+							     : p->kind == 1 ? "</rect>"
+									    : "</path>");
+		if (!rc && p->kind == 0) {
+			/* workloads often share an intensity: stagger their labels */
+			rc = ks_buf_addf(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#333\">",
+					 x + 8, y - 6 - 12.0 * (nlabel++ % 4));
+			rc = rc ? rc : rp_html_esc(b, r->workloads[p->wl].label);
+			rc = rc ? rc : ks_buf_adds(b, "</text>\n");
+		}
+	}
+	if (!np && !rc)
+		rc = ks_buf_addf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#666\">"
+				 "no timed result with throughput to place</text>\n",
+				 (ML + W - MR) / 2, (MT + YB) / 2);
+	int lx = ML, ly = H - 30;
+	for (int k = 0; k < 3 && !rc; k++) {
+		int any = 0;
+		for (int i = 0; i < np; i++)
+			any |= pts[i].kind == k;
+		if (!any)
+			continue;
+		rc = ks_buf_addf(b, "<circle cx=\"%d\" cy=\"%d\" r=\"5\" fill=\"%s\"/><text x=\"%d\" "
+				 "y=\"%d\">%s</text>", lx + 5, ly - 4, color[k], lx + 14, ly, name[k]);
+		lx += 100;
+	}
+	if (!rc && P > 0)
+		rc = ks_buf_addf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#444\" "
+				 "stroke-width=\"2.5\"/><text x=\"%d\" y=\"%d\">roof (attainable)"
+				 "</text>",
+				 lx, ly - 4, lx + 18, ly - 4, lx + 24, ly);
+	return rc ? rc : ks_buf_adds(b, "\n</svg>\n");
+}

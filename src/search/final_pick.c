@@ -1,0 +1,184 @@
+/* The final's statistics and choice (final_pick.h). */
+#include "search/final_pick.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval/stats.h"
+
+int ks_final_pool_add(double **dst, int *ndst, const double *src, int n)
+{
+	if (n <= 0)
+		return 0;
+	double *d = realloc(*dst, sizeof(double) * (size_t)(*ndst + n));
+	if (!d)
+		return -1;
+	memcpy(d + *ndst, src, sizeof(double) * (size_t)n);
+	*dst = d;
+	*ndst += n;
+	return 0;
+}
+
+void ks_final_cand_release(struct ks_final_cand *c)
+{
+	for (int i = 0; c->wl && i < c->nwl; i++) {
+		free(c->wl[i].cand);
+		free(c->wl[i].base);
+	}
+	free(c->wl);
+	c->wl = NULL;
+	c->nwl = 0;
+}
+
+void ks_final_cand_stats(struct ks_final_cand *c)
+{
+	double sum_log = 0, var = 0;
+	int w = 0;
+	c->speedup = NAN;
+	c->rel_ci = INFINITY;
+	c->spread_pct = 0;
+	for (int i = 0; c->wl && i < c->nwl; i++) {
+		const struct ks_final_pool *p = &c->wl[i];
+		if (!p->ncand || !p->nbase)
+			continue;
+		struct ks_stats sc, sb;
+		ks_stats_compute(p->cand, (size_t)p->ncand, &sc);
+		ks_stats_compute(p->base, (size_t)p->nbase, &sb);
+		if (!(sc.median > 0) || !(sb.median > 0))
+			continue;
+		double hc = ks_stats_median_rel_ci(p->cand, (size_t)p->ncand);
+		double hb = ks_stats_median_rel_ci(p->base, (size_t)p->nbase);
+		sum_log += log(sb.median / sc.median);
+		var += hc * hc + hb * hb;
+		if (sc.spread_pct > c->spread_pct)
+			c->spread_pct = sc.spread_pct;
+		w++;
+	}
+	if (w) {
+		/* the log of a geometric mean is the mean of the logs; relative half-widths
+		 * of medians are close to half-widths of their logs */
+		c->speedup = exp(sum_log / w);
+		c->rel_ci = sqrt(var) / w;
+	} else if (c->known_speedup > 0) {
+		c->speedup = c->known_speedup;
+	}
+}
+
+static int usable(const struct ks_final_cand *c)
+{
+	return c->passed && isfinite(c->speedup) && c->speedup > 0;
+}
+
+static int search_leader(const struct ks_final_cand *c, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (usable(&c[i]))
+			return i;
+	return -1;
+}
+
+/* the fastest by the pooled speedup, skipping index skip */
+static int fastest(const struct ks_final_cand *c, int n, int skip)
+{
+	int f = -1;
+	for (int i = 0; i < n; i++)
+		if (i != skip && usable(&c[i]) && (f < 0 || c[i].speedup > c[f].speedup))
+			f = i;
+	return f;
+}
+
+int ks_final_leaders(const struct ks_final_cand *c, int n, int *out, int max)
+{
+	int k = 0, l = search_leader(c, n);
+	if (l < 0 || max < 1)
+		return 0;
+	out[k++] = l;
+	int f = fastest(c, n, -1);
+	if (f == l)
+		f = fastest(c, n, l);
+	if (f >= 0 && k < max)
+		out[k++] = f;
+	return k;
+}
+
+/* ln(a / b) and its 95% half-width */
+static void compare(const struct ks_final_cand *a, const struct ks_final_cand *b, double *diff,
+		    double *err)
+{
+	*diff = log(a->speedup / b->speedup);
+	*err = sqrt(a->rel_ci * a->rel_ci + b->rel_ci * b->rel_ci);
+}
+
+int ks_final_need_round(const struct ks_final_cand *c, int n)
+{
+	int lead[2], k = ks_final_leaders(c, n, lead, 2);
+	for (int i = 0; i < k; i++)
+		if (c[lead[i]].spread_pct > KS_FINAL_SPREAD_PCT)
+			return 1;
+	if (k == 2) {
+		double diff, err;
+		compare(&c[lead[0]], &c[lead[1]], &diff, &err);
+		if (fabs(diff) <= err && err > 0.02 && isfinite(err))
+			return 1;
+	}
+	return 0;
+}
+
+static void fmt_ci(char *dst, size_t n, double err)
+{
+	if (isfinite(err))
+		snprintf(dst, n, "\xc2\xb1 %.*f%%", err * 100 < 10 ? 1 : 0, err * 100);
+	else
+		snprintf(dst, n, "\xc2\xb1 ? (no samples)");
+}
+
+void ks_final_choose(const struct ks_final_cand *c, int n, struct ks_final_verdict *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->chosen = v->versus = -1;
+	int l = search_leader(c, n);
+	if (l < 0) {
+		snprintf(v->text, sizeof(v->text), "no candidate passed the re-measurement");
+		return;
+	}
+	int f = fastest(c, n, -1);
+	double diff, err;
+	char ci[48];
+	if (f != l) {
+		compare(&c[f], &c[l], &diff, &err);
+		v->significant = diff > err;
+		v->chosen = v->significant ? f : l;
+		v->versus = v->significant ? l : f;
+		v->diff_pct = (exp(v->significant ? diff : -diff) - 1) * 100;
+		v->ci_pct = err * 100;
+		fmt_ci(ci, sizeof(ci), err);
+		if (v->significant)
+			snprintf(v->text, sizeof(v->text),
+				 "#%ld beats #%ld (the search phase's leader) by %.1f%% %s", c[f].id,
+				 c[l].id, v->diff_pct, ci);
+		else
+			snprintf(v->text, sizeof(v->text),
+				 "#%ld kept (the search phase's leader): #%ld measured %.1f%% faster, "
+				 "inside the noise (%s)",
+				 c[l].id, c[f].id, (exp(diff) - 1) * 100, ci);
+		return;
+	}
+	v->chosen = l;
+	int r = fastest(c, n, l);
+	if (r < 0) {
+		snprintf(v->text, sizeof(v->text), "#%ld, the only candidate that passed the "
+						   "re-measurement", c[l].id);
+		return;
+	}
+	compare(&c[l], &c[r], &diff, &err);
+	v->versus = r;
+	v->significant = diff > err;
+	v->diff_pct = (exp(diff) - 1) * 100;
+	v->ci_pct = err * 100;
+	fmt_ci(ci, sizeof(ci), err);
+	snprintf(v->text, sizeof(v->text), "#%ld %s #%ld by %.1f%% %s%s", c[l].id,
+		 v->significant ? "beats" : "leads", c[r].id, v->diff_pct, ci,
+		 v->significant ? "" : ", inside the noise");
+}

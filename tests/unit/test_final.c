@@ -1,0 +1,219 @@
+/* The final re-measurement: the median's confidence interval and the stopping rule
+ * (src/eval/stats.c), the choice and its verdict on synthetic samples
+ * (src/search/final_pick.c), then a real run on a tiny task with a noisy clock injected
+ * through the timing seam (src/eval/workload.c): it must be flagged noisy, and the crown
+ * must not move to a candidate whose advantage is inside the noise. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval/evaluator.h"
+#include "eval/stats.h"
+#include "ksearch/report.h"
+#include "ksearch/run.h"
+#include "ksearch/store.h"
+#include "search/final_pick.h"
+#include "tap.h"
+
+static unsigned long long rng = 88172645463325252ull;
+
+static double uniform(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+/* n samples around m: +-jitter uniformly, plus, with probability p_slow, a slowdown of up
+ * to slow_max times (interrupts and other processes only ever make a rep slower) */
+static double *samples(int n, double m, double jitter, double p_slow, double slow_max)
+{
+	double *s = malloc(sizeof(double) * (size_t)n);
+	for (int i = 0; i < n; i++) {
+		s[i] = m * (1 + jitter * (2 * uniform() - 1));
+		if (uniform() < p_slow)
+			s[i] *= 1 + (slow_max - 1) * uniform();
+	}
+	return s;
+}
+
+static void cand(struct ks_final_cand *c, long id, double search, double base_us,
+		 double cand_us, double jitter, double p_slow, double slow_max)
+{
+	memset(c, 0, sizeof(*c));
+	c->id = id;
+	c->search_speedup = search;
+	c->passed = 1;
+	c->nwl = 2;
+	c->wl = calloc(2, sizeof(*c->wl));
+	for (int w = 0; w < 2; w++) {
+		c->wl[w].ncand = c->wl[w].nbase = 60;
+		c->wl[w].cand = samples(60, cand_us * (w + 1), jitter, p_slow, slow_max);
+		c->wl[w].base = samples(60, base_us * (w + 1), 0.01, 0, 1);
+	}
+	ks_final_cand_stats(c);
+}
+
+static void test_stats(void)
+{
+	double lo, hi;
+	double *s = samples(200, 100, 0.05, 0, 1);
+	ks_stats_median_ci(s, 200, &lo, &hi);
+	ok(lo < 100.5 && hi > 99.5 && lo > 97 && hi < 103, "median CI of 200 samples +-5%%: [%.2f, %.2f]", lo, hi);
+	double rel = ks_stats_median_rel_ci(s, 200);
+	ok(rel > 0 && rel < 0.02, "relative half-width %.4f below 2%%", rel);
+	ok(ks_stats_enough(s, 200, 0.02, 10, 1000), "200 tight samples are enough for +-2%%");
+	ok(!ks_stats_enough(s, 5, 0.02, 10, 1000), "below the count floor: not enough");
+	free(s);
+	s = samples(30, 100, 0.05, 0.5, 8);
+	ok(ks_stats_median_rel_ci(s, 30) > 0.05, "half of the reps slowed up to 8x: a wide CI (%.3f)",
+	   ks_stats_median_rel_ci(s, 30));
+	ok(!ks_stats_enough(s, 30, 0.02, 10, 1000), "noisy samples: not enough yet");
+	ok(ks_stats_enough(s, 30, 0.02, 10, 30), "the cap on samples stops it anyway");
+	free(s);
+	ks_stats_median_ci(NULL, 0, &lo, &hi);
+	ok(isnan(lo) && isnan(hi), "no samples: no interval");
+	double three[] = {3, 1, 2};
+	ks_stats_median_ci(three, 3, &lo, &hi);
+	ok(lo == 1 && hi == 3, "few samples: [min, max]");
+	ok(isinf(ks_stats_median_rel_ci(NULL, 0)), "no samples: unknown width");
+}
+
+static void test_choose(void)
+{
+	struct ks_final_cand c[3];
+	struct ks_final_verdict v;
+	/* the search's leader #30 at 2x; #35 measures 4% faster but half its reps are slowed:
+	 * inside the noise, #30 keeps the crown */
+	cand(&c[0], 30, 2.0, 200, 100, 0.02, 0, 1);
+	cand(&c[1], 35, 1.9, 200, 96, 0.3, 0.5, 6);
+	cand(&c[2], 36, 1.5, 200, 140, 0.02, 0, 1);
+	ok(fabs(c[0].speedup - 2.0) < 0.05, "pooled speedup of a tight candidate %.3f", c[0].speedup);
+	ok(c[1].spread_pct > KS_FINAL_SPREAD_PCT, "the noisy one is spread (%.0f%%)", c[1].spread_pct);
+	ks_final_choose(c, 3, &v);
+	is_int(v.chosen, 0, "advantage inside the noise: the search's leader keeps the crown");
+	ok(!v.significant && strstr(v.text, "#30 ") && strstr(v.text, "inside the noise"),
+	   "the verdict says so: %s", v.text);
+	ok(ks_final_need_round(c, 3), "a spread leader asks for another round");
+	int lead[2];
+	is_int(ks_final_leaders(c, 3, lead, 2), 2, "two leaders");
+	ok(lead[0] == 0 && lead[1] == 1, "the search's leader and the fastest by the final");
+	for (int i = 0; i < 3; i++)
+		ks_final_cand_release(&c[i]);
+
+	/* #35 clearly faster (25%) with tight timings: it takes the crown, with a margin */
+	cand(&c[0], 30, 2.0, 200, 100, 0.02, 0, 1);
+	cand(&c[1], 35, 1.9, 200, 80, 0.02, 0, 1);
+	ks_final_choose(c, 2, &v);
+	is_int(v.chosen, 1, "a clear win moves the crown");
+	ok(v.significant && v.diff_pct > 20 && v.diff_pct < 30 && v.ci_pct < 5,
+	   "by %.1f%% +- %.1f%%", v.diff_pct, v.ci_pct);
+	ok(strstr(v.text, "#35 beats #30 (the search phase's leader) by 2") != NULL, "verdict: %s",
+	   v.text);
+	ok(!ks_final_need_round(c, 2), "tight and apart: no further round");
+	/* the leader also leads the final: compared with the runner-up */
+	c[1].passed = 0;
+	ks_final_choose(c, 2, &v);
+	ok(v.chosen == 0 && strstr(v.text, "the only candidate"), "one passing: %s", v.text);
+	c[1].passed = 1;
+	struct ks_final_cand sw[2] = {c[1], c[0]};
+	ks_final_choose(sw, 2, &v);
+	ok(v.chosen == 0 && strstr(v.text, "#35 beats #30 by 2"), "leader confirmed: %s", v.text);
+	for (int i = 0; i < 2; i++)
+		ks_final_cand_release(&c[i]);
+	/* nothing passed */
+	memset(c, 0, sizeof(c));
+	ks_final_choose(c, 1, &v);
+	is_int(v.chosen, -1, "nothing passed: nothing crowned");
+}
+
+/* the injected clock: 40% of the candidate's reps slowed 1.5-9x, the baseline's by up to 2x */
+static void noisy_clock(void *ctx, int is_baseline, double *us, int n)
+{
+	int *calls = ctx;
+	++*calls;
+	for (int i = 0; i < n; i++)
+		if (uniform() < 0.4)
+			us[i] *= is_baseline ? 1 + uniform() : 1.5 + 7.5 * uniform();
+}
+
+static void test_noisy_run(void)
+{
+	char dir[] = "/tmp/ks_test_final_XXXXXX";
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp");
+		return;
+	}
+	char out[300];
+	snprintf(out, sizeof(out), "%s/run", dir);
+	int calls = 0;
+	ks_eval_timing = (struct ks_eval_timing_seam){.version = 1, .adjust = noisy_clock,
+						      .ctx = &calls};
+	struct ks_run_opts o;
+	ks_run_opts_init(&o);
+	o.task = "tests/fixtures/eval/scale";
+	o.budget = 4;
+	o.seed = 2;
+	o.out_dir = out;
+	o.jobs = 2;
+	o.final_top = 3;
+	o.eval.min_time_s = 0.01;
+	struct ks_run_result r;
+	struct ks_error e = {0};
+	int rc = ks_run(&o, NULL, NULL, &r, &e);
+	ks_eval_timing = (struct ks_eval_timing_seam){.version = 1};
+	is_int(rc, 0, "the run completes under a noisy clock");
+	if (rc) {
+		printf("# %s\n", e.msg);
+		return;
+	}
+	ok(calls > 10, "the seam saw the timing blocks (%d)", calls);
+	ok(r.final_noisy, "flagged noisy: %s", r.final_noise);
+	ok(strstr(r.final_noise, "spread") != NULL, "the reason names the spread");
+	ok(r.final_verdict[0] && !strstr(r.final_verdict, "beats"),
+	   "no candidate crowned on an advantage inside the noise: %s", r.final_verdict);
+	/* the crown stays with the search phase's leader: the best search speedup (the store's
+	 * ranking now uses the final's figures) */
+	struct ks_store *s = NULL;
+	struct ks_store_candidate *list = NULL;
+	size_t n = 0;
+	long leader = -1;
+	double lead_speedup = 0;
+	if (ks_store_open(out, 0, &s, &e) == 0 &&
+	    ks_store_list_candidates(s, KS_STORE_ORDER_ID, &list, &n, &e) == 0)
+		for (size_t i = 0; i < n; i++)
+			if (list[i].has_result && list[i].status && !strcmp(list[i].status, "PASSED") &&
+			    list[i].speedup > lead_speedup) {
+				leader = (long)list[i].id;
+				lead_speedup = list[i].speedup;
+			}
+	ks_store_free(list);
+	ks_store_close(s);
+	is_int(r.best_candidate, leader, "best = the search phase's leader");
+	struct ks_buf b = KS_BUF_INIT;
+	if (ks_report_write(out, KS_REPORT_JSON, &b, &e) == 0) {
+		ok(strstr(ks_buf_str(&b), "\"noisy\": true") != NULL, "report --json: noisy true");
+		ok(strstr(ks_buf_str(&b), "\"noise_reason\": \"") != NULL, "report --json: the reason");
+	} else {
+		ok(0, "report: %s", e.msg);
+	}
+	ks_buf_reset(&b);
+	if (ks_report_write(out, KS_REPORT_MD, &b, &e) == 0)
+		ok(strstr(ks_buf_str(&b), "**Noisy measurements:**") &&
+			   strstr(ks_buf_str(&b), "How sure: "),
+		   "report.md: the verdict and the warning");
+	ks_buf_release(&b);
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ok(system(cmd) == 0, "temporary run removed");
+}
+
+int main(void)
+{
+	test_stats();
+	test_choose();
+	test_noisy_run();
+	return tap_done();
+}
