@@ -294,6 +294,14 @@ int cmd_run(int argc, char **argv)
 				      "strategy", r.strategy, "policy", r.policy, "budget", r.budget,
 				      "evaluated", r.evaluated, "passed", r.passed, "resumed",
 				      r.resumed, "reused", r.reused);
+		if (doc) {
+			json_object_set_new(doc, "noisy", json_boolean(r.final_noisy));
+			json_object_set_new(doc, "noise_reason", r.final_noisy ? json_string(r.final_noise)
+									       : json_null());
+			json_object_set_new(doc, "final_verdict", r.final_verdict[0]
+									  ? json_string(r.final_verdict)
+									  : json_null());
+		}
 		if (doc)
 			json_object_set_new(doc, "stopped",
 					    strcmp(r.stopped, "budget") ? json_string(r.stopped)
@@ -337,6 +345,8 @@ int cmd_run(int argc, char **argv)
 			       r.best_candidate, r.best_speedup, r.best_action, r.best_source);
 		else
 			printf("no candidate passed; see the failures in the report\n");
+		if (r.final_noisy)
+			printf("noisy: %s\n", r.final_noise);
 		if (r.uses_model)
 			printf("llm: %ld calls, %ld prompt + %ld completion tokens, $%.4f\n",
 			       r.llm_calls, r.llm_prompt_tokens, r.llm_completion_tokens, r.llm_cost);

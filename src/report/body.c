@@ -66,6 +66,16 @@ static void section_header(struct rp_doc *d, const struct rp_run *r)
 			    "the noise does not take the crown from the search phase's leader).");
 		doc_para_end(d);
 	}
+	if (r->stopped[0] && strcmp(r->stopped, "budget")) {
+		doc_para_begin(d);
+		doc_strong_begin(d);
+		doc_text(d, "The search stopped early:");
+		doc_strong_end(d);
+		doc_text(d, " ");
+		doc_text(d, r->stopped);
+		doc_text(d, ".");
+		doc_para_end(d);
+	}
 	if (r->final_noisy) {
 		doc_para_begin(d);
 		doc_strong_begin(d);

@@ -172,6 +172,9 @@ int rp_render_json(const struct rp_run *r, struct ks_buf *out, struct ks_error *
 	json_object_set_new(root, "failures", fails);
 	fails = NULL;
 	json_object_set_new(root, "best", best ? best : json_null());
+	json_object_set_new(root, "stopped",
+			    r->stopped[0] && strcmp(r->stopped, "budget") ? text(r->stopped)
+									    : json_null());
 	json_object_set_new(root, "noisy", json_boolean(r->final_noisy));
 	json_object_set_new(root, "noise_reason",
 			    r->final_noisy ? text(r->final_noise) : json_null());

@@ -370,6 +370,9 @@ int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
 			final_event(r, events[i].data);
 		if (events[i].kind && !strcmp(events[i].kind, "roofline"))
 			roofline_event(r, events[i].data);
+		/* the search driver's reason for ending; the latest wins (a resumed run) */
+		if (events[i].kind && !strcmp(events[i].kind, "stopped") && events[i].message)
+			snprintf(r->stopped, sizeof(r->stopped), "%s", events[i].message);
 	}
 	crown(r);
 	for (size_t i = 0; i < r->nllm; i++)

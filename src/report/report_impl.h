@@ -106,6 +106,7 @@ struct rp_run {
 	char final_verdict[320]; /* "#30 beats #35 by 8.0% ± 3.0%" */
 	int final_noisy;
 	char final_noise[1024];  /* why the measurements are not to be trusted */
+	char stopped[256];       /* why the search phase ended ("budget"; "" when not recorded) */
 	/* the roofs "% of roofline" used (the run's "roofline" event; 0: not recorded) */
 	double roof_gflops, roof_gbps;
 	char roof_dtype[16];

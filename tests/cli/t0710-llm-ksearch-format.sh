@@ -127,5 +127,10 @@ json_get "$TMP/s.json" 'd["stopped"]' | grep -q "3 model replies in a row gave n
 ok $? "--json says why the search stopped early"
 is "$(q "$TMP/s/run.db" "select count(*) from events where kind='stopped'")" 1 \
 	"the reason is recorded in the run's events"
+grep -q "The search stopped early.*3 model replies in a row gave nothing new" "$TMP/s/report.md"
+ok $? "... and shown in the report"
+"$KS" report "$TMP/s" --json >"$TMP/s.report.json" 2>/dev/null
+json_get "$TMP/s.report.json" 'd["stopped"]' | grep -q "gave nothing new"
+ok $? "... and in report --json"
 
 done_testing
