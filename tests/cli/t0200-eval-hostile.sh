@@ -54,6 +54,11 @@ expect partial_write INCORRECT_NUMERICAL
 expect cached_result INCORRECT_NUMERICAL
 expect cached_by_pointer INCORRECT_NUMERICAL
 expect background_thread INCORRECT_NUMERICAL
+# issue 13: the runner holds no privilege (each probe corrupts y[0] when its call works)
+expect caps_held PASSED
+expect mknod_device PASSED
+expect chattr_immutable PASSED
+expect fanotify_watch PASSED
 
 # the probes really probe: an ordinary variable does reach the kernel, and without the
 # sandbox the raw /proc read does leak
