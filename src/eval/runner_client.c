@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -288,6 +289,19 @@ dead:
 	return ks_error_set(e, KS_EPROTO, "runner died");
 }
 
+/* "blocked system call 62" -> " (kill)": the runner's SIGSYS handler only knows the
+ * number (naming it there would allocate) */
+static void syscall_name(const char *violation, struct ks_buf *log)
+{
+	int nr;
+	if (sscanf(violation, "blocked system call %d", &nr) != 1)
+		return;
+	char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+	if (name)
+		ks_buf_addf(log, " (%s)", name);
+	free(name);
+}
+
 enum ks_status ks_runner_fate(struct ks_runner *r, struct ks_buf *log)
 {
 	if (!r->reaped) {
@@ -298,6 +312,7 @@ enum ks_status ks_runner_fate(struct ks_runner *r, struct ks_buf *log)
 	enum ks_status st = KS_STATUS_RUNTIME_ERROR;
 	if (r->violation[0]) {
 		ks_buf_addf(log, "sandbox violation: %s", r->violation);
+		syscall_name(r->violation, log);
 		st = KS_STATUS_SANDBOX_VIOLATION;
 	} else if (r->alloc_failed) {
 		ks_buf_addf(log, "allocation of %zu bytes failed under the memory limit",
