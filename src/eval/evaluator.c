@@ -325,6 +325,21 @@ void ks_evaluator_free(struct ks_evaluator *ev)
 	free(ev);
 }
 
+/* RLIMIT_CPU of one runner: every core busy for as long as the evaluator's own deadlines
+ * can keep the runner alive (each command's timeout: the seeds' fills and calls, the
+ * input sets, the timing blocks, the checks after timing, the reference's ten-timeout
+ * call).  It is a backstop for a runner nobody waits on any more, never the timeout
+ * itself, so it is generous. */
+static double cpu_budget(const struct ks_evaluator *ev, int nsets)
+{
+	const struct ks_eval_opts *o = &ev->o;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	double max_s = o->min_time_s * 10 > 2 ? o->min_time_s * 10 : 2;
+	double wall = o->timeout_s * (3.0 * o->nseeds + nsets + 14) +
+		      o->blocks * (o->timeout_s + max_s) + 120;
+	return wall * (double)(cpus > 0 ? cpus : 1);
+}
+
 int ks_eval_open_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
 			int nsets, int host, size_t mem_extra, struct ks_runner **out,
 			struct ks_error *e)
@@ -333,11 +348,12 @@ int ks_eval_open_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const c
 	struct ks_runner_spawn sp = {
 		.runner_path = host ? ev->host_runner : ev->runner,
 		.sandbox = !ev->o.no_sandbox,
-		.limits = {.address_space = 0, .cpu_seconds = 0, .file_size = (size_t)64 << 20,
-			   .isolate_network = 1},
+		.limits = {.address_space = 0, .file_size = (size_t)64 << 20,
+			   .isolate_network = 1, .parent = getpid()},
 		.extra_env = ev->env,
 		.out_bytes = ws->out_bytes,
 	};
+	sp.limits.cpu_seconds = cpu_budget(ev, nsets);
 	if (host || ev->be->limit_address_space)
 		sp.limits.address_space = ws->set_bytes * (size_t)nsets + mem_extra +
 					  ((size_t)1 << 30);

@@ -180,6 +180,7 @@ static void kill_runner(struct ks_runner *r)
 {
 	if (r->pid > 0 && !r->reaped) {
 		r->killed = 1;
+		r->paused = 0; /* SIGKILL ends a stopped process too */
 		kill(-r->pid, SIGKILL);
 		kill(r->pid, SIGKILL);
 		if (waitpid(r->pid, &r->wstatus, 0) == r->pid)
@@ -357,10 +358,53 @@ enum ks_status ks_runner_fate(struct ks_runner *r, struct ks_buf *log)
 	return st;
 }
 
+int ks_runner_pause(struct ks_runner *r)
+{
+	if (r->pid <= 0 || r->reaped)
+		return -1;
+	if (kill(-r->pid, SIGSTOP) && kill(r->pid, SIGSTOP))
+		return -1;
+	/* bounded: a thread stuck in the kernel (a device driver call) delays the stop */
+	double deadline = ks_clock_s() + 10;
+	int st;
+	for (;;) {
+		pid_t w = waitpid(r->pid, &st, WUNTRACED | WNOHANG);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w == 0) {
+			if (ks_clock_s() > deadline) {
+				r->paused = 1; /* so kill_runner knows to end it */
+				return -1;
+			}
+			usleep(1000);
+			continue;
+		}
+		if (w != r->pid)
+			return -1;
+		if (WIFSTOPPED(st)) {
+			r->paused = 1;
+			return 0;
+		}
+		r->reaped = 1;
+		r->wstatus = st;
+		return -1;
+	}
+}
+
+void ks_runner_resume(struct ks_runner *r)
+{
+	if (r->paused && !r->reaped) {
+		kill(-r->pid, SIGCONT);
+		kill(r->pid, SIGCONT);
+	}
+	r->paused = 0;
+}
+
 void ks_runner_free(struct ks_runner *r)
 {
 	if (!r)
 		return;
+	ks_runner_resume(r);
 	if (r->pid > 0 && !r->reaped) {
 		ssize_t w = write(r->cmd_fd, "quit\n", 5);
 		(void)w;

@@ -140,10 +140,16 @@ int ks_sandbox_child_prepare(const struct ks_sandbox_limits *lim)
 		return -errno;
 	/* die with the evaluator: an orphaned runner must never keep a core busy */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (lim->parent && getppid() != lim->parent)
+		_exit(127);
 	if (lim->address_space)
 		set_limit(RLIMIT_AS, lim->address_space);
-	if (lim->cpu_seconds > 0)
-		set_limit(RLIMIT_CPU, (rlim_t)(lim->cpu_seconds + 1));
+	/* soft first (SIGXCPU: reported as TIMEOUT), the hard limit kills what catches it;
+	 * the runner's seccomp filter keeps the kernel from raising either */
+	if (lim->cpu_seconds > 0) {
+		struct rlimit rl = {(rlim_t)lim->cpu_seconds + 1, (rlim_t)lim->cpu_seconds + 3};
+		setrlimit(RLIMIT_CPU, &rl);
+	}
 	set_limit(RLIMIT_FSIZE, lim->file_size ? lim->file_size : ((rlim_t)64 << 20));
 	set_limit(RLIMIT_CORE, 0);
 	set_limit(RLIMIT_NOFILE, 256);
@@ -483,6 +489,10 @@ static int seccomp_enter(int gpu, char *why, size_t n)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
 	if (!rc)
 		rc = trap_other_processes(ctx, getpid());
+	/* the CPU-time limit's SIGXCPU must end the runner, as a TIMEOUT */
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(rt_sigaction), 2,
+				      SCMP_A0(SCMP_CMP_EQ, SIGXCPU), SCMP_A1(SCMP_CMP_NE, 0));
 	/* nobody may take the SIGSYS handler away from the runner */
 	if (!rc)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(rt_sigaction), 2,
@@ -512,6 +522,12 @@ int ks_sandbox_enter(const char *scratch, const char *kernel_path, int gpu, char
 {
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
 		snprintf(why, n, "no_new_privs: %s", strerror(errno));
+		return -1;
+	}
+	/* set again here, by the runner itself, so it holds whoever started it; the seccomp
+	 * filter then keeps the kernel from clearing it */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL)) {
+		snprintf(why, n, "parent-death signal: %s", strerror(errno));
 		return -1;
 	}
 	/* the same for every runner, CPU or GPU (the GPU path is not measured yet:

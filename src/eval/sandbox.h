@@ -13,9 +13,11 @@
 
 struct ks_sandbox_limits {
 	size_t address_space; /* RLIMIT_AS in bytes, 0 = unlimited (CUDA needs that) */
-	double cpu_seconds;   /* RLIMIT_CPU backstop, 0 = unlimited */
+	double cpu_seconds;   /* RLIMIT_CPU backstop (SIGXCPU, SIGKILL 2 s later), 0 = none */
 	size_t file_size;     /* RLIMIT_FSIZE */
 	int isolate_network;  /* try unshare(CLONE_NEWNET) */
+	int parent;           /* pid of the process that forked the child: a child orphaned
+				 before its parent-death signal was set exits at once; 0 = no check */
 };
 
 /* True for names that look like secrets: *_API_KEY, *TOKEN*, *SECRET*, *PASSWORD*, ... */

@@ -68,6 +68,32 @@ expect prlimit_parent SANDBOX_VIOLATION
 expect fsetown_parent SANDBOX_VIOLATION
 expect pdeathsig_reset SANDBOX_VIOLATION
 expect rlimit_cpu_raise SANDBOX_VIOLATION
+# issue 13: a CPU-time limit and a parent-death signal the kernel cannot remove, and the
+# candidate stopped while the baseline is timed
+expect rlimit_cpu_unset PASSED
+expect baseline_stopped PASSED
+
+# a runner does not outlive a killed ksearch
+"$KS" eval "$TASK" "$H/infinite_loop.c" --quick --timeout 60 >/dev/null 2>&1 &
+ks_pid=$!
+# the reference's runners come and go; the one that stays for 2 s spins in the call
+runner="" seen=0
+for _ in $(seq 1 60); do
+	sleep 0.5
+	r=$(pgrep -P "$ks_pid" ksearch-runner | head -1)
+	if [ -n "$r" ] && [ "$r" = "$runner" ]; then seen=$((seen + 1)); else seen=0; fi
+	runner=$r
+	[ $seen -ge 4 ] && break
+done
+kill -9 "$ks_pid"
+wait "$ks_pid" 2>/dev/null
+gone=1
+for _ in $(seq 1 30); do
+	if [ -n "$runner" ] && ! kill -0 "$runner" 2>/dev/null; then gone=0; break; fi
+	sleep 0.1
+done
+ok $gone "the kernel's runner (pid ${runner:-none found}) dies with ksearch"
+
 # thread placement is dropped from the runner's environment (the filter cannot tell a
 # thread id of the runner from another process's pid)
 OMP_PROC_BIND=true OMP_PLACES=cores expect openmp PASSED
