@@ -202,7 +202,7 @@ int cmd_eval(int argc, char **argv)
 		return KS_EXIT_USAGE;
 	}
 	struct ks_buf src = KS_BUF_INIT;
-	if (ks_file_read(pos[1], 1 << 20, &src, &e)) {
+	if (ks_kernel_source_read(pos[1], 1 << 20, &src, &e)) {
 		fprintf(stderr, "ksearch eval: %s\n", e.msg);
 		ks_task_free(t);
 		return KS_EXIT_USAGE;

@@ -509,6 +509,73 @@ static int seccomp_enter(int gpu, char *why, size_t n)
 	return 0;
 }
 
+/* ---- the compiler ----------------------------------------------------------------- */
+
+static int compiler_landlock(const char *const *ro, const char *const *rw, char *why, size_t n)
+{
+	long abi = ll_abi();
+	if (abi <= 0)
+		return 0;
+	__u64 read = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |
+		     LANDLOCK_ACCESS_FS_READ_DIR;
+	__u64 write = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
+		      LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+		      LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+		      LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
+		      LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
+	__u64 handled = read | write;
+	if (abi >= 2)
+		handled |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3)
+		handled |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	struct landlock_ruleset_attr attr = {.handled_access_fs = handled};
+	int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (rs < 0) {
+		snprintf(why, n, "landlock ruleset: %s", strerror(errno));
+		return -1;
+	}
+	int rc = ll_allow(rs, "/dev/null", read | LANDLOCK_ACCESS_FS_WRITE_FILE |
+					       (handled & LANDLOCK_ACCESS_FS_TRUNCATE));
+	for (size_t i = 0; ro && ro[i] && !rc; i++)
+		rc = ll_allow(rs, ro[i], read);
+	for (size_t i = 0; rw && rw[i] && !rc; i++)
+		rc = ll_allow(rs, rw[i], handled);
+	if (rc || syscall(SYS_landlock_restrict_self, rs, 0)) {
+		snprintf(why, n, "landlock: %s", strerror(rc ? -rc : errno));
+		close(rs);
+		return -1;
+	}
+	close(rs);
+	return 0;
+}
+
+int ks_sandbox_enter_compiler(const char *const *ro, const char *const *rw, char *why,
+			      size_t n)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+		snprintf(why, n, "no_new_privs: %s", strerror(errno));
+		return -1;
+	}
+	if (drop_privileges(why, n) || compiler_landlock(ro, rw, why, n))
+		return -1;
+	/* no network: sockets other than local ones fail (the compiler needs none) */
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx) {
+		snprintf(why, n, "seccomp_init failed");
+		return -1;
+	}
+	int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
+				  SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+	if (!rc)
+		rc = seccomp_load(ctx);
+	seccomp_release(ctx);
+	if (rc) {
+		snprintf(why, n, "seccomp: %s", strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
 /* KSEARCH_SANDBOX_SKIP=landlock,seccomp,dumpable,privileges switches layers off for diagnosis when
  * the runner is started by hand; ksearch never passes this variable to a runner */
 static int skipped(const char *layer)

@@ -41,6 +41,14 @@ int ks_sandbox_child_prepare(const struct ks_sandbox_limits *lim);
 int ks_sandbox_enter(const char *scratch, const char *kernel_path, int gpu, char *why,
 		     size_t n);
 
+/* The compiler's sandbox, entered by ksearch-cc-jail right before it executes the
+ * compiler (inherited by everything the compiler runs): no_new_privs, no capabilities,
+ * Landlock reads (and execution) only under ro[], reads and writes only under rw[] (both
+ * NULL-terminated; /dev/null is always usable), and no network sockets.  0, or -1 with
+ * why set.  Without Landlock in the kernel only the file rules are missing. */
+int ks_sandbox_enter_compiler(const char *const *ro, const char *const *rw, char *why,
+			      size_t n);
+
 /* "landlock abi N" / "landlock unavailable": reported in eval logs so users know */
 const char *ks_sandbox_describe(void);
 

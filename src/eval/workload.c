@@ -83,7 +83,7 @@ static int append(double **dst, int *n, const double *src, int m)
 /* One timing block on runner r; the wall clock of this process cross-checks the runner's
  * own numbers, which a kernel running inside the runner could tamper with. */
 static int time_block(struct ks_evaluator *ev, struct ks_runner *r, double **samples, int *n,
-		      struct ks_buf *log, int *suspicious, struct ks_error *e)
+		      int *sets_called, struct ks_buf *log, int *suspicious, struct ks_error *e)
 {
 	const struct ks_eval_opts *o = &ev->o;
 	const char *reply;
@@ -111,6 +111,10 @@ static int time_block(struct ks_evaluator *ev, struct ks_runner *r, double **sam
 			    sum, block, wall);
 		*suspicious = 1;
 	}
+	/* warm-up and timed calls both start at set 0: these sets hold outputs of this block */
+	int called = cnt > o->warmup ? cnt : o->warmup;
+	if (sets_called && called > *sets_called)
+		*sets_called = called;
 	rc = append(samples, n, s, cnt) ? ks_error_set(e, KS_ENOMEM, "out of memory") : 0;
 	free(s);
 	return rc;
@@ -192,7 +196,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 				goto out;
 	}
 	double *cs = NULL, *bs = NULL;
-	int ncs = 0, nbs = 0, suspicious = 0;
+	int ncs = 0, nbs = 0, suspicious = 0, called = 0;
 	for (int b = 0; b < o->blocks; b++) {
 		/* the candidate's process is stopped while the baseline is timed: nothing it
 		 * left running (a spinning thread, say) can slow the baseline down */
@@ -203,7 +207,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 			goto out;
 		}
 		if (measure_base)
-			rc = time_block(ev, base, &bs, &nbs, &log, &suspicious, e);
+			rc = time_block(ev, base, &bs, &nbs, NULL, &log, &suspicious, e);
 		ks_runner_resume(cand);
 		if (rc) {
 			ks_error_wrap(e, "timing the baseline");
@@ -211,7 +215,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 			free(bs);
 			goto out;
 		}
-		if (time_block(ev, cand, &cs, &ncs, &log, &suspicious, &ke)) {
+		if (time_block(ev, cand, &cs, &ncs, &called, &log, &suspicious, &ke)) {
 			free(cs);
 			free(bs);
 			if (ke.code == KS_ETIMEOUT || cand->reaped || cand->timed_out) {
@@ -224,7 +228,11 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	}
 	/* correctness again: outputs left by the timed calls, then fresh inputs in a buffer the
 	 * kernel has seen before (a kernel that caches results by pointer fails here) */
+	/* only sets the timed calls reached hold their outputs (a slow kernel may time fewer
+	 * calls than there are seeds) */
 	int post = nsets < o->nseeds ? nsets : o->nseeds;
+	if (post > called)
+		post = called;
 	for (int s = 0; s < post && res->status == KS_STATUS_PASSED; s++) {
 		if (ks_runner_cmd(cand, o->timeout_s, &reply, &ke, "snap %d", s)) {
 			kernel_failed(cand, res, &log, "after timing");

@@ -7,6 +7,10 @@ H=$ROOT/tests/fixtures/hostile
 export KS_TEST_API_KEY=sk-test-secret-0123456789
 export GITHUB_TOKEN=ghp_test_secret
 rm -f /tmp/ksearch-pwned-*
+# a secret outside the project that the compiler must not read (include_secret,
+# incbin_secret name this path)
+PLANTED=/tmp/ksearch-planted-secret.h
+echo "KSEARCH_PLANTED_SECRET_5e1f root:\$6\$planted" >"$PLANTED"
 
 status_of() { # status_of KERNEL [extra args]: prints the status, checks exit code agrees
 	local k=$1
@@ -94,6 +98,32 @@ for _ in $(seq 1 30); do
 done
 ok $gone "the kernel's runner (pid ${runner:-none found}) dies with ksearch"
 
+# issue 13: the compiler is sandboxed (Landlock, memory/file/CPU limits, no network)
+expect include_secret COMPILE_ERROR
+expect incbin_secret COMPILE_ERROR
+t0=$(date +%s)
+expect include_dev_zero COMPILE_ERROR
+expect macro_bomb COMPILE_ERROR
+t1=$(date +%s)
+[ $((t1 - t0)) -lt 100 ]
+ok $? "/dev/zero and the macro bomb end within their limits ($((t1 - t0)) s)"
+! grep -q "KSEARCH_PLANTED_SECRET" "$TMP/include_secret.json" "$TMP/incbin_secret.json"
+ok $? "no text of a file outside the readable folders reaches the compile log"
+
+# issue 13: a kernel source is a regular text file
+printf 'void scale(const float *x, float *y, int n) { for (int i = 0; i < n; i++) y[i] = 2.0f * x[i]; }\n\0 not C at all (\n' >"$TMP/nul.c"
+"$KS" eval "$TASK" "$TMP/nul.c" --quick >/dev/null 2>"$TMP/nul.err"
+is "$?" 2 "a source with a NUL byte is a usage error"
+grep -q "NUL byte at offset" "$TMP/nul.err"
+ok $? "the error says where the NUL byte is"
+mkfifo "$TMP/fifo.c"
+timeout 20 "$KS" eval "$TASK" "$TMP/fifo.c" --quick >/dev/null 2>"$TMP/fifo.err"
+is "$?" 2 "a FIFO as kernel is refused at once"
+grep -q "not a regular file (a FIFO)" "$TMP/fifo.err"
+ok $? "the error says it is a FIFO"
+"$KS" eval "$TASK" "$TMP" --quick >/dev/null 2>"$TMP/dir.err"
+is "$?" 2 "a directory as kernel is refused"
+
 # thread placement is dropped from the runner's environment (the filter cannot tell a
 # thread id of the runner from another process's pid)
 OMP_PROC_BIND=true OMP_PLACES=cores expect openmp PASSED
@@ -133,7 +163,8 @@ grep -q "rt_sigqueueinfo" "$TMP/sigqueue_parent.json"
 ok $? "a trapped call is named in the log"
 
 # secrets never appear in any output
-! grep -rq "sk-test-secret\|ghp_test_secret" "$TMP"
+! grep -rq "sk-test-secret\|ghp_test_secret\|KSEARCH_PLANTED_SECRET" "$TMP"
 ok $? "no secret in any output"
 
+rm -f "$PLANTED"
 done_testing
