@@ -257,6 +257,9 @@ int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
 	struct ks_evaluator *ev = calloc(1, sizeof(*ev));
 	if (!ev)
 		return ks_error_set(e, KS_ENOMEM, "out of memory");
+	int swept = ks_eval_sweep();
+	if (swept)
+		ks_debug("removed %d leftovers of killed evaluations from the cache", swept);
 	ev->task = t;
 	if (o)
 		ev->o = *o;

@@ -84,7 +84,9 @@ int ks_runner_start(const struct ks_runner_spawn *sp, struct ks_runner **out,
 	snprintf(tmpl, sizeof(tmpl), "%s/scratch", ks_cache_root());
 	if ((rc = ks_mkdir_p(tmpl, e)))
 		goto fail;
-	snprintf(r->scratch, sizeof(r->scratch), "%s/scratch/run-XXXXXX", ks_cache_root());
+	/* the pid in the name lets a later process remove it once this one is gone */
+	snprintf(r->scratch, sizeof(r->scratch), "%s/scratch/run-%d-XXXXXX", ks_cache_root(),
+		 (int)getpid());
 	if (!mkdtemp(r->scratch)) {
 		rc = ks_error_set(e, KS_EIO, "create scratch directory: %s", strerror(errno));
 		r->scratch[0] = '\0';

@@ -124,6 +124,18 @@ ok $? "the error says it is a FIFO"
 "$KS" eval "$TASK" "$TMP" --quick >/dev/null 2>"$TMP/dir.err"
 is "$?" 2 "a directory as kernel is refused"
 
+# issue 13: leftovers of killed evaluations are swept at start; a live process's are kept
+dead=$(sh -c 'echo $$')
+mkdir -p "$KSEARCH_CACHE/scratch/run-$dead-stale1/sub" "$KSEARCH_CACHE/scratch/run-$$-live01" \
+	"$KSEARCH_CACHE/kernels/zz/zz0123"
+touch "$KSEARCH_CACHE/scratch/run-$dead-stale1/sub/f" "$KSEARCH_CACHE/kernels/zz/zz0123/kernel.so.tmp.$dead" \
+	"$KSEARCH_CACHE/kernels/zz/zz0123/kernel.so.tmp.$$"
+expect plain PASSED
+[ ! -e "$KSEARCH_CACHE/scratch/run-$dead-stale1" ] && [ ! -e "$KSEARCH_CACHE/kernels/zz/zz0123/kernel.so.tmp.$dead" ]
+ok $? "a dead process's scratch folder and temporary library are removed"
+[ -d "$KSEARCH_CACHE/scratch/run-$$-live01" ] && [ -e "$KSEARCH_CACHE/kernels/zz/zz0123/kernel.so.tmp.$$" ]
+ok $? "a live process's are kept"
+
 # thread placement is dropped from the runner's environment (the filter cannot tell a
 # thread id of the runner from another process's pid)
 OMP_PROC_BIND=true OMP_PLACES=cores expect openmp PASSED
