@@ -440,9 +440,16 @@ int ks_eval_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_
 	if (!rc)
 		rc = ks_runner_cmd(r, ev->o.timeout_s * 10, &reply, e, "call 0");
 	if (rc) {
+		/* the runner's own answer ("cannot map N bytes ...") first, then its fate */
 		struct ks_buf why = KS_BUF_INIT;
-		if (r)
-			ks_runner_fate(r, &why);
+		ks_buf_adds(&why, e && e->msg[0] ? e->msg : "");
+		if (r) {
+			struct ks_buf fate = KS_BUF_INIT;
+			ks_runner_fate(r, &fate);
+			if (fate.len)
+				ks_buf_addf(&why, "%s%s", why.len ? "; " : "", ks_buf_str(&fate));
+			ks_buf_release(&fate);
+		}
 		rc = ks_error_set(e, KS_EIO, "the reference (reference.%s) failed on %s: %s",
 				  dev ? ev->be->ext : "c", ks_buf_str(&label), ks_buf_str(&why));
 		ks_buf_release(&why);
