@@ -213,6 +213,31 @@ struct ks_store_point {
 int ks_store_convergence(struct ks_store *s, struct ks_store_point **out, size_t *n,
 			 struct ks_error *e);
 
+/* ---- evaluations that never ended ------------------------------------------------- */
+
+/* how many times processes that are gone may start evaluating a candidate before it is
+ * recorded as failed: once for an unrelated crash or kill -9, a second time to be sure */
+#define KS_STORE_MAX_EVAL_STARTS 2
+
+/* Call right before a search-phase evaluation of candidate_id.  When earlier processes
+ * started it KS_STORE_MAX_EVAL_STARTS times and none recorded a result (each time the
+ * evaluation took the evaluator down), records the search result RUNTIME_ERROR ("the
+ * evaluator died while evaluating it", an event of kind eval_abandoned) and sets
+ * *abandoned = 1: the caller uses that result and does not evaluate.  Otherwise records
+ * this start (an event of kind eval_started with this process's id) and sets
+ * *abandoned = 0.  Relies on ks_run_lock: no other live process evaluates the run. */
+int ks_store_begin_eval(struct ks_store *s, int64_t candidate_id, int *abandoned,
+			struct ks_error *e);
+
+/* ---- continuing a run ------------------------------------------------------------- */
+
+/* PRAGMA quick_check: KS_EDB naming the first problem when the database is damaged */
+int ks_store_check(struct ks_store *s, struct ks_error *e);
+/* Take the run folder's lock (DIR/run.lock, an exclusive flock held until ks_run_unlock
+ * or the process ends): KS_EINVAL when another process holds it.  *fd gets the lock. */
+int ks_run_lock(const char *dir, int *fd, struct ks_error *e);
+void ks_run_unlock(int fd);
+
 /* ---- world-model snapshots ---------------------------------------------------------- */
 
 struct ks_store_snapshot {

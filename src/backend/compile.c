@@ -2,6 +2,7 @@
  * content-addressed cache: the same source, shim, compiler, flags and defines never
  * compile twice. */
 #include <errno.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "backend/backends.h"
+#include "eval/runner_client.h"
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/proc.h"
@@ -26,6 +28,156 @@ static int push_words(char **argv, int argc, int max, char *flags)
 	for (char *tok = strtok(flags, " \t"); tok && argc < max; tok = strtok(NULL, " \t"))
 		argv[argc++] = tok;
 	return argc;
+}
+
+/* ---- the compiler's sandbox (ksearch-cc-jail) ------------------------------------- */
+
+#define JAIL_AS ((unsigned long long)2 << 30)     /* cc1 on real kernels stays far below */
+#define JAIL_FSIZE ((unsigned long long)256 << 20) /* a shared library of a kernel */
+#define JAIL_CPU 120                               /* the compile timeout */
+
+/* what every toolchain reads: system binaries, libraries and headers, and the dynamic
+ * linker's configuration (not the rest of /etc) */
+static const char *const jail_system_ro[] = {
+	"/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc/ld.so.cache",
+	"/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives"};
+
+struct jail {
+	char *argv[256];
+	int argc;
+	char paths[12][PATH_MAX]; /* storage for the paths computed here */
+	int npaths;
+	const char *roots[96];    /* every readable root, for scrubbing the log */
+	int nroots;
+};
+
+static void jail_add(struct jail *j, const char *opt, const char *path)
+{
+	if (j->argc + 2 > 96) /* the rest of argv is the compiler's */
+		return;
+	j->argv[j->argc++] = (char *)opt;
+	j->argv[j->argc++] = (char *)path;
+	if (j->nroots < (int)(sizeof(j->roots) / sizeof(j->roots[0])))
+		j->roots[j->nroots++] = path;
+}
+
+static char *jail_path(struct jail *j)
+{
+	return j->npaths < (int)(sizeof(j->paths) / sizeof(j->paths[0])) ? j->paths[j->npaths++]
+									  : NULL;
+}
+
+/* the toolchain's own prefix: /usr/local/cuda-12.8 for .../bin/nvcc (where its headers,
+ * libraries and configuration live) */
+static void jail_toolchain(struct jail *j, const char *compiler)
+{
+	char found[PATH_MAX] = "", *p;
+	if (strchr(compiler, '/')) {
+		snprintf(found, sizeof(found), "%s", compiler);
+	} else {
+		const char *path = getenv("PATH");
+		char dirs[8192];
+		snprintf(dirs, sizeof(dirs), "%s", path ? path : "/usr/bin:/bin");
+		for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d && !found[0];
+		     d = strtok_r(NULL, ":", &save)) {
+			snprintf(found, sizeof(found), "%s/%s", d, compiler);
+			if (access(found, X_OK))
+				found[0] = '\0';
+		}
+	}
+	char *real = found[0] ? realpath(found, NULL) : NULL;
+	if (!real || !(p = jail_path(j))) {
+		free(real);
+		return;
+	}
+	snprintf(p, PATH_MAX, "%s", real);
+	free(real);
+	for (int up = 0; up < 2; up++) /* .../bin/cc -> ... */
+		if ((real = strrchr(p, '/')) && real != p)
+			*real = '\0';
+	jail_add(j, "--ro", p);
+}
+
+/* user flags are trusted: their include and library folders are readable */
+static void jail_flag_paths(struct jail *j, const char *flags)
+{
+	for (const char *f = flags; f && (f = strstr(f, "-")); f++) {
+		if ((f[1] != 'I' && f[1] != 'L') || (f != flags && f[-1] != ' ') || f[2] != '/')
+			continue;
+		char *p = jail_path(j);
+		if (!p)
+			return;
+		size_t n = strcspn(f + 2, " \t");
+		snprintf(p, PATH_MAX, "%.*s", (int)(n < PATH_MAX ? n : PATH_MAX - 1), f + 2);
+		jail_add(j, "--ro", p);
+	}
+}
+
+static int jail_start(struct jail *j, const struct ks_compile_req *req, const char *compiler,
+		      const char *flags, const char *outdir, struct ks_error *e)
+{
+	memset(j, 0, sizeof(*j));
+	char *exe = jail_path(j);
+	int rc = ks_runner_path("ksearch-cc-jail", exe, PATH_MAX, e);
+	if (rc)
+		return rc;
+	j->argv[j->argc++] = exe;
+	for (size_t i = 0; i < sizeof(jail_system_ro) / sizeof(jail_system_ro[0]); i++)
+		jail_add(j, "--ro", jail_system_ro[i]);
+	char *inc = jail_path(j);
+	snprintf(inc, PATH_MAX, "%s/include", ks_data_root());
+	jail_add(j, "--ro", inc);
+	if (req->task && req->task->dir)
+		jail_add(j, "--ro", req->task->dir);
+	jail_toolchain(j, compiler);
+	jail_flag_paths(j, flags);
+	jail_add(j, "--rw", outdir);
+	static char as[32], fsize[32], cpu[32];
+	snprintf(as, sizeof(as), "%llu", JAIL_AS);
+	snprintf(fsize, sizeof(fsize), "%llu", JAIL_FSIZE);
+	snprintf(cpu, sizeof(cpu), "%d", JAIL_CPU);
+	const char *lim[] = {"--as", as, "--fsize", fsize, "--cpu", cpu, "--"};
+	for (size_t i = 0; i < sizeof(lim) / sizeof(lim[0]); i++)
+		j->argv[j->argc++] = (char *)lim[i];
+	return 0;
+}
+
+static int under_root(const struct jail *j, const char *path, size_t n)
+{
+	for (int i = 0; i < j->nroots; i++) {
+		size_t r = strlen(j->roots[i]);
+		if (r <= n && !strncmp(path, j->roots[i], r) && (r == n || path[r] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
+/* Compiler output quotes the lines it complains about.  A diagnostic about a file outside
+ * the readable folders (possible only where Landlock is missing) loses its quoted text:
+ * the line "FILE:LINE:COL: message" stays, the context lines after it go. */
+static void scrub_log(const struct jail *j, struct ks_buf *log)
+{
+	struct ks_buf out = KS_BUF_INIT;
+	const char *p = ks_buf_str(log);
+	int dropping = 0;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		const char *colon = memchr(p, ':', len);
+		if (p[0] == '/' && colon) {
+			dropping = !under_root(j, p, (size_t)(colon - p));
+			ks_buf_add(&out, p, len + (nl ? 1 : 0));
+		} else if (dropping && (p[0] == ' ' || p[0] == '\t')) {
+			/* the quoted source and its caret */
+		} else {
+			dropping = 0;
+			ks_buf_add(&out, p, len + (nl ? 1 : 0));
+		}
+		p += len + (nl ? 1 : 0);
+	}
+	ks_buf_reset(log);
+	ks_buf_add(log, out.data ? out.data : "", out.len);
+	ks_buf_release(&out);
 }
 
 int ks_compile_shared(const struct ks_backend_i *be, const char *compiler, const char *flags,
@@ -75,10 +227,19 @@ int ks_compile_shared(const struct ks_backend_i *be, const char *compiler, const
 	snprintf(flagcopy, sizeof(flagcopy), "%s", flags);
 	snprintf(incdir, sizeof(incdir), "-I%s/include", ks_data_root());
 	snprintf(tmplib, sizeof(tmplib), "%s.tmp.%d", lib, (int)getpid());
-	char *argv[128], defs[64][256];
-	int argc = 0, nd = 0;
+	struct jail *jail = calloc(1, sizeof(*jail));
+	if (!jail) {
+		rc = ks_error_set(e, KS_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = jail_start(jail, req, compiler, flags, dir, e))) {
+		free(jail);
+		goto out;
+	}
+	char **argv = jail->argv, defs[64][256];
+	int argc = jail->argc, nd = 0;
 	argv[argc++] = (char *)compiler;
-	argc = push_words(argv, argc, 80, flagcopy);
+	argc = push_words(argv, argc, argc + 80, flagcopy);
 	argv[argc++] = incdir;
 	for (const char *const *d = req->defines; d && *d && nd < 64; d++, nd++) {
 		snprintf(defs[nd], sizeof(defs[nd]), "-D%s", *d);
@@ -93,7 +254,11 @@ int ks_compile_shared(const struct ks_backend_i *be, const char *compiler, const
 
 	struct ks_proc_result pr;
 	ks_buf_reset(&a->log);
-	if ((rc = ks_proc_run(argv, dir, 120, &a->log, &pr, e)))
+	rc = ks_proc_run(argv, dir, JAIL_CPU, &a->log, &pr, e);
+	if (!rc)
+		scrub_log(jail, &a->log);
+	free(jail);
+	if (rc)
 		goto out;
 	if (pr.timed_out) {
 		ks_buf_adds(&a->log, "\ncompiler timed out after 120 s");
@@ -101,6 +266,10 @@ int ks_compile_shared(const struct ks_backend_i *be, const char *compiler, const
 	} else if (!pr.exited || pr.code != 0) {
 		if (pr.exited && pr.code == 127)
 			ks_buf_addf(&a->log, "\ncompiler '%s' could not be run", compiler);
+		else if (!pr.exited && (pr.code == SIGKILL || pr.code == SIGXCPU))
+			ks_buf_addf(&a->log, "\nthe compiler was stopped by its limits (%llu MiB of "
+					     "memory, %d s of CPU)",
+				    JAIL_AS >> 20, JAIL_CPU);
 		a->ok = 0;
 	} else if (rename(tmplib, lib) == 0) {
 		a->ok = 1;

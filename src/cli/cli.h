@@ -29,6 +29,10 @@ int ks_opts_parse(int argc, char **argv, const struct ks_opt *opts, const char *
 		  const char *about, const char **pos, int maxpos, int *npos);
 void ks_opts_help(FILE *f, const char *usage, const char *about, const struct ks_opt *opts);
 
+/* 0 when min <= v <= max, else prints "option '--NAME' must be from MIN to MAX" and -1
+ * (NaN is never in range) */
+int ks_opt_range(const char *name, double v, double min, double max);
+
 /* install the stderr log sink; verbose lowers the level to debug */
 void ks_cli_log_init(int verbose);
 

@@ -145,6 +145,10 @@ int cmd_eval(int argc, char **argv)
 	int prc = ks_opts_parse(argc, argv, opts, usage, about, pos, 2, &npos);
 	if (prc)
 		return prc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
+	if (ks_opt_range("seeds", seeds, 3, 16 /* KS_MAX_SEEDS */) || ks_opt_range("threads", threads, 0, 4096) ||
+	    ks_opt_range("reps", reps, 0, 20000) || ks_opt_range("peak-gflops", peak_gflops, 0, 1e12) ||
+	    ks_opt_range("peak-gbps", peak_gbps, 0, 1e12))
+		return KS_EXIT_USAGE;
 	if (npos != 2) {
 		fprintf(stderr, "ksearch eval: needs TASK and KERNEL_FILE\nusage: %s\n", usage);
 		return KS_EXIT_USAGE;
@@ -202,7 +206,7 @@ int cmd_eval(int argc, char **argv)
 		return KS_EXIT_USAGE;
 	}
 	struct ks_buf src = KS_BUF_INIT;
-	if (ks_file_read(pos[1], 1 << 20, &src, &e)) {
+	if (ks_kernel_source_read(pos[1], 1 << 20, &src, &e)) {
 		fprintf(stderr, "ksearch eval: %s\n", e.msg);
 		ks_task_free(t);
 		return KS_EXIT_USAGE;

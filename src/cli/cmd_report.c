@@ -33,6 +33,8 @@ int cmd_report(int argc, char **argv)
 	int prc = ks_opts_parse(argc, argv, opts, usage, about, pos, 1, &npos);
 	if (prc)
 		return prc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
+	if (ks_opt_range("examples", examples, 0, 100000))
+		return KS_EXIT_USAGE;
 	if (npos != 1) {
 		fprintf(stderr, "ksearch report: needs RUN_DIR\nusage: %s\n", usage);
 		return KS_EXIT_USAGE;

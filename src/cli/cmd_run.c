@@ -9,10 +9,12 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "ksearch/backend.h"
 #include "ksearch/log.h"
 #include "ksearch/policy.h"
 #include "ksearch/run.h"
 #include "ksearch/store.h"
+#include "ksearch/task.h"
 #include "util/units.h"
 
 static const char usage[] = "ksearch run TASK [options]";
@@ -155,6 +157,44 @@ static void on_sigint(int sig)
 	ks_run_request_stop();
 }
 
+static int one_of(const char *v, const char *const *words)
+{
+	for (; *words; words++)
+		if (!strcmp(v, *words))
+			return 1;
+	return 0;
+}
+
+/* the options whose mistakes used to surface only after the run folder was written */
+static const char *run_usage_error(const struct ks_run_opts *o)
+{
+	static char msg[512];
+	static const char *const strategies[] = {"wm", "evolve", "random", NULL};
+	static const char *const policies[] = {"builtin", "llm", "cmd", NULL};
+	static const char *const contexts[] = {"none", "spec", "full", NULL};
+	if (o->strategy && !one_of(o->strategy, strategies))
+		snprintf(msg, sizeof(msg), "unknown --strategy '%s' (wm, evolve, random)", o->strategy);
+	else if (o->policy && !one_of(o->policy, policies))
+		snprintf(msg, sizeof(msg), "unknown --policy '%s' (builtin, llm, cmd)", o->policy);
+	else if (o->context && !one_of(o->context, contexts))
+		snprintf(msg, sizeof(msg), "unknown --context '%s' (none, spec, full)", o->context);
+	else if (o->backend && !ks_backend_find(o->backend))
+		snprintf(msg, sizeof(msg), "unknown --backend '%s' (cpu, or cuda where it was built)", o->backend);
+	else if (o->devices && (!o->devices[0] || strspn(o->devices, "0123456789,") != strlen(o->devices)))
+		snprintf(msg, sizeof(msg), "--devices expects device numbers like 0,1; got '%s'",
+			 o->devices);
+	else if (o->llm_base_url && strncmp(o->llm_base_url, "http://", 7) &&
+		 strncmp(o->llm_base_url, "https://", 8))
+		snprintf(msg, sizeof(msg), "--llm-base-url must start with http:// or https://, got '%s'",
+			 o->llm_base_url);
+	else if (o->llm_cmd && !o->resume_dir && strcmp(o->policy, "cmd"))
+		snprintf(msg, sizeof(msg), "--llm-cmd is used by --policy cmd only (the policy is '%s')",
+			 o->policy);
+	else
+		return NULL;
+	return msg;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct ks_run_opts o;
@@ -223,6 +263,30 @@ int cmd_run(int argc, char **argv)
 		return KS_EXIT_USAGE;
 	}
 	o.task = npos ? pos[0] : NULL;
+	if (ks_opt_range("budget", budget, 1, 1e6) || ks_opt_range("jobs", jobs, 1, 256) ||
+	    ks_opt_range("top", top, 0, 1000) || ks_opt_range("threads", threads, 0, 4096) ||
+	    ks_opt_range("llm-max-calls", llm_max_calls, 0, 1e9) ||
+	    ks_opt_range("llm-max-tokens", llm_max_tokens, 0, 1e9) ||
+	    ks_opt_range("llm-max-cost", o.llm_max_cost, 0, 1e9) ||
+	    (o.llm_temperature != -1 /* unset */ &&
+	     ks_opt_range("llm-temperature", o.llm_temperature, 0, 2)))
+		return KS_EXIT_USAGE;
+	/* everything checked before a run folder or database exists */
+	const char *bad = run_usage_error(&o);
+	if (bad) {
+		fprintf(stderr, "ksearch run: %s\n", bad);
+		return KS_EXIT_USAGE;
+	}
+	if (o.task && !o.resume_dir) {
+		struct ks_task *t = NULL;
+		struct ks_error te = {0};
+		int trc = ks_task_load(o.task, &t, &te);
+		ks_task_free(t);
+		if (trc) {
+			fprintf(stderr, "ksearch run: %s\n", te.msg);
+			return KS_EXIT_USAGE;
+		}
+	}
 	if (budget < 1) {
 		fprintf(stderr, "ksearch run: --budget must be at least 1\n");
 		return KS_EXIT_USAGE;

@@ -1,6 +1,7 @@
 #include "cli/cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,7 +53,7 @@ static int set_value(const struct ks_opt *o, const char *v)
 	case KS_OPT_DOUBLE: {
 		errno = 0;
 		double x = strtod(v, &end);
-		if (errno || *end || end == v) {
+		if (errno || *end || end == v || !isfinite(x)) {
 			fprintf(stderr, "ksearch: option '--%s' expects a number, got '%s'\n",
 				o->name, v);
 			return -1;
@@ -122,6 +123,15 @@ int ks_opts_parse(int argc, char **argv, const struct ks_opt *opts, const char *
 	if (npos)
 		*npos = np;
 	return 0;
+}
+
+int ks_opt_range(const char *name, double v, double min, double max)
+{
+	if (v >= min && v <= max)
+		return 0;
+	fprintf(stderr, "ksearch: option '--%s' must be from %g to %g, got %g\n", name, min, max,
+		v);
+	return -1;
 }
 
 static void log_to_stderr(enum ks_log_level level, const char *line, void *ctx)

@@ -263,6 +263,9 @@ int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
 	struct ks_evaluator *ev = calloc(1, sizeof(*ev));
 	if (!ev)
 		return ks_error_set(e, KS_ENOMEM, "out of memory");
+	int swept = ks_eval_sweep();
+	if (swept)
+		ks_debug("removed %d leftovers of killed evaluations from the cache", swept);
 	ev->task = t;
 	if (o)
 		ev->o = *o;
@@ -331,6 +334,21 @@ void ks_evaluator_free(struct ks_evaluator *ev)
 	free(ev);
 }
 
+/* RLIMIT_CPU of one runner: every core busy for as long as the evaluator's own deadlines
+ * can keep the runner alive (each command's timeout: the seeds' fills and calls, the
+ * input sets, the timing blocks, the checks after timing, the reference's ten-timeout
+ * call).  It is a backstop for a runner nobody waits on any more, never the timeout
+ * itself, so it is generous. */
+static double cpu_budget(const struct ks_evaluator *ev, int nsets)
+{
+	const struct ks_eval_opts *o = &ev->o;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	double max_s = o->min_time_s * 10 > 2 ? o->min_time_s * 10 : 2;
+	double wall = o->timeout_s * (3.0 * o->nseeds + nsets + 14) +
+		      o->blocks * (o->timeout_s + max_s) + 120;
+	return wall * (double)(cpus > 0 ? cpus : 1);
+}
+
 int ks_eval_open_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
 			int nsets, int host, size_t mem_extra, struct ks_runner **out,
 			struct ks_error *e)
@@ -339,11 +357,12 @@ int ks_eval_open_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const c
 	struct ks_runner_spawn sp = {
 		.runner_path = host ? ev->host_runner : ev->runner,
 		.sandbox = !ev->o.no_sandbox,
-		.limits = {.address_space = 0, .cpu_seconds = 0, .file_size = (size_t)64 << 20,
-			   .isolate_network = 1},
+		.limits = {.address_space = 0, .file_size = (size_t)64 << 20,
+			   .isolate_network = 1, .parent = getpid()},
 		.extra_env = ev->env,
 		.out_bytes = ws->out_bytes,
 	};
+	sp.limits.cpu_seconds = cpu_budget(ev, nsets);
 	if (host || !ks_backend_sandbox(ev->be)->unlimited_address_space)
 		sp.limits.address_space = ws->set_bytes * (size_t)nsets + mem_extra +
 					  ((size_t)1 << 30);
@@ -427,12 +446,18 @@ int ks_eval_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_
 	if (!rc)
 		rc = ks_runner_cmd(r, ev->o.timeout_s * 10, &reply, e, "call 0");
 	if (rc) {
+		/* the runner's own answer ("cannot map N bytes ...") first, then its fate */
 		struct ks_buf why = KS_BUF_INIT;
-		if (r)
-			ks_runner_fate(r, &why);
+		ks_buf_adds(&why, e && e->msg[0] ? e->msg : "");
+		if (r) {
+			struct ks_buf fate = KS_BUF_INIT;
+			ks_runner_fate(r, &fate);
+			if (fate.len)
+				ks_buf_addf(&why, "%s%s", why.len ? "; " : "", ks_buf_str(&fate));
+			ks_buf_release(&fate);
+		}
 		rc = ks_error_set(e, KS_EIO, "the reference (%s) failed on %s: %s",
-				  dev ? ks_backend_device_reference(ev->be) : "reference.c",
-				  ks_buf_str(&label), ks_buf_str(&why));
+				  dev ? ks_backend_device_reference(ev->be) : "reference.c", ks_buf_str(&label), ks_buf_str(&why));
 		ks_buf_release(&why);
 		ks_buf_release(&label);
 		ks_runner_free(r);

@@ -78,4 +78,9 @@ int ks_eval_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_
 int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
 		     struct ks_wl_result *res, struct ks_error *e);
 
+/* Remove what killed evaluations left in the cache (scratch folders and temporary
+ * libraries of processes that are gone); the first call does the work, later calls return
+ * the same count. */
+int ks_eval_sweep(void);
+
 #endif

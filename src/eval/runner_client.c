@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -62,7 +63,9 @@ int ks_runner_start(const struct ks_runner_spawn *sp, struct ks_runner **out,
 	snprintf(tmpl, sizeof(tmpl), "%s/scratch", ks_cache_root());
 	if ((rc = ks_mkdir_p(tmpl, e)))
 		goto fail;
-	snprintf(r->scratch, sizeof(r->scratch), "%s/scratch/run-XXXXXX", ks_cache_root());
+	/* the pid in the name lets a later process remove it once this one is gone */
+	snprintf(r->scratch, sizeof(r->scratch), "%s/scratch/run-%d-XXXXXX", ks_cache_root(),
+		 (int)getpid());
 	if (!mkdtemp(r->scratch)) {
 		rc = ks_error_set(e, KS_EIO, "create scratch directory: %s", strerror(errno));
 		r->scratch[0] = '\0';
@@ -171,6 +174,7 @@ static void kill_runner(struct ks_runner *r)
 {
 	if (r->pid > 0 && !r->reaped) {
 		r->killed = 1;
+		r->paused = 0; /* SIGKILL ends a stopped process too */
 		kill(-r->pid, SIGKILL);
 		kill(r->pid, SIGKILL);
 		if (waitpid(r->pid, &r->wstatus, 0) == r->pid)
@@ -280,6 +284,19 @@ dead:
 	return ks_error_set(e, KS_EPROTO, "runner died");
 }
 
+/* "blocked system call 62" -> " (kill)": the runner's SIGSYS handler only knows the
+ * number (naming it there would allocate) */
+static void syscall_name(const char *violation, struct ks_buf *log)
+{
+	int nr;
+	if (sscanf(violation, "blocked system call %d", &nr) != 1)
+		return;
+	char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+	if (name)
+		ks_buf_addf(log, " (%s)", name);
+	free(name);
+}
+
 enum ks_status ks_runner_fate(struct ks_runner *r, struct ks_buf *log)
 {
 	if (!r->reaped) {
@@ -290,6 +307,7 @@ enum ks_status ks_runner_fate(struct ks_runner *r, struct ks_buf *log)
 	enum ks_status st = KS_STATUS_RUNTIME_ERROR;
 	if (r->violation[0]) {
 		ks_buf_addf(log, "sandbox violation: %s", r->violation);
+		syscall_name(r->violation, log);
 		st = KS_STATUS_SANDBOX_VIOLATION;
 	} else if (r->alloc_failed) {
 		ks_buf_addf(log, "allocation of %zu bytes failed under the memory limit",
@@ -334,10 +352,53 @@ enum ks_status ks_runner_fate(struct ks_runner *r, struct ks_buf *log)
 	return st;
 }
 
+int ks_runner_pause(struct ks_runner *r)
+{
+	if (r->pid <= 0 || r->reaped)
+		return -1;
+	if (kill(-r->pid, SIGSTOP) && kill(r->pid, SIGSTOP))
+		return -1;
+	/* bounded: a thread stuck in the kernel (a device driver call) delays the stop */
+	double deadline = ks_clock_s() + 10;
+	int st;
+	for (;;) {
+		pid_t w = waitpid(r->pid, &st, WUNTRACED | WNOHANG);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w == 0) {
+			if (ks_clock_s() > deadline) {
+				r->paused = 1; /* so kill_runner knows to end it */
+				return -1;
+			}
+			usleep(1000);
+			continue;
+		}
+		if (w != r->pid)
+			return -1;
+		if (WIFSTOPPED(st)) {
+			r->paused = 1;
+			return 0;
+		}
+		r->reaped = 1;
+		r->wstatus = st;
+		return -1;
+	}
+}
+
+void ks_runner_resume(struct ks_runner *r)
+{
+	if (r->paused && !r->reaped) {
+		kill(-r->pid, SIGCONT);
+		kill(r->pid, SIGCONT);
+	}
+	r->paused = 0;
+}
+
 void ks_runner_free(struct ks_runner *r)
 {
 	if (!r)
 		return;
+	ks_runner_resume(r);
 	if (r->pid > 0 && !r->reaped) {
 		ssize_t w = write(r->cmd_fd, "quit\n", 5);
 		(void)w;

@@ -32,6 +32,7 @@ struct ks_runner {
 	char launch_error[512]; /* last "launch_failed" line (device errors) */
 	int timed_out;
 	int killed;            /* we killed it (after an error reply or a timeout) */
+	int paused;            /* stopped by ks_runner_pause */
 	int reaped, wstatus;
 };
 
@@ -46,6 +47,11 @@ int ks_runner_cmd(struct ks_runner *r, double timeout_s, const char **reply, str
 /* After a failed command: kill if needed, reap, and classify what happened to the kernel
  * (TIMEOUT, MEMORY_LIMIT, SANDBOX_VIOLATION, RUNTIME_ERROR) with an explanation in log. */
 enum ks_status ks_runner_fate(struct ks_runner *r, struct ks_buf *log);
+/* Stop the runner's whole process group and wait until it has stopped (SIGSTOP cannot be
+ * caught or ignored), so nothing in it runs while another kernel is timed; resume with
+ * ks_runner_resume.  A runner that died meanwhile is reaped (r->reaped).  0 or -1. */
+int ks_runner_pause(struct ks_runner *r);
+void ks_runner_resume(struct ks_runner *r);
 /* quit, kill, reap, remove scratch, free */
 void ks_runner_free(struct ks_runner *r);
 /* path of the runner executable name (e.g. "ksearch-runner") beside the running

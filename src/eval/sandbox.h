@@ -15,9 +15,11 @@ struct ks_sandbox_needs; /* include/ksearch/backend.h */
 
 struct ks_sandbox_limits {
 	size_t address_space; /* RLIMIT_AS in bytes, 0 = unlimited (CUDA needs that) */
-	double cpu_seconds;   /* RLIMIT_CPU backstop, 0 = unlimited */
+	double cpu_seconds;   /* RLIMIT_CPU backstop (SIGXCPU, SIGKILL 2 s later), 0 = none */
 	size_t file_size;     /* RLIMIT_FSIZE */
 	int isolate_network;  /* try unshare(CLONE_NEWNET) */
+	int parent;           /* pid of the process that forked the child: a child orphaned
+				 before its parent-death signal was set exits at once; 0 = no check */
 };
 
 /* True for names that look like secrets (ks_secret_name: *KEY*, *TOKEN*, *SECRET*, ...) */
@@ -40,6 +42,14 @@ int ks_sandbox_child_prepare(const struct ks_sandbox_limits *lim);
  * driver's device nodes and driver files say.  why gets the reason on failure. */
 int ks_sandbox_enter(const char *scratch, const char *kernel_path,
 		     const struct ks_sandbox_needs *needs, char *why, size_t n);
+
+/* The compiler's sandbox, entered by ksearch-cc-jail right before it executes the
+ * compiler (inherited by everything the compiler runs): no_new_privs, no capabilities,
+ * Landlock reads (and execution) only under ro[], reads and writes only under rw[] (both
+ * NULL-terminated; /dev/null is always usable), and no network sockets.  0, or -1 with
+ * why set.  Without Landlock in the kernel only the file rules are missing. */
+int ks_sandbox_enter_compiler(const char *const *ro, const char *const *rw, char *why,
+			      size_t n);
 
 /* "landlock abi N" / "landlock unavailable": reported in eval logs so users know */
 const char *ks_sandbox_describe(void);

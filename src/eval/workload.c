@@ -216,8 +216,18 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 			break;
 		nblocks++;
 		int before = ncs;
-		if (measure_base &&
-		    (rc = time_block(ev, base, 1, &bs, &nbs, &log, &suspicious, e))) {
+		/* the candidate's process is stopped while the baseline is timed: nothing it
+		 * left running (a spinning thread, say) can slow the baseline down */
+		if (measure_base && ks_runner_pause(cand)) {
+			free(cs);
+			free(bs);
+			kernel_failed(cand, res, &log, "before timing the baseline");
+			goto out;
+		}
+		if (measure_base)
+			rc = time_block(ev, base, 1, &bs, &nbs, &log, &suspicious, e);
+		ks_runner_resume(cand);
+		if (rc) {
 			ks_error_wrap(e, "timing the baseline");
 			free(cs);
 			free(bs);

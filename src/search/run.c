@@ -177,7 +177,9 @@ static int open_store(struct ks_run_state *st, struct ks_error *e)
 	int rc;
 	if (o->resume_dir) {
 		snprintf(st->dir, sizeof(st->dir), "%s", o->resume_dir);
-		if ((rc = ks_store_open(st->dir, 0, &st->store, e)))
+		if ((rc = ks_run_lock(st->dir, &st->lock_fd, e)) ||
+		    (rc = ks_store_open(st->dir, 0, &st->store, e)) ||
+		    (rc = ks_store_check(st->store, e)))
 			return ks_error_wrap(e, "resume '%s'", st->dir);
 		struct ks_store_run *run;
 		if ((rc = ks_store_get_run(st->store, &run, e)))
@@ -200,6 +202,9 @@ static int open_store(struct ks_run_state *st, struct ks_error *e)
 	}
 	char db[PATH_MAX + 16];
 	snprintf(db, sizeof(db), "%s/run.db", st->dir);
+	if (!ks_path_exists(db) &&
+	    ((rc = ks_mkdir_p(st->dir, e)) || (rc = ks_run_lock(st->dir, &st->lock_fd, e))))
+		return rc;
 	if (ks_path_exists(db))
 		return ks_error_set(e, KS_EINVAL,
 				    "'%s' already holds a run: continue it with --resume %s, or "
@@ -370,6 +375,7 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 	memset(r, 0, sizeof(*r));
 	r->best_candidate = -1;
 	st->o = *opts;
+	st->lock_fd = -1;
 	st->progress = progress;
 	st->progress_ctx = ctx;
 	st->t0 = ks_run_now();
@@ -469,6 +475,7 @@ out:
 		ks_task_free(st->task);
 	if (st->store)
 		ks_store_close(st->store);
+	ks_run_unlock(st->lock_fd);
 	for (int i = 0; i < st->nstrs; i++)
 		free(st->strs[i]);
 	free(st);

@@ -41,6 +41,7 @@ struct ks_run_state {
 	char *strs[24]; /* option strings restored from a resumed run's config */
 	int nstrs;
 	struct ks_pool *pool; /* workers (--devices, --worker-cmd), NULL: evaluate here */
+	int lock_fd;          /* DIR/run.lock, held for the whole run (ks_run_lock) */
 };
 
 double ks_run_now(void);

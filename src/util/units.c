@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +11,8 @@ int ks_parse_size(const char *s, size_t *out)
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || end == s || v < 0)
+	/* strtod takes "nan" and "inf": neither is a size */
+	if (errno || end == s || !isfinite(v) || v < 0)
 		return -1;
 	double mul = 1;
 	switch (toupper((unsigned char)*end)) {
@@ -33,7 +35,7 @@ int ks_parse_size(const char *s, size_t *out)
 	}
 	if (toupper((unsigned char)*end) == 'B')
 		end++;
-	if (*end)
+	if (*end || v * mul >= 0x1p62)
 		return -1;
 	*out = (size_t)(v * mul);
 	return 0;
@@ -44,7 +46,8 @@ int ks_parse_duration(const char *s, double *out)
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || end == s || v < 0)
+	/* "nan" and "inf" would switch every limit off */
+	if (errno || end == s || !isfinite(v) || v < 0)
 		return -1;
 	double mul = 1;
 	if (!strcmp(end, "ms"))
@@ -56,6 +59,8 @@ int ks_parse_duration(const char *s, double *out)
 	else if (!strcmp(end, "h"))
 		mul = 3600;
 	else
+		return -1;
+	if (v * mul > 1e9) /* some thirty years: surely a typo */
 		return -1;
 	*out = v * mul;
 	return 0;

@@ -7,6 +7,10 @@ H=$ROOT/tests/fixtures/hostile
 export KS_TEST_API_KEY=sk-test-secret-0123456789
 export GITHUB_TOKEN=ghp_test_secret
 rm -f /tmp/ksearch-pwned-*
+# a secret outside the project that the compiler must not read (include_secret,
+# incbin_secret name this path)
+PLANTED=/tmp/ksearch-planted-secret.h
+echo "KSEARCH_PLANTED_SECRET_5e1f root:\$6\$planted" >"$PLANTED"
 
 status_of() { # status_of KERNEL [extra args]: prints the status, checks exit code agrees
 	local k=$1
@@ -54,6 +58,87 @@ expect partial_write INCORRECT_NUMERICAL
 expect cached_result INCORRECT_NUMERICAL
 expect cached_by_pointer INCORRECT_NUMERICAL
 expect background_thread INCORRECT_NUMERICAL
+# issue 13: the runner holds no privilege (each probe corrupts y[0] when its call works)
+expect caps_held PASSED
+expect mknod_device PASSED
+expect chattr_immutable PASSED
+# issue 13: nothing that names another process (each probe computes the right answer, so
+# a missed block shows as PASSED; sigqueue_parent kills ksearch when it gets through)
+expect fanotify_watch SANDBOX_VIOLATION
+expect renice_other SANDBOX_VIOLATION
+expect affinity_other SANDBOX_VIOLATION
+expect sigqueue_parent SANDBOX_VIOLATION
+expect prlimit_parent SANDBOX_VIOLATION
+expect fsetown_parent SANDBOX_VIOLATION
+expect pdeathsig_reset SANDBOX_VIOLATION
+expect rlimit_cpu_raise SANDBOX_VIOLATION
+# issue 13: a CPU-time limit and a parent-death signal the kernel cannot remove, and the
+# candidate stopped while the baseline is timed
+expect rlimit_cpu_unset PASSED
+expect baseline_stopped PASSED
+
+# a runner does not outlive a killed ksearch
+"$KS" eval "$TASK" "$H/infinite_loop.c" --quick --timeout 60 >/dev/null 2>&1 &
+ks_pid=$!
+# the reference's runners come and go; the one that stays for 2 s spins in the call
+runner="" seen=0
+for _ in $(seq 1 60); do
+	sleep 0.5
+	r=$(pgrep -P "$ks_pid" ksearch-runner | head -1)
+	if [ -n "$r" ] && [ "$r" = "$runner" ]; then seen=$((seen + 1)); else seen=0; fi
+	runner=$r
+	[ $seen -ge 4 ] && break
+done
+kill -9 "$ks_pid"
+wait "$ks_pid" 2>/dev/null
+gone=1
+for _ in $(seq 1 30); do
+	if [ -n "$runner" ] && ! kill -0 "$runner" 2>/dev/null; then gone=0; break; fi
+	sleep 0.1
+done
+ok $gone "the kernel's runner (pid ${runner:-none found}) dies with ksearch"
+
+# issue 13: the compiler is sandboxed (Landlock, memory/file/CPU limits, no network)
+expect include_secret COMPILE_ERROR
+expect incbin_secret COMPILE_ERROR
+t0=$(date +%s)
+expect include_dev_zero COMPILE_ERROR
+expect macro_bomb COMPILE_ERROR
+t1=$(date +%s)
+[ $((t1 - t0)) -lt 100 ]
+ok $? "/dev/zero and the macro bomb end within their limits ($((t1 - t0)) s)"
+! grep -q "KSEARCH_PLANTED_SECRET" "$TMP/include_secret.json" "$TMP/incbin_secret.json"
+ok $? "no text of a file outside the readable folders reaches the compile log"
+
+# issue 13: a kernel source is a regular text file
+printf 'void scale(const float *x, float *y, int n) { for (int i = 0; i < n; i++) y[i] = 2.0f * x[i]; }\n\0 not C at all (\n' >"$TMP/nul.c"
+"$KS" eval "$TASK" "$TMP/nul.c" --quick >/dev/null 2>"$TMP/nul.err"
+is "$?" 2 "a source with a NUL byte is a usage error"
+grep -q "NUL byte at offset" "$TMP/nul.err"
+ok $? "the error says where the NUL byte is"
+mkfifo "$TMP/fifo.c"
+timeout 20 "$KS" eval "$TASK" "$TMP/fifo.c" --quick >/dev/null 2>"$TMP/fifo.err"
+is "$?" 2 "a FIFO as kernel is refused at once"
+grep -q "not a regular file (a FIFO)" "$TMP/fifo.err"
+ok $? "the error says it is a FIFO"
+"$KS" eval "$TASK" "$TMP" --quick >/dev/null 2>"$TMP/dir.err"
+is "$?" 2 "a directory as kernel is refused"
+
+# issue 13: leftovers of killed evaluations are swept at start; a live process's are kept
+dead=$(sh -c 'echo $$')
+mkdir -p "$KSEARCH_CACHE/scratch/run-$dead-stale1/sub" "$KSEARCH_CACHE/scratch/run-$$-live01" \
+	"$KSEARCH_CACHE/kernels/zz/zz0123"
+touch "$KSEARCH_CACHE/scratch/run-$dead-stale1/sub/f" "$KSEARCH_CACHE/kernels/zz/zz0123/kernel.so.tmp.$dead" \
+	"$KSEARCH_CACHE/kernels/zz/zz0123/kernel.so.tmp.$$"
+expect plain PASSED
+[ ! -e "$KSEARCH_CACHE/scratch/run-$dead-stale1" ] && [ ! -e "$KSEARCH_CACHE/kernels/zz/zz0123/kernel.so.tmp.$dead" ]
+ok $? "a dead process's scratch folder and temporary library are removed"
+[ -d "$KSEARCH_CACHE/scratch/run-$$-live01" ] && [ -e "$KSEARCH_CACHE/kernels/zz/zz0123/kernel.so.tmp.$$" ]
+ok $? "a live process's are kept"
+
+# thread placement is dropped from the runner's environment (the filter cannot tell a
+# thread id of the runner from another process's pid)
+OMP_PROC_BIND=true OMP_PLACES=cores expect openmp PASSED
 
 # the probes really probe: an ordinary variable does reach the kernel, and without the
 # sandbox the raw /proc read does leak
@@ -86,8 +171,12 @@ ok $? "compile_error log carries the compiler message"
 grep -q "undefined reference to .scale" "$TMP/wrong_name.json"
 ok $? "a misspelled entry point names the missing symbol"
 
+grep -q "rt_sigqueueinfo" "$TMP/sigqueue_parent.json"
+ok $? "a trapped call is named in the log"
+
 # secrets never appear in any output
-! grep -rq "sk-test-secret\|ghp_test_secret" "$TMP"
+! grep -rq "sk-test-secret\|ghp_test_secret\|KSEARCH_PLANTED_SECRET" "$TMP"
 ok $? "no secret in any output"
 
+rm -f "$PLANTED"
 done_testing

@@ -37,7 +37,7 @@ else
 	cu_compiles() { # cu_compiles TASK_DIR FILE [NAME=VALUE ...]
 		local task=$1 file=$2
 		shift 2
-		"$CHECK" "$task" "$file" "$@" >"$TMP/cc.out" 2>"$TMP/cc.err"
+		KSEARCH_RUNNER_DIR=$BIN "$CHECK" "$task" "$file" "$@" >"$TMP/cc.out" 2>"$TMP/cc.err"
 		local rc=$?
 		[ $rc -ne 0 ] && head -c 3000 "$TMP/cc.err" | sed 's/^/# /'
 		ok $rc "compiles: ${file#$ROOT/} $*"
@@ -82,7 +82,7 @@ else
 		cu_compiles "$SCALE" "$f"
 	done
 	# the ptxas report reaches the artifact
-	"$CHECK" "$SCALE" "$H/correct.cu" >"$TMP/res.out" 2>&1
+	KSEARCH_RUNNER_DIR=$BIN "$CHECK" "$SCALE" "$H/correct.cu" >"$TMP/res.out" 2>&1
 	grep -Eq "scale_kernel regs=[0-9]+ smem=[0-9]+ spill_stores=0 spill_loads=0" "$TMP/res.out"
 	ok $? "ptxas resources are parsed ($(head -c 200 "$TMP/res.out"))"
 	unset KSEARCH_CUDA_ARCH
