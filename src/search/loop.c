@@ -149,6 +149,18 @@ static int evaluate_job(struct ks_run_state *st, struct job *j, struct ks_eval_r
 	int rc = id ? 0 : ks_store_add_candidate(st->store, &row, &id, e);
 	if (rc)
 		return rc;
+	/* a candidate whose evaluation took the evaluator down twice is recorded as failed
+	 * (by the store) instead of being tried again on every resume */
+	int abandoned = 0;
+	if ((rc = ks_store_begin_eval(st->store, id, &abandoned, e)))
+		return rc;
+	if (abandoned) {
+		oc->candidate = (long)id;
+		outcome_set(oc, KS_STATUS_RUNTIME_ERROR, 0);
+		ks_warn("candidate %lld (%s): RUNTIME_ERROR, its evaluation took ksearch down twice",
+			(long long)id, c->title);
+		return 0;
+	}
 	if (j->pooled) {
 		if (j->pool_rc) {
 			if (e)

@@ -185,6 +185,7 @@ static int open_store(struct ks_run_state *st, struct ks_error *e)
 		if ((rc = ks_store_get_run(st->store, &run, e)))
 			return rc;
 		rc = config_restore(st, run->config, e);
+		st->finished = run->status && !strcmp(run->status, "finished");
 		ks_store_free(run);
 		st->resumed = 1;
 		return rc;
@@ -366,6 +367,39 @@ void ks_run_progress_tick(struct ks_run_state *st, const char *phase, const char
 	st->progress(&p, st->progress_ctx);
 }
 
+/* --resume of a run that ran to its end: nothing is evaluated or re-measured again (that
+ * would change its result); its reports are written anew from the store */
+static int finished_run(struct ks_run_state *st, struct ks_run_result *r, struct ks_error *e)
+{
+	ks_info("run %s is finished: writing its reports again, evaluating nothing", st->dir);
+	struct ks_store_candidate *list = NULL;
+	size_t n = 0;
+	int rc = ks_store_list_candidates(st->store, KS_STORE_ORDER_BEST, &list, &n, e);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		if (!list[i].has_result)
+			continue;
+		st->evaluated++;
+		st->passed += list[i].status && !strcmp(list[i].status, "PASSED");
+	}
+	if (n && list[0].status && !strcmp(list[0].status, "PASSED")) {
+		r->best_candidate = (long)list[0].id;
+		r->best_speedup = list[0].speedup;
+		snprintf(r->best_action, sizeof(r->best_action), "%s",
+			 list[0].action ? list[0].action : "");
+		const struct ks_backend_i *be = ks_backend_find(st->o.backend);
+		snprintf(r->best_source, sizeof(r->best_source), "%s/best.%s", st->dir,
+			 be ? be->ext : "c");
+	}
+	ks_store_free(list);
+	snprintf(st->stopped, sizeof(st->stopped), "the run was finished already");
+	struct ks_error re = {0};
+	if (ks_report_write_files(st->dir, &re))
+		ks_warn("reports: %s", re.msg);
+	return 0;
+}
+
 int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ctx,
 	   struct ks_run_result *r, struct ks_error *e)
 {
@@ -383,6 +417,10 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 	int rc;
 	if ((rc = open_store(st, e)))
 		goto out;
+	if (st->finished) {
+		rc = finished_run(st, r, e);
+		goto out;
+	}
 	if (!st->o.task) {
 		rc = ks_error_set(e, KS_EINVAL, "no task given");
 		goto out;

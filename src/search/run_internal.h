@@ -25,6 +25,7 @@ struct ks_run_state {
 	ks_run_progress_fn progress;
 	void *progress_ctx;
 	int resumed;
+	int finished;       /* resumed a run that had ended: only its reports are written */
 	int round;
 	int evaluated, evaluated_at_start, passed, failed, reused;
 	double best;

@@ -59,6 +59,16 @@ reused=$(json_get "$TMP/k.json" 'd["reused"]')
 [ "$reused" -ge "$before" ]
 ok $? "the resumed run took $reused recorded outcomes from the store instead of re-evaluating"
 is "$(count "$TMP/k/run.db" "select status from run")" finished "the run is marked finished"
+# resuming a finished run evaluates and re-measures nothing; its reports are written again
+rows=$(count "$TMP/k/run.db" "select count(*) from evaluations")
+rm -f "$TMP/k/report.md"
+"$KS" run --resume "$TMP/k" --json >"$TMP/k2.json" 2>"$TMP/k2.err"
+ok $? "resuming the finished run exits 0"
+is "$(count "$TMP/k/run.db" "select count(*) from evaluations")" "$rows" \
+	"... evaluates and re-measures nothing"
+[ -s "$TMP/k/report.md" ] && grep -q "is finished: writing its reports again" "$TMP/k2.err"
+ok $? "... writes its reports again and says so"
+is "$(json_get "$TMP/k2.json" 'd["evaluated"]')" 8 "... and reports the run's 8 candidates"
 
 # errors a user makes
 "$KS" run no_such_task --budget 2 --out "$TMP/x" >/dev/null 2>"$TMP/x.err"
