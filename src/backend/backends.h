@@ -6,6 +6,7 @@
 
 extern const struct ks_backend_i ks_backend_cpu;
 extern const struct ks_backend_i ks_backend_cuda;
+extern const struct ks_backend_i ks_backend_mlx;
 
 /* shared by the C-compiling backends: compile source + shim into a cached shared library
  * with compiler argv built from cc, flags, defines and the include directory */

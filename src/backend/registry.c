@@ -10,6 +10,7 @@
 static const struct ks_backend_i *const backends[] = {
 	&ks_backend_cpu,
 	&ks_backend_cuda,
+	&ks_backend_mlx,
 	NULL,
 };
 

@@ -1,0 +1,236 @@
+/* The mlx backend: candidates are MLX custom-kernel bodies with a launch block (Metal on
+ * Apple silicon, CUDA on NVIDIA GPUs) or MLX native ops (each task's baseline.mlx), run by
+ * ksearch-runner-mlx through MLX's C++ API (docs/mlx.md).
+ *
+ * Nothing here links MLX: ksearch stays C.  The runner is built only where CMake finds MLX,
+ * and what the installed MLX can do is asked of the runner (`ksearch-runner-mlx --probe`),
+ * once per process.  "Compiling" writes the artifact the runner loads (mlx_kernel.h): the
+ * task's tensors and params, the knob values and the kernel file; the real compile (NVRTC
+ * or Metal) happens in the runner at the first eval, whose failure the runner reports as a
+ * compile error. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/backends.h"
+#include "backend/mlx_kernel.h"
+#include "eval/runner_client.h"
+#include "util/fs.h"
+#include "util/hash.h"
+#include "util/proc.h"
+
+#define MLX_DEFAULT_CHAIN 8
+
+static struct {
+	int probed, rc, metal, cuda;
+	char version[32], device[160], why[512];
+} probe_state;
+
+/* what to install, for the machine we are on */
+static const char *install_hint(void)
+{
+#ifdef __APPLE__
+	return "pip install mlx";
+#else
+	if (ks_path_exists("/proc/driver/nvidia") || ks_path_exists("/dev/nvidia0"))
+		return "pip install \"mlx[cuda13]\" (this machine has an NVIDIA GPU; \"mlx[cpu]\" "
+		       "runs the native baselines only)";
+	return "pip install \"mlx[cpu]\" (native baselines only; \"mlx[cuda13]\" on Linux with "
+	       "an NVIDIA GPU, mlx on macOS)";
+#endif
+}
+
+static int mlx_probe_once(void)
+{
+	if (probe_state.probed)
+		return probe_state.rc;
+	probe_state.probed = 1;
+	char runner[PATH_MAX];
+	struct ks_error e = {0};
+	if (ks_runner_path("ksearch-runner-mlx", runner, sizeof(runner), &e)) {
+		snprintf(probe_state.why, sizeof(probe_state.why),
+			 "ksearch was built without MLX (no ksearch-runner-mlx beside it): %s, then "
+			 "rebuild (CMake finds MLX through python3, or -DMLX_DIR=)",
+			 install_hint());
+		return probe_state.rc = KS_EUNAVAILABLE;
+	}
+	char *argv[] = {runner, (char *)"--probe", NULL};
+	struct ks_buf out = KS_BUF_INIT;
+	struct ks_proc_result pr;
+	ks_buf_init(&out, 16 << 10);
+	int rc = ks_proc_run(argv, NULL, 60, &out, &pr, &e);
+	const char *o = ks_buf_str(&out);
+	if (rc || !pr.exited || pr.code != 0 ||
+	    sscanf(o, "mlx %31s metal=%d cuda=%d device=%159[^\n]", probe_state.version,
+		   &probe_state.metal, &probe_state.cuda, probe_state.device) != 4) {
+		snprintf(probe_state.why, sizeof(probe_state.why),
+			 "ksearch-runner-mlx --probe failed (%s): %.300s; reinstall MLX (%s) and rebuild",
+			 rc ? e.msg : pr.timed_out ? "timed out" : "bad answer", o, install_hint());
+		probe_state.rc = KS_EUNAVAILABLE;
+	}
+	ks_buf_release(&out);
+	return probe_state.rc;
+}
+
+/* Usable when MLX is: its native ops run on every build.  Whether custom kernels can run
+ * (a GPU backend) is checked when one is compiled. */
+static int mlx_probe(char *why, size_t n)
+{
+	int rc = mlx_probe_once();
+	if (rc)
+		snprintf(why, n, "%s", probe_state.why);
+	return rc;
+}
+
+/* the artifact's task section: params and tensors with their shape expressions */
+static int write_manifest(const struct ks_task *t, const char *const *defines, int chain,
+			  struct ks_buf *out)
+{
+	ks_buf_addf(out, "%s\ntask %s\nchain %d\n", KS_MLX_ARTIFACT_MAGIC, t->name, chain);
+	for (int i = 0; i < t->nparams; i++)
+		ks_buf_addf(out, "param %s\n", t->params[i].name);
+	for (int i = 0; i < t->ntensors; i++) {
+		const struct ks_tensor_decl *d = &t->tensors[i];
+		ks_buf_addf(out, "tensor %s %s %s ", d->is_output ? "out" : "in", d->name,
+			    ks_dtype_name(d->dtype));
+		for (int j = 0; j < d->ndim; j++)
+			ks_buf_addf(out, "%s%s", j ? ";" : "", d->shape[j]);
+		ks_buf_adds(out, d->ndim ? "\n" : "-\n");
+	}
+	for (const char *const *d = defines; d && *d; d++) {
+		const char *eq = strchr(*d, '=');
+		if (eq)
+			ks_buf_addf(out, "define %.*s %s\n", (int)(eq - *d), *d, eq + 1);
+		else
+			ks_buf_addf(out, "define %s 1\n", *d);
+	}
+	return ks_buf_adds(out, "kernel\n");
+}
+
+static int chain_count(void)
+{
+	const char *c = getenv("KSEARCH_MLX_CHAIN");
+	int v = c && c[0] ? atoi(c) : MLX_DEFAULT_CHAIN;
+	return v < 1 ? 1 : v > 64 ? 64 : v;
+}
+
+/* every workload and check of the task on this backend must give a launch */
+static int check_launches(const struct ks_task *t, const struct ks_mlx_artifact *art,
+			  struct ks_buf *log)
+{
+	struct ks_mlx_launch *l = malloc(sizeof(*l));
+	if (!l)
+		return KS_ENOMEM;
+	int bad = 0;
+	for (int pass = 0; pass < 2 && !bad; pass++) {
+		int n = pass ? t->nchecks : t->nworkloads;
+		for (int i = 0; i < n && !bad; i++) {
+			const struct ks_workload *w = pass ? &t->checks[i] : &t->workloads[i];
+			if (!ks_workload_for_backend(w, "mlx"))
+				continue;
+			struct ks_error e = {0};
+			if (ks_mlx_launch_resolve(art, w->values, l, &e)) {
+				ks_buf_adds(log, "launch block: ");
+				ks_workload_label(t, w, log);
+				ks_buf_addf(log, ": %s\n", e.msg);
+				bad = 1;
+			}
+		}
+	}
+	free(l);
+	return bad;
+}
+
+static int mlx_compile(const struct ks_compile_req *req, struct ks_artifact *a,
+		       struct ks_error *e)
+{
+	int rc = mlx_probe_once();
+	if (rc)
+		return ks_error_set(e, rc, "%s", probe_state.why);
+	struct ks_buf text = KS_BUF_INIT;
+	struct ks_mlx_artifact *art = calloc(1, sizeof(*art));
+	if (!art)
+		return ks_error_set(e, KS_ENOMEM, "out of memory");
+	write_manifest(req->task, req->defines, chain_count(), &text);
+	if ((rc = ks_buf_adds(&text, req->source))) {
+		rc = ks_error_set(e, rc, "kernel source too large");
+		goto out;
+	}
+	ks_buf_reset(&a->log);
+	struct ks_error pe = {0};
+	if (ks_mlx_artifact_parse(ks_buf_str(&text), art, &pe)) {
+		/* "kernel: LINE:COL: ...": the candidate's fault, a compile error */
+		ks_buf_addf(&a->log, "%s\n", pe.msg);
+		a->ok = 0;
+		goto out;
+	}
+	enum ks_mlx_flavour f = art->kernel.flavour;
+	if (f != KS_MLX_NATIVE && !probe_state.metal && !probe_state.cuda) {
+		rc = ks_error_set(e, KS_EUNAVAILABLE,
+				  "custom kernels need MLX's Metal or CUDA backend (this MLX %s is the "
+				  "CPU build; it runs the native baselines only): %s",
+				  probe_state.version, install_hint());
+		goto out;
+	}
+	if ((f == KS_MLX_METAL && !probe_state.metal) || (f == KS_MLX_CUDA && !probe_state.cuda)) {
+		ks_buf_addf(&a->log, "a %s kernel needs MLX's %s backend; this MLX has %s\n",
+			    ks_mlx_flavour_name(f), f == KS_MLX_METAL ? "Metal" : "CUDA",
+			    probe_state.metal ? "Metal" : "CUDA");
+		a->ok = 0;
+		goto out;
+	}
+	if (check_launches(req->task, art, &a->log)) {
+		a->ok = 0;
+		goto out;
+	}
+	struct ks_sha256 h;
+	ks_sha256_init(&h);
+	ks_sha256_update_str(&h, "mlx");
+	ks_sha256_update_str(&h, probe_state.version);
+	ks_sha256_update_str(&h, ks_buf_str(&text));
+	ks_sha256_hex(&h, a->hash);
+	char dir[PATH_MAX], ok[PATH_MAX + 8];
+	if ((rc = ks_compile_cache_dir(a->hash, dir, sizeof(dir), e)))
+		goto out;
+	snprintf(a->path, sizeof(a->path), "%s/kernel.mlxk", dir);
+	snprintf(ok, sizeof(ok), "%s/ok", dir);
+	if (ks_path_exists(ok) && ks_path_exists(a->path)) {
+		a->cached = 1;
+	} else if ((rc = ks_mkdir_p(dir, e)) ||
+		   (rc = ks_file_write_atomic(a->path, text.data, text.len, e)) ||
+		   (rc = ks_file_write_atomic(ok, "", 0, e))) {
+		goto out;
+	}
+	a->ok = 1;
+	snprintf(a->resources, sizeof(a->resources), "mlx %s %s%s%s", probe_state.version,
+		 ks_mlx_flavour_name(f), f == KS_MLX_NATIVE ? " " : "",
+		 f == KS_MLX_NATIVE ? art->kernel.native : "");
+out:
+	ks_mlx_artifact_release(art);
+	free(art);
+	ks_buf_release(&text);
+	return rc;
+}
+
+static int mlx_describe(struct ks_buf *out)
+{
+	if (mlx_probe_once())
+		return ks_buf_adds(out, "MLX (not available)");
+	return ks_buf_addf(out, "MLX %s on %s (%s)", probe_state.version, probe_state.device,
+			   probe_state.metal ? "Metal" : probe_state.cuda ? "CUDA" : "CPU build: native ops only");
+}
+
+const struct ks_backend_i ks_backend_mlx = {
+	.version = KS_BACKEND_VERSION,
+	.name = "mlx",
+	.lang = "metal",
+	.ext = "mlx",
+	.default_flags = "",
+	.probe = mlx_probe,
+	.compile = mlx_compile,
+	.runner = "ksearch-runner-mlx",
+	.limit_address_space = 0,
+	.describe_target = mlx_describe,
+};
