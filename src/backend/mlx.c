@@ -42,6 +42,13 @@ static const char *install_hint(void)
 #endif
 }
 
+/* what to install for custom kernels */
+static const char *gpu_hint(void)
+{
+	return "pip install mlx (macOS, Metal) or pip install \"mlx[cuda13]\" (Linux with an "
+	       "NVIDIA GPU)";
+}
+
 static int mlx_probe_once(void)
 {
 	if (probe_state.probed)
@@ -170,8 +177,9 @@ static int mlx_compile(const struct ks_compile_req *req, struct ks_artifact *a,
 	if (f != KS_MLX_NATIVE && !probe_state.metal && !probe_state.cuda) {
 		rc = ks_error_set(e, KS_EUNAVAILABLE,
 				  "custom kernels need MLX's Metal or CUDA backend (this MLX %s is the "
-				  "CPU build; it runs the native baselines only): %s",
-				  probe_state.version, install_hint());
+				  "CPU build; it runs the native baselines only, the tasks' baseline.mlx): "
+				  "on a GPU machine %s",
+				  probe_state.version, gpu_hint());
 		goto out;
 	}
 	if ((f == KS_MLX_METAL && !probe_state.metal) || (f == KS_MLX_CUDA && !probe_state.cuda)) {

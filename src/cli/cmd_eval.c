@@ -114,7 +114,7 @@ int cmd_eval(int argc, char **argv)
 	    verbose = 0, reps = 0, no_sandbox = 0;
 	double peak_gflops = 0, peak_gbps = 0;
 	const struct ks_opt opts[] = {
-		{"backend", KS_OPT_STR, &backend, "B", "where to run: cpu (default) or cuda"},
+		{"backend", KS_OPT_STR, &backend, "B", "where to run: cpu (default), cuda or mlx"},
 		{"workloads", KS_OPT_STR, &workloads, "all|N,..", "which timed workloads (indexes)"},
 		{"seeds", KS_OPT_INT, &seeds, "N", "correctness seeds per workload (>= 3)"},
 		{"timeout", KS_OPT_STR, &timeout, "S", "limit per call or timing block (default 60s)"},

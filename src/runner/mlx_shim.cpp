@@ -134,9 +134,17 @@ mx::array native(const std::string &op, const std::vector<mx::array> &in, const 
 		return mx::matmul(in.at(0), in.at(1));
 	if (op == "scaled_dot_product_attention") {
 		float scale = 1.0f / std::sqrt((float)in.at(0).shape(-1));
-		bool causal = param(c, "causal") != 0;
+		const char *mask = param(c, "causal") != 0 ? "causal" : "";
+		// MLX's GPU kernels keep the scores in float32; its CPU fallback rounds them to
+		// the inputs' f16 (the large-logits check then fails by 10x atol, measured), so
+		// on the CPU the op runs on float32 copies
+		if (mx::default_device() == mx::Device::cpu && in.at(0).dtype() != mx::float32) {
+			auto f = [](const mx::array &a) { return mx::astype(a, mx::float32); };
+			return mx::fast::scaled_dot_product_attention(f(in.at(0)), f(in.at(1)),
+								      f(in.at(2)), scale, mask);
+		}
 		return mx::fast::scaled_dot_product_attention(in.at(0), in.at(1), in.at(2), scale,
-							      causal ? "causal" : "");
+							      mask);
 	}
 	if (op == "mamba_selective_scan")
 		return mamba_scan(in);
