@@ -91,9 +91,8 @@ static int mlx_probe(char *why, size_t n)
 	return rc;
 }
 
-/* the artifact's task section: params and tensors with their shape expressions */
-static int write_manifest(const struct ks_task *t, const char *const *defines, int chain,
-			  struct ks_buf *out)
+int ks_mlx_artifact_write(const struct ks_task *t, const char *source,
+			  const char *const *defines, int chain, struct ks_buf *out)
 {
 	ks_buf_addf(out, "%s\ntask %s\nchain %d\n", KS_MLX_ARTIFACT_MAGIC, t->name, chain);
 	for (int i = 0; i < t->nparams; i++)
@@ -113,7 +112,8 @@ static int write_manifest(const struct ks_task *t, const char *const *defines, i
 		else
 			ks_buf_addf(out, "define %s 1\n", *d);
 	}
-	return ks_buf_adds(out, "kernel\n");
+	ks_buf_adds(out, "kernel\n");
+	return ks_buf_adds(out, source);
 }
 
 static int chain_count(void)
@@ -160,8 +160,8 @@ static int mlx_compile(const struct ks_compile_req *req, struct ks_artifact *a,
 	struct ks_mlx_artifact *art = calloc(1, sizeof(*art));
 	if (!art)
 		return ks_error_set(e, KS_ENOMEM, "out of memory");
-	write_manifest(req->task, req->defines, chain_count(), &text);
-	if ((rc = ks_buf_adds(&text, req->source))) {
+	if ((rc = ks_mlx_artifact_write(req->task, req->source, req->defines, chain_count(),
+					&text))) {
 		rc = ks_error_set(e, rc, "kernel source too large");
 		goto out;
 	}

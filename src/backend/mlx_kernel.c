@@ -75,7 +75,7 @@ static int is_ident(const char *s)
 }
 
 static int directive(struct ks_mlx_kernel *k, const char *key, const char *val, int line,
-		     int col, struct ks_error *e)
+		     int col, int kcol, struct ks_error *e)
 {
 	if (!strcmp(key, "flavour") || !strcmp(key, "flavor")) {
 		if (!strcmp(val, "cuda"))
@@ -125,7 +125,7 @@ static int directive(struct ks_mlx_kernel *k, const char *key, const char *val, 
 	return ks_error_set(e, KS_EPARSE,
 			    "%d:%d: unknown @mlx directive '%s' (known: flavour, grid, threadgroup, "
 			    "template, init, shared_memory, native, header, body)",
-			    line, col, key);
+			    line, kcol, key);
 }
 
 static char *dup_range(const char *a, const char *b)
@@ -184,7 +184,7 @@ int ks_mlx_kernel_parse(const char *text, struct ks_mlx_kernel *k, struct ks_err
 				if (copy_trim(val, sizeof(val), rest, (size_t)(end - rest)))
 					return ks_error_set(e, KS_EPARSE, "%d:%d: the value of '%s' is too long",
 							    line, col, key);
-				int rc = directive(k, key, val, line, (int)(rest - p) + 1, e);
+				int rc = directive(k, key, val, line, (int)(rest - p) + 1, col, e);
 				if (rc)
 					return rc;
 				have_grid |= !strcmp(key, "grid");

@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 
+#include "ksearch/buf.h"
 #include "ksearch/error.h"
 #include "ksearch/task.h"
 
@@ -82,6 +83,12 @@ struct ks_mlx_artifact {
 	char defines[KS_MLX_MAX_TEMPLATE][2][KS_MLX_NAME];
 	struct ks_mlx_kernel kernel;
 };
+
+/* The artifact text for task t, kernel file source and knob defines ("NAME=VALUE"): what
+ * the backend's compile step writes (implemented in mlx.c: the library only, the runner
+ * has no tasks). */
+int ks_mlx_artifact_write(const struct ks_task *t, const char *source,
+			  const char *const *defines, int chain, struct ks_buf *out);
 
 /* parse an artifact (heap-allocate a: it is large); release with ks_mlx_artifact_release */
 int ks_mlx_artifact_parse(const char *text, struct ks_mlx_artifact *a, struct ks_error *e);
