@@ -47,6 +47,9 @@ struct ks_backend_i {
 	int limit_address_space;
 	/* optional: what the kernels run on ("Intel Xeon ... 2 cores"); NULL = name */
 	int (*describe_target)(struct ks_buf *out);
+	/* optional: what a kernel file for task t must hold, several lines (mlx: the format,
+	 * the signatures MLX generates, an example); NULL = ks_task_prototype(t, lang) */
+	int (*describe_abi)(const struct ks_task *t, struct ks_buf *out);
 };
 
 /* the registered backend by name, or NULL */

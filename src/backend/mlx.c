@@ -230,6 +230,114 @@ static int mlx_describe(struct ks_buf *out)
 			   probe_state.metal ? "Metal" : probe_state.cuda ? "CUDA" : "CPU build: native ops only");
 }
 
+/* MLX's spelling of a task dtype in each flavour (the signature MLX writes) */
+static const char *mlx_ctype(enum ks_dtype t, int metal)
+{
+	static const char *const cuda[] = {"float", "double", "__half", "__nv_bfloat16", "int32_t",
+					   "int64_t"};
+	static const char *const mtl[] = {"float", "double", "float16_t", "bfloat16_t", "int32_t",
+					  "int64_t"};
+	return (unsigned)t < 6 ? (metal ? mtl : cuda)[t] : "?";
+}
+
+/* the first shipped template of the task, as a working example (without its @ksearch block) */
+static int add_example(const struct ks_task *t, struct ks_buf *out)
+{
+	static const char *const names[] = {"warp_row.cuda.mlx", "tiled.cuda.mlx"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%s/templates/mlx/%s", t->dir, names[i]);
+		struct ks_buf src = KS_BUF_INIT;
+		if (ks_file_read(path, 1 << 20, &src, NULL) == 0) {
+			const char *p = ks_buf_str(&src), *end = strstr(p, "@end */");
+			p = end ? end + 8 : p;
+			ks_buf_addf(out, "\nExample (%s, knob values become template args; "
+					 "--define NAME=V sets them for ksearch eval):\n",
+				    path);
+			for (const char *l = p; *l;) {
+				size_t n = strcspn(l, "\n");
+				ks_buf_addf(out, "  %.*s\n", (int)n, l);
+				l += n + (l[n] == '\n');
+			}
+			ks_buf_release(&src);
+			return 0;
+		}
+		ks_buf_release(&src);
+	}
+	ks_buf_adds(out, "\nExample (flavour cuda, one thread per element of the first output; "
+			 "a skeleton, not this task's math):\n"
+			 "  // @mlx flavour: cuda\n  // @mlx grid: <number of elements>, 1, 1\n"
+			 "  // @mlx threadgroup: 256, 1, 1\n  // @mlx body\n"
+			 "  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;\n"
+			 "  ...\n");
+	return 0;
+}
+
+static int mlx_describe_abi(const struct ks_task *t, struct ks_buf *out)
+{
+	ks_buf_adds(out, "  A kernel file (.mlx, docs/mlx.md) holds the body of an MLX custom kernel and\n"
+			 "  '// @mlx' lines saying how to launch it; MLX writes the signature.  Values are\n"
+			 "  expressions over the params.\n\n"
+			 "  // @mlx flavour: cuda | metal | native\n"
+			 "  // @mlx grid: X, Y, Z            threads (not blocks) per axis\n"
+			 "  // @mlx threadgroup: X, Y, Z\n"
+			 "  // @mlx template: NAME = EXPR     extra template args (repeatable)\n"
+			 "  // @mlx init: nan | none | EXPR   outputs' init_value for timed calls "
+			 "(correctness calls always poison with NaN)\n"
+			 "  // @mlx shared_memory: EXPR       dynamic shared memory bytes (cuda)\n"
+			 "  // @mlx header                    the lines up to '@mlx body' are the header\n"
+			 "  // @mlx body                      the rest of the file is the body\n\n");
+	ks_buf_adds(out, "  Template args, in order: the params");
+	for (int i = 0; i < t->nparams; i++)
+		ks_buf_addf(out, "%s%s", i ? ", " : " (", t->params[i].name);
+	ks_buf_adds(out, t->nparams ? ") as ints" : "");
+	ks_buf_adds(out, ", a template's knobs, then the 'template:' lines.\n\n");
+	for (int metal = 0; metal < 2; metal++) {
+		ks_buf_addf(out, "  Signature MLX generates, flavour %s (%s):\n",
+			    metal ? "metal" : "cuda",
+			    metal ? "mx.fast.metal_kernel" : "mx.fast.cuda_kernel, compiled by NVRTC");
+		if (metal) {
+			ks_buf_adds(out, "    template <");
+			for (int i = 0; i < t->nparams; i++)
+				ks_buf_addf(out, "%sint %s", i ? ", " : "", t->params[i].name);
+			ks_buf_addf(out, "%s...>\n    [[kernel]] void custom_kernel_%s(\n",
+				    t->nparams ? ", " : "", t->name);
+		} else {
+			ks_buf_addf(out, "    __global__ void custom_kernel_%s(\n", t->name);
+		}
+		for (int i = 0; i < t->ntensors; i++) {
+			const struct ks_tensor_decl *d = &t->tensors[i];
+			if (metal)
+				ks_buf_addf(out, "        %sdevice %s* %s [[buffer(%d)]],\n",
+					    d->is_output ? "" : "const ", mlx_ctype(d->dtype, 1), d->name, i);
+			else
+				ks_buf_addf(out, "        %s%s* %s%s\n", d->is_output ? "" : "const ",
+					    mlx_ctype(d->dtype, 0), d->name,
+					    i + 1 < t->ntensors ? "," : ") {");
+		}
+		if (metal) {
+			ks_buf_adds(out, "        uint3 thread_position_in_grid [[thread_position_in_grid]], "
+					 "... (each attribute the body names)) {\n");
+		} else {
+			for (int i = 0; i < t->nparams; i++)
+				ks_buf_addf(out, "      constexpr int %s = ...;\n", t->params[i].name);
+		}
+		ks_buf_adds(out, "      <body>\n    }\n");
+	}
+	ks_buf_adds(out, "  An input NAME also gets NAME_shape, NAME_strides, NAME_ndim when the body "
+			 "uses them.\n  Metal spellings (uint, device, threadgroup) do not compile "
+			 "under NVRTC, nor CUDA's under Metal.\n");
+	for (int i = 0; i < t->ntensors; i++) {
+		const struct ks_tensor_decl *d = &t->tensors[i];
+		ks_buf_addf(out, "%s%s %s [", i ? "; " : "  Shapes: ", d->name, ks_dtype_name(d->dtype));
+		for (int j = 0; j < d->ndim; j++)
+			ks_buf_addf(out, "%s%s", j ? ", " : "", d->shape[j]);
+		ks_buf_adds(out, "]");
+	}
+	ks_buf_adds(out, " (row-major).\n");
+	return add_example(t, out);
+}
+
 const struct ks_backend_i ks_backend_mlx = {
 	.version = KS_BACKEND_VERSION,
 	.name = "mlx",
@@ -241,4 +349,5 @@ const struct ks_backend_i ks_backend_mlx = {
 	.runner = "ksearch-runner-mlx",
 	.limit_address_space = 0,
 	.describe_target = mlx_describe,
+	.describe_abi = mlx_describe_abi,
 };

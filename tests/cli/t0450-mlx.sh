@@ -8,6 +8,15 @@
 BIN=$(cd "$(dirname "$KS")" && pwd)
 K=$ROOT/tests/fixtures/mlx
 
+# 0. the kernel format as `tasks show` prints it (needs no MLX)
+"$KS" tasks show softmax --backend mlx >"$TMP/show.out" 2>&1
+is "$?" 0 "tasks show softmax --backend mlx"
+grep -q "__global__ void custom_kernel_softmax" "$TMP/show.out" &&
+	grep -q "\[\[kernel\]\] void custom_kernel_softmax" "$TMP/show.out" &&
+	grep -q "const device float\* x \[\[buffer(0)\]\]" "$TMP/show.out" &&
+	grep -q "// @mlx grid:" "$TMP/show.out" && grep -q "^Example" "$TMP/show.out"
+ok $? "prints the format, both signatures MLX generates and an example"
+
 # 1. a ksearch built without MLX (simulated: no runner where ksearch looks for it)
 mkdir -p "$TMP/norunner"
 KSEARCH_RUNNER_DIR=$TMP/norunner "$KS" eval softmax "$ROOT/tasks/softmax/baseline.mlx" \
