@@ -150,7 +150,22 @@ int ks_mlx_kernel_parse(const char *text, struct ks_mlx_kernel *k, struct ks_err
 		const char *nl = strchr(p, '\n');
 		const char *end = nl ? nl : p + strlen(p);
 		const char *q = skip_ws(p);
-		if (!strncmp(q, "//", 2) && !strncmp(skip_ws(q + 2), "@mlx", 4)) {
+		if (!header_start && !strncmp(q, "#define", 7) && (q[7] == ' ' || q[7] == '\t')) {
+			/* a knob value baked in (a run's best.mlx): a template arg */
+			char val[KS_MLX_EXPR + KS_MLX_NAME + 16];
+			if (copy_trim(val, sizeof(val), q + 8, (size_t)(end - q - 8)))
+				return ks_error_set(e, KS_EPARSE, "%d:1: #define too long", line);
+			size_t nl_ = strcspn(val, " \t");
+			if (!val[nl_])
+				return ks_error_set(e, KS_EPARSE,
+						    "%d:1: '#define NAME VALUE' before the body is a "
+						    "template arg and needs a value",
+						    line);
+			val[nl_] = '=';
+			int rc = directive(k, "template", val, line, 1, 1, e);
+			if (rc)
+				return rc;
+		} else if (!strncmp(q, "//", 2) && !strncmp(skip_ws(q + 2), "@mlx", 4)) {
 			const char *d = skip_ws(skip_ws(q + 2) + 4);
 			int col = (int)(d - p) + 1;
 			char key[64] = "", val[KS_MLX_EXPR * 3 + 8];

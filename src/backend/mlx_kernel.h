@@ -13,6 +13,8 @@
  *   // @mlx native: softmax                   flavour native: the MLX op (no body)
  *   // @mlx header                            the lines up to "// @mlx body" are the header
  *   // @mlx body                              the rest of the file is the body
+ *   #define NAME VALUE                        (before header and body) a template arg: how
+ *                                             a run's best.mlx keeps its knob values
  *
  * The artifact is what the backend's compile step writes and ksearch-runner-mlx reads: the
  * task's params and tensors (names, dtypes, shapes as expressions), the knob values, the

@@ -60,6 +60,40 @@ is "$(json_get "$TMP/bad.json" 'd["status"]')" COMPILE_ERROR "and is a COMPILE_E
 grep -q "expected cuda, metal or native" "$TMP/bad.json"
 ok $? "whose log says what was expected"
 
+# 5. export: a run's best.mlx (knob values baked in as #define) becomes a Python module that
+# imports on any MLX and, on the CPU build, says clearly that it needs a GPU when called
+mkdir -p "$TMP/run"
+{ printf '/* ksearch: best kernel of run x\n * task softmax, backend mlx, candidate 3: warp\n */\n'
+  printf '#define WARPS 8\n#define EXP2 0\n\n'
+  cat "$ROOT/tasks/softmax/templates/mlx/warp_row.cuda.mlx"; } >"$TMP/run/best.mlx"
+"$KS" export "$TMP/run" --to mlx --out "$TMP/ks_found.py" 2>"$TMP/export.err"
+is "$?" 0 "export RUN_DIR --to mlx"
+grep -q '("WARPS", WARPS)' "$TMP/ks_found.py" && grep -q "WARPS = (8)" "$TMP/ks_found.py" &&
+	grep -q "mx.fast.cuda_kernel" "$TMP/ks_found.py"
+ok $? "the module launches the kernel with the run's knob values as template args"
+"$KS" export "$ROOT/tasks/softmax/baseline.mlx" --task softmax --to mlx >/dev/null 2>"$TMP/export2.err"
+is "$?" 2 "a native baseline is not exported"
+(cd "$TMP" && python3 - >"$TMP/py.out" 2>&1) <<'PY'
+import mlx.core as mx
+import ks_found
+x = mx.random.normal((8, 64))
+try:
+    y = ks_found.softmax(x)
+    ok = mx.allclose(y, mx.softmax(x, axis=-1), atol=1e-6, rtol=1e-4).item()
+    print("ran on the GPU, equal to mx.softmax:", ok)
+except RuntimeError as e:
+    print("RuntimeError:", e)
+PY
+is "$?" 0 "the exported module imports and its function can be called"
+if [ $gpu -eq 0 ]; then
+	grep -q "RuntimeError: softmax: this kernel needs MLX's CUDA backend" "$TMP/py.out"
+	ok $? "on the CPU build calling it says it needs MLX's CUDA backend"
+else
+	grep -q "equal to mx.softmax: True\|needs MLX's CUDA backend" "$TMP/py.out"
+	ok $? "on a GPU MLX it equals mx.softmax (or says it needs the other backend)"
+fi
+sed 's/^/# /' "$TMP/py.out"
+
 # 4. custom kernels: the CPU build says it needs a GPU backend
 if [ $gpu -eq 0 ]; then
 	"$KS" eval softmax "$K/softmax_cuda.mlx" --backend mlx >"$TMP/k.out" 2>"$TMP/k.err"

@@ -45,6 +45,17 @@ static void test_parse(void)
 	is_str(k.init, "nan", "init defaults to nan (poisoned outputs)");
 	ks_mlx_kernel_release(&k);
 
+	is_int(ks_mlx_kernel_parse("#define WARPS 8\n// @mlx flavour: metal\n// @mlx grid: 1\n"
+				   "// @mlx threadgroup: WARPS\n// @mlx header\n#define H 1\n"
+				   "// @mlx body\n#define B 2\n",
+				   &k, &e),
+	       0, "#define before the body parses");
+	ok(k.ntemplate == 1 && !strcmp(k.tmpl[0].name, "WARPS") && !strcmp(k.tmpl[0].expr, "8"),
+	   "#define NAME VALUE before header and body is a template arg (a run's best.mlx)");
+	ok(strstr(k.header, "#define H 1") && strstr(k.body, "#define B 2"),
+	   "#define inside header and body stays there");
+	ks_mlx_kernel_release(&k);
+
 	is_int(ks_mlx_kernel_parse("// @mlx native: softmax\n", &k, &e), 0, "native op alone parses");
 	is_int(k.flavour, KS_MLX_NATIVE, "native: implies flavour native");
 	is_str(k.native, "softmax", "native op name");
