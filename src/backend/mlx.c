@@ -211,6 +211,10 @@ static int mlx_compile(const struct ks_compile_req *req, struct ks_artifact *a,
 		   (rc = ks_file_write_atomic(ok, "", 0, e))) {
 		goto out;
 	}
+	/* the runner works in its scratch directory: a relative cache path must not reach it */
+	char abs[PATH_MAX];
+	if (realpath(a->path, abs))
+		snprintf(a->path, sizeof(a->path), "%s", abs);
 	a->ok = 1;
 	snprintf(a->resources, sizeof(a->resources), "mlx %s %s%s%s", probe_state.version,
 		 ks_mlx_flavour_name(f), f == KS_MLX_NATIVE ? " " : "",
