@@ -354,4 +354,5 @@ const struct ks_backend_i ks_backend_mlx = {
 	.limit_address_space = 0,
 	.describe_target = mlx_describe,
 	.describe_abi = mlx_describe_abi,
+	.baseline_label = "MLX native",
 };

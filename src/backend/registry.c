@@ -45,6 +45,11 @@ int ks_backend_get(const char *name, const struct ks_backend_i **out, struct ks_
 	return 0;
 }
 
+const char *ks_backend_baseline_label(const struct ks_backend_i *be)
+{
+	return be && be->baseline_label ? be->baseline_label : "baseline";
+}
+
 void ks_artifact_init(struct ks_artifact *a)
 {
 	memset(a, 0, sizeof(*a));

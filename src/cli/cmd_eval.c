@@ -31,11 +31,14 @@ static int split_defines(char *s, const char **out, int max)
 	return n;
 }
 
-static void print_human(const struct ks_task *t, const char *path, const struct ks_eval_result *r)
+static void print_human(const struct ks_task *t, const char *backend, const char *path,
+			const struct ks_eval_result *r)
 {
+	const char *base = ks_backend_baseline_label(ks_backend_find(backend));
 	printf("task %s, kernel %s: %s", t->name, path, ks_status_name(r->status));
 	if (r->status == KS_STATUS_PASSED && r->speedup > 0)
-		printf(", %.2fx the baseline (geometric mean)", r->speedup);
+		printf(", %.2fx %s%s (geometric mean)", r->speedup,
+		       strcmp(base, "baseline") ? "vs " : "the ", base);
 	printf("\n");
 	if (r->status == KS_STATUS_COMPILE_ERROR) {
 		printf("\ncompiler output:\n%s\n", r->compile_log ? r->compile_log : "");
@@ -246,7 +249,7 @@ int cmd_eval(int argc, char **argv)
 			printf("%s\n", ks_buf_str(&out));
 			ks_buf_release(&out);
 		} else {
-			print_human(t, pos[1], &r);
+			print_human(t, backend, pos[1], &r);
 		}
 		exit_code = r.status == KS_STATUS_PASSED ? KS_EXIT_OK : KS_EXIT_FAIL;
 		ks_eval_result_release(&r);

@@ -47,6 +47,7 @@ for task in softmax matmul matmul_bf16 attention selective_scan; do
 	[ $rc -ne 0 ] && head -c 2000 "$TMP/$task.err" "$TMP/$task.json" | sed 's/^/# /'
 	is "$rc" 0 "$task: MLX native baseline exits 0"
 	is "$(json_get "$TMP/$task.json" 'd["status"]')" PASSED "$task: MLX native baseline PASSED"
+	is "$(json_get "$TMP/$task.json" 'd["baseline"]')" "MLX native" "$task: --json says the speedup is vs MLX native"
 	is "$(json_get "$TMP/$task.json" 'all(c["status"] == "PASSED" for c in d["checks"]) and len(d["checks"]) > 0')" \
 		True "$task: every check passed"
 	is "$(json_get "$TMP/$task.json" 'all(w["baseline_us"] > 0 and w["median_us"] > 0 for w in d["workloads"])')" \
