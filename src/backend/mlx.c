@@ -120,7 +120,7 @@ static int chain_count(void)
 {
 	const char *c = getenv("KSEARCH_MLX_CHAIN");
 	int v = c && c[0] ? atoi(c) : MLX_DEFAULT_CHAIN;
-	return v < 1 ? 1 : v > 64 ? 64 : v;
+	return v < 1 ? 1 : v > KS_MLX_MAX_CHAIN ? KS_MLX_MAX_CHAIN : v;
 }
 
 /* every workload and check of the task on this backend must give a launch */

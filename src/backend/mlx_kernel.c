@@ -259,9 +259,10 @@ static int artifact_line(struct ks_mlx_artifact *a, char *l, int line, struct ks
 			       : 0;
 	if (!strcmp(word, "chain")) {
 		a->chain = atoi(rest);
-		return a->chain >= 1 && a->chain <= 1000
+		return a->chain >= 1 && a->chain <= KS_MLX_MAX_CHAIN
 			       ? 0
-			       : ks_error_set(e, KS_EPARSE, "artifact line %d: chain 1..1000", line);
+			       : ks_error_set(e, KS_EPARSE, "artifact line %d: chain 1..%d", line,
+					      KS_MLX_MAX_CHAIN);
 	}
 	if (!strcmp(word, "param")) {
 		if (a->nparams == KS_MLX_MAX_PARAMS ||

@@ -34,6 +34,7 @@
 #define KS_MLX_MAX_PARAMS 32
 #define KS_MLX_NAME 64
 #define KS_MLX_EXPR 256
+#define KS_MLX_MAX_CHAIN 64 /* calls per timed eval */
 #define KS_MLX_ARTIFACT_MAGIC "ksearch-mlx-artifact 1"
 
 enum ks_mlx_flavour { KS_MLX_NATIVE, KS_MLX_CUDA, KS_MLX_METAL };

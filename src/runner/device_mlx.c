@@ -43,7 +43,7 @@ static struct {
 	double params[KS_MLX_MAX_PARAMS];
 	struct ks_mlx_call call;
 	/* calls recorded by the entry point and not yet evaluated */
-	struct ks_mlx_arr *pending[KS_RUNNER_MAX_CHAIN][KS_MLX_MAX_TENSORS];
+	struct ks_mlx_arr *pending[KS_MLX_MAX_CHAIN][KS_MLX_MAX_TENSORS];
 	int npending, noutputs, ninputs;
 	int rc;
 	char err[4096];
@@ -61,7 +61,7 @@ static void mlx_entry(void **tensors, const double *params, void *stream)
 {
 	(void)params;
 	(void)stream;
-	if (m.rc || m.npending == KS_RUNNER_MAX_CHAIN)
+	if (m.rc || m.npending == KS_MLX_MAX_CHAIN)
 		return;
 	struct ks_mlx_arr *in[KS_MLX_MAX_TENSORS];
 	int poisoned = 0;
@@ -250,7 +250,7 @@ static int mlx_call(void (*launch)(int, void *), int set, uint64_t *ns, char *er
 	for (int k = 0; k < chain && !m.rc; k++)
 		launch(set, NULL);
 	if (!m.rc) {
-		struct ks_mlx_arr *all[KS_RUNNER_MAX_CHAIN * KS_MLX_MAX_TENSORS];
+		struct ks_mlx_arr *all[KS_MLX_MAX_CHAIN * KS_MLX_MAX_TENSORS];
 		int cnt = 0;
 		for (int k = 0; k < m.npending; k++)
 			for (int o = 0; o < m.noutputs; o++)

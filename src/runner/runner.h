@@ -60,8 +60,6 @@ struct ks_runner_device {
 	int (*probe)(void);
 };
 
-/* most chained calls per `call` */
-#define KS_RUNNER_MAX_CHAIN 64
 
 const struct ks_runner_device *ks_runner_device_get(void);
 
