@@ -19,3 +19,21 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >&2
 fi
+
+# MLX (optional: the mlx backend).  The CPU build runs MLX's native ops, which CI checks
+# against every task's reference; KS_MLX=cuda13 installs the CUDA build instead (Linux with
+# an NVIDIA GPU).  pip goes to the python3 on PATH, the one CMake asks for MLX; Debian's
+# own python3 refuses pip installs (PEP 668) unless told to.  A failure leaves ksearch
+# without the mlx backend, never without a build.
+if ! python3 -c "import mlx.core" 2>/dev/null; then
+  want="mlx[${KS_MLX:-cpu}]"
+  echo "setup: installing $want with pip (the mlx backend)" >&2
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-pip >&2 || true
+  fi
+  python3 -m pip install --quiet "$want" >&2 2>/dev/null ||
+    python3 -m pip install --quiet --break-system-packages "$want" >&2 ||
+    echo "setup: could not install $want: ksearch builds without the mlx backend" >&2
+fi

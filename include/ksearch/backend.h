@@ -82,7 +82,16 @@ struct ks_backend_i {
 	/* 1: kernels run on the host CPU, so the host's spec is theirs (--spec auto detects the
 	 * host); 0: they run on a device, whose spec comes from detect_spec */
 	int on_host;
+	/* optional: what a kernel file for task t must hold, several lines (mlx: the format,
+	 * the signatures MLX generates, an example); NULL = ks_task_prototype(t, lang) */
+	int (*describe_abi)(const struct ks_task *t, struct ks_buf *out);
+	/* optional: what speedups are measured against, for people ("MLX native");
+	 * NULL = "baseline" (the task's baseline.<ext>) */
+	const char *baseline_label;
 };
+
+/* be's baseline_label, "baseline" when it has none (or be is NULL) */
+const char *ks_backend_baseline_label(const struct ks_backend_i *be);
 
 /* the registered backend by name, or NULL */
 const struct ks_backend_i *ks_backend_find(const char *name);

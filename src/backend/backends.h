@@ -6,6 +6,7 @@
 
 extern const struct ks_backend_i ks_backend_cpu;
 extern const struct ks_backend_i ks_backend_cuda;
+extern const struct ks_backend_i ks_backend_mlx;
 
 /* kernel ABIs: the backends' (cpu.c, cuda.c) and those of languages that have no backend
  * yet (languages.c), found by name with ks_abi_find() */

@@ -9,6 +9,7 @@
 static const struct ks_backend_i *const backends[] = {
 	&ks_backend_cpu,
 	&ks_backend_cuda,
+	&ks_backend_mlx,
 	NULL,
 };
 
@@ -47,6 +48,11 @@ int ks_backend_get(const char *name, const struct ks_backend_i **out, struct ks_
 				    b->name, why);
 	*out = b;
 	return 0;
+}
+
+const char *ks_backend_baseline_label(const struct ks_backend_i *be)
+{
+	return be && be->baseline_label ? be->baseline_label : "baseline";
 }
 
 void ks_artifact_init(struct ks_artifact *a)

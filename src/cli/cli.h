@@ -43,5 +43,6 @@ int cmd_tasks(int argc, char **argv);
 int cmd_spec(int argc, char **argv);
 int cmd_translate(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

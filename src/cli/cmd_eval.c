@@ -31,11 +31,14 @@ static int split_defines(char *s, const char **out, int max)
 	return n;
 }
 
-static void print_human(const struct ks_task *t, const char *path, const struct ks_eval_result *r)
+static void print_human(const struct ks_task *t, const char *backend, const char *path,
+			const struct ks_eval_result *r)
 {
+	const char *base = ks_backend_baseline_label(ks_backend_find(backend));
 	printf("task %s, kernel %s: %s", t->name, path, ks_status_name(r->status));
 	if (r->status == KS_STATUS_PASSED && r->speedup > 0)
-		printf(", %.2fx the baseline (geometric mean)", r->speedup);
+		printf(", %.2fx %s%s (geometric mean)", r->speedup,
+		       strcmp(base, "baseline") ? "vs " : "the ", base);
 	printf("\n");
 	if (r->status == KS_STATUS_COMPILE_ERROR) {
 		printf("\ncompiler output:\n%s\n", r->compile_log ? r->compile_log : "");
@@ -114,7 +117,7 @@ int cmd_eval(int argc, char **argv)
 	    verbose = 0, reps = 0, no_sandbox = 0;
 	double peak_gflops = 0, peak_gbps = 0;
 	const struct ks_opt opts[] = {
-		{"backend", KS_OPT_STR, &backend, "B", "where to run: cpu (default) or cuda"},
+		{"backend", KS_OPT_STR, &backend, "B", "where to run: cpu (default), cuda or mlx"},
 		{"workloads", KS_OPT_STR, &workloads, "all|N,..", "which timed workloads (indexes)"},
 		{"seeds", KS_OPT_INT, &seeds, "N", "correctness seeds per workload (>= 3)"},
 		{"timeout", KS_OPT_STR, &timeout, "S", "limit per call or timing block (default 60s)"},
@@ -250,7 +253,7 @@ int cmd_eval(int argc, char **argv)
 			printf("%s\n", ks_buf_str(&out));
 			ks_buf_release(&out);
 		} else {
-			print_human(t, pos[1], &r);
+			print_human(t, backend, pos[1], &r);
 		}
 		exit_code = r.status == KS_STATUS_PASSED ? KS_EXIT_OK : KS_EXIT_FAIL;
 		ks_eval_result_release(&r);

@@ -205,7 +205,7 @@ int cmd_run(int argc, char **argv)
 	int json = 0, verbose = 0, budget = o.budget, seed = (int)o.seed, jobs = o.jobs,
 	    top = o.final_top, threads = 0;
 	const struct ks_opt opts[] = {
-		{"backend", KS_OPT_STR, &o.backend, "B", "where kernels run: cpu (default) or cuda"},
+		{"backend", KS_OPT_STR, &o.backend, "B", "where kernels run: cpu (default), cuda or mlx"},
 		{"strategy", KS_OPT_STR, &o.strategy, "S", "wm (world model, default), evolve, random"},
 		{"policy", KS_OPT_STR, &o.policy, "P",
 		 "who proposes and writes code: builtin (default), llm, cmd"},

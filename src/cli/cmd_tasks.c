@@ -13,7 +13,7 @@
 
 #define README_SHORT_LINES 20
 
-static const char usage[] = "ksearch tasks [list | show NAME|DIR [--backend cpu|cuda|metal]] [--json]";
+static const char usage[] = "ksearch tasks [list | show NAME|DIR [--backend cpu|cuda|metal|mlx]] [--json]";
 static const char about[] =
 	"List the tasks (from <data root>/tasks, $KSEARCH_HOME overrides the data root) or show\n"
 	"one: the math, tensors, params, workloads (numbered for 'ksearch run --workloads'),\n"
@@ -314,7 +314,10 @@ static int show_text(const struct ks_task *t, const char *backend, const char *p
 	if (!t->nchecks)
 		printf("  (none)\n");
 	print_templates(t, backend);
-	printf("\nYour kernel must define (backend %s):\n  %s\n", backend, proto);
+	if (strchr(proto, '\n'))
+		printf("\nYour kernel (backend %s):\n%s", backend, proto);
+	else
+		printf("\nYour kernel must define (backend %s):\n  %s\n", backend, proto);
 	return KS_EXIT_OK;
 }
 
@@ -344,7 +347,9 @@ static int cmd_show(const char *name, const char *backend, int json)
 		fprintf(stderr, "note: the class assertions are not shown: %s\n", e.msg);
 	struct ks_buf proto;
 	ks_buf_init(&proto, 1 << 16);
-	if (ks_abi_prototype(abi, t, &proto)) {
+	/* a backend whose kernels are not one typed function (mlx) describes its own */
+	const struct ks_backend_i *be = ks_backend_find(backend);
+	if (be && be->describe_abi ? be->describe_abi(t, &proto) : ks_abi_prototype(abi, t, &proto)) {
 		fprintf(stderr, "ksearch: cannot write the prototype of '%s'\n", t->name);
 		ks_buf_release(&proto);
 		ks_task_free(t);
@@ -362,7 +367,7 @@ int cmd_tasks(int argc, char **argv)
 	const char *backend = "cpu";
 	int json = 0;
 	const struct ks_opt opts[] = {
-		{"backend", KS_OPT_STR, &backend, "B", "backend whose prototype to show (cpu, cuda, metal)"},
+		{"backend", KS_OPT_STR, &backend, "B", "backend whose prototype to show (cpu, cuda, metal, mlx)"},
 		{"json", KS_OPT_FLAG, &json, NULL, "print one JSON object"},
 		{NULL, 0, NULL, NULL, NULL},
 	};

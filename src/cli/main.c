@@ -17,6 +17,7 @@ static const struct command commands[] = {
 	{"tasks", cmd_tasks, "list the shipped tasks or show one (prototype, workloads)"},
 	{"spec", cmd_spec, "list, show or detect hardware specs"},
 	{"translate", cmd_translate, "map a CUDA source onto another target's primitives"},
+	{"export", cmd_export, "write found kernels as code for another framework (--to mlx)"},
 	{"worker", cmd_worker, "serve evaluations over stdin/stdout (used by run/eval)"},
 };
 

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "ksearch/backend.h"
 #include "ksearch/eval.h"
 #include "util/json.h"
 
@@ -44,6 +45,9 @@ int ks_eval_result_json(const struct ks_task *t, const char *backend, const char
 	json_object_set_new(o, "kernel", json_string(kernel_path ? kernel_path : ""));
 	json_object_set_new(o, "status", json_string(ks_status_name(r->status)));
 	json_object_set_new(o, "speedup_vs_baseline", num(r->speedup));
+	/* what the baseline is: "baseline" (the task's baseline file), "MLX native" on mlx */
+	json_object_set_new(o, "baseline",
+			    json_string(ks_backend_baseline_label(ks_backend_find(backend))));
 	json_object_set_new(o, "kernel_hash", json_string(r->kernel_hash ? r->kernel_hash : ""));
 	json_object_set_new(o, "sandbox", json_string(r->sandbox ? r->sandbox : ""));
 	json_object_set_new(o, "compile_log", json_string(r->compile_log ? r->compile_log : ""));

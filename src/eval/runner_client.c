@@ -314,8 +314,10 @@ enum ks_status ks_runner_fate(struct ks_runner *r, struct ks_buf *log)
 			    r->alloc_failed);
 		st = KS_STATUS_MEMORY_LIMIT;
 	} else if (r->launch_error[0]) {
-		ks_buf_addf(log, "device error: %s", r->launch_error);
-		st = KS_STATUS_RUNTIME_ERROR;
+		/* a device that compiles at the first call (mlx) says "compile error: LOG" */
+		int compile = !strncmp(r->launch_error, "compile error: ", 15);
+		ks_buf_addf(log, "%s%s", compile ? "" : "device error: ", r->launch_error);
+		st = compile ? KS_STATUS_COMPILE_ERROR : KS_STATUS_RUNTIME_ERROR;
 	} else if (r->timed_out) {
 		ks_buf_addf(log, "killed after the time limit");
 		st = KS_STATUS_TIMEOUT;

@@ -25,6 +25,8 @@
  *   violation <what>      the sandbox stopped something (-> SANDBOX_VIOLATION)
  *   alloc_failed <bytes>  an allocation failed under the memory limit (-> MEMORY_LIMIT)
  *   launch_failed <what>  a device launch or execution error (-> RUNTIME_ERROR)
+ *   launch_failed compile error: <log>   a kernel the device compiles at its first call
+ *                         (mlx) did not compile (-> COMPILE_ERROR)
  */
 #ifndef KS_EVAL_RUNNER_PROTO_H
 #define KS_EVAL_RUNNER_PROTO_H

@@ -45,7 +45,24 @@ struct ks_runner_device {
 	void (*between_reps)(void);
 	/* the stream argument handed to the entry point (host: NULL) */
 	void *(*stream)(void);
+
+	/* Optional slots (NULL: the default in brackets), used by the mlx device. */
+	/* read the artifact at path and hand back the entry point `call` launches, after the
+	 * sandbox is entered [dlopen the shared library, look up ks__entry_v1] */
+	int (*load)(const char *path, void (**entry)(void **, const double *, void *), char *why,
+		    size_t n);
+	/* the workload's params, before alloc (mlx evaluates shapes and the launch) [ignored] */
+	int (*set_params)(const double *params, int n, char *why, size_t len);
+	/* alloc that knows which tensor and set it is for [alloc] */
+	void *(*alloc_tensor)(int tensor, int set, void *host, size_t bytes);
+	/* calls one `call` makes (mlx chains several per eval and reports the time of one);
+	 * `time` divides its wall-clock block by it [1] */
+	int (*chain)(void);
+	/* `RUNNER --probe`: print what the device can do on one line to stdout, return the
+	 * exit status [the runner says it has no probe, status 2] */
+	int (*probe)(void);
 };
+
 
 const struct ks_runner_device *ks_runner_device_get(void);
 

@@ -176,7 +176,8 @@ static int cmd_alloc(int sets)
 			if (t->is_out)
 				poison(t, p);
 			t->set[s] = p;
-			t->dev[s] = dev->alloc(p, t->mapped);
+			t->dev[s] = dev->alloc_tensor ? dev->alloc_tensor(i, s, p, t->mapped)
+						      : dev->alloc(p, t->mapped);
 			if (!t->dev[s]) {
 				reply("error cannot allocate %zu bytes on the %s device", t->mapped,
 				      dev->name);
@@ -355,6 +356,8 @@ static int cmd_time(int warmup, int min_reps, uint64_t min_ns, int max_reps, uin
 	/* block = wall time of the calls themselves (not of cache flushes between them);
 	 * t[i] = the device's own measure of call i */
 	uint64_t warm = now_ns() - w0, block = 0, total = 0;
+	/* a device that chains calls reports the time of one: so is the block */
+	uint64_t chain = dev->chain && dev->chain() > 1 ? (uint64_t)dev->chain() : 1;
 	int n = 0;
 	while (n < max_reps && (n < min_reps || total < min_ns) && total < max_ns) {
 		int s = n % nsets;
@@ -362,7 +365,7 @@ static int cmd_time(int warmup, int min_reps, uint64_t min_ns, int max_reps, uin
 			dev->between_reps();
 		uint64_t a = now_ns();
 		t[n] = call_set(s);
-		block += now_ns() - a;
+		block += (now_ns() - a) / chain;
 		total += t[n++];
 	}
 	/* one long line: "times n warm block t0 t1 ..." */
@@ -404,7 +407,7 @@ static int cmd_sandbox(char *args)
 
 static int cmd_load(char *path)
 {
-	char why[256];
+	char why[1024];
 	/* enter the sandbox before dlopen: the kernel's constructors run inside it */
 	if (ks_runner_scratch[0]) {
 		if (ks_sandbox_enter(ks_runner_scratch, path, dev->sandbox, why, sizeof(why))) {
@@ -413,15 +416,22 @@ static int cmd_load(char *path)
 		}
 		ks_runner_watch = 1;
 	}
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		reply("error dlopen: %s", dlerror());
-		return -1;
-	}
-	entry = (entry_fn)dlsym(h, "ks__entry_v1");
-	if (!entry) {
-		reply("error the library has no ks__entry_v1 (shim missing)");
-		return -1;
+	if (dev->load) {
+		if (dev->load(path, &entry, why, sizeof(why))) {
+			reply("error %s", why);
+			return -1;
+		}
+	} else {
+		void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		if (!h) {
+			reply("error dlopen: %s", dlerror());
+			return -1;
+		}
+		entry = (entry_fn)dlsym(h, "ks__entry_v1");
+		if (!entry) {
+			reply("error the library has no ks__entry_v1 (shim missing)");
+			return -1;
+		}
 	}
 	if (dev->init(why, sizeof(why))) {
 		reply("error %s device: %s", dev->name, why);
@@ -431,8 +441,16 @@ static int cmd_load(char *path)
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "--probe")) {
+		const struct ks_runner_device *d = ks_runner_device_get();
+		if (!d->probe) {
+			fprintf(stderr, "ksearch-runner: the %s device has no --probe\n", d->name);
+			return 2;
+		}
+		return d->probe();
+	}
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigsys;
@@ -470,7 +488,11 @@ int main(void)
 				p = end;
 				params[i] = strtod(p, &end);
 			}
-			reply("ok");
+			char why[1024];
+			if (dev->set_params && dev->set_params(params, (int)n, why, sizeof(why)))
+				reply("error %s", why);
+			else
+				reply("ok");
 		} else if (!strcmp(line, "alloc") && sscanf(args, "%d", &s) == 1) {
 			cmd_alloc(s);
 		} else if (!strcmp(line, "fill") && sscanf(args, "%d %llu", &s, &x) == 2) {

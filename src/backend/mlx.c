@@ -1,0 +1,360 @@
+/* The mlx backend: candidates are MLX custom-kernel bodies with a launch block (Metal on
+ * Apple silicon, CUDA on NVIDIA GPUs) or MLX native ops (each task's baseline.mlx), run by
+ * ksearch-runner-mlx through MLX's C++ API (docs/mlx.md).
+ *
+ * Nothing here links MLX: ksearch stays C.  The runner is built only where CMake finds MLX,
+ * and what the installed MLX can do is asked of the runner (`ksearch-runner-mlx --probe`),
+ * once per process.  "Compiling" writes the artifact the runner loads (mlx_kernel.h): the
+ * task's tensors and params, the knob values and the kernel file; the real compile (NVRTC
+ * or Metal) happens in the runner at the first eval, whose failure the runner reports as a
+ * compile error. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/backends.h"
+#include "backend/mlx_kernel.h"
+#include "eval/runner_client.h"
+#include "util/fs.h"
+#include "util/hash.h"
+#include "util/proc.h"
+
+#define MLX_DEFAULT_CHAIN 8
+
+static struct {
+	int probed, rc, metal, cuda;
+	char version[32], device[160], why[512];
+} probe_state;
+
+/* what to install, for the machine we are on */
+static const char *install_hint(void)
+{
+#ifdef __APPLE__
+	return "pip install mlx";
+#else
+	if (ks_path_exists("/proc/driver/nvidia") || ks_path_exists("/dev/nvidia0"))
+		return "pip install \"mlx[cuda13]\" (this machine has an NVIDIA GPU; \"mlx[cpu]\" "
+		       "runs the native baselines only)";
+	return "pip install \"mlx[cpu]\" (native baselines only; \"mlx[cuda13]\" on Linux with "
+	       "an NVIDIA GPU, mlx on macOS)";
+#endif
+}
+
+/* what to install for custom kernels */
+static const char *gpu_hint(void)
+{
+	return "pip install mlx (macOS, Metal) or pip install \"mlx[cuda13]\" (Linux with an "
+	       "NVIDIA GPU)";
+}
+
+static int mlx_probe_once(void)
+{
+	if (probe_state.probed)
+		return probe_state.rc;
+	probe_state.probed = 1;
+	char runner[PATH_MAX];
+	struct ks_error e = {0};
+	if (ks_runner_path("ksearch-runner-mlx", runner, sizeof(runner), &e)) {
+		snprintf(probe_state.why, sizeof(probe_state.why),
+			 "ksearch was built without MLX (no ksearch-runner-mlx beside it): %s, then "
+			 "rebuild (CMake finds MLX through python3, or -DMLX_DIR=)",
+			 install_hint());
+		return probe_state.rc = KS_EUNAVAILABLE;
+	}
+	char *argv[] = {runner, (char *)"--probe", NULL};
+	struct ks_buf out = KS_BUF_INIT;
+	struct ks_proc_result pr;
+	ks_buf_init(&out, 16 << 10);
+	int rc = ks_proc_run(argv, NULL, 60, &out, &pr, &e);
+	const char *o = ks_buf_str(&out);
+	if (rc || !pr.exited || pr.code != 0 ||
+	    sscanf(o, "mlx %31s metal=%d cuda=%d device=%159[^\n]", probe_state.version,
+		   &probe_state.metal, &probe_state.cuda, probe_state.device) != 4) {
+		snprintf(probe_state.why, sizeof(probe_state.why),
+			 "ksearch-runner-mlx --probe failed (%s): %.300s; reinstall MLX (%s) and rebuild",
+			 rc ? e.msg : pr.timed_out ? "timed out" : "bad answer", o, install_hint());
+		probe_state.rc = KS_EUNAVAILABLE;
+	}
+	ks_buf_release(&out);
+	return probe_state.rc;
+}
+
+/* Usable when MLX is: its native ops run on every build.  Whether custom kernels can run
+ * (a GPU backend) is checked when one is compiled. */
+static int mlx_probe(char *why, size_t n)
+{
+	int rc = mlx_probe_once();
+	if (rc)
+		snprintf(why, n, "%s", probe_state.why);
+	return rc;
+}
+
+int ks_mlx_artifact_write(const struct ks_task *t, const char *source,
+			  const char *const *defines, int chain, struct ks_buf *out)
+{
+	ks_buf_addf(out, "%s\ntask %s\nchain %d\n", KS_MLX_ARTIFACT_MAGIC, t->name, chain);
+	for (int i = 0; i < t->nparams; i++)
+		ks_buf_addf(out, "param %s\n", t->params[i].name);
+	for (int i = 0; i < t->ntensors; i++) {
+		const struct ks_tensor_decl *d = &t->tensors[i];
+		ks_buf_addf(out, "tensor %s %s %s ", d->is_output ? "out" : "in", d->name,
+			    ks_dtype_name(d->dtype));
+		for (int j = 0; j < d->ndim; j++)
+			ks_buf_addf(out, "%s%s", j ? ";" : "", d->shape[j]);
+		ks_buf_adds(out, d->ndim ? "\n" : "-\n");
+	}
+	for (const char *const *d = defines; d && *d; d++) {
+		const char *eq = strchr(*d, '=');
+		if (eq)
+			ks_buf_addf(out, "define %.*s %s\n", (int)(eq - *d), *d, eq + 1);
+		else
+			ks_buf_addf(out, "define %s 1\n", *d);
+	}
+	ks_buf_adds(out, "kernel\n");
+	return ks_buf_adds(out, source);
+}
+
+static int chain_count(void)
+{
+	const char *c = getenv("KSEARCH_MLX_CHAIN");
+	int v = c && c[0] ? atoi(c) : MLX_DEFAULT_CHAIN;
+	return v < 1 ? 1 : v > KS_MLX_MAX_CHAIN ? KS_MLX_MAX_CHAIN : v;
+}
+
+/* every workload and check of the task on this backend must give a launch */
+static int check_launches(const struct ks_task *t, const struct ks_mlx_artifact *art,
+			  struct ks_buf *log)
+{
+	struct ks_mlx_launch *l = malloc(sizeof(*l));
+	if (!l)
+		return KS_ENOMEM;
+	int bad = 0;
+	for (int pass = 0; pass < 2 && !bad; pass++) {
+		int n = pass ? t->nchecks : t->nworkloads;
+		for (int i = 0; i < n && !bad; i++) {
+			const struct ks_workload *w = pass ? &t->checks[i] : &t->workloads[i];
+			if (!ks_workload_for_backend(w, "mlx"))
+				continue;
+			struct ks_error e = {0};
+			if (ks_mlx_launch_resolve(art, w->values, l, &e)) {
+				ks_buf_adds(log, "launch block: ");
+				ks_workload_label(t, w, log);
+				ks_buf_addf(log, ": %s\n", e.msg);
+				bad = 1;
+			}
+		}
+	}
+	free(l);
+	return bad;
+}
+
+static int mlx_compile(const struct ks_compile_req *req, struct ks_artifact *a,
+		       struct ks_error *e)
+{
+	int rc = mlx_probe_once();
+	if (rc)
+		return ks_error_set(e, rc, "%s", probe_state.why);
+	struct ks_buf text = KS_BUF_INIT;
+	struct ks_mlx_artifact *art = calloc(1, sizeof(*art));
+	if (!art)
+		return ks_error_set(e, KS_ENOMEM, "out of memory");
+	if ((rc = ks_mlx_artifact_write(req->task, req->source, req->defines, chain_count(),
+					&text))) {
+		rc = ks_error_set(e, rc, "kernel source too large");
+		goto out;
+	}
+	ks_buf_reset(&a->log);
+	struct ks_error pe = {0};
+	if (ks_mlx_artifact_parse(ks_buf_str(&text), art, &pe)) {
+		/* "kernel: LINE:COL: ...": the candidate's fault, a compile error */
+		ks_buf_addf(&a->log, "%s\n", pe.msg);
+		a->ok = 0;
+		goto out;
+	}
+	enum ks_mlx_flavour f = art->kernel.flavour;
+	if (f != KS_MLX_NATIVE && !probe_state.metal && !probe_state.cuda) {
+		rc = ks_error_set(e, KS_EUNAVAILABLE,
+				  "custom kernels need MLX's Metal or CUDA backend (this MLX %s is the "
+				  "CPU build; it runs the native baselines only, the tasks' baseline.mlx): "
+				  "on a GPU machine %s",
+				  probe_state.version, gpu_hint());
+		goto out;
+	}
+	if ((f == KS_MLX_METAL && !probe_state.metal) || (f == KS_MLX_CUDA && !probe_state.cuda)) {
+		ks_buf_addf(&a->log, "a %s kernel needs MLX's %s backend; this MLX has %s\n",
+			    ks_mlx_flavour_name(f), f == KS_MLX_METAL ? "Metal" : "CUDA",
+			    probe_state.metal ? "Metal" : "CUDA");
+		a->ok = 0;
+		goto out;
+	}
+	if (check_launches(req->task, art, &a->log)) {
+		a->ok = 0;
+		goto out;
+	}
+	struct ks_sha256 h;
+	ks_sha256_init(&h);
+	ks_sha256_update_str(&h, "mlx");
+	ks_sha256_update_str(&h, probe_state.version);
+	ks_sha256_update_str(&h, ks_buf_str(&text));
+	ks_sha256_hex(&h, a->hash);
+	char dir[PATH_MAX], ok[PATH_MAX + 8];
+	if ((rc = ks_compile_cache_dir(a->hash, dir, sizeof(dir), e)))
+		goto out;
+	snprintf(a->path, sizeof(a->path), "%s/kernel.mlxk", dir);
+	snprintf(ok, sizeof(ok), "%s/ok", dir);
+	if (ks_path_exists(ok) && ks_path_exists(a->path)) {
+		a->cached = 1;
+	} else if ((rc = ks_mkdir_p(dir, e)) ||
+		   (rc = ks_file_write_atomic(a->path, text.data, text.len, e)) ||
+		   (rc = ks_file_write_atomic(ok, "", 0, e))) {
+		goto out;
+	}
+	/* the runner works in its scratch directory: a relative cache path must not reach it */
+	char abs[PATH_MAX];
+	if (realpath(a->path, abs))
+		snprintf(a->path, sizeof(a->path), "%s", abs);
+	a->ok = 1;
+	snprintf(a->resources, sizeof(a->resources), "mlx %s %s%s%s", probe_state.version,
+		 ks_mlx_flavour_name(f), f == KS_MLX_NATIVE ? " " : "",
+		 f == KS_MLX_NATIVE ? art->kernel.native : "");
+out:
+	ks_mlx_artifact_release(art);
+	free(art);
+	ks_buf_release(&text);
+	return rc;
+}
+
+static int mlx_describe(struct ks_buf *out)
+{
+	if (mlx_probe_once())
+		return ks_buf_adds(out, "MLX (not available)");
+	return ks_buf_addf(out, "MLX %s on %s (%s)", probe_state.version, probe_state.device,
+			   probe_state.metal ? "Metal" : probe_state.cuda ? "CUDA" : "CPU build: native ops only");
+}
+
+/* MLX's spelling of a task dtype in each flavour (the signature MLX writes) */
+static const char *mlx_ctype(enum ks_dtype t, int metal)
+{
+	static const char *const cuda[] = {"float", "double", "__half", "__nv_bfloat16", "int32_t",
+					   "int64_t"};
+	static const char *const mtl[] = {"float", "double", "float16_t", "bfloat16_t", "int32_t",
+					  "int64_t"};
+	return (unsigned)t < 6 ? (metal ? mtl : cuda)[t] : "?";
+}
+
+/* the first shipped template of the task, as a working example (without its @ksearch block) */
+static int add_example(const struct ks_task *t, struct ks_buf *out)
+{
+	static const char *const names[] = {"warp_row.cuda.mlx", "tiled.cuda.mlx"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%s/templates/mlx/%s", t->dir, names[i]);
+		struct ks_buf src = KS_BUF_INIT;
+		if (ks_file_read(path, 1 << 20, &src, NULL) == 0) {
+			const char *p = ks_buf_str(&src), *end = strstr(p, "@end */");
+			p = end ? end + 8 : p;
+			ks_buf_addf(out, "\nExample (%s, knob values become template args; "
+					 "--define NAME=V sets them for ksearch eval):\n",
+				    path);
+			for (const char *l = p; *l;) {
+				size_t n = strcspn(l, "\n");
+				ks_buf_addf(out, "  %.*s\n", (int)n, l);
+				l += n + (l[n] == '\n');
+			}
+			ks_buf_release(&src);
+			return 0;
+		}
+		ks_buf_release(&src);
+	}
+	ks_buf_adds(out, "\nExample (flavour cuda, one thread per element of the first output; "
+			 "a skeleton, not this task's math):\n"
+			 "  // @mlx flavour: cuda\n  // @mlx grid: <number of elements>, 1, 1\n"
+			 "  // @mlx threadgroup: 256, 1, 1\n  // @mlx body\n"
+			 "  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;\n"
+			 "  ...\n");
+	return 0;
+}
+
+static int mlx_describe_abi(const struct ks_task *t, struct ks_buf *out)
+{
+	ks_buf_adds(out, "  A kernel file (.mlx, docs/mlx.md) holds the body of an MLX custom kernel and\n"
+			 "  '// @mlx' lines saying how to launch it; MLX writes the signature.  Values are\n"
+			 "  expressions over the params.\n\n"
+			 "  // @mlx flavour: cuda | metal | native\n"
+			 "  // @mlx grid: X, Y, Z            threads (not blocks) per axis\n"
+			 "  // @mlx threadgroup: X, Y, Z\n"
+			 "  // @mlx template: NAME = EXPR     extra template args (repeatable)\n"
+			 "  // @mlx init: nan | none | EXPR   outputs' init_value for timed calls "
+			 "(correctness calls always poison with NaN)\n"
+			 "  // @mlx shared_memory: EXPR       dynamic shared memory bytes (cuda)\n"
+			 "  // @mlx header                    the lines up to '@mlx body' are the header\n"
+			 "  // @mlx body                      the rest of the file is the body\n\n");
+	ks_buf_adds(out, "  Template args, in order: the params");
+	for (int i = 0; i < t->nparams; i++)
+		ks_buf_addf(out, "%s%s", i ? ", " : " (", t->params[i].name);
+	ks_buf_adds(out, t->nparams ? ") as ints" : "");
+	ks_buf_adds(out, ", a template's knobs, then the 'template:' lines.\n\n");
+	for (int metal = 0; metal < 2; metal++) {
+		ks_buf_addf(out, "  Signature MLX generates, flavour %s (%s):\n",
+			    metal ? "metal" : "cuda",
+			    metal ? "mx.fast.metal_kernel" : "mx.fast.cuda_kernel, compiled by NVRTC");
+		if (metal) {
+			ks_buf_adds(out, "    template <");
+			for (int i = 0; i < t->nparams; i++)
+				ks_buf_addf(out, "%sint %s", i ? ", " : "", t->params[i].name);
+			ks_buf_addf(out, "%s...>\n    [[kernel]] void custom_kernel_%s(\n",
+				    t->nparams ? ", " : "", t->name);
+		} else {
+			ks_buf_addf(out, "    __global__ void custom_kernel_%s(\n", t->name);
+		}
+		for (int i = 0; i < t->ntensors; i++) {
+			const struct ks_tensor_decl *d = &t->tensors[i];
+			if (metal)
+				ks_buf_addf(out, "        %sdevice %s* %s [[buffer(%d)]],\n",
+					    d->is_output ? "" : "const ", mlx_ctype(d->dtype, 1), d->name, i);
+			else
+				ks_buf_addf(out, "        %s%s* %s%s\n", d->is_output ? "" : "const ",
+					    mlx_ctype(d->dtype, 0), d->name,
+					    i + 1 < t->ntensors ? "," : ") {");
+		}
+		if (metal) {
+			ks_buf_adds(out, "        uint3 thread_position_in_grid [[thread_position_in_grid]], "
+					 "... (each attribute the body names)) {\n");
+		} else {
+			for (int i = 0; i < t->nparams; i++)
+				ks_buf_addf(out, "      constexpr int %s = ...;\n", t->params[i].name);
+		}
+		ks_buf_adds(out, "      <body>\n    }\n");
+	}
+	ks_buf_adds(out, "  An input NAME also gets NAME_shape, NAME_strides, NAME_ndim when the body "
+			 "uses them.\n  Metal spellings (uint, device, threadgroup) do not compile "
+			 "under NVRTC, nor CUDA's under Metal.\n");
+	for (int i = 0; i < t->ntensors; i++) {
+		const struct ks_tensor_decl *d = &t->tensors[i];
+		ks_buf_addf(out, "%s%s %s [", i ? "; " : "  Shapes: ", d->name, ks_dtype_name(d->dtype));
+		for (int j = 0; j < d->ndim; j++)
+			ks_buf_addf(out, "%s%s", j ? ", " : "", d->shape[j]);
+		ks_buf_adds(out, "]");
+	}
+	ks_buf_adds(out, " (row-major).\n");
+	return add_example(t, out);
+}
+
+const struct ks_backend_i ks_backend_mlx = {
+	.version = KS_BACKEND_VERSION,
+	.name = "mlx",
+	.lang = "metal",
+	.ext = "mlx",
+	.default_flags = "",
+	.probe = mlx_probe,
+	.compile = mlx_compile,
+	.runner = "ksearch-runner-mlx",
+	/* MLX's GPU builds load a GPU driver (CUDA) or Metal: the CUDA runner's allowances,
+	 * not measured for MLX yet (docs/mlx.md) */
+	.sandbox = &ks_sandbox_cuda,
+	.describe_target = mlx_describe,
+	.describe_abi = mlx_describe_abi,
+	.baseline_label = "MLX native",
+};

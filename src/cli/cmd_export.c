@@ -1,0 +1,134 @@
+/* ksearch export RUN_DIR|KERNEL... --to TARGET: found kernels as code for another
+ * framework, through the exporter table (include/ksearch/export.h). */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "ksearch/backend.h"
+#include "ksearch/export.h"
+#include "ksearch/task.h"
+#include "util/fs.h"
+
+#define MAX_ITEMS 16
+
+static const char usage[] =
+	"ksearch export RUN_DIR|KERNEL... --to TARGET [--task TASK] [--out FILE]";
+static const char about[] =
+	"Write the kernels a run found (RUN_DIR/best.<ext>) or kernel files as code for another\n"
+	"framework: one file with one function per task, to --out or stdout.  A kernel file\n"
+	"names its task with --task unless it is a run's best file, whose header says it.\n"
+	"Targets:\n"
+	"  mlx   a Python module; each function builds mx.fast.cuda_kernel or metal_kernel\n"
+	"        with the found body and launch (docs/mlx.md)\n\n"
+	"Exit status: 0 written, 2 usage error or a kernel the target cannot take.";
+
+/* the task a run's best file names in its header (" * task softmax, backend mlx, ...") */
+static int task_from_header(const char *src, const char *backend, char *out, size_t n,
+			    char *got_backend, size_t bn)
+{
+	const char *p = strstr(src, " * task ");
+	char task[128], be[64];
+	if (!p || p > src + 4096 || sscanf(p, " * task %127[^,], backend %63[^,]", task, be) != 2)
+		return 0;
+	snprintf(out, n, "%s", task);
+	snprintf(got_backend, bn, "%s", be);
+	(void)backend;
+	return 1;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	const char *to = NULL, *task_name = NULL, *out_path = NULL;
+	const struct ks_opt opts[] = {
+		{"to", KS_OPT_STR, &to, "TARGET", "what to write: mlx"},
+		{"task", KS_OPT_STR, &task_name, "TASK", "the task of kernel files without a run header"},
+		{"out", KS_OPT_STR, &out_path, "FILE", "write here instead of stdout"},
+		{NULL, 0, NULL, NULL, NULL},
+	};
+	const char *pos[MAX_ITEMS];
+	int npos = 0;
+	int prc = ks_opts_parse(argc, argv, opts, usage, about, pos, MAX_ITEMS, &npos);
+	if (prc)
+		return prc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
+	const struct ks_exporter_i *ex = to ? ks_exporter_find(to) : NULL;
+	if (!ex || npos < 1) {
+		fprintf(stderr, "ksearch export: %s\nusage: %s\n",
+			!to ? "needs --to TARGET (mlx)" : !ex ? "unknown target (known: mlx)"
+							 : "needs RUN_DIR or a kernel file",
+			usage);
+		return KS_EXIT_USAGE;
+	}
+	const struct ks_backend_i *be = ks_backend_find(ex->backend);
+	struct ks_export_item items[MAX_ITEMS];
+	struct ks_task *tasks[MAX_ITEMS] = {0};
+	struct ks_buf srcs[MAX_ITEMS];
+	char origins[MAX_ITEMS][PATH_MAX];
+	struct ks_buf out = KS_BUF_INIT;
+	struct ks_error e = {0};
+	int rc = KS_EXIT_USAGE, n = 0;
+	for (int i = 0; i < npos; i++)
+		ks_buf_init(&srcs[i], 4 << 20);
+	for (; n < npos; n++) {
+		const char *path = pos[n];
+		if (ks_is_dir(path)) {
+			snprintf(origins[n], sizeof(origins[n]), "%s/best.%s", path, be ? be->ext : "?");
+			if (!ks_path_exists(origins[n])) {
+				fprintf(stderr, "ksearch export: '%s' has no best.%s: --to %s takes runs of "
+						"backend %s that have finished\n",
+					path, be ? be->ext : "?", ex->name, ex->backend);
+				goto out;
+			}
+		} else {
+			snprintf(origins[n], sizeof(origins[n]), "%s", path);
+		}
+		if (ks_file_read(origins[n], 4 << 20, &srcs[n], &e)) {
+			fprintf(stderr, "ksearch export: %s\n", e.msg);
+			goto out;
+		}
+		char tname[128] = "", got_be[64] = "";
+		if (task_from_header(ks_buf_str(&srcs[n]), ex->backend, tname, sizeof(tname), got_be,
+				     sizeof(got_be)) &&
+		    strcmp(got_be, ex->backend)) {
+			fprintf(stderr, "ksearch export: '%s' was found on backend %s; --to %s takes "
+					"kernels of backend %s\n",
+				origins[n], got_be, ex->name, ex->backend);
+			goto out;
+		}
+		if (task_name)
+			snprintf(tname, sizeof(tname), "%s", task_name);
+		if (!tname[0]) {
+			fprintf(stderr, "ksearch export: '%s' does not say its task: give --task TASK\n",
+				origins[n]);
+			goto out;
+		}
+		if (ks_task_load(tname, &tasks[n], &e)) {
+			fprintf(stderr, "ksearch export: %s\n", e.msg);
+			goto out;
+		}
+		items[n] = (struct ks_export_item){.task = tasks[n], .source = ks_buf_str(&srcs[n]),
+						   .origin = origins[n]};
+	}
+	if (ex->write(items, n, &out, &e)) {
+		fprintf(stderr, "ksearch export: %s\n", e.msg);
+		goto out;
+	}
+	if (out_path) {
+		if (ks_file_write_atomic(out_path, out.data, out.len, &e)) {
+			fprintf(stderr, "ksearch export: %s\n", e.msg);
+			goto out;
+		}
+		fprintf(stderr, "wrote %s (%d kernel%s, target %s)\n", out_path, n, n == 1 ? "" : "s",
+			ex->name);
+	} else {
+		fwrite(out.data, 1, out.len, stdout);
+	}
+	rc = KS_EXIT_OK;
+out:
+	for (int i = 0; i < npos; i++) {
+		ks_buf_release(&srcs[i]);
+		ks_task_free(tasks[i]);
+	}
+	ks_buf_release(&out);
+	return rc;
+}

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# needs: MLX (pip install "mlx[cpu]", scripts/setup.sh does) for everything but the first
+# check; a GPU MLX (Metal or CUDA) for custom kernels (skipped without).
+# The mlx backend: without MLX `--backend mlx` exits 2 and says what to install; with the
+# CPU build every task's native MLX baseline (baseline.mlx) passes against the reference
+# and is timed against itself, and a custom kernel exits 2 saying it needs a GPU backend.
+. "$(dirname "$0")/lib.sh"
+BIN=$(cd "$(dirname "$KS")" && pwd)
+K=$ROOT/tests/fixtures/mlx
+
+# 0. the kernel format as `tasks show` prints it (needs no MLX)
+"$KS" tasks show softmax --backend mlx >"$TMP/show.out" 2>&1
+is "$?" 0 "tasks show softmax --backend mlx"
+grep -q "__global__ void custom_kernel_softmax" "$TMP/show.out" &&
+	grep -q "\[\[kernel\]\] void custom_kernel_softmax" "$TMP/show.out" &&
+	grep -q "const device float\* x \[\[buffer(0)\]\]" "$TMP/show.out" &&
+	grep -q "// @mlx grid:" "$TMP/show.out" && grep -q "^Example" "$TMP/show.out"
+ok $? "prints the format, both signatures MLX generates and an example"
+
+# 1. a ksearch built without MLX (simulated: no runner where ksearch looks for it)
+mkdir -p "$TMP/norunner"
+KSEARCH_RUNNER_DIR=$TMP/norunner "$KS" eval softmax "$ROOT/tasks/softmax/baseline.mlx" \
+	--backend mlx >"$TMP/nomlx.out" 2>"$TMP/nomlx.err"
+is "$?" 2 "--backend mlx without ksearch-runner-mlx exits 2"
+grep -q "built without MLX" "$TMP/nomlx.err" && grep -q 'pip install' "$TMP/nomlx.err"
+ok $? "and says MLX is missing and what to install"
+
+if [ ! -x "$BIN/ksearch-runner-mlx" ]; then
+	echo "# skip the rest: ksearch was built without MLX (pip install \"mlx[cpu]\", re-run cmake)"
+	done_testing
+	exit $?
+fi
+probe=$("$BIN/ksearch-runner-mlx" --probe)
+ok $? "ksearch-runner-mlx --probe: $probe"
+gpu=0
+case "$probe" in *metal=1*|*cuda=1*) gpu=1 ;; esac
+
+# 2. every task's native MLX baseline passes every check and the first workload (softmax:
+# all, chained 2 calls per eval); MLX's CPU build is slow, so the rest are left out
+for task in softmax matmul matmul_bf16 attention selective_scan; do
+	[ -f "$ROOT/tasks/$task/baseline.mlx" ] || { ok 1 "$task has a baseline.mlx"; continue; }
+	chain=1 wl=0
+	[ $task = softmax ] && chain=2 wl=all
+	KSEARCH_MLX_CHAIN=$chain "$KS" eval "$task" "$ROOT/tasks/$task/baseline.mlx" --backend mlx \
+		--quick --reps 3 --workloads $wl --json >"$TMP/$task.json" 2>"$TMP/$task.err"
+	rc=$?
+	[ $rc -ne 0 ] && head -c 2000 "$TMP/$task.err" "$TMP/$task.json" | sed 's/^/# /'
+	is "$rc" 0 "$task: MLX native baseline exits 0"
+	is "$(json_get "$TMP/$task.json" 'd["status"]')" PASSED "$task: MLX native baseline PASSED"
+	is "$(json_get "$TMP/$task.json" 'd["baseline"]')" "MLX native" "$task: --json says the speedup is vs MLX native"
+	is "$(json_get "$TMP/$task.json" 'all(c["status"] == "PASSED" for c in d["checks"]) and len(d["checks"]) > 0')" \
+		True "$task: every check passed"
+	is "$(json_get "$TMP/$task.json" 'all(w["baseline_us"] > 0 and w["median_us"] > 0 for w in d["workloads"])')" \
+		True "$task: timed against the native baseline in the same session"
+done
+
+# 3. a kernel file the parser rejects is a compile error (status, exit 1)
+"$KS" eval softmax "$K/bad_flavour.mlx" --backend mlx --quick --json >"$TMP/bad.json" 2>/dev/null
+is "$?" 1 "a malformed launch block exits 1"
+is "$(json_get "$TMP/bad.json" 'd["status"]')" COMPILE_ERROR "and is a COMPILE_ERROR"
+grep -q "expected cuda, metal or native" "$TMP/bad.json"
+ok $? "whose log says what was expected"
+
+# 5. export: a run's best.mlx (knob values baked in as #define) becomes a Python module that
+# imports on any MLX and, on the CPU build, says clearly that it needs a GPU when called
+mkdir -p "$TMP/run"
+{ printf '/* ksearch: best kernel of run x\n * task softmax, backend mlx, candidate 3: warp\n */\n'
+  printf '#define WARPS 8\n#define EXP2 0\n\n'
+  cat "$ROOT/tasks/softmax/templates/mlx/warp_row.cuda.mlx"; } >"$TMP/run/best.mlx"
+"$KS" export "$TMP/run" --to mlx --out "$TMP/ks_found.py" 2>"$TMP/export.err"
+is "$?" 0 "export RUN_DIR --to mlx"
+grep -q '("WARPS", WARPS)' "$TMP/ks_found.py" && grep -q "WARPS = (8)" "$TMP/ks_found.py" &&
+	grep -q "mx.fast.cuda_kernel" "$TMP/ks_found.py"
+ok $? "the module launches the kernel with the run's knob values as template args"
+"$KS" export "$ROOT/tasks/softmax/baseline.mlx" --task softmax --to mlx >/dev/null 2>"$TMP/export2.err"
+is "$?" 2 "a native baseline is not exported"
+(cd "$TMP" && python3 - >"$TMP/py.out" 2>&1) <<'PY'
+import mlx.core as mx
+import ks_found
+x = mx.random.normal((8, 64))
+try:
+    y = ks_found.softmax(x)
+    ok = mx.allclose(y, mx.softmax(x, axis=-1), atol=1e-6, rtol=1e-4).item()
+    print("ran on the GPU, equal to mx.softmax:", ok)
+except RuntimeError as e:
+    print("RuntimeError:", e)
+PY
+is "$?" 0 "the exported module imports and its function can be called"
+if [ $gpu -eq 0 ]; then
+	grep -q "RuntimeError: softmax: this kernel needs MLX's CUDA backend" "$TMP/py.out"
+	ok $? "on the CPU build calling it says it needs MLX's CUDA backend"
+else
+	grep -q "equal to mx.softmax: True\|needs MLX's CUDA backend" "$TMP/py.out"
+	ok $? "on a GPU MLX it equals mx.softmax (or says it needs the other backend)"
+fi
+sed 's/^/# /' "$TMP/py.out"
+
+# 4. custom kernels: the CPU build says it needs a GPU backend
+if [ $gpu -eq 0 ]; then
+	"$KS" eval softmax "$K/softmax_cuda.mlx" --backend mlx >"$TMP/k.out" 2>"$TMP/k.err"
+	is "$?" 2 "a custom kernel on the CPU build of MLX exits 2"
+	grep -q "custom kernels need MLX's Metal or CUDA backend (this MLX .* is the CPU build" "$TMP/k.err"
+	ok $? "and says custom kernels need MLX's Metal or CUDA backend"
+else
+	echo "# this MLX has a GPU backend: custom kernels run (docs/mlx.md)"
+fi
+done_testing

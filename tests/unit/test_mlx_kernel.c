@@ -1,0 +1,257 @@
+/* The mlx kernel file and artifact: directives, header/body split, errors with line and
+ * column, launch evaluation (params and knobs as template args), and every shipped MLX
+ * template parses and gives a launch for every workload and check in every knob
+ * configuration (they cannot run without a GPU MLX: this is what CI can check). */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/mlx_kernel.h"
+#include "ksearch/task.h"
+#include "ksearch/template.h"
+#include "tap.h"
+#include "util/fs.h"
+
+static const char *cuda_kernel =
+	"/* @ksearch\nknobs:\n  W: {values: [1, 2]}\n@end */\n"
+	"// @mlx flavour: cuda\n"
+	"//   @mlx grid: ceil_div(rows, W) * 32, min(2, cols), 1\n"
+	"// @mlx threadgroup: W * 32\n"
+	"// @mlx template: HALF = cols / 2\n"
+	"// @mlx template: T = f16\n"
+	"// @mlx header\n"
+	"__device__ int helper() { return 1; }\n"
+	"// @mlx body\n"
+	"y[0] = x[0];\n";
+
+static void test_parse(void)
+{
+	struct ks_mlx_kernel k;
+	struct ks_error e = {0};
+	is_int(ks_mlx_kernel_parse(cuda_kernel, &k, &e), 0, "cuda kernel parses");
+	is_int(k.flavour, KS_MLX_CUDA, "flavour cuda");
+	is_str(k.grid[0], "ceil_div(rows, W) * 32", "grid x keeps its commas inside calls");
+	is_str(k.grid[1], "min(2, cols)", "grid y");
+	is_str(k.grid[2], "1", "grid z");
+	is_str(k.threadgroup[1], "1", "missing threadgroup axes are 1");
+	is_int(k.ntemplate, 2, "two template lines");
+	is_str(k.tmpl[0].name, "HALF", "template name");
+	is_str(k.tmpl[0].expr, "cols / 2", "template expression");
+	is_str(k.header, "__device__ int helper() { return 1; }\n", "header is between the markers");
+	is_str(k.body, "y[0] = x[0];\n", "body follows '@mlx body'");
+	is_int(k.body_line, 13, "body line");
+	is_str(k.init, "nan", "init defaults to nan (poisoned outputs)");
+	ks_mlx_kernel_release(&k);
+
+	is_int(ks_mlx_kernel_parse("#define WARPS 8\n// @mlx flavour: metal\n// @mlx grid: 1\n"
+				   "// @mlx threadgroup: WARPS\n// @mlx header\n#define H 1\n"
+				   "// @mlx body\n#define B 2\n",
+				   &k, &e),
+	       0, "#define before the body parses");
+	ok(k.ntemplate == 1 && !strcmp(k.tmpl[0].name, "WARPS") && !strcmp(k.tmpl[0].expr, "8"),
+	   "#define NAME VALUE before header and body is a template arg (a run's best.mlx)");
+	ok(strstr(k.header, "#define H 1") && strstr(k.body, "#define B 2"),
+	   "#define inside header and body stays there");
+	ks_mlx_kernel_release(&k);
+
+	is_int(ks_mlx_kernel_parse("// @mlx native: softmax\n", &k, &e), 0, "native op alone parses");
+	is_int(k.flavour, KS_MLX_NATIVE, "native: implies flavour native");
+	is_str(k.native, "softmax", "native op name");
+	ks_mlx_kernel_release(&k);
+
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{"int x;\n", "no '// @mlx flavour"},
+		{"// @mlx flavour: cud\n", "1:18: flavour: expected cuda, metal or native"},
+		{"// @mlx flavour: cuda\n// @mlx gird: 1\n", "2:9: unknown @mlx directive 'gird'"},
+		{"// @mlx flavour: cuda\n// @mlx grid: 1, 2, 3, 4\n", "2:15: grid takes at most three"},
+		{"// @mlx flavour: cuda\n// @mlx grid: 1,,2\n", "grid: expected an expression"},
+		{"// @mlx flavour: cuda\n// @mlx template: 3 = 4\n", "template: expected NAME = expression"},
+		{"// @mlx flavour: cuda\n// @mlx grid 1\n", "2:13: expected ':' after 'grid'"},
+		{"// @mlx flavour: metal\n// @mlx grid: 1\n// @mlx threadgroup: 1\n", "no '// @mlx body'"},
+		{"// @mlx flavour: metal\n// @mlx threadgroup: 1\n// @mlx body\n", "needs '// @mlx grid"},
+		{"// @mlx flavour: native\n", "flavour native needs"},
+		{"// @mlx flavour: cuda\n// @mlx native: softmax\n", "belongs to flavour native"},
+		{"// @mlx flavour: cuda\n// @mlx body x\n", "stands alone on its line"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&e, 0, sizeof(e));
+		int rc = ks_mlx_kernel_parse(bad[i].text, &k, &e);
+		ok(rc == KS_EPARSE && strstr(e.msg, bad[i].want), "rejected: %s (got: %s)", bad[i].want,
+		   e.msg);
+		ks_mlx_kernel_release(&k);
+	}
+}
+
+static const char *artifact_head = KS_MLX_ARTIFACT_MAGIC "\n"
+				   "task softmax\nchain 4\nparam rows\nparam cols\n"
+				   "tensor in x f32 rows;cols\ntensor out y f32 rows;cols\n"
+				   "define W 2\nkernel\n";
+
+static void test_launch(void)
+{
+	struct ks_mlx_artifact *a = calloc(1, sizeof(*a));
+	struct ks_mlx_launch *l = calloc(1, sizeof(*l));
+	struct ks_buf text = KS_BUF_INIT;
+	struct ks_error e = {0};
+	ks_buf_adds(&text, artifact_head);
+	ks_buf_adds(&text, cuda_kernel);
+	is_int(ks_mlx_artifact_parse(ks_buf_str(&text), a, &e), 0, "artifact parses");
+	is_int(a->chain, 4, "chain");
+	is_int(a->ntensors, 2, "two tensors");
+	is_int(a->tensors[1].is_output, 1, "y is the output");
+	is_str(a->tensors[0].shape[1], "cols", "shape expressions");
+	double p[2] = {100, 7};
+	is_int(ks_mlx_launch_resolve(a, p, l, &e), 0, "launch resolves");
+	is_int(l->grid[0], 50 * 32, "grid uses params and knobs");
+	is_int(l->grid[1], 2, "grid y: min(2, cols)");
+	is_int(l->threadgroup[0], 64, "threadgroup uses the knob");
+	is_int(l->ntargs, 5, "template args: 2 params + 1 knob + 2 lines");
+	is_str(l->targs[0].name, "rows", "params come first");
+	is_int(l->targs[0].value, 100, "rows value");
+	is_str(l->targs[2].name, "W", "then knobs");
+	is_int(l->targs[3].value, 3, "HALF = cols / 2 truncates like C");
+	is_int(l->targs[4].kind, KS_MLX_TARG_DTYPE, "T = f16 is a dtype template arg");
+	is_int(l->targs[4].value, KS_DT_F16, "dtype value");
+	ok(l->has_init && isnan(l->init), "init nan");
+	is_int(l->shape[1][0], 100, "output shape rows");
+	is_int(l->shape[1][1], 7, "output shape cols");
+	ks_mlx_artifact_release(a);
+
+	/* an unknown name in grid is an error naming the directive */
+	ks_buf_reset(&text);
+	ks_buf_adds(&text, artifact_head);
+	ks_buf_adds(&text, "// @mlx flavour: metal\n// @mlx grid: rowz\n// @mlx threadgroup: 1\n"
+			   "// @mlx init: none\n// @mlx body\n");
+	is_int(ks_mlx_artifact_parse(ks_buf_str(&text), a, &e), 0, "second artifact parses");
+	memset(&e, 0, sizeof(e));
+	ok(ks_mlx_launch_resolve(a, p, l, &e) != 0 && strstr(e.msg, "grid 'rowz'") &&
+		   strstr(e.msg, "rowz"),
+	   "unknown name in grid: %s", e.msg);
+	ks_mlx_artifact_release(a);
+
+	/* a template arg that repeats a param */
+	ks_buf_reset(&text);
+	ks_buf_adds(&text, artifact_head);
+	ks_buf_adds(&text, "// @mlx flavour: cuda\n// @mlx grid: 1\n// @mlx threadgroup: 1\n"
+			   "// @mlx template: rows = 3\n// @mlx init: 0.5\n// @mlx body\n");
+	ks_mlx_artifact_parse(ks_buf_str(&text), a, &e);
+	memset(&e, 0, sizeof(e));
+	ok(ks_mlx_launch_resolve(a, p, l, &e) != 0 && strstr(e.msg, "given twice"),
+	   "a template arg named like a param is refused: %s", e.msg);
+	ks_mlx_artifact_release(a);
+
+	memset(&e, 0, sizeof(e));
+	ok(ks_mlx_artifact_parse("not an artifact\n", a, &e) == KS_EPARSE, "bad magic refused");
+	ks_mlx_artifact_release(a);
+	ks_buf_release(&text);
+	free(l);
+	free(a);
+}
+
+/* every configuration of tpl on task t: artifact written, parsed, launched everywhere */
+static void check_template(const struct ks_task *t, const char *path)
+{
+	struct ks_template *tp = NULL;
+	struct ks_error e = {0};
+	struct ks_buf src = KS_BUF_INIT;
+	if (ks_template_load(path, &tp, &e) || ks_file_read(path, 4 << 20, &src, &e)) {
+		ok(0, "%s loads: %s", path, e.msg);
+		return;
+	}
+	struct ks_mlx_artifact *a = calloc(1, sizeof(*a));
+	struct ks_mlx_launch *l = calloc(1, sizeof(*l));
+	long n = ks_template_size(tp);
+	int bad = 0;
+	char why[1200] = "";
+	for (long c = 0; c < n && !bad; c++) {
+		int cfg[KS_TEMPLATE_MAX_KNOBS];
+		char **defs = NULL;
+		ks_template_config_at(tp, c, cfg);
+		ks_template_defines(tp, cfg, &defs, &e);
+		const char *list[KS_TEMPLATE_MAX_KNOBS + 1];
+		int nd = 0;
+		for (; defs && defs[nd]; nd++)
+			list[nd] = defs[nd] + 2; /* "-DW=2" -> "W=2" */
+		list[nd] = NULL;
+		struct ks_buf text = KS_BUF_INIT;
+		ks_mlx_artifact_write(t, ks_buf_str(&src), list, 1, &text);
+		if (ks_mlx_artifact_parse(ks_buf_str(&text), a, &e)) {
+			bad = 1;
+			snprintf(why, sizeof(why), "parse: %s", e.msg);
+		}
+		for (int pass = 0; pass < 2 && !bad; pass++) {
+			int cnt = pass ? t->nchecks : t->nworkloads;
+			for (int w = 0; w < cnt && !bad; w++) {
+				const struct ks_workload *wl = pass ? &t->checks[w] : &t->workloads[w];
+				if (ks_mlx_launch_resolve(a, wl->values, l, &e)) {
+					bad = 1;
+					snprintf(why, sizeof(why), "workload %d: %s", w, e.msg);
+				} else if (l->grid[0] < 1 || l->threadgroup[0] * l->threadgroup[1] *
+									 l->threadgroup[2] > 1024) {
+					bad = 1;
+					snprintf(why, sizeof(why), "threadgroup over 1024 threads");
+				}
+			}
+		}
+		ks_mlx_artifact_release(a);
+		ks_buf_release(&text);
+		ks_template_defines_free(defs);
+	}
+	ok(!bad, "%s: all %ld configurations launch on every workload and check %s", path, n, why);
+	free(a);
+	free(l);
+	ks_buf_release(&src);
+	ks_template_free(tp);
+}
+
+static void test_shipped(void)
+{
+	int found = 0;
+	static const char *const tasks[] = {"softmax", "matmul", "matmul_bf16", "attention",
+					    "selective_scan"};
+	for (size_t i = 0; i < sizeof(tasks) / sizeof(tasks[0]); i++) {
+		struct ks_task *t = NULL;
+		struct ks_error e = {0};
+		if (ks_task_load(tasks[i], &t, &e))
+			continue;
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%s/templates/mlx", t->dir);
+		DIR *d = opendir(dir);
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			size_t len = strlen(de->d_name);
+			if (len < 5 || strcmp(de->d_name + len - 4, ".mlx"))
+				continue;
+			char path[4400];
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			check_template(t, path);
+			found++;
+		}
+		if (d)
+			closedir(d);
+		/* the native baseline parses too */
+		char base[4200];
+		struct ks_buf b = KS_BUF_INIT;
+		snprintf(base, sizeof(base), "%s/baseline.mlx", t->dir);
+		struct ks_mlx_kernel k;
+		ok(ks_file_read(base, 1 << 20, &b, &e) == 0 &&
+			   ks_mlx_kernel_parse(ks_buf_str(&b), &k, &e) == 0 && k.flavour == KS_MLX_NATIVE,
+		   "%s/baseline.mlx is a native kernel %s", tasks[i], e.msg);
+		ks_mlx_kernel_release(&k);
+		ks_buf_release(&b);
+		ks_task_free(t);
+	}
+	ok(found >= 4, "shipped MLX templates found (%d)", found);
+}
+
+int main(void)
+{
+	test_parse();
+	test_launch();
+	test_shipped();
+	return tap_done();
+}
