@@ -71,6 +71,18 @@ struct ks_eval_opts {
 
 void ks_eval_opts_init(struct ks_eval_opts *o);
 
+/* Where an evaluation's wall time goes (issue 12's breakdown), seconds */
+enum ks_eval_phase {
+	KS_PHASE_REFERENCE, /* expected outputs: the reference run, or its cache read */
+	KS_PHASE_START,     /* runner processes started, kernel loaded (device init included) */
+	KS_PHASE_INPUTS,    /* input sets generated and uploaded for timing */
+	KS_PHASE_CHECK,     /* correctness: calls and comparisons (check workloads entirely) */
+	KS_PHASE_TIMING,    /* timing blocks, the baseline's interleaved ones included */
+	KS_PHASE_COUNT
+};
+/* "reference", "start", "inputs", "check", "timing" */
+const char *ks_eval_phase_name(enum ks_eval_phase p);
+
 struct ks_wl_result {
 	int index;               /* workload index in the task (checks: index in checks) */
 	int is_check;
@@ -95,6 +107,7 @@ struct ks_wl_result {
 	unsigned long long seeds[16];
 	double seed_abs_err[16], seed_rel_err[16]; /* worst error per seed */
 	char *log;               /* compiler message, signal, first mismatches, ... */
+	double phase_s[KS_PHASE_COUNT]; /* this workload's wall time by phase */
 };
 
 struct ks_eval_result {
@@ -107,6 +120,7 @@ struct ks_eval_result {
 	int nchecks;
 	struct ks_wl_result *checks;
 	char *sandbox;           /* what isolated the kernel: "seccomp + landlock abi 7" */
+	double phase_s[KS_PHASE_COUNT]; /* wall time by phase over every workload and check */
 };
 
 void ks_eval_result_release(struct ks_eval_result *r);

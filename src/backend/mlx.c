@@ -354,6 +354,9 @@ const struct ks_backend_i ks_backend_mlx = {
 	/* MLX's GPU builds load a GPU driver (CUDA) or Metal: the CUDA runner's allowances,
 	 * not measured for MLX yet (docs/mlx.md) */
 	.sandbox = &ks_sandbox_cuda,
+	/* the language a model writes MLX Metal bodies in; the kernel file itself is a body
+	 * plus a launch block (describe_abi) */
+	.abi = &ks_abi_metal,
 	.describe_target = mlx_describe,
 	.describe_abi = mlx_describe_abi,
 	.baseline_label = "MLX native",

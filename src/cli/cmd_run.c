@@ -1,4 +1,5 @@
 /* ksearch run TASK: the main job — a K-Search over the task's optimization actions. */
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +167,18 @@ static int one_of(const char *v, const char *const *words)
 }
 
 /* the options whose mistakes used to surface only after the run folder was written */
+/* the registered backends, "cpu, cuda, mlx" (those built into this ksearch) */
+static const char *backend_names(void)
+{
+	static char names[128];
+	names[0] = '\0';
+	const struct ks_backend_i *const *bs = ks_backend_list();
+	for (int i = 0; bs[i]; i++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "",
+			 bs[i]->name);
+	return names;
+}
+
 static const char *run_usage_error(const struct ks_run_opts *o)
 {
 	static char msg[512];
@@ -179,7 +192,8 @@ static const char *run_usage_error(const struct ks_run_opts *o)
 	else if (o->context && !one_of(o->context, contexts))
 		snprintf(msg, sizeof(msg), "unknown --context '%s' (none, spec, full)", o->context);
 	else if (o->backend && !ks_backend_find(o->backend))
-		snprintf(msg, sizeof(msg), "unknown --backend '%s' (cpu, or cuda where it was built)", o->backend);
+		snprintf(msg, sizeof(msg), "unknown --backend '%s' (built here: %s)", o->backend,
+			 backend_names());
 	else if (o->devices && (!o->devices[0] || strspn(o->devices, "0123456789,") != strlen(o->devices)))
 		snprintf(msg, sizeof(msg), "--devices expects device numbers like 0,1; got '%s'",
 			 o->devices);
@@ -187,9 +201,6 @@ static const char *run_usage_error(const struct ks_run_opts *o)
 		 strncmp(o->llm_base_url, "https://", 8))
 		snprintf(msg, sizeof(msg), "--llm-base-url must start with http:// or https://, got '%s'",
 			 o->llm_base_url);
-	else if (o->llm_cmd && !o->resume_dir && strcmp(o->policy, "cmd"))
-		snprintf(msg, sizeof(msg), "--llm-cmd is used by --policy cmd only (the policy is '%s')",
-			 o->policy);
 	else
 		return NULL;
 	return msg;
@@ -254,6 +265,9 @@ int cmd_run(int argc, char **argv)
 	};
 	const char *pos[1];
 	int npos = 0;
+	/* which options were given: a resumed run refuses ones that differ from its own */
+	const char *def_backend = o.backend, *def_strategy = o.strategy, *def_policy = o.policy;
+	budget = INT_MIN;
 	int prc = ks_opts_parse(argc, argv, opts, usage, about, pos, 1, &npos);
 	if (prc)
 		return prc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
@@ -263,6 +277,13 @@ int cmd_run(int argc, char **argv)
 		return KS_EXIT_USAGE;
 	}
 	o.task = npos ? pos[0] : NULL;
+	o.given = (npos ? KS_RUN_GIVEN_TASK : 0) | (budget != INT_MIN ? KS_RUN_GIVEN_BUDGET : 0) |
+		  (o.backend != def_backend ? KS_RUN_GIVEN_BACKEND : 0) |
+		  (o.strategy != def_strategy ? KS_RUN_GIVEN_STRATEGY : 0) |
+		  (o.policy != def_policy ? KS_RUN_GIVEN_POLICY : 0) |
+		  (o.out_dir ? KS_RUN_GIVEN_OUT : 0);
+	if (budget == INT_MIN)
+		budget = o.budget;
 	if (ks_opt_range("budget", budget, 1, 1e6) || ks_opt_range("jobs", jobs, 1, 256) ||
 	    ks_opt_range("top", top, 0, 1000) || ks_opt_range("threads", threads, 0, 4096) ||
 	    ks_opt_range("llm-max-calls", llm_max_calls, 0, 1e9) ||
@@ -359,6 +380,9 @@ int cmd_run(int argc, char **argv)
 				      "evaluated", r.evaluated, "passed", r.passed, "resumed",
 				      r.resumed, "reused", r.reused);
 		if (doc) {
+			json_object_set_new(doc, "time_per_candidate", r.time_summary[0]
+									? json_string(r.time_summary)
+									: json_null());
 			json_object_set_new(doc, "noisy", json_boolean(r.final_noisy));
 			json_object_set_new(doc, "noise_reason", r.final_noisy ? json_string(r.final_noise)
 									       : json_null());
@@ -411,6 +435,8 @@ int cmd_run(int argc, char **argv)
 			printf("no candidate passed; see the failures in the report\n");
 		if (r.final_noisy)
 			printf("noisy: %s\n", r.final_noise);
+		if (r.time_summary[0])
+			printf("time: %s\n", r.time_summary);
 		if (r.uses_model)
 			printf("llm: %ld calls, %ld prompt + %ld completion tokens, $%.4f\n",
 			       r.llm_calls, r.llm_prompt_tokens, r.llm_completion_tokens, r.llm_cost);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "ksearch/eval.h"
 #include "ksearch/knowledge.h"
 
 static const char *usage_text = "ksearch translate FILE.cu --to metal|cpu|opencl [--spec NAME] "
@@ -60,23 +61,15 @@ int cmd_translate(int argc, char **argv)
 	}
 	if (!spec)
 		spec = default_target_spec(to);
-	FILE *f = fopen(pos[0], "r");
-	if (!f) {
-		fprintf(stderr, "ksearch: open '%s': cannot read file\n", pos[0]);
-		return KS_EXIT_USAGE;
-	}
+	/* a regular file without NUL bytes: a folder or a FIFO is an error, not empty input */
 	struct ks_buf src = KS_BUF_INIT;
 	ks_buf_init(&src, 8u << 20);
-	char chunk[65536];
-	size_t n;
+	struct ks_error re = {0};
 	int rc = KS_EXIT_OK;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (ks_buf_add(&src, chunk, n)) {
-			fprintf(stderr, "ksearch: '%s' is larger than 8 MiB\n", pos[0]);
-			rc = KS_EXIT_USAGE;
-			break;
-		}
-	fclose(f);
+	if (ks_kernel_source_read(pos[0], 8u << 20, &src, &re)) {
+		fprintf(stderr, "ksearch: %s\n", re.msg);
+		rc = KS_EXIT_USAGE;
+	}
 	struct ks_spec ts, ss;
 	int have_t = 0, have_s = 0;
 	ks_spec_init(&ts);

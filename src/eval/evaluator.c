@@ -556,7 +556,10 @@ int ks_evaluator_run_artifact(struct ks_evaluator *ev, const struct ks_artifact 
 				res->status = r->status;
 				continue;
 			}
-			if ((rc = ks_eval_workload(ev, ws, a.path, res, e)))
+			rc = ks_eval_workload(ev, ws, a.path, res, e);
+			for (int k = 0; k < KS_PHASE_COUNT; k++)
+				r->phase_s[k] += res->phase_s[k];
+			if (rc)
 				return rc;
 			if (res->status != KS_STATUS_PASSED)
 				r->status = res->status;

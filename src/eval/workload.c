@@ -143,9 +143,25 @@ static enum ks_dtype compute_dtype(const struct ks_task *t)
 	return KS_DT_F32;
 }
 
+const char *ks_eval_phase_name(enum ks_eval_phase p)
+{
+	static const char *const names[KS_PHASE_COUNT] = {"reference", "start", "inputs", "check",
+							  "timing"};
+	return p >= 0 && p < KS_PHASE_COUNT ? names[p] : "?";
+}
+
+/* charge the time since *mark to phase p */
+static void lap(struct ks_wl_result *res, enum ks_eval_phase p, double *mark)
+{
+	double now = ks_clock_s();
+	res->phase_s[p] += now - *mark;
+	*mark = now;
+}
+
 int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
 		     struct ks_wl_result *res, struct ks_error *e)
 {
+	double mark = ks_clock_s();
 	const struct ks_eval_opts *o = &ev->o;
 	struct ks_buf log = KS_BUF_INIT;
 	struct ks_runner *cand = NULL, *base = NULL;
@@ -156,6 +172,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 		if ((rc = ks_eval_reference(ev, ws, s, e)))
 			goto out;
 	int nsets = timed ? ws->nsets : 1;
+	lap(res, KS_PHASE_REFERENCE, &mark);
 	if (ks_eval_open_runner(ev, ws, lib, nsets, 0, o->memory_limit, &cand, &ke)) {
 		if (!cand) {
 			rc = ks_error_set(e, ke.code, "%s", ke.msg);
@@ -166,6 +183,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 		ks_buf_addf(&log, " (%s)", ke.msg);
 		goto out;
 	}
+	lap(res, KS_PHASE_START, &mark);
 	/* correctness right after each call, on fresh buffers per seed */
 	for (int s = 0; s < o->nseeds; s++) {
 		if (ks_runner_cmd(cand, o->timeout_s, &reply, &ke, "fill 0 %llu", ev->seeds[s]) ||
@@ -187,6 +205,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	}
 	if (!timed)
 		goto out;
+	lap(res, KS_PHASE_CHECK, &mark);
 
 	/* rotating input sets, each with one of the seeds' inputs (references known) */
 	for (int s = 0; s < nsets; s++)
@@ -206,6 +225,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 						ev->seeds[s % o->nseeds])))
 				goto out;
 	}
+	lap(res, KS_PHASE_INPUTS, &mark);
 	double *cs = NULL, *bs = NULL;
 	int ncs = 0, nbs = 0, suspicious = 0, reps_max = 0;
 	/* the count floor first, then more blocks while the median is not known well enough */
@@ -250,6 +270,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	 * kernel has seen before (a kernel that caches results by pointer fails here).  Only
 	 * the sets the calls wrote: a slow kernel (or a loaded machine) may end a block before
 	 * the rotation reaches every set, whose outputs then still hold the poison */
+	lap(res, KS_PHASE_TIMING, &mark);
 	int written = o->warmup > reps_max ? o->warmup : reps_max;
 	int post = nsets < o->nseeds ? nsets : o->nseeds;
 	if (post > written)
@@ -327,6 +348,8 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 out:
 	if (cand)
 		ks_runner_free(cand);
+	/* what is left (correctness after timing, a failure's teardown) is checking */
+	lap(res, KS_PHASE_CHECK, &mark);
 	if (base)
 		ks_runner_free(base);
 	res->log = ks_buf_detach(&log, NULL);

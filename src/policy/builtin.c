@@ -89,6 +89,10 @@ static int builtin_check(const struct ks_run_opts *o, struct ks_error *e)
 	if (!ks_strategy_find(o->strategy))
 		return ks_error_set(e, KS_EINVAL, "unknown strategy '%s' (wm, evolve, random)",
 				    o->strategy ? o->strategy : "");
+	if (o->llm_cmd && o->llm_cmd[0])
+		return ks_error_set(e, KS_EINVAL,
+				    "--llm-cmd is used by --policy cmd only (the policy is '%s')",
+				    o->policy);
 	return 0;
 }
 

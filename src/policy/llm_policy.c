@@ -1070,6 +1070,10 @@ static int check_common(const struct ks_run_opts *o, int cmd, struct ks_error *e
 				    o->strategy ? o->strategy : "");
 	if (o->llm_max_failures < 0)
 		return ks_error_set(e, KS_EINVAL, "--llm-max-failures must be at least 1");
+	if (!cmd && o->llm_cmd && o->llm_cmd[0])
+		return ks_error_set(e, KS_EINVAL,
+				    "--llm-cmd is used by --policy cmd only (the policy is '%s')",
+				    o->policy);
 	return ks_llm_policy_check(o, cmd, e);
 }
 

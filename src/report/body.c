@@ -739,6 +739,36 @@ static void section_llm(struct rp_doc *d, const struct rp_run *r)
 	doc_para_end(d);
 }
 
+/* where each candidate's wall time went, on average (the framework's cost, not the
+ * kernels') */
+static void section_times(struct rp_doc *d, const struct rp_run *r)
+{
+	if (r->ntimes < 1)
+		return;
+	doc_heading(d, 2, "Where the time went");
+	double total = 0;
+	for (int k = 0; k < RP_NTIMES; k++)
+		total += r->times[k];
+	doc_para_begin(d);
+	doc_textf(d, "Mean wall time per candidate over the %d evaluated in this process: %.2f s. "
+		     "Compile overlaps with the other candidates of a batch; reference is the "
+		     "expected outputs (cached after the first candidate); start is the runner "
+		     "processes and the kernel's load; inputs the input sets for timing; check the "
+		     "correctness calls; timing the timed blocks, the baseline's included.",
+		  r->ntimes, total / r->ntimes);
+	doc_para_end(d);
+	static const char *const heads[] = {"phase", "mean s", "share"};
+	doc_table_begin(d, 3, heads, "lrr");
+	for (int k = 0; k < RP_NTIMES; k++) {
+		doc_row_begin(d, NULL);
+		doc_cell(d, rp_time_names[k]);
+		doc_cellf(d, "%.3f", r->times[k] / r->ntimes);
+		doc_cellf(d, "%.0f%%", total > 0 ? 100 * r->times[k] / total : 0.0);
+		doc_row_end(d);
+	}
+	doc_table_end(d);
+}
+
 static void section_footer(struct rp_doc *d, const struct rp_run *r)
 {
 	doc_heading(d, 2, "How these numbers were measured");
@@ -773,6 +803,7 @@ int rp_render_body(const struct rp_run *r, int html, struct ks_buf *out)
 	section_tree(&d, r);
 	section_failures(&d, r);
 	section_llm(&d, r);
+	section_times(&d, r);
 	section_footer(&d, r);
 	return d.rc;
 }

@@ -153,6 +153,25 @@ static void final_event(struct rp_run *r, const char *data)
 }
 
 /* the roofs the run's "% of roofline" used */
+const char *const rp_time_names[RP_NTIMES] = {"compile", "reference", "start", "inputs",
+					       "check", "timing", "other"};
+
+/* one candidate's breakdown of its wall time */
+static void times_event(struct rp_run *r, const char *data)
+{
+	json_t *d = json_loads(data ? data : "", 0, NULL);
+	if (!d)
+		return;
+	for (int k = 0; k < RP_NTIMES; k++) {
+		char key[32];
+		snprintf(key, sizeof(key), "%s_s", rp_time_names[k]);
+		json_t *v = json_object_get(d, key);
+		r->times[k] += json_is_number(v) ? json_number_value(v) : 0;
+	}
+	r->ntimes++;
+	json_decref(d);
+}
+
 static void roofline_event(struct rp_run *r, const char *data)
 {
 	json_t *d = json_loads(data ? data : "", 0, NULL);
@@ -370,6 +389,8 @@ int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
 			final_event(r, events[i].data);
 		if (events[i].kind && !strcmp(events[i].kind, "roofline"))
 			roofline_event(r, events[i].data);
+		if (events[i].kind && !strcmp(events[i].kind, "eval_times"))
+			times_event(r, events[i].data);
 		/* the search driver's reason for ending; the latest wins (a resumed run) */
 		if (events[i].kind && !strcmp(events[i].kind, "stopped") && events[i].message)
 			snprintf(r->stopped, sizeof(r->stopped), "%s", events[i].message);

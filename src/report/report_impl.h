@@ -74,6 +74,10 @@ struct rp_status_count {
 	int count;
 };
 
+#define RP_NTIMES 7
+/* "compile", "reference", "start", "inputs", "check", "timing", "other" */
+extern const char *const rp_time_names[RP_NTIMES];
+
 struct rp_run {
 	char dir[4096];
 	struct ks_report_opts opts;
@@ -107,6 +111,10 @@ struct rp_run {
 	int final_noisy;
 	char final_noise[1024];  /* why the measurements are not to be trusted */
 	char stopped[256];       /* why the search phase ended ("budget"; "" when not recorded) */
+	/* where the candidates' wall time went (the driver's "eval_times" events): sums in
+	 * seconds over ntimes candidates, in the order of rp_time_names */
+	double times[RP_NTIMES];
+	int ntimes;
 	/* the roofs "% of roofline" used (the run's "roofline" event; 0: not recorded) */
 	double roof_gflops, roof_gbps;
 	char roof_dtype[16];

@@ -10,6 +10,7 @@
  * policy and counts against the budget as it did then; when this process evaluated it
  * already, the policy repeated itself and is told so (no budget spent).  "passed" has one
  * definition, outcome_set(). */
+#include <jansson.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -132,6 +133,43 @@ static const char *failure_reason(const struct ks_eval_result *res)
 	return "";
 }
 
+/* Where a candidate's wall time went: compile (in parallel with the batch's others), the
+ * evaluator's phases, and the rest (recording, the driver).  Kept per candidate as an event
+ * of kind "eval_times" and summed for the run's summary line.  Workers report no phases:
+ * their evaluation is one "other" figure. */
+static void record_times(struct ks_run_state *st, int64_t id, const struct job *j,
+			 const struct ks_eval_result *res, double wall_s)
+{
+	double compile_s = j->pooled ? 0 : j->compile_ms / 1e3, phases = 0;
+	json_t *d = json_object();
+	json_object_set_new(d, "candidate_id", json_integer((json_int_t)id));
+	json_object_set_new(d, "compile_s", json_real(compile_s));
+	for (int k = 0; k < KS_PHASE_COUNT; k++) {
+		char key[32];
+		snprintf(key, sizeof(key), "%s_s", ks_eval_phase_name(k));
+		json_object_set_new(d, key, json_real(res->phase_s[k]));
+		st->phase_sum[k] += res->phase_s[k];
+		phases += res->phase_s[k];
+	}
+	double other = wall_s > phases ? wall_s - phases : 0;
+	json_object_set_new(d, "other_s", json_real(other));
+	json_object_set_new(d, "total_s", json_real(compile_s + wall_s));
+	st->compile_sum += compile_s;
+	st->other_sum += other;
+	st->wall_sum += compile_s + wall_s;
+	st->ntimed++;
+	char *text = json_dumps(d, JSON_COMPACT);
+	char msg[160];
+	snprintf(msg, sizeof(msg), "candidate %lld: %.2f s (compile %.2f s, check %.2f s, timing "
+				   "%.2f s)",
+		 (long long)id, compile_s + wall_s, compile_s, res->phase_s[KS_PHASE_CHECK],
+		 res->phase_s[KS_PHASE_TIMING]);
+	if (text)
+		ks_store_add_event(st->store, "debug", "eval_times", msg, text, NULL);
+	free(text);
+	json_decref(d);
+}
+
 /* evaluate one new candidate (or take the pool's result), record it, fill oc; the result
  * stays in *res for the policy until the caller releases it */
 static int evaluate_job(struct ks_run_state *st, struct job *j, struct ks_eval_result *res,
@@ -144,6 +182,7 @@ static int evaluate_job(struct ks_run_state *st, struct job *j, struct ks_eval_r
 		.action = c->title, .policy = c->policy, .family = c->family,
 		.knobs = c->knobs && c->knobs[0] ? c->knobs : "{}", .defines = c->ident,
 		.round = st->round};
+	double t_eval = ks_run_now();
 	/* a candidate recorded before a crash but never evaluated keeps its id */
 	int64_t id = j->stored_id;
 	int rc = id ? 0 : ks_store_add_candidate(st->store, &row, &id, e);
@@ -188,6 +227,8 @@ static int evaluate_job(struct ks_run_state *st, struct job *j, struct ks_eval_r
 			return rc;
 	}
 	rc = ks_run_record(st, id, "search", res, e);
+	if (!rc)
+		record_times(st, id, j, res, ks_run_now() - t_eval);
 	oc->candidate = (long)id;
 	oc->res = res;
 	outcome_set(oc, res->status, res->speedup);

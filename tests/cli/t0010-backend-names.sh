@@ -86,6 +86,15 @@ for needs in $(grep -rhoE '\.sandbox = &ks_sandbox_[a-z0-9_]+' "$SRC/src/backend
 	check "a runner device applies $needs" grep -qE "\.sandbox = &$needs\b" "$SRC"/src/runner/device_*.c
 done
 
+# policies are told apart by their interface struct, never by name outside the registry
+pnames=$(grep -rh -A3 '^const struct ks_policy_i ks_policy_' "$SRC/src/policy" |
+	grep -oE '\.name = "[a-z0-9_]+"' | sed 's/.*"\(.*\)"/\1/' | sort -u | paste -sd'|')
+check "the registered policies are found ($pnames)" test -n "$pnames"
+grep -rnE "cmp\([^)]*\"($pnames)\"" "$SRC/src" "$SRC/include" 2>/dev/null |
+	grep -v "^$SRC/src/policy/registry.c:" | sed "s|^$SRC/||" >"$TMP/pfound"
+check "no policy name compared outside src/policy/registry.c" test ! -s "$TMP/pfound"
+sed 's/^/# /' "$TMP/pfound"
+
 echo "1..$n"
 echo "$((n - fails)) passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -38,11 +38,26 @@ refused "run --context foo" run "$TASK" --context foo
 refused "run --llm-cmd without --policy cmd" run "$TASK" --llm-cmd cat
 refused "run of a task that does not exist" run /nonexistent-task
 refused "report --top -3" report /nonexistent-run --top -3
+refused "translate of a folder" translate "$ROOT/tasks/softmax" --to metal
 
 # a finished small run to resume
 D=$TMP/run
 "$KS" run "$TASK" --budget 2 --out "$D" --min-time 0.01 >/dev/null 2>"$TMP/run.err"
 ok $? "a small run finishes"
+
+# a resumed run keeps its options: one that differs is refused, naming the difference
+"$KS" run --resume "$D" --budget 5 >/dev/null 2>"$TMP/rb.err"
+is "$?" 2 "--resume with another --budget is refused"
+grep -q "budget 5 differs from the run's budget 2" "$TMP/rb.err"
+ok $? "... naming the difference: $(head -c 160 "$TMP/rb.err")"
+"$KS" run "$ROOT/tasks/softmax" --resume "$D" >/dev/null 2>"$TMP/rt.err"
+is "$?" 2 "--resume with another task is refused"
+"$KS" run --resume "$D" --strategy random >/dev/null 2>"$TMP/rs.err"
+is "$?" 2 "--resume with another --strategy is refused"
+"$KS" run --resume "$D" --out "$TMP/elsewhere" >/dev/null 2>&1
+is "$?" 2 "--resume with --out is refused"
+"$KS" run --resume "$D" --budget 2 >/dev/null 2>&1
+is "$?" 0 "--resume with the run's own --budget is fine"
 
 # one writer: while another process holds the run's lock, neither --resume nor a new run
 # in the same folder starts

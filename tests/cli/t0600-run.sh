@@ -24,6 +24,25 @@ is "$(count "$TMP/a/run.db" "select count(*) from candidate_results where phase=
 ok $? "world-model snapshots are stored"
 "$KS" report "$TMP/a" --json >"$TMP/rep.json"
 is "$(json_get "$TMP/rep.json" 'd["evaluated"]')" 5 "ksearch report --json agrees"
+# where each candidate's time went: one breakdown per evaluated candidate, phases that add
+# up to its wall time, the mean in --json and the report
+is "$(count "$TMP/a/run.db" "select count(*) from events where kind='eval_times'")" 5 \
+	"one time breakdown is recorded per evaluated candidate"
+python3 - "$TMP/a/run.db" <<'PY'
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for (data,) in db.execute("select data from events where kind='eval_times'"):
+    d = json.loads(data)
+    parts = sum(d[k] for k in ("compile_s", "reference_s", "start_s", "inputs_s", "check_s",
+                               "timing_s", "other_s"))
+    assert abs(parts - d["total_s"]) < 1e-6 * max(1, d["total_s"]), d
+    assert d["timing_s"] > 0 and d["check_s"] > 0 and d["start_s"] > 0, d
+PY
+ok $? "... its phases are measured and add up to the candidate's wall time"
+json_get "$TMP/a.json" 'd["time_per_candidate"]' | grep -q "per candidate (5 evaluated here): .* s = compile .* timing .* other"
+ok $? "--json gives the mean breakdown per candidate"
+grep -q "## Where the time went" "$TMP/a/report.md" && grep -q "| timing |" "$TMP/a/report.md"
+ok $? "the report shows where the time went"
 
 # same seed, same proposals: the first round is proposed before any measurement, so it
 # must match exactly (later rounds follow measured times, which are noisy; the strategies'
