@@ -124,14 +124,14 @@ def main():
     with open(os.path.join(ROOT, "tasks", "attention", "task.yaml")) as f:
         spec = yaml.safe_load(f)
     work = tempfile.mkdtemp(prefix="ksattn-")
-    todo = [(args.kernel_label, args.kernel)]
-    todo += [tuple(e.split("=", 1)) for e in args.extra]
+    runs = [(args.kernel_label, args.kernel)]
+    runs += [tuple(e.split("=", 1)) for e in args.extra]
     if args.baseline:
-        todo.append(("naive baseline.cu", args.baseline))
+        runs.append(("naive baseline.cu", args.baseline))
     # nvcc runs single-threaded: compile everything at once
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
         futs = [(label, pool.submit(build, path, work, f"k{i}"))
-                for i, (label, path) in enumerate(todo)]
+                for i, (label, path) in enumerate(runs)]
     impls = []
     for label, fut in futs:
         try:

@@ -1,5 +1,5 @@
 /* Evaluation: compile a kernel, check it against the task's reference on several seeds and
- * every check, time it against the task's baseline in the same session (DESIGN.md §6).
+ * every check, time it against the task's baseline in the same session (docs/evaluation.md).
  * A failing candidate is data (a status), never an error: the error channel of these
  * functions is for infrastructure faults only. */
 #ifndef KSEARCH_EVAL_H

@@ -1,5 +1,5 @@
 /* Knowledge base: hardware specs, CUDA -> target concept maps, hints and reusable
- * assertions (DESIGN.md section 9, docs/knowledge.md).
+ * assertions (docs/knowledge.md).
  *
  * Everything is data under <data root>/knowledge/:
  *   specs/NAME.yaml              one device per file, every field with unit and source

@@ -1,5 +1,5 @@
 /* LLM transports, the call wrapper (budget, cost, record hook), prompt templates, context
- * assembly under a token budget and reply parsing.  See docs/llm.md and DESIGN.md §8.
+ * assembly under a token budget and reply parsing.  See docs/llm.md.
  *
  * Layers, bottom up:
  *   struct ks_llm_transport   one chat exchange: http (OpenAI-compatible), cmd, replay

@@ -1,4 +1,4 @@
-/* A search run (`ksearch run`): the K-Search loop of DESIGN.md §1 and §7 over a task's
+/* A search run (`ksearch run`): the K-Search loop over a task's
  * knob templates, with every candidate and evaluation committed to DIR/run.db as it
  * completes, a final re-measurement of the top candidates interleaved with the baseline,
  * DIR/best.<ext> and the reports. */

@@ -1,4 +1,4 @@
-/* Run store: one SQLite database per run, DIR/run.db (DESIGN.md §10).
+/* Run store: one SQLite database per run, DIR/run.db.
  *
  * Everything a run produces is recorded here as it happens: the run's options, the
  * workloads, every candidate kernel (source, identity, lineage), every evaluation (one row
@@ -100,7 +100,7 @@ int ks_store_list_workloads(struct ks_store *s, struct ks_store_workload **out, 
 
 /* ---- candidates ------------------------------------------------------------------- */
 
-/* Evaluation statuses (DESIGN.md §6), stored as these exact words. */
+/* Evaluation statuses, stored as these exact words. */
 #define KS_STORE_STATUSES(X)                                                             \
 	X(PASSED) X(COMPILE_ERROR) X(RUNTIME_ERROR) X(TIMEOUT) X(MEMORY_LIMIT)            \
 	X(INCORRECT_NUMERICAL) X(SANDBOX_VIOLATION) X(SUSPICIOUS)
@@ -243,7 +243,7 @@ void ks_run_unlock(int fd);
 struct ks_store_snapshot {
 	int round;              /* search round */
 	int version;            /* 1, 2, ... in the order snapshots were added */
-	const char *json;       /* the world model (DESIGN.md §7 document shape) */
+	const char *json;       /* the world model's document */
 	const char *created;
 };
 

@@ -1,4 +1,4 @@
-/* Search strategies over the builtin-policy space (DESIGN.md §7, §8).
+/* Search strategies over the builtin-policy space.
  *
  * The space is a list of knob templates, each with its feasible configurations.  A strategy
  * proposes configurations to evaluate and learns from the outcomes; budget accounting is

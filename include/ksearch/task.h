@@ -1,5 +1,5 @@
 /* Tasks: what a kernel must compute (task.yaml), on which shapes, and how it is checked.
- * See docs/tasks.md for the file format and DESIGN.md section 3. */
+ * See docs/tasks.md for the file format. */
 #ifndef KSEARCH_TASK_H
 #define KSEARCH_TASK_H
 

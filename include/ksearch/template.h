@@ -1,4 +1,4 @@
-/* Knob templates (DESIGN.md §8): kernel source whose comment holds a YAML block
+/* Knob templates: kernel source whose comment holds a YAML block
  *
  *   / * @ksearch
  *   family: tiled-online-softmax

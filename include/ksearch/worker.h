@@ -1,4 +1,4 @@
-/* Workers (DESIGN.md §5): evaluation in separate `ksearch worker` processes that speak a
+/* Workers: evaluation in separate `ksearch worker` processes that speak a
  * small versioned protocol over stdin/stdout, so a worker can sit on another GPU, another
  * host (ssh) or another Slurm allocation (srun).  docs/workers.md describes every message.
  *

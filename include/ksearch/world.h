@@ -1,4 +1,4 @@
-/* The world model: a persistent, scored decision tree of optimization actions (DESIGN.md §7).
+/* The world model: a persistent, scored decision tree of optimization actions.
  *
  * Nodes live in an arena and are named by integer ids (their index; ids are never reused,
  * a deleted node leaves a tombstone).  A root->leaf path is a full optimization plan,

@@ -1,5 +1,5 @@
 /* The evaluator: compiled reference and baseline, reference outputs, and the loop over
- * checks and workloads for each candidate (DESIGN.md §6). */
+ * checks and workloads for each candidate. */
 #include "eval/evaluator.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* The sandbox around candidate code (DESIGN.md section 6).
+/* The sandbox around candidate code.
  *
  * Two halves: ks_sandbox_child_prepare() runs in the forked child before exec (process
  * group, rlimits, a private network namespace when permitted, scrubbed environment), and

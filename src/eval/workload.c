@@ -1,5 +1,5 @@
 /* One workload of one candidate: correctness on several seeds, then timing interleaved
- * with the baseline, then correctness again (DESIGN.md §6). */
+ * with the baseline, then correctness again. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

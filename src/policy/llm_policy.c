@@ -1,5 +1,5 @@
 /* The llm and cmd policies: K-Search with a model, as a state machine that hands the
- * driver one candidate at a time (DESIGN.md §1, §7).
+ * driver one candidate at a time.
  *
  *   init    the model classifies the kernel and proposes the first actions: its document
  *           becomes the world model (measured fields stripped first)

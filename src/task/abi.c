@@ -1,5 +1,5 @@
 /* The kernel ABI: the task-named entry point's prototype and the generated shim that calls
- * it from the harness's untyped argument block (docs/abi.md, DESIGN.md section 4).  How a
+ * it from the harness's untyped argument block (docs/abi.md).  How a
  * language spells things comes from its struct ks_abi (src/backend/), never from its name. */
 #include <string.h>
 

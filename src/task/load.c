@@ -1,4 +1,4 @@
-/* Loading and validating task.yaml (format: docs/tasks.md, DESIGN.md section 3).
+/* Loading and validating task.yaml (format: docs/tasks.md).
  *
  * Every error names the file, line and column of the offending node: the value that is
  * wrong, or the mapping that lacks a key. */
