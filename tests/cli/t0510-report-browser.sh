@@ -14,10 +14,7 @@ for b in chromium chromium-browser google-chrome google-chrome-stable; do
 	fi
 done
 if [ -z "$BROWSER" ]; then
-	echo "# skip: no headless browser (chromium, chromium-browser or google-chrome) on PATH;" \
-		"install one (apt-get install chromium) to run this test"
-	done_testing
-	exit
+	skip_rest "no headless browser (chromium, chromium-browser or google-chrome) on PATH; install one (apt-get install chromium) to run this test"
 fi
 
 RUN="$TMP/run"
