@@ -8,20 +8,81 @@
 #include "ksearch/backend.h"
 #include "ksearch/export.h"
 #include "ksearch/task.h"
+#include "ksearch/template.h"
 #include "util/fs.h"
 
 #define MAX_ITEMS 16
 
 static const char usage[] =
-	"ksearch export RUN_DIR|KERNEL... --to TARGET [--task TASK] [--out FILE]";
+	"ksearch export RUN_DIR|KERNEL... --to TARGET [--task TASK] [--define A=1,B=2] [--out FILE]";
 static const char about[] =
 	"Write the kernels a run found (RUN_DIR/best.<ext>) or kernel files as code for another\n"
 	"framework: one file with one function per task, to --out or stdout.  A kernel file\n"
 	"names its task with --task unless it is a run's best file, whose header says it.\n"
+	"A knob template (an @ksearch block) is exported with its knobs' defaults, or the\n"
+	"values --define gives.\n"
 	"Targets:\n"
 	"  mlx   a Python module; each function builds mx.fast.cuda_kernel or metal_kernel\n"
 	"        with the found body and launch (docs/mlx.md)\n\n"
 	"Exit status: 0 written, 2 usage error or a kernel the target cannot take.";
+
+/* the value --define gives knob name, or NULL ("A=1,B=2") */
+static const char *define_value(const char *defines, const char *name, char *out, size_t n)
+{
+	size_t len = strlen(name);
+	for (const char *p = defines; p && *p;) {
+		size_t tl = strcspn(p, ", ");
+		if (tl > len && p[len] == '=' && !strncmp(p, name, len)) {
+			snprintf(out, n, "%.*s", (int)(tl - len - 1), p + len + 1);
+			return out;
+		}
+		p += tl;
+		p += strspn(p, ", ");
+	}
+	return NULL;
+}
+
+/* whether src has a line '#define NAME ...' (a run's best file has one per knob) */
+static int has_define(const char *src, const char *name)
+{
+	size_t len = strlen(name);
+	for (const char *p = src; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, "#define ", 8) && !strncmp(p + 8, name, len) &&
+		    (p[8 + len] == ' ' || p[8 + len] == '\t'))
+			return 1;
+	return 0;
+}
+
+/* A knob template's values baked in as the '#define NAME VALUE' lines a run's best file
+ * starts with: --define's, else the knob's default.  Other files are left as they are. */
+static int bake_knobs(const char *path, struct ks_buf *src, const char *defines,
+		      struct ks_error *e)
+{
+	if (!strstr(ks_buf_str(src), "@ksearch"))
+		return 0;
+	struct ks_template *t = NULL;
+	int rc = ks_template_parse(ks_buf_str(src), src->len, path, &t, e);
+	if (rc)
+		return rc;
+	struct ks_buf out = KS_BUF_INIT;
+	char val[256];
+	for (int k = 0; k < t->nknobs && !rc; k++) {
+		const struct ks_knob *kb = &t->knobs[k];
+		if (has_define(ks_buf_str(src), kb->name))
+			continue;
+		const char *v = define_value(defines, kb->name, val, sizeof(val));
+		rc = ks_buf_addf(&out, "#define %s %s\n", kb->name, v ? v : kb->values[kb->def]);
+	}
+	if (!rc)
+		rc = ks_buf_add(&out, src->data, src->len);
+	if (!rc) {
+		ks_buf_reset(src);
+		rc = ks_buf_add(src, out.data, out.len);
+	}
+	ks_buf_release(&out);
+	ks_template_free(t);
+	return rc ? ks_error_set(e, rc, "'%s': out of memory", path) : 0;
+}
 
 /* the task a run's best file names in its header (" * task softmax, backend mlx, ...") */
 static int task_from_header(const char *src, const char *backend, char *out, size_t n,
@@ -39,10 +100,12 @@ static int task_from_header(const char *src, const char *backend, char *out, siz
 
 int cmd_export(int argc, char **argv)
 {
-	const char *to = NULL, *task_name = NULL, *out_path = NULL;
+	const char *to = NULL, *task_name = NULL, *out_path = NULL, *defines = NULL;
 	const struct ks_opt opts[] = {
 		{"to", KS_OPT_STR, &to, "TARGET", "what to write: mlx"},
 		{"task", KS_OPT_STR, &task_name, "TASK", "the task of kernel files without a run header"},
+		{"define", KS_OPT_STR, &defines, "A=1,B=2",
+		 "knob values of a template (default: each knob's default)"},
 		{"out", KS_OPT_STR, &out_path, "FILE", "write here instead of stdout"},
 		{NULL, 0, NULL, NULL, NULL},
 	};
@@ -82,7 +145,8 @@ int cmd_export(int argc, char **argv)
 		} else {
 			snprintf(origins[n], sizeof(origins[n]), "%s", path);
 		}
-		if (ks_file_read(origins[n], 4 << 20, &srcs[n], &e)) {
+		if (ks_file_read(origins[n], 4 << 20, &srcs[n], &e) ||
+		    bake_knobs(origins[n], &srcs[n], defines, &e)) {
 			fprintf(stderr, "ksearch export: %s\n", e.msg);
 			goto out;
 		}
