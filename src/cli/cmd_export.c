@@ -26,7 +26,7 @@ static const char about[] =
 	"        with the found body and launch (docs/mlx.md)\n\n"
 	"Exit status: 0 written, 2 usage error or a kernel the target cannot take.";
 
-/* the value --define gives knob name, or NULL ("A=1,B=2") */
+/* the value the list "A=1,B=2" gives name, or NULL */
 static const char *define_value(const char *defines, const char *name, char *out, size_t n)
 {
 	size_t len = strlen(name);
@@ -42,36 +42,27 @@ static const char *define_value(const char *defines, const char *name, char *out
 	return NULL;
 }
 
-/* whether src has a line '#define NAME ...' (a run's best file has one per knob) */
-static int has_define(const char *src, const char *name)
-{
-	size_t len = strlen(name);
-	for (const char *p = src; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, "#define ", 8) && !strncmp(p + 8, name, len) &&
-		    (p[8 + len] == ' ' || p[8 + len] == '\t'))
-			return 1;
-	return 0;
-}
-
-/* A knob template's values baked in as the '#define NAME VALUE' lines a run's best file
- * starts with: --define's, else the knob's default.  Other files are left as they are. */
+/* A knob template's values (ks_cli_knob_values) baked in as the '#define NAME VALUE' lines
+ * a run's best file starts with; other files are left as they are. */
 static int bake_knobs(const char *path, struct ks_buf *src, const char *defines,
 		      struct ks_error *e)
 {
 	if (!strstr(ks_buf_str(src), "@ksearch"))
 		return 0;
 	struct ks_template *t = NULL;
-	int rc = ks_template_parse(ks_buf_str(src), src->len, path, &t, e);
-	if (rc)
+	struct ks_buf vals = KS_BUF_INIT, out = KS_BUF_INIT;
+	int rc = ks_cli_knob_values(ks_buf_str(src), path, defines, &vals, e);
+	if (!rc)
+		rc = ks_template_parse(ks_buf_str(src), src->len, path, &t, e);
+	if (rc) {
+		ks_buf_release(&vals);
 		return rc;
-	struct ks_buf out = KS_BUF_INIT;
+	}
 	char val[256];
 	for (int k = 0; k < t->nknobs && !rc; k++) {
-		const struct ks_knob *kb = &t->knobs[k];
-		if (has_define(ks_buf_str(src), kb->name))
-			continue;
-		const char *v = define_value(defines, kb->name, val, sizeof(val));
-		rc = ks_buf_addf(&out, "#define %s %s\n", kb->name, v ? v : kb->values[kb->def]);
+		const char *v = define_value(ks_buf_str(&vals), t->knobs[k].name, val, sizeof(val));
+		if (v)
+			rc = ks_buf_addf(&out, "#define %s %s\n", t->knobs[k].name, v);
 	}
 	if (!rc)
 		rc = ks_buf_add(&out, src->data, src->len);
@@ -80,6 +71,7 @@ static int bake_knobs(const char *path, struct ks_buf *src, const char *defines,
 		rc = ks_buf_add(src, out.data, out.len);
 	}
 	ks_buf_release(&out);
+	ks_buf_release(&vals);
 	ks_template_free(t);
 	return rc ? ks_error_set(e, rc, "'%s': out of memory", path) : 0;
 }
