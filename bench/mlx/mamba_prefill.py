@@ -154,7 +154,9 @@ def load_scan(args):
                                    mx.zeros((1, 16, 8), f16), mx.ones((8,)),
                                    mx.zeros((1, 8, 8), f16), mx.zeros((8,))))
     except (RuntimeError, ValueError) as e:
-        return None, f"custom kernels need a GPU MLX: {e}"
+        if mx.default_device().type != mx.DeviceType.gpu:
+            return None, f"custom kernels need a GPU MLX: {e}"
+        return None, f"the exported kernel failed on this GPU MLX: {e}"
     return mod.selective_scan, f"ksearch's kernel from {args.kernels}"
 
 
