@@ -242,7 +242,7 @@ int ks_export_load(const char *path, const char *task_name, struct ks_export_loa
 	if (rc)
 		return rc;
 	if (!l->labels[0][0])
-		snprintf(l->labels[0], sizeof(l->labels[0]), "%s", ks_is_dir(path) ? "best" : path);
+		snprintf(l->labels[0], sizeof(l->labels[0]), "%s", ks_is_dir(path) ? "best" : "kernel file");
 	l->item.backend = l->backend;
 	l->item.origin = l->origin;
 	l->item.variants[0] = (struct ks_export_variant){
