@@ -218,6 +218,17 @@ int ks_export_load(const char *path, const char *task_name, struct ks_export_loa
 	memset(l, 0, sizeof(*l));
 	ks_buf_init(&l->mem[0], MAX_SOURCE);
 	l->item.nvariants = 1;
+	char db[4096], best[4096] = "";
+	snprintf(db, sizeof(db), "%s/run.db", path);
+	/* a folder with a best file but no store (copied without run.db): the best file alone */
+	for (const struct ks_backend_i *const *b = ks_backend_list();
+	     ks_is_dir(path) && !ks_path_exists(db) && *b && !best[0]; b++) {
+		snprintf(best, sizeof(best), "%s/best.%s", path, (*b)->ext);
+		if (!ks_path_exists(best))
+			best[0] = 0;
+	}
+	if (best[0])
+		path = best;
 	if (ks_is_dir(path)) {
 		rc = load_run(path, l, task, sizeof(task), e);
 	} else {
