@@ -17,6 +17,15 @@ namespace mlx::core::cu {
 class CommandEncoder;
 }
 
+namespace {
+// the first two members of mlx::core::cu::CommandEncoder (device.h): Device& device_;
+// CudaStream stream_ (CudaHandle<cudaStream_t>: the handle alone, no virtual functions)
+struct encoder_head {
+	void *device;
+	CUstream stream;
+};
+} // namespace
+
 namespace mx = mlx::core;
 
 namespace {
@@ -75,7 +84,7 @@ int ks_mlx_cuda_eval(const std::vector<mx::array> &arrs, float *gpu_ms, std::str
 	if (!d.ok || s.device != mx::Device::gpu || !mx::cu::is_available())
 		return 1;
 	mx::cu::CommandEncoder &enc = d.encoder(s);
-	CUstream st = *reinterpret_cast<CUstream *>(reinterpret_cast<char *>(&enc) + sizeof(void *));
+	CUstream st = reinterpret_cast<const encoder_head *>(&enc)->stream;
 	unsigned flags = 0;
 	if (!st || d.stream_flags(st, &flags) != CUDA_SUCCESS || !(flags & CU_STREAM_NON_BLOCKING)) {
 		d.ok = false; // not MLX's stream: this MLX's encoder is laid out otherwise
