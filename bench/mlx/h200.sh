@@ -30,6 +30,7 @@ H=$ROOT/tests/fixtures/hostile_mlx
 BUDGET=${KS_RUN_BUDGET:-6}
 mkdir -p "$W"
 export KSEARCH_CACHE=$W/cache # fresh: nothing compiled or measured before this run
+export KSEARCH_HOME=${KSEARCH_HOME:-$ROOT} # tasks/ of this tree, wherever KS_BIN was built
 SUM=$OUT/summary.tsv
 printf 'phase\titem\texpected\tgot\tok\n' >"$SUM"
 T0=$(date +%s)
