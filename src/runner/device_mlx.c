@@ -267,9 +267,13 @@ static int mlx_call(void (*launch)(int, void *), int set, uint64_t *ns, char *er
 		return -1;
 	}
 	drop_pending(1, tensors);
-	/* the events' time where the artifact asks for it and MLX's CUDA stream gave one */
-	uint64_t spent = m.art->timer == KS_MLX_TIMER_EVENTS && gpu_ns ? gpu_ns : t1 - t0;
-	*ns = spent / (uint64_t)chain;
+	if (m.art->timer == KS_MLX_TIMER_EVENTS && !gpu_ns) {
+		snprintf(err, n, "KSEARCH_MLX_TIMER=events needs CUDA events on MLX's stream, which "
+				 "this MLX %s does not give (no CUDA backend, or a runner built without "
+				 "CUDA's headers)", m.info.version);
+		return -1;
+	}
+	*ns = (m.art->timer == KS_MLX_TIMER_EVENTS ? gpu_ns : t1 - t0) / (uint64_t)chain;
 	return 0;
 }
 
