@@ -92,9 +92,11 @@ static int mlx_probe(char *why, size_t n)
 }
 
 int ks_mlx_artifact_write(const struct ks_task *t, const char *source,
-			  const char *const *defines, int chain, struct ks_buf *out)
+			  const char *const *defines, int chain, enum ks_mlx_timer timer,
+			  struct ks_buf *out)
 {
-	ks_buf_addf(out, "%s\ntask %s\nchain %d\n", KS_MLX_ARTIFACT_MAGIC, t->name, chain);
+	ks_buf_addf(out, "%s\ntask %s\nchain %d\ntimer %s\n", KS_MLX_ARTIFACT_MAGIC, t->name,
+		    chain, timer == KS_MLX_TIMER_EVENTS ? "events" : "wall");
 	for (int i = 0; i < t->nparams; i++)
 		ks_buf_addf(out, "param %s\n", t->params[i].name);
 	for (int i = 0; i < t->ntensors; i++) {
@@ -114,6 +116,13 @@ int ks_mlx_artifact_write(const struct ks_task *t, const char *source,
 	}
 	ks_buf_adds(out, "kernel\n");
 	return ks_buf_adds(out, source);
+}
+
+/* KSEARCH_MLX_TIMER=events: time with CUDA events on MLX's stream (docs/mlx.md) */
+static enum ks_mlx_timer timer_kind(void)
+{
+	const char *t = getenv("KSEARCH_MLX_TIMER");
+	return t && !strcmp(t, "events") ? KS_MLX_TIMER_EVENTS : KS_MLX_TIMER_WALL;
 }
 
 static int chain_count(void)
@@ -161,7 +170,7 @@ static int mlx_compile(const struct ks_compile_req *req, struct ks_artifact *a,
 	if (!art)
 		return ks_error_set(e, KS_ENOMEM, "out of memory");
 	if ((rc = ks_mlx_artifact_write(req->task, req->source, req->defines, chain_count(),
-					&text))) {
+					timer_kind(), &text))) {
 		rc = ks_error_set(e, rc, "kernel source too large");
 		goto out;
 	}
@@ -351,9 +360,8 @@ const struct ks_backend_i ks_backend_mlx = {
 	.probe = mlx_probe,
 	.compile = mlx_compile,
 	.runner = "ksearch-runner-mlx",
-	/* MLX's GPU builds load a GPU driver (CUDA) or Metal: the CUDA runner's allowances,
-	 * not measured for MLX yet (docs/mlx.md) */
-	.sandbox = &ks_sandbox_cuda,
+	/* the CUDA driver's allowances plus MLX's own trees and environment (mlx_sandbox.c) */
+	.sandbox = &ks_sandbox_mlx,
 	/* the language a model writes MLX Metal bodies in; the kernel file itself is a body
 	 * plus a launch block (describe_abi) */
 	.abi = &ks_abi_metal,

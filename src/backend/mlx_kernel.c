@@ -264,6 +264,13 @@ static int artifact_line(struct ks_mlx_artifact *a, char *l, int line, struct ks
 			       : ks_error_set(e, KS_EPARSE, "artifact line %d: chain 1..%d", line,
 					      KS_MLX_MAX_CHAIN);
 	}
+	if (!strcmp(word, "timer")) {
+		if (!strcmp(rest, "wall") || !strcmp(rest, "events")) {
+			a->timer = strcmp(rest, "wall") ? KS_MLX_TIMER_EVENTS : KS_MLX_TIMER_WALL;
+			return 0;
+		}
+		return ks_error_set(e, KS_EPARSE, "artifact line %d: timer wall or events", line);
+	}
 	if (!strcmp(word, "param")) {
 		if (a->nparams == KS_MLX_MAX_PARAMS ||
 		    copy_trim(a->params[a->nparams], KS_MLX_NAME, rest, strlen(rest)))

@@ -75,9 +75,15 @@ struct ks_mlx_tensor {
 	char shape[KS_MAX_DIMS][KS_MLX_EXPR];
 };
 
+/* how a timed eval is measured: the wall clock around it (MLX's way), or CUDA events on
+ * MLX's stream before and after it (the cross-check; the wall clock where there is no
+ * CUDA backend) */
+enum ks_mlx_timer { KS_MLX_TIMER_WALL, KS_MLX_TIMER_EVENTS };
+
 struct ks_mlx_artifact {
 	char task[KS_MLX_NAME];
 	int chain; /* calls per timed eval (>= 1) */
+	enum ks_mlx_timer timer;
 	int nparams;
 	char params[KS_MLX_MAX_PARAMS][KS_MLX_NAME];
 	int ntensors; /* task order: inputs, then outputs */
@@ -91,7 +97,8 @@ struct ks_mlx_artifact {
  * the backend's compile step writes (implemented in mlx.c: the library only, the runner
  * has no tasks). */
 int ks_mlx_artifact_write(const struct ks_task *t, const char *source,
-			  const char *const *defines, int chain, struct ks_buf *out);
+			  const char *const *defines, int chain, enum ks_mlx_timer timer,
+			  struct ks_buf *out);
 
 /* parse an artifact (heap-allocate a: it is large); release with ks_mlx_artifact_release */
 int ks_mlx_artifact_parse(const char *text, struct ks_mlx_artifact *a, struct ks_error *e);

@@ -178,7 +178,7 @@ static void check_template(const struct ks_task *t, const char *path)
 			list[nd] = defs[nd] + 2; /* "-DW=2" -> "W=2" */
 		list[nd] = NULL;
 		struct ks_buf text = KS_BUF_INIT;
-		ks_mlx_artifact_write(t, ks_buf_str(&src), list, 1, &text);
+		ks_mlx_artifact_write(t, ks_buf_str(&src), list, 1, KS_MLX_TIMER_WALL, &text);
 		if (ks_mlx_artifact_parse(ks_buf_str(&text), a, &e)) {
 			bad = 1;
 			snprintf(why, sizeof(why), "parse: %s", e.msg);
