@@ -92,7 +92,8 @@ static int mlx_probe(char *why, size_t n)
 }
 
 int ks_mlx_artifact_write(const struct ks_task *t, const char *source,
-			  const char *const *defines, int chain, struct ks_buf *out)
+			  const char *const *defines, int chain, struct ks_buf *out,
+			  struct ks_error *e)
 {
 	ks_buf_addf(out, "%s\ntask %s\nchain %d\n", KS_MLX_ARTIFACT_MAGIC, t->name, chain);
 	for (int i = 0; i < t->nparams; i++)
@@ -113,7 +114,10 @@ int ks_mlx_artifact_write(const struct ks_task *t, const char *source,
 			ks_buf_addf(out, "define %s 1\n", *d);
 	}
 	ks_buf_adds(out, "kernel\n");
-	return ks_buf_adds(out, source);
+	int rc = ks_mlx_resolve_includes(t->dir, source, defines, out, e);
+	if (!rc && ks_buf_failed(out))
+		rc = ks_error_set(e, KS_ENOMEM, "kernel source too large");
+	return rc;
 }
 
 static int chain_count(void)
@@ -160,13 +164,20 @@ static int mlx_compile(const struct ks_compile_req *req, struct ks_artifact *a,
 	struct ks_mlx_artifact *art = calloc(1, sizeof(*art));
 	if (!art)
 		return ks_error_set(e, KS_ENOMEM, "out of memory");
-	if ((rc = ks_mlx_artifact_write(req->task, req->source, req->defines, chain_count(),
-					&text))) {
-		rc = ks_error_set(e, rc, "kernel source too large");
-		goto out;
-	}
 	ks_buf_reset(&a->log);
 	struct ks_error pe = {0};
+	if ((rc = ks_mlx_artifact_write(req->task, req->source, req->defines, chain_count(),
+					&text, &pe))) {
+		if (rc != KS_EPARSE) {
+			rc = ks_error_set(e, rc, "%s", pe.msg);
+			goto out;
+		}
+		/* an include that does not resolve: the candidate's fault */
+		ks_buf_addf(&a->log, "kernel: %s\n", pe.msg);
+		a->ok = 0;
+		rc = 0;
+		goto out;
+	}
 	if (ks_mlx_artifact_parse(ks_buf_str(&text), art, &pe)) {
 		/* "kernel: LINE:COL: ...": the candidate's fault, a compile error */
 		ks_buf_addf(&a->log, "%s\n", pe.msg);
