@@ -301,6 +301,8 @@ static int mlx_describe_abi(const struct ks_task *t, struct ks_buf *out)
 			 "(correctness calls always poison with NaN)\n"
 			 "  // @mlx shared_memory: EXPR       dynamic shared memory bytes (cuda)\n"
 			 "  // @mlx header                    the lines up to '@mlx body' are the header\n"
+			 "  // @mlx include: PATH             (in the header) a file of the task's folder, "
+			 "knob values as macros around it\n"
 			 "  // @mlx body                      the rest of the file is the body\n\n");
 	ks_buf_adds(out, "  Template args, in order: the params");
 	for (int i = 0; i < t->nparams; i++)
