@@ -1,18 +1,22 @@
 #!/usr/bin/env python3
-"""Compile CUDA-flavour .mlx kernels the way MLX's cuda_kernel does, with NVRTC, no GPU needed.
+"""Compile an MLX CUDA kernel file (.mlx) the way MLX 0.32's mx.fast.cuda_kernel does, with
+NVRTC, without a GPU or MLX's CUDA build: a check that a kernel file's header and body
+compile before they reach a GPU.
 
-    python3 bench/mlx/nvrtc_check.py --mlx-src DIR [--arch sm_90a] TASK_YAML ROWS=V,COLS=V FILE.mlx...
+It mimics mlx/backend/cuda/custom_kernel.cpp (build_kernel: MLX's default header, the
+file's header, `namespace mlx::core::cu {`, the generated signature, one `constexpr int`
+per template arg, the body) and jit_module.cpp (nvrtcCreateProgram with MLX's device
+headers as in-memory headers, --device-as-default-execution-space, --gpu-architecture,
+include paths for the CUDA headers and CCCL).  `// @mlx include:` lines are resolved the
+way the mlx backend resolves them (src/backend/mlx_include.c): the file of the task's
+folder between #define and #undef lines for the knob values.
 
-For each file it writes the source MLX 0.32 generates (mlx/backend/cuda/custom_kernel.cpp,
-build_kernel: MLX's default header, the file's header, the signature from the task's
-tensors, the template args as constexpr lines, the body) and compiles it with NVRTC's
-options as MLX passes them (jit_module.cpp: --device-as-default-execution-space,
---gpu-architecture, include paths).  The params given are the workload's; knob values are
-the template's defaults (or NAME=V among the params).  MLX's own device headers
-(mlx/backend/cuda/device/*.cuh) are compiled into libmlx.so, not shipped in the wheel:
---mlx-src names a checkout of MLX's source that has them.  Prints one line per file,
-"ok" or the log; exit 1 when one fails.  Where this machine has no GPU, this is how a
-kernel file is known to compile for MLX before it runs.
+  python3 bench/mlx/nvrtc_check.py --mlx-src MLX_CHECKOUT --task-dir tasks/attention \\
+      tasks/attention/templates/mlx/flash2.cuda.mlx --define BM=128 --define BN=32 \\
+      --params batch=1,heads=32,seqlen=2048,head_dim=128,causal=1
+
+MLX_CHECKOUT is a clone of github.com/ml-explore/mlx (for mlx/backend/cuda/device/*).
+Prints "compiled NAME: N bytes of CUBIN" or NVRTC's log, and exits 1 on a compile error.
 """
 import argparse
 import ctypes
@@ -20,121 +24,137 @@ import os
 import re
 import sys
 
-DTYPES = {"f32": "float", "f16": "__half", "bf16": "__nv_bfloat16", "i32": "int32_t",
-          "i64": "int64_t", "f64": "double"}
+# the headers MLX compiles custom kernels with (jit_module.cpp, g_include_names)
+MLX_DEVICE = ["atomic_ops.cuh", "binary_ops.cuh", "cast_op.cuh", "config.h", "complex.cuh",
+              "cute_dequant.cuh", "fp16_math.cuh", "gemm_sm70.cuh", "hadamard.cuh",
+              "indexing.cuh", "qmm_naive.cuh", "qmm_sm80.cuh", "qmm_sm90.cuh",
+              "scatter_ops.cuh", "unary_ops.cuh", "ternary_ops.cuh", "utils.cuh"]
+DEFAULT_HEADER = '\n#include "mlx/backend/cuda/device/utils.cuh"\n\n#include <cooperative_groups.h>\n\n'
+CUDA_TYPE = {"f32": "float", "f16": "__half", "bf16": "__nv_bfloat16", "i32": "int32_t"}
 
 
-def task_tensors(path):
-    """[(name, dtype, is_output)] in the task's order (inputs, then outputs)."""
-    text = open(path).read()
+def split_kernel(text):
+    """(leading #define pairs, header, body) of a kernel file, as ks_mlx_kernel_parse splits"""
+    lines = text.split("\n")
+    defines, header, body, where = [], [], [], "pre"
+    for ln in lines:
+        d = re.match(r"\s*//\s*@mlx\s+(\w+)", ln)
+        if d and d.group(1) == "header" and where == "pre":
+            where = "header"
+            continue
+        if d and d.group(1) == "body" and where != "body":
+            where = "body"
+            continue
+        if where == "pre":
+            m = re.match(r"\s*#define\s+(\w+)\s+(.+?)\s*$", ln)
+            if m:
+                defines.append((m.group(1), m.group(2)))
+        elif where == "header":
+            header.append(ln)
+        else:
+            body.append(ln)
+    return defines, header, "\n".join(body)
+
+
+def task_tensors(task_dir):
+    """"name:dtype,..." of the task's inputs and of its outputs, in the task's order"""
+    text = open(os.path.join(task_dir, "task.yaml")).read()
     out = []
-    for section, is_out in (("inputs", False), ("outputs", True)):
+    for section in ("inputs", "outputs"):
         m = re.search(r"^%s:\n((?:  .*\n)+)" % section, text, re.M)
-        for line in (m.group(1).splitlines() if m else []):
-            t = re.match(r"\s+(\w+):\s*\{dtype:\s*(\w+)", line)
-            if t:
-                out.append((t.group(1), t.group(2), is_out))
+        out.append(",".join("%s:%s" % t for t in re.findall(r"^\s+(\w+):\s*\{dtype:\s*(\w+)",
+                                                           m.group(1) if m else "", re.M)))
     return out
 
 
-def split_kernel(path):
-    """(knob defaults, extra template lines, header, body) of a .mlx file."""
-    text = open(path).read()
-    knobs = {}
-    block = re.search(r"@ksearch(.*?)@end", text, re.S)
-    if block:
-        for name, default in re.findall(r"^\s+(\w+):\s*\{values:.*?default:\s*([\w.-]+)",
-                                        block.group(1), re.M):
-            knobs[name] = default
-    for name, value in re.findall(r"^#define\s+(\w+)\s+(\S+)", text, re.M):
-        knobs[name] = value
-    lines = text.splitlines()
-    header, body, where = [], [], None
-    templates = []
-    for line in lines:
-        if line.strip() == "// @mlx header":
-            where = header
+def resolve(header, task_dir, macros):
+    out = []
+    for ln in header:
+        m = re.match(r"\s*//\s*@mlx\s+include:\s*(\S+)\s*$", ln)
+        if not m:
+            out.append(ln)
             continue
-        if line.strip() == "// @mlx body":
-            where = body
-            continue
-        if where is body:
-            body.append(line)
-        elif where is header:
-            header.append(line)
-        else:
-            t = re.match(r"//\s*@mlx\s+template:\s*(\w+)\s*=\s*(.+)", line)
-            if t:
-                templates.append((t.group(1), t.group(2).strip()))
-    return knobs, templates, "\n".join(header) + "\n", "\n".join(body)
-
-
-def build_source(name, tensors, targs, header, body):
-    src = '\n#include "mlx/backend/cuda/device/utils.cuh"\n\n#include <cooperative_groups.h>\n\n'
-    src += header
-    src += "namespace mlx::core::cu {\n\nnamespace cg = cooperative_groups;\n\n"
-    src += "__global__ void custom_kernel_%s(\n" % name
-    ins = [t for t in tensors if not t[2]]
-    outs = [t for t in tensors if t[2]]
-    for n, dt, _ in ins:
-        src += "    const %s* %s,\n" % (DTYPES[dt], n)
-    for i, (n, dt, _) in enumerate(outs):
-        src += "    %s* %s%s" % (DTYPES[dt], n, ",\n" if i + 1 < len(outs) else ") {\n")
-    for k, v in targs:
-        if v in ("true", "false"):
-            src += "  constexpr bool %s = %s;\n" % (k, v)
-        elif v in DTYPES:
-            src += "  using %s = %s;\n" % (k, DTYPES[v])
-        else:
-            src += "  constexpr int %s = %s;\n" % (k, v)
-    src += "\n" + body + "\n}\n\n} // namespace mlx::core::cu\n"
-    return src
+        out += ["#define %s %s" % kv for kv in macros]
+        out.append(open(os.path.join(task_dir, m.group(1))).read())
+        out += ["#undef %s" % k for k, _ in macros]
+    return "\n".join(out) + "\n"
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mlx-src", required=True, help="MLX source checkout (mlx/backend/cuda/device)")
-    ap.add_argument("--mlx-include", default=None, help="the wheel's mlx/include (CCCL)")
-    ap.add_argument("--cuda", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"))
+    ap.add_argument("kernel")
+    ap.add_argument("--mlx-src", required=True)
+    ap.add_argument("--task-dir", required=True)
+    ap.add_argument("--define", action="append", default=[], help="NAME=VALUE (a knob)")
+    ap.add_argument("--params", required=True, help="name=value,... in the task's order")
+    ap.add_argument("--inputs", help="name:dtype,... (default: the task's inputs)")
+    ap.add_argument("--outputs", help="name:dtype,... (default: the task's outputs)")
     ap.add_argument("--arch", default="sm_90a")
-    ap.add_argument("task_yaml")
-    ap.add_argument("params")
-    ap.add_argument("files", nargs="+")
+    ap.add_argument("--cuda", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"))
+    ap.add_argument("--name", help="the kernel's name (default custom_kernel_TASK)")
+    ap.add_argument("--keep", help="write the generated source here")
+    ap.add_argument("--extra", action="append", default=[],
+                    help="another NVRTC option (not MLX's), e.g. --ptxas-options=-v")
+    ap.add_argument("--log", action="store_true", help="print NVRTC's log")
     a = ap.parse_args()
-    nvrtc = ctypes.CDLL(os.path.join(a.cuda, "lib64", "libnvrtc.so"))
-    params = [p.split("=") for p in a.params.split(",") if p]
-    tensors = task_tensors(a.task_yaml)
-    task = re.search(r"^name:\s*(\w+)", open(a.task_yaml).read(), re.M).group(1)
-    incs = [a.mlx_src]
-    if a.mlx_include:
-        incs += [a.mlx_include, os.path.join(a.mlx_include, "cccl")]
-    incs.append(os.path.join(a.cuda, "include"))
+
+    ins, outs = task_tensors(a.task_dir)
+    a.inputs = a.inputs or ins
+    a.outputs = a.outputs or outs
+    pre, header, body = split_kernel(open(a.kernel).read())
+    knobs = [tuple(d.split("=", 1)) for d in a.define]
+    macros = knobs + [kv for kv in pre if kv[0] not in dict(knobs)]
+    params = [tuple(p.split("=", 1)) for p in a.params.split(",")]
+    targs = params + macros  # the params, then the knob values (docs/mlx.md)
+
+    a.name = a.name or "custom_kernel_" + os.path.basename(os.path.normpath(a.task_dir))
+    src = DEFAULT_HEADER + resolve(header, a.task_dir, macros)
+    src += "namespace mlx::core::cu {\n\nnamespace cg = cooperative_groups;\n\n"
+    src += "__global__ void %s(\n" % a.name
+    for spec in a.inputs.split(","):
+        n, t = spec.split(":")
+        src += "    const %s* %s,\n" % (CUDA_TYPE[t], n)
+    outs = a.outputs.split(",")
+    for i, spec in enumerate(outs):
+        n, t = spec.split(":")
+        src += "    %s* %s%s" % (CUDA_TYPE[t], n, ",\n" if i + 1 < len(outs) else ") {\n")
+    for n, v in targs:
+        src += "  constexpr int %s = %s;\n" % (n, v)
+    src += "\n" + body + "\n}\n\n} // namespace mlx::core::cu\n"
+    if a.keep:
+        open(a.keep, "w").write(src)
+
+    dev = os.path.join(a.mlx_src, "mlx/backend/cuda/device")
+    names = ["mlx/backend/cuda/device/" + h for h in MLX_DEVICE]
+    texts = [open(os.path.join(dev, h), "rb").read() for h in MLX_DEVICE]
+    nv = ctypes.CDLL(os.path.join(a.cuda, "lib64", "libnvrtc.so"))
+    prog = ctypes.c_void_p()
+    arr = lambda xs: (ctypes.c_char_p * len(xs))(*xs)
+    rc = nv.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"kernel.cu", len(texts),
+                               arr(texts), arr([n.encode() for n in names]))
+    assert rc == 0, "nvrtcCreateProgram: %d" % rc
+    kname = ("mlx::core::cu::" + a.name).encode()
+    nv.nvrtcAddNameExpression(prog, kname)
+    inc = [os.path.join(a.cuda, "include"), os.path.join(a.cuda, "include", "cccl")]
     opts = [b"--device-as-default-execution-space", ("--gpu-architecture=" + a.arch).encode()]
-    opts += [("--include-path=" + i).encode() for i in incs]
-    failed = 0
-    for f in a.files:
-        knobs, templates, header, body = split_kernel(f)
-        given = dict(params)
-        targs = [(k, v) for k, v in params if k not in knobs]
-        targs += [(k, given.get(k, v)) for k, v in knobs.items()]
-        targs += templates
-        src = build_source(task, tensors, targs, header, body)
-        prog = ctypes.c_void_p()
-        nvrtc.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"k.cu", 0, None, None)
-        arr = (ctypes.c_char_p * len(opts))(*opts)
-        rc = nvrtc.nvrtcCompileProgram(prog, len(opts), arr)
-        size = ctypes.c_size_t()
-        nvrtc.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
-        log = ctypes.create_string_buffer(size.value + 1)
-        nvrtc.nvrtcGetProgramLog(prog, log)
-        nvrtc.nvrtcDestroyProgram(ctypes.byref(prog))
-        if rc == 0:
-            print("ok   %s (%s)" % (f, " ".join("%s=%s" % t for t in targs)))
-        else:
-            failed += 1
-            print("FAIL %s (%s):\n%s" % (f, " ".join("%s=%s" % t for t in targs),
-                                         log.value.decode(errors="replace")[:3000]))
-    return 1 if failed else 0
+    opts += [("--include-path=" + p).encode() for p in inc if os.path.isdir(p)]
+    opts += [o.encode() for o in a.extra]
+    rc = nv.nvrtcCompileProgram(prog, len(opts), arr(opts))
+    size = ctypes.c_size_t()
+    nv.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+    log = ctypes.create_string_buffer(size.value + 1)
+    nv.nvrtcGetProgramLog(prog, log)
+    text = log.value.decode(errors="replace").strip()
+    if rc != 0:
+        print("NVRTC compile error (%d):\n%s" % (rc, text))
+        return 1
+    if a.log:
+        print(text)
+    nv.nvrtcGetCUBINSize(prog, ctypes.byref(size))
+    warn = len(re.findall(r"warning", text))
+    print("compiled %s (%s): %d bytes of CUBIN, %d NVRTC warnings" % (
+        a.name, ",".join("%s=%s" % kv for kv in targs), size.value, warn))
+    return 0
 
 
 if __name__ == "__main__":

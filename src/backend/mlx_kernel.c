@@ -122,9 +122,14 @@ static int directive(struct ks_mlx_kernel *k, const char *key, const char *val, 
 		k->ntemplate++;
 		return 0;
 	}
+	if (!strcmp(key, "include"))
+		return ks_error_set(e, KS_EPARSE,
+				    "%d:%d: include '%s' is not resolved here: the backend resolves "
+				    "includes against the task's folder when it writes the artifact",
+				    line, kcol, val);
 	return ks_error_set(e, KS_EPARSE,
 			    "%d:%d: unknown @mlx directive '%s' (known: flavour, grid, threadgroup, "
-			    "template, init, shared_memory, native, header, body)",
+			    "template, init, shared_memory, native, header, include, body)",
 			    line, kcol, key);
 }
 

@@ -31,7 +31,13 @@ static int write_function(const struct ks_export_item *it, struct ks_buf *out, s
 {
 	const struct ks_task *t = it->task;
 	struct ks_mlx_kernel k;
-	int rc = ks_mlx_kernel_parse(it->variants[0].source, &k, e);
+	/* `// @mlx include:` lines become the files' text: the module stands alone */
+	struct ks_buf text = KS_BUF_INIT;
+	memset(&k, 0, sizeof(k));
+	int rc = ks_mlx_resolve_includes(t->dir, it->variants[0].source, NULL, &text, e);
+	if (!rc)
+		rc = ks_mlx_kernel_parse(ks_buf_str(&text), &k, e);
+	ks_buf_release(&text);
 	if (rc) {
 		ks_error_wrap(e, "%s", it->origin);
 		goto done;
