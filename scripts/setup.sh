@@ -42,5 +42,5 @@ fi
 if python3 -c "import mlx.core" 2>/dev/null && ! python3 -c "import importlib.util as u; assert u.find_spec('mlx_lm')" 2>/dev/null; then
   python3 -m pip install --quiet --no-deps "mlx-lm==0.32.2" >&2 2>/dev/null ||
     python3 -m pip install --quiet --no-deps --break-system-packages "mlx-lm==0.32.2" >&2 ||
-    echo "setup: could not install mlx-lm: tests/cli/t0460-mlx-prefill.sh is skipped" >&2
+    echo "setup: could not install mlx-lm: tests/cli/t0465-mlx-prefill.sh is skipped" >&2
 fi

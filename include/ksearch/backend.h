@@ -50,6 +50,9 @@ struct ks_sandbox_needs {
 	const char *const *rw_paths;         /* trees with every file right ("/dev/shm", for driver threads) */
 	int unix_sockets;                    /* 1: AF_UNIX sockets allowed (driver daemons); network stays refused */
 	const char *const *syscalls;         /* trapped system calls its runtime needs, allowed after all */
+	const char *const *env;              /* variables its runtime reads, passed to the runner as
+						ksearch has them (LD_LIBRARY_PATH for a runtime unpacked
+						outside the system's paths); the scrubbed rest is dropped */
 };
 
 struct ks_backend_i {

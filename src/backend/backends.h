@@ -17,6 +17,11 @@ extern const struct ks_abi ks_abi_metal;
 /* what the cuda runner's sandbox must allow (cuda_sandbox.c, linked into
  * ksearch-runner-cuda too) */
 extern const struct ks_sandbox_needs ks_sandbox_cuda;
+/* MLX's (mlx_sandbox.c, linked into ksearch-runner-mlx too): the CUDA driver's needs plus
+ * trees only the runner knows, added before it enters the sandbox (path must outlive it;
+ * -1 when the list is full) */
+extern const struct ks_sandbox_needs ks_sandbox_mlx;
+int ks_sandbox_mlx_add_read(const char *path);
 
 /* shared by the C-compiling backends: compile source + be's shim into a cached shared
  * library named by be's extension, with compiler argv built from compiler, flags, defines

@@ -92,9 +92,11 @@ static int mlx_probe(char *why, size_t n)
 }
 
 int ks_mlx_artifact_write(const struct ks_task *t, const char *source,
-			  const char *const *defines, int chain, struct ks_buf *out)
+			  const char *const *defines, int chain, enum ks_mlx_timer timer,
+			  struct ks_buf *out, struct ks_error *e)
 {
-	ks_buf_addf(out, "%s\ntask %s\nchain %d\n", KS_MLX_ARTIFACT_MAGIC, t->name, chain);
+	ks_buf_addf(out, "%s\ntask %s\nchain %d\ntimer %s\n", KS_MLX_ARTIFACT_MAGIC, t->name,
+		    chain, timer == KS_MLX_TIMER_EVENTS ? "events" : "wall");
 	for (int i = 0; i < t->nparams; i++)
 		ks_buf_addf(out, "param %s\n", t->params[i].name);
 	for (int i = 0; i < t->ntensors; i++) {
@@ -113,7 +115,17 @@ int ks_mlx_artifact_write(const struct ks_task *t, const char *source,
 			ks_buf_addf(out, "define %s 1\n", *d);
 	}
 	ks_buf_adds(out, "kernel\n");
-	return ks_buf_adds(out, source);
+	int rc = ks_mlx_resolve_includes(t->dir, source, defines, out, e);
+	if (!rc && ks_buf_failed(out))
+		rc = ks_error_set(e, KS_ENOMEM, "kernel source too large");
+	return rc;
+}
+
+/* KSEARCH_MLX_TIMER=events: time with CUDA events on MLX's stream (docs/mlx.md) */
+static enum ks_mlx_timer timer_kind(void)
+{
+	const char *t = getenv("KSEARCH_MLX_TIMER");
+	return t && !strcmp(t, "events") ? KS_MLX_TIMER_EVENTS : KS_MLX_TIMER_WALL;
 }
 
 static int chain_count(void)
@@ -160,13 +172,20 @@ static int mlx_compile(const struct ks_compile_req *req, struct ks_artifact *a,
 	struct ks_mlx_artifact *art = calloc(1, sizeof(*art));
 	if (!art)
 		return ks_error_set(e, KS_ENOMEM, "out of memory");
-	if ((rc = ks_mlx_artifact_write(req->task, req->source, req->defines, chain_count(),
-					&text))) {
-		rc = ks_error_set(e, rc, "kernel source too large");
-		goto out;
-	}
 	ks_buf_reset(&a->log);
 	struct ks_error pe = {0};
+	if ((rc = ks_mlx_artifact_write(req->task, req->source, req->defines, chain_count(),
+					timer_kind(), &text, &pe))) {
+		if (rc != KS_EPARSE) {
+			rc = ks_error_set(e, rc, "%s", pe.msg);
+			goto out;
+		}
+		/* an include that does not resolve: the candidate's fault */
+		ks_buf_addf(&a->log, "kernel: %s\n", pe.msg);
+		a->ok = 0;
+		rc = 0;
+		goto out;
+	}
 	if (ks_mlx_artifact_parse(ks_buf_str(&text), art, &pe)) {
 		/* "kernel: LINE:COL: ...": the candidate's fault, a compile error */
 		ks_buf_addf(&a->log, "%s\n", pe.msg);
@@ -290,6 +309,8 @@ static int mlx_describe_abi(const struct ks_task *t, struct ks_buf *out)
 			 "(correctness calls always poison with NaN)\n"
 			 "  // @mlx shared_memory: EXPR       dynamic shared memory bytes (cuda)\n"
 			 "  // @mlx header                    the lines up to '@mlx body' are the header\n"
+			 "  // @mlx include: PATH             (in the header) a file of the task's folder, "
+			 "knob values as macros around it\n"
 			 "  // @mlx body                      the rest of the file is the body\n\n");
 	ks_buf_adds(out, "  Template args, in order: the params");
 	for (int i = 0; i < t->nparams; i++)
@@ -351,9 +372,8 @@ const struct ks_backend_i ks_backend_mlx = {
 	.probe = mlx_probe,
 	.compile = mlx_compile,
 	.runner = "ksearch-runner-mlx",
-	/* MLX's GPU builds load a GPU driver (CUDA) or Metal: the CUDA runner's allowances,
-	 * not measured for MLX yet (docs/mlx.md) */
-	.sandbox = &ks_sandbox_cuda,
+	/* the CUDA driver's allowances plus MLX's own trees and environment (mlx_sandbox.c) */
+	.sandbox = &ks_sandbox_mlx,
 	/* the language a model writes MLX Metal bodies in; the kernel file itself is a body
 	 * plus a launch block (describe_abi) */
 	.abi = &ks_abi_metal,

@@ -122,9 +122,14 @@ static int directive(struct ks_mlx_kernel *k, const char *key, const char *val, 
 		k->ntemplate++;
 		return 0;
 	}
+	if (!strcmp(key, "include"))
+		return ks_error_set(e, KS_EPARSE,
+				    "%d:%d: include '%s' is not resolved here: the backend resolves "
+				    "includes against the task's folder when it writes the artifact",
+				    line, kcol, val);
 	return ks_error_set(e, KS_EPARSE,
 			    "%d:%d: unknown @mlx directive '%s' (known: flavour, grid, threadgroup, "
-			    "template, init, shared_memory, native, header, body)",
+			    "template, init, shared_memory, native, header, include, body)",
 			    line, kcol, key);
 }
 
@@ -263,6 +268,13 @@ static int artifact_line(struct ks_mlx_artifact *a, char *l, int line, struct ks
 			       ? 0
 			       : ks_error_set(e, KS_EPARSE, "artifact line %d: chain 1..%d", line,
 					      KS_MLX_MAX_CHAIN);
+	}
+	if (!strcmp(word, "timer")) {
+		if (!strcmp(rest, "wall") || !strcmp(rest, "events")) {
+			a->timer = strcmp(rest, "wall") ? KS_MLX_TIMER_EVENTS : KS_MLX_TIMER_WALL;
+			return 0;
+		}
+		return ks_error_set(e, KS_EPARSE, "artifact line %d: timer wall or events", line);
 	}
 	if (!strcmp(word, "param")) {
 		if (a->nparams == KS_MLX_MAX_PARAMS ||

@@ -12,6 +12,8 @@
  *   // @mlx shared_memory: 0                  dynamic shared memory bytes (cuda)
  *   // @mlx native: softmax                   flavour native: the MLX op (no body)
  *   // @mlx header                            the lines up to "// @mlx body" are the header
+ *   // @mlx include: PATH                     (in the header) a file of the task's folder,
+ *                                             resolved when the artifact is written
  *   // @mlx body                              the rest of the file is the body
  *   #define NAME VALUE                        (before header and body) a template arg: how
  *                                             a run's best.mlx keeps its knob values
@@ -75,9 +77,15 @@ struct ks_mlx_tensor {
 	char shape[KS_MAX_DIMS][KS_MLX_EXPR];
 };
 
+/* how a timed eval is measured: the wall clock around it (MLX's way), or CUDA events on
+ * MLX's stream before and after it (the cross-check; the wall clock where there is no
+ * CUDA backend) */
+enum ks_mlx_timer { KS_MLX_TIMER_WALL, KS_MLX_TIMER_EVENTS };
+
 struct ks_mlx_artifact {
 	char task[KS_MLX_NAME];
 	int chain; /* calls per timed eval (>= 1) */
+	enum ks_mlx_timer timer;
 	int nparams;
 	char params[KS_MLX_MAX_PARAMS][KS_MLX_NAME];
 	int ntensors; /* task order: inputs, then outputs */
@@ -88,10 +96,20 @@ struct ks_mlx_artifact {
 };
 
 /* The artifact text for task t, kernel file source and knob defines ("NAME=VALUE"): what
- * the backend's compile step writes (implemented in mlx.c: the library only, the runner
- * has no tasks). */
+ * the backend's compile step writes, with the source's includes resolved (implemented in
+ * mlx.c: the library only, the runner has no tasks).  An include that does not resolve is
+ * KS_EPARSE with "LINE:COL: ..." (the candidate's fault). */
 int ks_mlx_artifact_write(const struct ks_task *t, const char *source,
-			  const char *const *defines, int chain, struct ks_buf *out);
+			  const char *const *defines, int chain, enum ks_mlx_timer timer,
+			  struct ks_buf *out,
+			  struct ks_error *e);
+
+/* Append source to out with each `// @mlx include: PATH` line of its header replaced by
+ * the file task_dir/PATH (inside task_dir), between `#define NAME VALUE` and `#undef NAME`
+ * lines for the knob values: defines ("NAME=VALUE") and the file's leading #define lines
+ * (mlx_include.c; library only).  Errors are KS_EPARSE "LINE:COL: ...". */
+int ks_mlx_resolve_includes(const char *task_dir, const char *source,
+			    const char *const *defines, struct ks_buf *out, struct ks_error *e);
 
 /* parse an artifact (heap-allocate a: it is large); release with ks_mlx_artifact_release */
 int ks_mlx_artifact_parse(const char *text, struct ks_mlx_artifact *a, struct ks_error *e);

@@ -5,25 +5,31 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "ksearch/backend.h"
 #include "ksearch/export.h"
-#include "ksearch/task.h"
 #include "ksearch/template.h"
 #include "util/fs.h"
 
 #define MAX_ITEMS 16
 
 static const char usage[] =
-	"ksearch export RUN_DIR|KERNEL... --to TARGET [--task TASK] [--define A=1,B=2] [--out FILE]";
+	"ksearch export RUN_DIR|KERNEL... --to c|torch|mlx|flashinfer [--task TASK] [--define A=1,B=2]\n"
+	"       [--out PATH]";
 static const char about[] =
-	"Write the kernels a run found (RUN_DIR/best.<ext>) or kernel files as code for another\n"
-	"framework: one file with one function per task, to --out or stdout.  A kernel file\n"
-	"names its task with --task unless it is a run's best file, whose header says it.\n"
-	"A knob template (an @ksearch block) is exported with its knobs' defaults, or the\n"
-	"values --define gives.\n"
+	"Write the kernels a run found (its best kernel and, when other candidates won some\n"
+	"workloads by more than the noise, those too, chosen by shape) or kernel files as code\n"
+	"for another framework.  A kernel file names its task with --task unless it is a run's\n"
+	"best file, whose header says it.  A knob template (an @ksearch block) is exported with\n"
+	"its knobs' defaults, or the values --define gives.  docs/export.md describes each target.\n"
 	"Targets:\n"
-	"  mlx   a Python module; each function builds mx.fast.cuda_kernel or metal_kernel\n"
-	"        with the found body and launch (docs/mlx.md)\n\n"
+	"  c           a folder (--out DIR, required): NAME.h with the prototype and the knob\n"
+	"              values as #defines, the kernel source(s), NAME_dispatch.c|.cu when several\n"
+	"              candidates won, a Makefile building libNAME.a (cc or nvcc), example.c\n"
+	"  torch       a Python module: one torch.library op per task (torch.ops.ksearch.NAME),\n"
+	"              built with torch.utils.cpp_extension.load_inline; cpu and cuda runs\n"
+	"  mlx         a Python module; each function builds mx.fast.cuda_kernel or metal_kernel\n"
+	"              with the found body and launch (docs/mlx.md); mlx runs\n"
+	"  flashinfer  a flashinfer-bench Solution JSON (main.py::run and the kernel source)\n"
+	"One-file targets write to --out FILE or stdout.\n\n"
 	"Exit status: 0 written, 2 usage error or a kernel the target cannot take.";
 
 /* the value the list "A=1,B=2" gives name, or NULL */
@@ -76,29 +82,35 @@ static int bake_knobs(const char *path, struct ks_buf *src, const char *defines,
 	return rc ? ks_error_set(e, rc, "'%s': out of memory", path) : 0;
 }
 
-/* the task a run's best file names in its header (" * task softmax, backend mlx, ...") */
-static int task_from_header(const char *src, const char *backend, char *out, size_t n,
-			    char *got_backend, size_t bn)
+/* write every file of o under dir (made when missing) */
+static int write_folder(const char *dir, const struct ks_export_out *o, struct ks_error *e)
 {
-	const char *p = strstr(src, " * task ");
-	char task[128], be[64];
-	if (!p || p > src + 4096 || sscanf(p, " * task %127[^,], backend %63[^,]", task, be) != 2)
-		return 0;
-	snprintf(out, n, "%s", task);
-	snprintf(got_backend, bn, "%s", be);
-	(void)backend;
-	return 1;
+	int rc = ks_mkdir_p(dir, e);
+	for (int i = 0; i < o->nfiles && !rc; i++) {
+		char path[PATH_MAX];
+		ks_path_join(path, sizeof(path), dir, o->names[i]);
+		rc = ks_file_write_atomic(path, o->files[i].data, o->files[i].len, e);
+	}
+	return rc;
+}
+
+static void known_targets(char *out, size_t n)
+{
+	size_t len = 0;
+	out[0] = 0;
+	for (const struct ks_exporter_i *const *x = ks_exporter_list(); *x && len < n; x++)
+		len += (size_t)snprintf(out + len, n - len, "%s%s", len ? ", " : "", (*x)->name);
 }
 
 int cmd_export(int argc, char **argv)
 {
 	const char *to = NULL, *task_name = NULL, *out_path = NULL, *defines = NULL;
 	const struct ks_opt opts[] = {
-		{"to", KS_OPT_STR, &to, "TARGET", "what to write: mlx"},
+		{"to", KS_OPT_STR, &to, "TARGET", "what to write: c, torch, mlx, flashinfer"},
 		{"task", KS_OPT_STR, &task_name, "TASK", "the task of kernel files without a run header"},
 		{"define", KS_OPT_STR, &defines, "A=1,B=2",
 		 "knob values of a template (default: each knob's default)"},
-		{"out", KS_OPT_STR, &out_path, "FILE", "write here instead of stdout"},
+		{"out", KS_OPT_STR, &out_path, "PATH", "the folder (c) or file to write; one-file targets: stdout without"},
 		{NULL, 0, NULL, NULL, NULL},
 	};
 	const char *pos[MAX_ITEMS];
@@ -107,84 +119,80 @@ int cmd_export(int argc, char **argv)
 	if (prc)
 		return prc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
 	const struct ks_exporter_i *ex = to ? ks_exporter_find(to) : NULL;
-	if (!ex || npos < 1) {
-		fprintf(stderr, "ksearch export: %s\nusage: %s\n",
-			!to ? "needs --to TARGET (mlx)" : !ex ? "unknown target (known: mlx)"
-							 : "needs RUN_DIR or a kernel file",
-			usage);
+	char known[256];
+	known_targets(known, sizeof(known));
+	if (!ex || npos < 1 || (ex->folder && !out_path)) {
+		char why[512];
+		if (!to)
+			snprintf(why, sizeof(why), "needs --to TARGET (%s)", known);
+		else if (!ex)
+			snprintf(why, sizeof(why), "unknown target '%s' (known: %s)", to, known);
+		else if (npos < 1)
+			snprintf(why, sizeof(why), "needs RUN_DIR or a kernel file");
+		else
+			snprintf(why, sizeof(why), "--to %s writes a folder: give --out DIR", ex->name);
+		fprintf(stderr, "ksearch export: %s\nusage: %s\n", why, usage);
 		return KS_EXIT_USAGE;
 	}
-	const struct ks_backend_i *be = ks_backend_find(ex->backend);
+	static struct ks_export_loaded loaded[MAX_ITEMS];
 	struct ks_export_item items[MAX_ITEMS];
-	struct ks_task *tasks[MAX_ITEMS] = {0};
-	struct ks_buf srcs[MAX_ITEMS];
-	char origins[MAX_ITEMS][PATH_MAX];
-	struct ks_buf out = KS_BUF_INIT;
+	struct ks_export_out out;
 	struct ks_error e = {0};
 	int rc = KS_EXIT_USAGE, n = 0;
-	for (int i = 0; i < npos; i++)
-		ks_buf_init(&srcs[i], 4 << 20);
+	ks_export_out_init(&out);
 	for (; n < npos; n++) {
-		const char *path = pos[n];
-		if (ks_is_dir(path)) {
-			snprintf(origins[n], sizeof(origins[n]), "%s/best.%s", path, be ? be->ext : "?");
-			if (!ks_path_exists(origins[n])) {
-				fprintf(stderr, "ksearch export: '%s' has no best.%s: --to %s takes runs of "
-						"backend %s that have finished\n",
-					path, be ? be->ext : "?", ex->name, ex->backend);
-				goto out;
-			}
-		} else {
-			snprintf(origins[n], sizeof(origins[n]), "%s", path);
-		}
-		if (ks_file_read(origins[n], 4 << 20, &srcs[n], &e) ||
-		    bake_knobs(origins[n], &srcs[n], defines, &e)) {
+		if (ks_export_load(pos[n], task_name, &loaded[n], &e) ||
+		    (!ks_is_dir(pos[n]) &&
+		     bake_knobs(pos[n], &loaded[n].mem[0], defines, &e))) {
 			fprintf(stderr, "ksearch export: %s\n", e.msg);
+			n++;
 			goto out;
 		}
-		char tname[128] = "", got_be[64] = "";
-		if (task_from_header(ks_buf_str(&srcs[n]), ex->backend, tname, sizeof(tname), got_be,
-				     sizeof(got_be)) &&
-		    strcmp(got_be, ex->backend)) {
+		if (!ks_exporter_takes(ex, loaded[n].backend)) {
 			fprintf(stderr, "ksearch export: '%s' was found on backend %s; --to %s takes "
-					"kernels of backend %s\n",
-				origins[n], got_be, ex->name, ex->backend);
+					"kernels of backend%s",
+				loaded[n].origin, loaded[n].backend, ex->name,
+				ex->backends[1] ? "s " : " ");
+			for (int b = 0; ex->backends[b]; b++)
+				fprintf(stderr, "%s%s", b ? ", " : "", ex->backends[b]);
+			fprintf(stderr, "\n");
+			n++;
 			goto out;
 		}
-		if (task_name)
-			snprintf(tname, sizeof(tname), "%s", task_name);
-		if (!tname[0]) {
-			fprintf(stderr, "ksearch export: '%s' does not say its task: give --task TASK\n",
-				origins[n]);
-			goto out;
-		}
-		if (ks_task_load(tname, &tasks[n], &e)) {
-			fprintf(stderr, "ksearch export: %s\n", e.msg);
-			goto out;
-		}
-		items[n] = (struct ks_export_item){.task = tasks[n], .source = ks_buf_str(&srcs[n]),
-						   .origin = origins[n]};
+		if (!ks_is_dir(pos[n]))
+			loaded[n].item.variants[0].source = ks_buf_str(&loaded[n].mem[0]);
+		items[n] = loaded[n].item;
 	}
 	if (ex->write(items, n, &out, &e)) {
 		fprintf(stderr, "ksearch export: %s\n", e.msg);
 		goto out;
 	}
-	if (out_path) {
-		if (ks_file_write_atomic(out_path, out.data, out.len, &e)) {
+	if (ex->folder) {
+		if (write_folder(out_path, &out, &e)) {
+			fprintf(stderr, "ksearch export: %s\n", e.msg);
+			goto out;
+		}
+		fprintf(stderr, "wrote %s/ (%d files; %d kernel%s, target %s): make -C %s\n", out_path,
+			out.nfiles, n, n == 1 ? "" : "s", ex->name, out_path);
+	} else if (out_path) {
+		if (ks_file_write_atomic(out_path, out.files[0].data, out.files[0].len, &e)) {
 			fprintf(stderr, "ksearch export: %s\n", e.msg);
 			goto out;
 		}
 		fprintf(stderr, "wrote %s (%d kernel%s, target %s)\n", out_path, n, n == 1 ? "" : "s",
 			ex->name);
 	} else {
-		fwrite(out.data, 1, out.len, stdout);
+		fwrite(out.files[0].data, 1, out.files[0].len, stdout);
 	}
+	for (int i = 0; i < n; i++)
+		if (items[i].nvariants > 1)
+			fprintf(stderr, "%s: %d candidates won different workloads: the export chooses by "
+					"shape\n",
+				items[i].task->name, items[i].nvariants);
 	rc = KS_EXIT_OK;
 out:
-	for (int i = 0; i < npos; i++) {
-		ks_buf_release(&srcs[i]);
-		ks_task_free(tasks[i]);
-	}
-	ks_buf_release(&out);
+	for (int i = 0; i < n; i++)
+		ks_export_loaded_release(&loaded[i]);
+	ks_export_out_release(&out);
 	return rc;
 }

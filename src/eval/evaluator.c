@@ -257,6 +257,32 @@ static int setup_device_reference(struct ks_evaluator *ev, struct ks_error *e)
 	return rc;
 }
 
+/* The runner's extra environment: OMP_NUM_THREADS for --threads, and the variables the
+ * backend's runtime reads (ks_sandbox_needs.env) as ksearch has them; the scrub in
+ * src/eval/sandbox.c drops everything else */
+static void runner_env(struct ks_evaluator *ev)
+{
+	int n = 0;
+	if (ev->o.threads > 0) {
+		snprintf(ev->threads_env, sizeof(ev->threads_env), "OMP_NUM_THREADS=%d",
+			 ev->o.threads);
+		ev->env[n++] = ev->threads_env;
+	}
+	const int max = (int)(sizeof(ev->env) / sizeof(ev->env[0])) - 1;
+	size_t used = 0;
+	for (const char *const *v = ks_backend_sandbox(ev->be)->env; v && *v && n < max; v++) {
+		const char *val = getenv(*v);
+		size_t len = val ? strlen(*v) + strlen(val) + 2 : 0;
+		if (!val || used + len > sizeof(ev->passed_env))
+			continue;
+		char *kv = ev->passed_env + used;
+		snprintf(kv, len, "%s=%s", *v, val);
+		used += len;
+		ev->env[n++] = kv;
+	}
+	ev->env[n] = NULL;
+}
+
 int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
 		     struct ks_evaluator **out, struct ks_error *e)
 {
@@ -277,16 +303,11 @@ int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
 	ks_artifact_init(&ev->ref_dev);
 	for (int i = 0; i < KS_MAX_SEEDS; i++)
 		ev->seeds[i] = (ev->o.seed ? ev->o.seed : 1) * 1000003ull + (unsigned long long)i;
-	int n = 0;
-	if (ev->o.threads > 0) {
-		snprintf(ev->threads_env, sizeof(ev->threads_env), "OMP_NUM_THREADS=%d",
-			 ev->o.threads);
-		ev->env[n++] = ev->threads_env;
-	}
-	ev->env[n] = NULL;
 	int rc;
-	if ((rc = ks_backend_get(ev->o.backend, &ev->be, e)) ||
-	    (rc = ks_runner_path(ev->be->runner, ev->runner, sizeof(ev->runner), e)) ||
+	if ((rc = ks_backend_get(ev->o.backend, &ev->be, e)))
+		goto fail;
+	runner_env(ev);
+	if ((rc = ks_runner_path(ev->be->runner, ev->runner, sizeof(ev->runner), e)) ||
 	    (rc = ks_runner_path("ksearch-runner", ev->host_runner, sizeof(ev->host_runner), e)) ||
 	    (rc = ks_task_hash(t, ev->task_hash, e)) || (rc = setup_workloads(ev, e)))
 		goto fail;

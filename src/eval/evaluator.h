@@ -45,7 +45,8 @@ struct ks_evaluator {
 	int nwl;
 	struct ks_wl_state *wl;
 	char threads_env[64];
-	const char *env[4];
+	char passed_env[16384]; /* "NAME=VALUE" of the backend's sandbox needs' env */
+	const char *env[16];
 	unsigned long long seeds[KS_MAX_SEEDS];
 };
 

@@ -17,82 +17,6 @@ static const char *mx_dtype(enum ks_dtype t)
 	return (unsigned)t < 6 ? names[t] : "None";
 }
 
-/* a Python string literal of s, one source line per literal line */
-static void add_pystr(struct ks_buf *out, const char *s)
-{
-	ks_buf_adds(out, "(\n");
-	if (!*s)
-		ks_buf_adds(out, "    \"\"\n");
-	while (*s) {
-		ks_buf_adds(out, "    \"");
-		for (; *s && *s != '\n'; s++) {
-			unsigned char c = (unsigned char)*s;
-			if (c == '\\' || c == '"')
-				ks_buf_addf(out, "\\%c", c);
-			else if (c == '\t')
-				ks_buf_adds(out, "\\t");
-			else if (c < 0x20 || c == 0x7f)
-				ks_buf_addf(out, "\\x%02x", c);
-			else
-				ks_buf_add(out, s, 1);
-		}
-		ks_buf_adds(out, *s == '\n' ? "\\n\"\n" : "\"\n");
-		if (*s)
-			s++;
-	}
-	ks_buf_adds(out, ")\n");
-}
-
-/* ksearch expression -> Python; only ?: has no spelling here */
-static int add_pyexpr(struct ks_buf *out, const char *x, const char *what, struct ks_error *e)
-{
-	ks_buf_adds(out, "(");
-	for (const char *p = x; *p;) {
-		if (isalpha((unsigned char)*p) || *p == '_') {
-			const char *q = p;
-			while (isalnum((unsigned char)*q) || *q == '_' || *q == '.')
-				q++;
-			size_t n = (size_t)(q - p);
-			if (n == 8 && !strncmp(p, "ceil_div", 8))
-				ks_buf_adds(out, "_ceil_div");
-			else if ((n == 5 && !strncmp(p, "floor", 5)) || (n == 4 && !strncmp(p, "ceil", 4)) ||
-				 (n == 4 && !strncmp(p, "sqrt", 4)) || (n == 4 && !strncmp(p, "log2", 4)))
-				ks_buf_addf(out, "math.%.*s", (int)n, p);
-			else
-				ks_buf_add(out, p, n);
-			p = q;
-		} else if (*p == '/') {
-			ks_buf_adds(out, "//");
-			p++;
-		} else if (!strncmp(p, "&&", 2) || !strncmp(p, "||", 2)) {
-			ks_buf_adds(out, *p == '&' ? " and " : " or ");
-			p += 2;
-		} else if (*p == '!' && p[1] != '=') {
-			ks_buf_adds(out, " not ");
-			p++;
-		} else if (*p == '?') {
-			return ks_error_set(e, KS_EINVAL, "%s '%s': the export cannot translate '?:'",
-					    what, x);
-		} else {
-			ks_buf_add(out, p, 1);
-			p++;
-		}
-	}
-	return ks_buf_adds(out, ")");
-}
-
-/* "x.shape[1]" when an input's shape names param p alone */
-static int param_source(const struct ks_task *t, const char *p, char *out, size_t n)
-{
-	for (int i = 0; i < t->ninputs; i++)
-		for (int d = 0; d < t->tensors[i].ndim; d++)
-			if (!strcmp(t->tensors[i].shape[d], p)) {
-				snprintf(out, n, "%s.shape[%d]", t->tensors[i].name, d);
-				return 1;
-			}
-	return 0;
-}
-
 static int add_targ_value(struct ks_buf *out, const char *v, struct ks_error *e)
 {
 	enum ks_dtype dt;
@@ -100,14 +24,20 @@ static int add_targ_value(struct ks_buf *out, const char *v, struct ks_error *e)
 		return ks_buf_adds(out, v[0] == 't' ? "True" : "False");
 	if (!ks_dtype_parse(v, &dt))
 		return ks_buf_adds(out, mx_dtype(dt));
-	return add_pyexpr(out, v, "template", e);
+	return ks_py_add_expr(out, v, "template", e);
 }
 
 static int write_function(const struct ks_export_item *it, struct ks_buf *out, struct ks_error *e)
 {
 	const struct ks_task *t = it->task;
 	struct ks_mlx_kernel k;
-	int rc = ks_mlx_kernel_parse(it->source, &k, e);
+	/* `// @mlx include:` lines become the files' text: the module stands alone */
+	struct ks_buf text = KS_BUF_INIT;
+	memset(&k, 0, sizeof(k));
+	int rc = ks_mlx_resolve_includes(t->dir, it->variants[0].source, NULL, &text, e);
+	if (!rc)
+		rc = ks_mlx_kernel_parse(ks_buf_str(&text), &k, e);
+	ks_buf_release(&text);
 	if (rc) {
 		ks_error_wrap(e, "%s", it->origin);
 		goto done;
@@ -124,9 +54,9 @@ static int write_function(const struct ks_export_item *it, struct ks_buf *out, s
 	for (char *c = upper; *c; c++)
 		*c = (char)toupper((unsigned char)*c);
 	ks_buf_addf(out, "\n# %s: %s, flavour %s\n_%s_HEADER = ", t->name, it->origin, fl, upper);
-	add_pystr(out, k.header);
+	ks_py_add_str(out, k.header);
 	ks_buf_addf(out, "_%s_SOURCE = ", upper);
-	add_pystr(out, k.body);
+	ks_py_add_str(out, k.body);
 	/* signature: inputs, then the params no input shape gives */
 	ks_buf_addf(out, "\n\ndef %s(", t->name);
 	for (int i = 0; i < t->ninputs; i++)
@@ -134,7 +64,7 @@ static int write_function(const struct ks_export_item *it, struct ks_buf *out, s
 	int kw = 0;
 	char src[KS_MLX_NAME + 32];
 	for (int i = 0; i < t->nparams; i++)
-		if (!param_source(t, t->params[i].name, src, sizeof(src)))
+		if (!ks_py_param_source(t, t->params[i].name, src, sizeof(src)))
 			ks_buf_addf(out, "%s%s", kw++ ? ", " : ", *, ", t->params[i].name);
 	ks_buf_addf(out, "):\n    \"\"\"%s\n\n    ", t->summary ? t->summary : t->name);
 	for (int i = 0; i < t->ntensors; i++) {
@@ -149,7 +79,7 @@ static int write_function(const struct ks_export_item *it, struct ks_buf *out, s
 		    it->origin, k.flavour == KS_MLX_CUDA ? "CUDA" : "Metal");
 	ks_buf_addf(out, "    _need_gpu(\"%s\", \"%s\")\n", fl, t->name);
 	for (int i = 0; i < t->nparams; i++)
-		if (param_source(t, t->params[i].name, src, sizeof(src)))
+		if (ks_py_param_source(t, t->params[i].name, src, sizeof(src)))
 			ks_buf_addf(out, "    %s = %s\n", t->params[i].name, src);
 	for (int i = 0; i < k.ntemplate && !rc; i++) {
 		ks_buf_addf(out, "    %s = ", k.tmpl[i].name);
@@ -161,23 +91,23 @@ static int write_function(const struct ks_export_item *it, struct ks_buf *out, s
 		ks_buf_addf(out, "%s\"%s\"", i == t->ninputs ? "], [" : i ? ", " : "", t->tensors[i].name);
 	ks_buf_addf(out, "], _%s_SOURCE, _%s_HEADER, ", upper, upper);
 	if (!rc)
-		rc = add_pyexpr(out, k.shared_memory, "shared_memory", e);
+		rc = ks_py_add_expr(out, k.shared_memory, "shared_memory", e);
 	ks_buf_adds(out, ")\n    outs = kernel(\n        inputs=[");
 	for (int i = 0; i < t->ninputs; i++)
 		ks_buf_addf(out, "%s%s", i ? ", " : "", t->tensors[i].name);
 	ks_buf_adds(out, "],\n        grid=(");
 	for (int a = 0; a < 3 && !rc; a++) {
-		rc = add_pyexpr(out, k.grid[a], "grid", e);
+		rc = ks_py_add_expr(out, k.grid[a], "grid", e);
 		ks_buf_adds(out, a < 2 ? ", " : "),\n        threadgroup=(");
 	}
 	for (int a = 0; a < 3 && !rc; a++) {
-		rc = add_pyexpr(out, k.threadgroup[a], "threadgroup", e);
+		rc = ks_py_add_expr(out, k.threadgroup[a], "threadgroup", e);
 		ks_buf_adds(out, a < 2 ? ", " : "),\n        output_shapes=[");
 	}
 	for (int i = t->ninputs; i < t->ntensors && !rc; i++) {
 		ks_buf_adds(out, i > t->ninputs ? ", (" : "(");
 		for (int j = 0; j < t->tensors[i].ndim && !rc; j++) {
-			rc = add_pyexpr(out, t->tensors[i].shape[j], "shape", e);
+			rc = ks_py_add_expr(out, t->tensors[i].shape[j], "shape", e);
 			ks_buf_adds(out, ", ");
 		}
 		ks_buf_adds(out, ")");
@@ -196,7 +126,7 @@ static int write_function(const struct ks_export_item *it, struct ks_buf *out, s
 	else if (!strcmp(k.init, "nan"))
 		ks_buf_adds(out, "float(\"nan\")");
 	else if (!rc)
-		rc = add_pyexpr(out, k.init, "init", e);
+		rc = ks_py_add_expr(out, k.init, "init", e);
 	ks_buf_addf(out, ",\n    )\n    return %s\n", t->ntensors - t->ninputs == 1 ? "outs[0]" : "tuple(outs)");
 done:
 	ks_mlx_kernel_release(&k);
@@ -252,9 +182,10 @@ static const char prelude[] =
 	"                header=header)\n"
 	"    return _KERNELS[key]\n";
 
-static int mlx_write(const struct ks_export_item *items, int n, struct ks_buf *out,
+static int mlx_write(const struct ks_export_item *items, int n, struct ks_export_out *o,
 		     struct ks_error *e)
 {
+	struct ks_buf *out = ks_export_out_file(o, "ksearch_mlx.py");
 	ks_buf_adds(out, prelude);
 	for (int i = 0; i < n; i++) {
 		for (int j = 0; j < i; j++)
@@ -269,11 +200,13 @@ static int mlx_write(const struct ks_export_item *items, int n, struct ks_buf *o
 	return 0;
 }
 
+static const char *const mlx_backends[] = {"mlx", NULL};
+
 const struct ks_exporter_i ks_exporter_mlx = {
 	.version = KS_EXPORTER_VERSION,
 	.name = "mlx",
-	.ext = "py",
-	.backend = "mlx",
+	.backends = mlx_backends,
+	.folder = 0,
 	.summary = "a Python module: one function per task building mx.fast.cuda_kernel / metal_kernel",
 	.write = mlx_write,
 };

@@ -1,10 +1,15 @@
-/* The exporters compiled into ksearch (include/ksearch/export.h). */
+/* The exporters compiled into ksearch (include/ksearch/export.h), and the output files
+ * they fill. */
+#include <stdio.h>
 #include <string.h>
 
 #include "export/exporters.h"
 
 static const struct ks_exporter_i *const exporters[] = {
+	&ks_exporter_c,
+	&ks_exporter_torch,
 	&ks_exporter_mlx,
+	&ks_exporter_flashinfer,
 	NULL,
 };
 
@@ -19,4 +24,33 @@ const struct ks_exporter_i *ks_exporter_find(const char *name)
 		if (!strcmp(exporters[i]->name, name))
 			return exporters[i];
 	return NULL;
+}
+
+int ks_exporter_takes(const struct ks_exporter_i *ex, const char *backend)
+{
+	for (const char *const *b = ex->backends; b && *b && backend; b++)
+		if (!strcmp(*b, backend))
+			return 1;
+	return 0;
+}
+
+void ks_export_out_init(struct ks_export_out *o)
+{
+	memset(o, 0, sizeof(*o));
+}
+
+void ks_export_out_release(struct ks_export_out *o)
+{
+	for (int i = 0; i < o->nfiles; i++)
+		ks_buf_release(&o->files[i]);
+	o->nfiles = 0;
+}
+
+struct ks_buf *ks_export_out_file(struct ks_export_out *o, const char *name)
+{
+	if (o->nfiles == KS_EXPORT_MAX_FILES)
+		return NULL;
+	snprintf(o->names[o->nfiles], sizeof(o->names[0]), "%s", name);
+	ks_buf_init(&o->files[o->nfiles], (size_t)16 << 20);
+	return &o->files[o->nfiles++];
 }

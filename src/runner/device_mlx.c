@@ -9,6 +9,7 @@
  * use the kernel's own init.  MLX errors end the call: "compile error: <log>" for a custom
  * kernel that does not compile (the evaluator's COMPILE_ERROR), anything else a device
  * error (RUNTIME_ERROR). */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +248,7 @@ static int mlx_call(void (*launch)(int, void *), int set, uint64_t *ns, char *er
 	for (int i = 0; i < m.art->ntensors; i++)
 		tensors[i] = &m.slots[i][set];
 	m.rc = 0;
+	uint64_t gpu_ns = 0;
 	uint64_t t0 = ks_runner_now_ns();
 	for (int k = 0; k < chain && !m.rc; k++)
 		launch(set, NULL);
@@ -256,7 +258,7 @@ static int mlx_call(void (*launch)(int, void *), int set, uint64_t *ns, char *er
 		for (int k = 0; k < m.npending; k++)
 			for (int o = 0; o < m.noutputs; o++)
 				all[cnt++] = m.pending[k][o];
-		m.rc = ks_mlx_eval(all, cnt, m.err, sizeof(m.err));
+		m.rc = ks_mlx_eval(all, cnt, &gpu_ns, m.err, sizeof(m.err));
 	}
 	uint64_t t1 = ks_runner_now_ns();
 	if (m.rc) {
@@ -265,7 +267,13 @@ static int mlx_call(void (*launch)(int, void *), int set, uint64_t *ns, char *er
 		return -1;
 	}
 	drop_pending(1, tensors);
-	*ns = (t1 - t0) / (uint64_t)chain;
+	if (m.art->timer == KS_MLX_TIMER_EVENTS && !gpu_ns) {
+		snprintf(err, n, "KSEARCH_MLX_TIMER=events needs CUDA events on MLX's stream, which "
+				 "this MLX %s does not give (no CUDA backend, or a runner built without "
+				 "CUDA's headers)", m.info.version);
+		return -1;
+	}
+	*ns = (m.art->timer == KS_MLX_TIMER_EVENTS ? gpu_ns : t1 - t0) / (uint64_t)chain;
 	return 0;
 }
 
@@ -294,7 +302,7 @@ static void *mlx_stream(void)
 
 static const struct ks_runner_device mlx_device = {
 	.name = "mlx",
-	.sandbox = &ks_sandbox_cuda, /* the same object as ks_backend_mlx.sandbox */
+	.sandbox = &ks_sandbox_mlx, /* the same object as ks_backend_mlx.sandbox */
 	.init = mlx_init,
 	.alloc = mlx_alloc,
 	.upload = mlx_upload,
@@ -310,7 +318,80 @@ static const struct ks_runner_device mlx_device = {
 	.probe = mlx_probe,
 };
 
+/* a copy of path that lives as long as the runner, for the sandbox's read list */
+static void add_read(const char *path)
+{
+	static char store[32 << 10];
+	static size_t used;
+	char real[PATH_MAX];
+	if (!realpath(path, real))
+		return; /* absent: nothing to allow */
+	size_t len = strlen(real) + 1;
+	if (used + len > sizeof(store))
+		return;
+	memcpy(store + used, real, len);
+	if (ks_sandbox_mlx_add_read(store + used) == 0)
+		used += len;
+}
+
+/* "/tmp/x" and deeper: never a whole top-level tree (/, /tmp, /root) for one library */
+static int deep_enough(const char *dir)
+{
+	int parts = 0;
+	for (const char *p = dir; *p; p++)
+		parts += *p == '/' && p[1] && p[1] != '/';
+	return parts >= 2;
+}
+
+/* The trees MLX reads after the sandbox is entered, which a wheel may have unpacked
+ * anywhere: the directory of every shared object mapped now (libmlx.so and the CUDA,
+ * cuDNN, cuBLAS and NVRTC libraries it links, beside which they dlopen more later:
+ * libnvrtc-builtins, cuDNN's engine libraries), MLX's package (its include/ holds the
+ * headers NVRTC compiles custom kernels with, CCCL among them), the nvidia packages
+ * beside it (MLX takes cu13/include from there first) and $CUDA_HOME/include or
+ * $CUDA_PATH/include (else).  The CUDA driver's list comes first. */
+static void sandbox_reads(void)
+{
+	for (const char *const *p = ks_sandbox_cuda.read_paths; p && *p; p++)
+		ks_sandbox_mlx_add_read(*p);
+	FILE *maps = fopen("/proc/self/maps", "r");
+	char line[PATH_MAX + 128];
+	while (maps && fgets(line, sizeof(line), maps)) {
+		char *path = strchr(line, '/');
+		if (!path || !strstr(path, ".so"))
+			continue;
+		path[strcspn(path, "\n")] = '\0';
+		char *slash = strrchr(path, '/');
+		*slash = '\0';
+		if (deep_enough(path))
+			add_read(path);
+	}
+	if (maps)
+		fclose(maps);
+	char dir[PATH_MAX], more[PATH_MAX + 16];
+	ks_mlx_shim_lib_dir(dir, sizeof(dir));
+	char *slash = strrchr(dir, '/');
+	if (dir[0] && slash) {
+		*slash = '\0'; /* .../mlx: lib/ and include/ */
+		if (deep_enough(dir))
+			add_read(dir);
+		snprintf(more, sizeof(more), "%s/../nvidia", dir);
+		add_read(more);
+	}
+	static const char *const homes[] = {"CUDA_HOME", "CUDA_PATH"};
+	for (size_t i = 0; i < sizeof(homes) / sizeof(homes[0]); i++) {
+		const char *h = getenv(homes[i]);
+		if (h && h[0]) {
+			snprintf(more, sizeof(more), "%s/include", h);
+			add_read(more);
+		}
+	}
+}
+
 const struct ks_runner_device *ks_runner_device_get(void)
 {
+	static int prepared;
+	if (!prepared++)
+		sandbox_reads();
 	return &mlx_device;
 }

@@ -4,6 +4,7 @@
 // catches every exception: MLX reports a custom kernel's compile error, a missing GPU
 // backend or a bad shape by throwing, and none of that may unwind into C or end the runner.
 #include "runner/mlx_shim.h"
+#include "runner/mlx_cuda.h"
 
 #include <dlfcn.h>
 
@@ -334,14 +335,24 @@ int ks_mlx_prog_call(struct ks_mlx_prog *p, struct ks_mlx_arr *const *in,
 		err, n);
 }
 
-int ks_mlx_eval(struct ks_mlx_arr *const *arrs, int count, char *err, size_t n)
+int ks_mlx_eval(struct ks_mlx_arr *const *arrs, int count, uint64_t *gpu_ns, char *err,
+		size_t n)
 {
+	*gpu_ns = 0;
 	return guard(
 		[&] {
 			std::vector<mx::array> v;
 			for (int i = 0; i < count; i++)
 				v.push_back(arrs[i]->a);
-			mx::eval(v);
+			float ms = 0;
+			std::string cuda_err;
+			int rc = ks_mlx_cuda_eval(v, &ms, cuda_err);
+			if (rc < 0)
+				throw std::runtime_error(cuda_err);
+			if (rc > 0)
+				mx::eval(v);
+			else
+				*gpu_ns = (uint64_t)((double)ms * 1e6);
 		},
 		err, n);
 }

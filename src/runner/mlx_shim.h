@@ -6,6 +6,7 @@
 #define KS_RUNNER_MLX_SHIM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -77,8 +78,12 @@ struct ks_mlx_call {
  * frees.  Native ops check shapes here (KS_MLX_EUNSUPPORTED for an unknown op). */
 int ks_mlx_prog_call(struct ks_mlx_prog *p, struct ks_mlx_arr *const *in,
 		     const struct ks_mlx_call *c, struct ks_mlx_arr **out, char *err, size_t n);
-/* evaluate arrays together (a chain of calls is one eval) */
-int ks_mlx_eval(struct ks_mlx_arr *const *arrs, int count, char *err, size_t n);
+/* Evaluate arrays together (a chain of calls is one eval).  On MLX's CUDA backend the
+ * eval ends with an event on MLX's stream that is waited for and checked (a kernel's
+ * illegal address is an error here), and *gpu_ns is the GPU time between an event before
+ * and that one; 0 elsewhere. */
+int ks_mlx_eval(struct ks_mlx_arr *const *arrs, int count, uint64_t *gpu_ns, char *err,
+		size_t n);
 
 #ifdef __cplusplus
 }

@@ -35,12 +35,12 @@ ok $? "ksearch-runner-mlx --probe: $probe"
 gpu=0
 case "$probe" in *metal=1*|*cuda=1*) gpu=1 ;; esac
 
-# 2. every task's native MLX baseline passes every check and the first workload (softmax:
-# all, chained 2 calls per eval); MLX's CPU build is slow, so the rest are left out
+# 2. every task's native MLX baseline passes every check and the first workload (softmax: the first two,
+# chained 2 calls per eval); MLX's CPU build is slow, so the rest are left out
 for task in softmax matmul matmul_bf16 attention selective_scan; do
 	[ -f "$ROOT/tasks/$task/baseline.mlx" ] || { ok 1 "$task has a baseline.mlx"; continue; }
 	chain=1 wl=0
-	[ $task = softmax ] && chain=2 wl=all
+	[ $task = softmax ] && chain=2 wl=0,1
 	KSEARCH_MLX_CHAIN=$chain "$KS" eval "$task" "$ROOT/tasks/$task/baseline.mlx" --backend mlx \
 		--quick --reps 3 --workloads $wl --json >"$TMP/$task.json" 2>"$TMP/$task.err"
 	rc=$?
@@ -60,6 +60,12 @@ is "$?" 1 "a malformed launch block exits 1"
 is "$(json_get "$TMP/bad.json" 'd["status"]')" COMPILE_ERROR "and is a COMPILE_ERROR"
 grep -q "expected cuda, metal or native" "$TMP/bad.json"
 ok $? "whose log says what was expected"
+# an include that does not resolve is the candidate's compile error too, on any MLX
+"$KS" eval softmax "$K/bad_include.mlx" --backend mlx --quick --json >"$TMP/badinc.json" 2>/dev/null
+is "$?" 1 "an include the task's folder lacks exits 1"
+is "$(json_get "$TMP/badinc.json" 'd["status"]')" COMPILE_ERROR "and is a COMPILE_ERROR"
+grep -q "6:9: include 'templates/cuda/missing.cu'" "$TMP/badinc.json"
+ok $? "whose log names the line and the file"
 
 # 5. export: a run's best.mlx (knob values baked in as #define) becomes a Python module that
 # imports on any MLX and, on the CPU build, says clearly that it needs a GPU when called
@@ -95,8 +101,22 @@ else
 fi
 sed 's/^/# /' "$TMP/py.out"
 
+# the attention template's include becomes flash2.cu's text in the exported module
+{ printf '#define BM 128\n#define BN 32\n#define WARPS 4\n#define STAGES 2\n#define QREG 0\n'
+  printf '#define EXP2 1\n\n'; cat "$ROOT/tasks/attention/templates/mlx/flash2.cuda.mlx"; } >"$TMP/attn.mlx"
+"$KS" export "$TMP/attn.mlx" --task attention --to mlx --out "$TMP/ks_attn.py" 2>"$TMP/export3.err"
+is "$?" 0 "export of the attention template (an include in its header)"
+grep -q '"#define BM 128' "$TMP/ks_attn.py" && grep -q 'fa2_cta' "$TMP/ks_attn.py" &&
+	grep -q '"#undef BM' "$TMP/ks_attn.py" && ! grep -q '@mlx include' "$TMP/ks_attn.py"
+ok $? "the module holds flash2.cu's device code between the knob macros"
+
 # 4. custom kernels: the CPU build says it needs a GPU backend
 if [ $gpu -eq 0 ]; then
+	"$KS" eval attention "$ROOT/tasks/attention/templates/mlx/flash2.cuda.mlx" --backend mlx \
+		--define BM=64,BN=64,WARPS=4,STAGES=2,QREG=1,EXP2=1 >"$TMP/a.out" 2>"$TMP/a.err"
+	is "$?" 2 "the attention template on the CPU build of MLX exits 2"
+	grep -q "custom kernels need MLX's Metal or CUDA backend" "$TMP/a.err"
+	ok $? "and says custom kernels need MLX's Metal or CUDA backend"
 	"$KS" eval softmax "$K/softmax_cuda.mlx" --backend mlx >"$TMP/k.out" 2>"$TMP/k.err"
 	is "$?" 2 "a custom kernel on the CPU build of MLX exits 2"
 	grep -q "custom kernels need MLX's Metal or CUDA backend (this MLX .* is the CPU build" "$TMP/k.err"

@@ -178,8 +178,10 @@ static void check_template(const struct ks_task *t, const char *path)
 			list[nd] = defs[nd] + 2; /* "-DW=2" -> "W=2" */
 		list[nd] = NULL;
 		struct ks_buf text = KS_BUF_INIT;
-		ks_mlx_artifact_write(t, ks_buf_str(&src), list, 1, &text);
-		if (ks_mlx_artifact_parse(ks_buf_str(&text), a, &e)) {
+		if (ks_mlx_artifact_write(t, ks_buf_str(&src), list, 1, KS_MLX_TIMER_WALL, &text, &e)) {
+			bad = 1;
+			snprintf(why, sizeof(why), "write: %s", e.msg);
+		} else if (ks_mlx_artifact_parse(ks_buf_str(&text), a, &e)) {
 			bad = 1;
 			snprintf(why, sizeof(why), "parse: %s", e.msg);
 		}
@@ -248,10 +250,107 @@ static void test_shipped(void)
 	ok(found >= 4, "shipped MLX templates found (%d)", found);
 }
 
+/* `// @mlx include:` lines: resolved against the task's folder, knob macros around the
+ * file, refused outside it; the attention template runs flash2.cu's device code */
+static void test_include(void)
+{
+	struct ks_task *t = NULL;
+	struct ks_error e = {0};
+	if (ks_task_load("attention", &t, &e)) {
+		ok(0, "attention task loads: %s", e.msg);
+		return;
+	}
+	static const char *const defs[] = {"BM=128", "BN=32", NULL};
+	const char *src = "#define QREG 0\n// @mlx flavour: cuda\n// @mlx grid: 1\n"
+			  "// @mlx threadgroup: 1\n// @mlx header\n"
+			  "// @mlx include: templates/cuda/flash2.cu\n// @mlx body\nbody();\n";
+	struct ks_buf out = KS_BUF_INIT, cu = KS_BUF_INIT;
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/templates/cuda/flash2.cu", t->dir);
+	ks_file_read(path, 4 << 20, &cu, &e);
+	int rc0 = ks_mlx_resolve_includes(t->dir, src, defs, &out, &e);
+	ok(rc0 == 0, "include resolves: %s", e.msg);
+	const char *o = ks_buf_str(&out);
+	const char *bm = strstr(o, "#define BM 128\n"), *qr = strstr(o, "#define QREG 0\n");
+	const char *body = strstr(o, ks_buf_str(&cu)), *un = strstr(o, "#undef QREG\n");
+	ok(bm && qr && body && un && bm < body && qr < body && body < un,
+	   "the file's text verbatim, the defines and the file's #define lines as macros before "
+	   "it, #undef after it");
+	ok(!strstr(o, "@mlx include"), "no include line is left");
+	ok(strstr(o, "// @mlx body\nbody();\n") != NULL, "the body follows unchanged");
+	struct ks_mlx_kernel k;
+	is_int(ks_mlx_kernel_parse(o, &k, &e), 0, "the resolved file parses");
+	ok(k.header && strstr(k.header, "attention_cta") && strstr(k.header, "#undef BM"),
+	   "the included text is the header");
+	ks_mlx_kernel_release(&k);
+	memset(&e, 0, sizeof(e));
+	is_int(ks_mlx_kernel_parse(src, &k, &e), KS_EPARSE, "an unresolved include is refused");
+	ok(strstr(e.msg, "6:9: include 'templates/cuda/flash2.cu' is not resolved here") != NULL,
+	   "... saying so: %s", e.msg);
+	ks_mlx_kernel_release(&k);
+
+	static const struct {
+		const char *line, *want;
+	} bad[] = {
+		{"// @mlx include: ../softmax/task.yaml", "inside the task's folder"},
+		{"// @mlx include: /etc/passwd", "inside the task's folder"},
+		{"// @mlx include: templates/../../x", "inside the task's folder"},
+		{"// @mlx include: templates/cuda/none.cu", "include 'templates/cuda/none.cu': "},
+		{"// @mlx include: templates/mlx/flash2.cuda.mlx", "holds '// @mlx' lines"},
+		{"// @mlx include templates/cuda/flash2.cu", "expected ':' after 'include'"},
+		{"// @mlx include:", "include: expected a path"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[512];
+		snprintf(text, sizeof(text), "// @mlx flavour: cuda\n// @mlx header\n%s\n"
+					     "// @mlx body\nx();\n", bad[i].line);
+		ks_buf_reset(&out);
+		memset(&e, 0, sizeof(e));
+		int rc = ks_mlx_resolve_includes(t->dir, text, NULL, &out, &e);
+		ok(rc == KS_EPARSE && strstr(e.msg, "3:") == e.msg && strstr(e.msg, bad[i].want),
+		   "refused: %s (got: %s)", bad[i].line, e.msg);
+	}
+	ks_buf_reset(&out);
+	memset(&e, 0, sizeof(e));
+	ok(ks_mlx_resolve_includes(t->dir, "// @mlx flavour: cuda\n// @mlx include: x.cu\n", NULL,
+				   &out, &e) == KS_EPARSE &&
+		   strstr(e.msg, "belongs in the header"),
+	   "an include outside the header is refused: %s", e.msg);
+
+	/* the MLX template and the CUDA template it includes have one design space */
+	struct ks_template *tm = NULL, *tc = NULL;
+	char mp[4200];
+	snprintf(mp, sizeof(mp), "%s/templates/mlx/flash2.cuda.mlx", t->dir);
+	if (ks_template_load(mp, &tm, &e) || ks_template_load(path, &tc, &e)) {
+		ok(0, "flash2 templates load: %s", e.msg);
+	} else {
+		int same = tm->nknobs == tc->nknobs && tm->nrequire == tc->nrequire &&
+			   ks_template_size(tm) == ks_template_size(tc);
+		for (int i = 0; same && i < tm->nrequire; i++)
+			same = !strcmp(tm->require[i].expr, tc->require[i].expr);
+		for (int i = 0; same && i < tm->nknobs; i++) {
+			same = !strcmp(tm->knobs[i].name, tc->knobs[i].name) &&
+			       tm->knobs[i].nvalues == tc->knobs[i].nvalues &&
+			       tm->knobs[i].def == tc->knobs[i].def;
+			for (int j = 0; same && j < tm->knobs[i].nvalues; j++)
+				same = !strcmp(tm->knobs[i].values[j], tc->knobs[i].values[j]);
+		}
+		ok(same, "flash2.cuda.mlx has flash2.cu's knobs, values, defaults, requirements "
+			 "and feasible configurations (%ld)",
+		   ks_template_size(tm));
+	}
+	ks_template_free(tm);
+	ks_template_free(tc);
+	ks_buf_release(&out);
+	ks_buf_release(&cu);
+	ks_task_free(t);
+}
+
 int main(void)
 {
 	test_parse();
 	test_launch();
+	test_include();
 	test_shipped();
 	return tap_done();
 }

@@ -30,10 +30,18 @@ require:
  * Masked scores are -inf; every row sees key 0 in the first tile, so m is finite from then
  * on, and 2^(-inf) = 0 removes masked keys.  Zero-filled K/V rows past seqlen keep the
  * products finite. */
+/* The same device code runs through MLX (tasks/attention/templates/mlx/flash2.cuda.mlx
+ * includes this file): NVRTC, which MLX compiles with, defines __CUDACC_RTC__, has no host
+ * code, no math.h and cuda_fp16.h included already; everything host-side is skipped there. */
+#ifndef __CUDACC_RTC__
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
+#endif
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
 
 #ifndef BM
 #define BM 64
@@ -264,10 +272,12 @@ static __device__ __forceinline__ void tile_step(frags<D> &f, const __half *sq, 
 	}
 }
 
+/* the work of one CTA: query block blockIdx.x (reversed when causal) of head blockIdx.y */
 template <int D, bool CAUSAL>
-__global__ void __launch_bounds__(NTHREADS, 1)
-	attention_fa2(const __half *__restrict__ q, const __half *__restrict__ k,
-		      const __half *__restrict__ v, __half *__restrict__ o, int seqlen, float c)
+static __device__ __forceinline__ void fa2_cta(const __half *__restrict__ q,
+					       const __half *__restrict__ k,
+					       const __half *__restrict__ v, __half *__restrict__ o,
+					       int seqlen, float c)
 {
 	extern __shared__ __align__(16) __half smem[];
 	constexpr int DS = D + 8, KV = 2 * BN * DS;
@@ -360,6 +370,15 @@ __global__ void __launch_bounds__(NTHREADS, 1)
 }
 
 template <int D, bool CAUSAL>
+__global__ void __launch_bounds__(NTHREADS, 1)
+	attention_fa2(const __half *__restrict__ q, const __half *__restrict__ k,
+		      const __half *__restrict__ v, __half *__restrict__ o, int seqlen, float c)
+{
+	fa2_cta<D, CAUSAL>(q, k, v, o, seqlen, c);
+}
+
+#ifndef __CUDACC_RTC__
+template <int D, bool CAUSAL>
 static void launch(const __half *q, const __half *k, const __half *v, __half *o, int bh,
 		   int seqlen, cudaStream_t stream)
 {
@@ -377,17 +396,18 @@ static void launch(const __half *q, const __half *k, const __half *v, __half *o,
 	attention_fa2<D, CAUSAL><<<grid, NTHREADS, smem, stream>>>(q, k, v, o, seqlen, c);
 }
 
+#endif /* !__CUDACC_RTC__ */
+
 /* Any other head_dim (up to 512): one warp per query, each lane owns every 32nd channel;
- * plain online softmax in fp32.  Correct, not fast. */
+ * plain online softmax in fp32.  Correct, not fast.  Query row r of all batch*heads*seqlen. */
 #define GEN_MAXC 16
-__global__ void attention_generic(const __half *__restrict__ q, const __half *__restrict__ k,
-				  const __half *__restrict__ v, __half *__restrict__ o, int64_t rows,
-				  int seqlen, int hd, int causal, float scale)
+static __device__ __forceinline__ void generic_row(const __half *__restrict__ q,
+						   const __half *__restrict__ k,
+						   const __half *__restrict__ v,
+						   __half *__restrict__ o, int64_t r, int seqlen,
+						   int hd, int causal, float scale)
 {
-	const int64_t r = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
 	const int lane = threadIdx.x & 31;
-	if (r >= rows)
-		return;
 	const int i = (int)(r % seqlen);
 	const int64_t head = r - i;
 	const __half *qi = q + r * hd;
@@ -430,6 +450,36 @@ __global__ void attention_generic(const __half *__restrict__ q, const __half *__
 	}
 }
 
+/* One CTA of NTHREADS threads on the grid (ceil(seqlen / BM), batch * heads) with
+ * (BM + 2 * STAGES * BN) * (D + 8) * 2 bytes of dynamic shared memory: the body of the MLX
+ * template, where the launch is MLX's and D and CAUSAL are template args.  Other head_dims
+ * run the plain kernel on the block's queries, a warp per query. */
+template <int D, bool CAUSAL>
+static __device__ __forceinline__ void attention_cta(const __half *q, const __half *k,
+						     const __half *v, __half *o, int seqlen)
+{
+	if constexpr (D == 32 || D == 64 || D == 128) {
+		const float scale = 1.0f / sqrtf((float)D);
+		fa2_cta<D, CAUSAL>(q, k, v, o, seqlen, EXP2 ? scale * 1.4426950408889634f : scale);
+	} else {
+		static_assert(D <= 32 * GEN_MAXC, "head_dim up to 512");
+		const int64_t head = (int64_t)blockIdx.y * seqlen;
+		const int end = min(seqlen, (int)(blockIdx.x + 1) * BM);
+		for (int i = blockIdx.x * BM + (threadIdx.x >> 5); i < end; i += WARPS)
+			generic_row(q, k, v, o, head + i, seqlen, D, CAUSAL, 1.0f / sqrtf((float)D));
+	}
+}
+
+#ifndef __CUDACC_RTC__
+__global__ void attention_generic(const __half *__restrict__ q, const __half *__restrict__ k,
+				  const __half *__restrict__ v, __half *__restrict__ o, int64_t rows,
+				  int seqlen, int hd, int causal, float scale)
+{
+	const int64_t r = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+	if (r < rows)
+		generic_row(q, k, v, o, r, seqlen, hd, causal, scale);
+}
+
 void attention(const __half *q, const __half *k, const __half *v, __half *o, int32_t batch,
 	       int32_t heads, int32_t seqlen, int32_t head_dim, int32_t causal,
 	       cudaStream_t stream)
@@ -458,3 +508,4 @@ void attention(const __half *q, const __half *k, const __half *v, __half *o, int
 	attention_generic<<<(unsigned)((rows + 3) / 4), 128, 0, stream>>>(
 		q, k, v, o, rows, seqlen, head_dim, causal, 1.0f / sqrtf((float)head_dim));
 }
+#endif /* !__CUDACC_RTC__ */

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The FlashAttention-2 template through MLX on an NVIDIA GPU, against MLX's own attention
+# (mx.fast.scaled_dot_product_attention), in a few minutes, from the repository root:
+#
+#   KS_BIN=DIR OUT=DIR bash bench/mlx/attention.sh
+#
+# `ksearch eval attention tasks/attention/templates/mlx/flash2.cuda.mlx --backend mlx` with
+# the knob values of the CUDA run's best (docs/results/cuda-attention.md) and the best
+# configuration measured there, every mlx workload and check; then REPEATS timing-only
+# evaluations of the first configuration on the headline workloads, for the spread of the
+# ratio between processes; writes docs/results/mlx-attention.md.  Environment:
+#   KS_BIN=DIR      ksearch, ksearch-runner, ksearch-runner-mlx (and DIR/devlibs: libraries
+#                   the machine lacks), built elsewhere (default build)
+#   MLX_SITE=DIR    MLX's CUDA build unpacked (default /tmp/site; bench/mlx/gpu_env.sh)
+#   CONFIGS="A=1,B=2 ..."  knob configurations (default: the CUDA best, BM128 BN32 QREG0)
+#   REPS=N          timed repetitions per block (default 20); REPEATS=N (default 3)
+#   RUN_BUDGET=N    also `ksearch run attention --backend mlx --budget N --workloads 2,3`
+#   OUT=DIR         copy the table and the JSON there
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+KS_BIN=$(cd "${KS_BIN:-build}" && pwd)
+RES=${RES:-/tmp/ks-mlx-attention}
+mkdir -p "$RES" docs/results
+export KSEARCH_HOME=$ROOT KSEARCH_CACHE=${KSEARCH_CACHE:-$RES/cache}
+log() { echo "== $(date -u +%H:%M:%S) $*"; }
+if [ -d "$KS_BIN/devlibs" ]; then
+	for f in "$KS_BIN"/devlibs/*.so*; do
+		ldconfig -p | grep -q "$(basename "$f") " || cp -n "$f" /usr/local/lib/
+	done
+	ldconfig 2>/dev/null
+fi
+. bench/mlx/gpu_env.sh "${MLX_SITE:-/tmp/site}"
+probe=$("$KS_BIN/ksearch-runner-mlx" --probe 2>&1)
+log "probe: $probe"
+case "$probe" in *cuda=1*) ;; *) echo "ksearch-runner-mlx has no CUDA MLX here: $probe"; exit 1 ;; esac
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$RES/gpu.txt"
+
+T=tasks/attention/templates/mlx/flash2.cuda.mlx
+CONFIGS=${CONFIGS:-BM=64,BN=64,WARPS=4,STAGES=2,QREG=1,EXP2=1 BM=128,BN=32,WARPS=4,STAGES=2,QREG=0,EXP2=1}
+REPS=${REPS:-20}
+evals=()
+n=0
+for c in $CONFIGS; do
+	n=$((n + 1))
+	log "eval $c: every mlx workload and check"
+	timeout 150 "$KS_BIN/ksearch" eval attention "$T" --backend mlx --define "$c" --reps "$REPS" \
+		--json >"$RES/eval-$n.json" 2>"$RES/eval-$n.err"
+	echo "rc=$?"
+	tail -3 "$RES/eval-$n.err"
+	evals+=(--eval "$c=$RES/eval-$n.json")
+done
+first=${CONFIGS%% *}
+reps=()
+for r in $(seq 1 "${REPEATS:-3}"); do
+	log "repeat $r: $first, headline workloads, timing only"
+	timeout 60 "$KS_BIN/ksearch" eval attention "$T" --backend mlx --define "$first" --reps "$REPS" \
+		--workloads 2,3 --no-checks --json >"$RES/repeat-$r.json" 2>"$RES/repeat-$r.err"
+	echo "rc=$?"
+	reps+=(--repeat "$RES/repeat-$r.json")
+done
+run=()
+if [ -n "${RUN_BUDGET:-}" ]; then
+	log "ksearch run attention --backend mlx --budget $RUN_BUDGET --workloads 2,3"
+	rm -rf "$RES/run"
+	timeout 300 "$KS_BIN/ksearch" run attention --backend mlx --budget "$RUN_BUDGET" --workloads 2,3 \
+		--time-limit "${RUN_TIME:-150s}" --out "$RES/run" --json >"$RES/run.json" 2>"$RES/run.err"
+	echo "rc=$?"
+	tail -12 "$RES/run.err"
+	run=(--run "$RES/run.json" --run-log "$RES/run.err")
+fi
+python3 bench/mlx/attention_report.py "${evals[@]}" "${reps[@]}" "${run[@]}" \
+	--device "$(cat "$RES/gpu.txt")" --probe "$probe" --out docs/results/mlx-attention.md \
+	--command "CONFIGS='$CONFIGS' REPS=$REPS REPEATS=${REPEATS:-3} RUN_BUDGET=${RUN_BUDGET:-} bash bench/mlx/attention.sh"
+if [ -n "${OUT:-}" ]; then
+	mkdir -p "$OUT"
+	cp docs/results/mlx-attention.md "$RES"/*.json "$RES"/*.err "$OUT"/ 2>/dev/null
+fi
+log "done"

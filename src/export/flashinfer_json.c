@@ -1,0 +1,76 @@
+/* The flashinfer exporter: a flashinfer-bench Solution (JSON) for one kernel.  flashinfer-bench
+ * builds a Solution from its `sources` and calls `spec.entry_point`; ours is main.py::run, the
+ * torch module of torch_py.c (value-returning: destination_passing_style false) reading the
+ * kernel from its own source entry, so the Solution's definition must name the inputs as the
+ * task does. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "export/exporters.h"
+#include "ksearch/backend.h"
+
+static int fi_write(const struct ks_export_item *items, int n, struct ks_export_out *o,
+		    struct ks_error *e)
+{
+	if (n != 1)
+		return ks_error_set(e, KS_EINVAL, "a flashinfer-bench Solution holds one kernel, not %d",
+				    n);
+	const struct ks_export_item *it = &items[0];
+	struct ks_buf main_py = KS_BUF_INIT, desc = KS_BUF_INIT;
+	int rc = ks_torch_module(it, 1, "kernel", "run", &main_py, e);
+	if (rc)
+		goto out;
+	int cuda = !strcmp(ks_export_ext(it), "cu");
+	char name[256];
+	snprintf(name, sizeof(name), "%s_ksearch_%s", it->task->name, it->backend);
+	ks_buf_addf(&desc, "A %s kernel found by ksearch on backend %s (%s), %s, knobs %s",
+		    cuda ? "CUDA" : "C", it->backend,
+		    it->origin, it->variants[0].label, it->variants[0].knobs);
+	if (it->nvariants > 1)
+		ks_buf_addf(&desc, "; %d variants chosen by shape", it->nvariants);
+	json_t *sources = json_array();
+	json_array_append_new(sources, json_pack("{s:s, s:s}", "path", "main.py", "content",
+						 ks_buf_str(&main_py)));
+	for (int v = 0; v < it->nvariants; v++) {
+		char file[160];
+		struct ks_buf k = KS_BUF_INIT;
+		ks_export_kernel_name(it, v, file, sizeof(file));
+		ks_export_kernel_source(it, v, &k);
+		json_array_append_new(sources,
+				      json_pack("{s:s, s:s}", "path", file, "content", ks_buf_str(&k)));
+		ks_buf_release(&k);
+	}
+	json_t *doc = json_pack(
+		"{s:s, s:s, s:s, s:s, s:{s:s, s:[s], s:s, s:[s], s:b}, s:o}", "name", name,
+		"definition", it->task->name, "description", ks_buf_str(&desc), "author", "ksearch",
+		"spec", "language", "python", "target_hardware", cuda ? "NVIDIA_GPU" : "CPU",
+		"entry_point", "main.py::run", "dependencies", "torch",
+		"destination_passing_style", 0, "sources",
+		sources);
+	char *text = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
+	if (!text)
+		rc = ks_error_set(e, KS_ENOMEM, "build the Solution JSON");
+	else
+		ks_buf_addf(ks_export_out_file(o, "solution.json"), "%s\n", text);
+	free(text);
+	json_decref(doc);
+out:
+	ks_buf_release(&main_py);
+	ks_buf_release(&desc);
+	return rc;
+}
+
+static const char *const fi_backends[] = {"cpu", "cuda", NULL};
+
+const struct ks_exporter_i ks_exporter_flashinfer = {
+	.version = KS_EXPORTER_VERSION,
+	.name = "flashinfer",
+	.backends = fi_backends,
+	.folder = 0,
+	.summary = "a flashinfer-bench Solution JSON: main.py::run (the torch op) and the kernel "
+		   "source",
+	.write = fi_write,
+};

@@ -1,0 +1,273 @@
+/* What `ksearch export` exports: a run folder's best kernel and the candidates that won
+ * workloads of their own (from the store's per-workload times), or one kernel file. */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ksearch/backend.h"
+#include "ksearch/export.h"
+#include "ksearch/store.h"
+#include "util/fs.h"
+
+#define MAX_SOURCE ((size_t)4 << 20)
+
+/* " * task softmax, backend cpu, candidate 8: ..." in the first lines of a run's best file */
+static void parse_header(const char *src, char *task, size_t tn, char *be, size_t bn,
+			 long long *cand)
+{
+	const char *p = strstr(src, " * task ");
+	char t[128], b[32];
+	*cand = 0;
+	if (!p || p > src + 4096)
+		return;
+	int got = sscanf(p, " * task %127[^,], backend %31[^,], candidate %lld", t, b, cand);
+	if (got >= 2) {
+		snprintf(task, tn, "%s", t);
+		snprintf(be, bn, "%s", b);
+	}
+}
+
+/* a candidate's source with its defines ("-DVEC=16 -DUNROLL=4") as #define lines first,
+ * as the run's best file has them */
+static int bake(struct ks_store *s, const struct ks_store_candidate *c, struct ks_buf *out,
+		struct ks_error *e)
+{
+	ks_buf_addf(out, "/* candidate %lld: %s\n * knobs: %s\n */\n", (long long)c->id,
+		    c->action ? c->action : "", c->knobs ? c->knobs : "{}");
+	for (const char *d = c->defines ? c->defines : ""; *d;) {
+		while (*d == ' ')
+			d++;
+		if (strncmp(d, "-D", 2))
+			break;
+		d += 2;
+		size_t len = strcspn(d, " ");
+		const char *eq = memchr(d, '=', len);
+		if (eq)
+			ks_buf_addf(out, "#define %.*s %.*s\n", (int)(eq - d), d,
+				    (int)(len - (size_t)(eq - d) - 1), eq + 1);
+		d += len;
+	}
+	ks_buf_adds(out, "\n");
+	return ks_store_get_source(s, c->id, out, e);
+}
+
+/* the evaluation of candidate id on workload w in phase (NULL: none) */
+static const struct ks_store_eval *find_eval(const struct ks_store_eval *ev, size_t n, int w)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ev[i].workload == w && ev[i].status && !strcmp(ev[i].status, "PASSED") &&
+		    ev[i].median_us > 0)
+			return &ev[i];
+	return NULL;
+}
+
+struct timed {
+	int64_t id;
+	struct ks_store_eval *ev;
+	size_t nev;
+};
+
+/* The routes: per timed workload, the candidate that beat the best by more than both
+ * spreads (so noise never splits the dispatch); measured in the final re-measurement when
+ * the best has one, else in the search. */
+static int load_routes(struct ks_store *s, struct ks_export_loaded *l, int64_t best_id,
+		       struct ks_error *e)
+{
+	struct ks_export_item *it = &l->item;
+	struct ks_store_candidate *cands = NULL;
+	struct ks_store_workload *wls = NULL;
+	size_t nc = 0, nw = 0, nt = 0;
+	struct timed t[64];
+	int64_t ids[KS_EXPORT_MAX_VARIANTS] = {best_id};
+	int rc;
+	if ((rc = ks_store_list_candidates(s, KS_STORE_ORDER_BEST, &cands, &nc, e)) ||
+	    (rc = ks_store_list_workloads(s, &wls, &nw, e)))
+		goto out;
+	const struct ks_store_candidate *best = NULL;
+	for (size_t i = 0; i < nc; i++)
+		if (cands[i].id == best_id)
+			best = &cands[i];
+	if (!best)
+		goto out;
+	const char *phase = best->has_final ? "final" : "search";
+	for (size_t i = 0; i < nc && nt < 64; i++) {
+		const struct ks_store_candidate *c = &cands[i];
+		int passed = best->has_final ? c->has_final && !strcmp(c->final_status, "PASSED")
+					     : c->has_result && !strcmp(c->status, "PASSED");
+		if (!passed)
+			continue;
+		t[nt] = (struct timed){.id = c->id};
+		if ((rc = ks_store_list_evals(s, c->id, phase, &t[nt].ev, &t[nt].nev, e)))
+			goto out;
+		nt++;
+	}
+	const struct timed *tb = NULL;
+	for (size_t i = 0; i < nt; i++)
+		if (t[i].id == best_id)
+			tb = &t[i];
+	for (size_t w = 0; w < nw && tb && it->nroutes < KS_EXPORT_MAX_ROUTES; w++) {
+		int wi = wls[w].index;
+		if (wls[w].is_check || wi < 0 || wi >= it->task->nworkloads)
+			continue;
+		const struct ks_store_eval *eb = find_eval(tb->ev, tb->nev, wi);
+		if (!eb)
+			continue;
+		int64_t win = best_id;
+		double win_us = eb->median_us;
+		for (size_t i = 0; i < nt; i++) {
+			const struct ks_store_eval *x = find_eval(t[i].ev, t[i].nev, wi);
+			double noise = (eb->spread_pct + (x ? x->spread_pct : 0)) / 200.0;
+			if (x && x->median_us < win_us && x->median_us < eb->median_us * (1 - noise)) {
+				win = t[i].id;
+				win_us = x->median_us;
+			}
+		}
+		int v = 0;
+		while (v < it->nvariants && ids[v] != win)
+			v++;
+		if (v == it->nvariants) {
+			if (v == KS_EXPORT_MAX_VARIANTS)
+				v = 0, win = best_id;
+			else
+				ids[it->nvariants++] = win;
+		}
+		struct ks_export_route *r = &it->routes[it->nroutes++];
+		for (int p = 0; p < it->task->nparams && p < 16; p++)
+			r->values[p] = it->task->workloads[wi].values[p];
+		r->variant = v;
+	}
+	for (int v = 1; v < it->nvariants && !rc; v++) {
+		struct ks_store_candidate *c = NULL;
+		if ((rc = ks_store_get_candidate(s, ids[v], &c, e)))
+			break;
+		ks_buf_init(&l->mem[v], MAX_SOURCE);
+		rc = bake(s, c, &l->mem[v], e);
+		snprintf(l->labels[v], sizeof(l->labels[v]), "candidate %lld", (long long)c->id);
+		l->knobs[v] = strdup(c->knobs ? c->knobs : "{}");
+		it->variants[v] = (struct ks_export_variant){
+			.source = ks_buf_str(&l->mem[v]), .label = l->labels[v], .knobs = l->knobs[v]};
+		ks_store_free(c);
+	}
+	/* one winner everywhere: no dispatch */
+	if (it->nvariants == 1)
+		it->nroutes = 0;
+out:
+	for (size_t i = 0; i < nt; i++)
+		ks_store_free(t[i].ev);
+	ks_store_free(cands);
+	ks_store_free(wls);
+	return rc;
+}
+
+static int load_run(const char *dir, struct ks_export_loaded *l, char *task, size_t tn,
+		    struct ks_error *e)
+{
+	struct ks_store *s = NULL;
+	struct ks_store_run *run = NULL;
+	int rc = ks_store_open(dir, 0, &s, e);
+	if (rc)
+		return ks_error_wrap(e, "'%s' is not a run folder", dir);
+	if ((rc = ks_store_get_run(s, &run, e)))
+		goto out;
+	snprintf(task, tn, "%s", run->task);
+	snprintf(l->backend, sizeof(l->backend), "%s", run->backend);
+	const struct ks_backend_i *be = ks_backend_find(run->backend);
+	snprintf(l->origin, sizeof(l->origin), "%s/best.%s", dir, be ? be->ext : "?");
+	if (!ks_path_exists(l->origin)) {
+		rc = ks_error_set(e, KS_ENOTFOUND, "'%s' has no best.%s: the run has not finished",
+				  dir, be ? be->ext : "?");
+		goto out;
+	}
+	if ((rc = ks_file_read(l->origin, MAX_SOURCE, &l->mem[0], e)) ||
+	    (rc = ks_task_load(task, &l->task, e)))
+		goto out;
+	char t2[128], b2[32];
+	long long best_id = 0;
+	parse_header(ks_buf_str(&l->mem[0]), t2, sizeof(t2), b2, sizeof(b2), &best_id);
+	l->item.task = l->task;
+	struct ks_store_candidate *c = NULL;
+	if (best_id > 0 && !ks_store_get_candidate(s, best_id, &c, e)) {
+		l->knobs[0] = strdup(c->knobs ? c->knobs : "{}");
+		ks_store_free(c);
+		snprintf(l->labels[0], sizeof(l->labels[0]), "candidate %lld", best_id);
+		rc = load_routes(s, l, best_id, e);
+	}
+out:
+	ks_store_free(run);
+	ks_store_close(s);
+	return rc;
+}
+
+/* the backend whose kernel files end in path's extension */
+static const char *backend_of_ext(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+	for (const struct ks_backend_i *const *b = ks_backend_list(); dot && *b; b++)
+		if (!strcmp((*b)->ext, dot + 1))
+			return (*b)->name;
+	return NULL;
+}
+
+int ks_export_load(const char *path, const char *task_name, struct ks_export_loaded *l,
+		   struct ks_error *e)
+{
+	char task[128] = "";
+	int rc;
+	memset(l, 0, sizeof(*l));
+	ks_buf_init(&l->mem[0], MAX_SOURCE);
+	l->item.nvariants = 1;
+	char db[4096], best[4096] = "";
+	snprintf(db, sizeof(db), "%s/run.db", path);
+	/* a folder with a best file but no store (copied without run.db): the best file alone */
+	for (const struct ks_backend_i *const *b = ks_backend_list();
+	     ks_is_dir(path) && !ks_path_exists(db) && *b && !best[0]; b++) {
+		snprintf(best, sizeof(best), "%s/best.%s", path, (*b)->ext);
+		if (!ks_path_exists(best))
+			best[0] = 0;
+	}
+	if (best[0])
+		path = best;
+	if (ks_is_dir(path)) {
+		rc = load_run(path, l, task, sizeof(task), e);
+	} else {
+		snprintf(l->origin, sizeof(l->origin), "%s", path);
+		if ((rc = ks_file_read(path, MAX_SOURCE, &l->mem[0], e)))
+			return rc;
+		long long cand;
+		parse_header(ks_buf_str(&l->mem[0]), task, sizeof(task), l->backend,
+			     sizeof(l->backend), &cand);
+		if (!l->backend[0] && backend_of_ext(path))
+			snprintf(l->backend, sizeof(l->backend), "%s", backend_of_ext(path));
+		if (task_name)
+			snprintf(task, sizeof(task), "%s", task_name);
+		if (!task[0])
+			return ks_error_set(e, KS_EINVAL, "'%s' does not say its task: give --task TASK",
+					    path);
+		if (!l->backend[0])
+			return ks_error_set(e, KS_EINVAL, "'%s': no backend takes this extension", path);
+		rc = ks_task_load(task, &l->task, e);
+		l->item.task = l->task;
+	}
+	if (rc)
+		return rc;
+	if (!l->labels[0][0])
+		snprintf(l->labels[0], sizeof(l->labels[0]), "%s", ks_is_dir(path) ? "best" : "kernel file");
+	l->item.backend = l->backend;
+	l->item.origin = l->origin;
+	l->item.variants[0] = (struct ks_export_variant){
+		.source = ks_buf_str(&l->mem[0]), .label = l->labels[0],
+		.knobs = l->knobs[0] ? l->knobs[0] : "{}"};
+	return 0;
+}
+
+void ks_export_loaded_release(struct ks_export_loaded *l)
+{
+	for (int i = 0; i < KS_EXPORT_MAX_VARIANTS; i++) {
+		ks_buf_release(&l->mem[i]);
+		free(l->knobs[i]);
+	}
+	ks_task_free(l->task);
+	memset(l, 0, sizeof(*l));
+}

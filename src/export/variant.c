@@ -1,0 +1,31 @@
+/* Kernel files of an export item, shared by the exporters that ship sources (c, torch,
+ * flashinfer): their names and, when several candidates won different shapes, each
+ * variant's entry point renamed so one library holds them all. */
+#include <stdio.h>
+#include <string.h>
+
+#include "export/exporters.h"
+#include "ksearch/backend.h"
+
+const char *ks_export_ext(const struct ks_export_item *it)
+{
+	const struct ks_backend_i *be = ks_backend_find(it->backend);
+	return be ? be->ext : "c";
+}
+
+void ks_export_kernel_name(const struct ks_export_item *it, int v, char *out, size_t n)
+{
+	if (it->nvariants == 1)
+		snprintf(out, n, "%s.%s", it->task->name, ks_export_ext(it));
+	else
+		snprintf(out, n, "%s_v%d.%s", it->task->name, v, ks_export_ext(it));
+}
+
+int ks_export_kernel_source(const struct ks_export_item *it, int v, struct ks_buf *out)
+{
+	ks_buf_addf(out, "/* %s: %s of %s (ksearch export) */\n", it->task->name,
+		    it->variants[v].label, it->origin);
+	if (it->nvariants > 1)
+		ks_buf_addf(out, "#define %s %s__v%d\n", it->task->name, it->task->name, v);
+	return ks_buf_addf(out, "%s", it->variants[v].source);
+}
