@@ -37,3 +37,10 @@ if ! python3 -c "import mlx.core" 2>/dev/null; then
     python3 -m pip install --quiet --break-system-packages "$want" >&2 ||
     echo "setup: could not install $want: ksearch builds without the mlx backend" >&2
 fi
+# mlx-lm's model code for bench/mlx/mamba_prefill.py and its test (--no-deps: the script
+# imports only mlx_lm.models, not the checkpoint loading that needs transformers)
+if python3 -c "import mlx.core" 2>/dev/null && ! python3 -c "import importlib.util as u; assert u.find_spec('mlx_lm')" 2>/dev/null; then
+  python3 -m pip install --quiet --no-deps "mlx-lm==0.32.2" >&2 2>/dev/null ||
+    python3 -m pip install --quiet --no-deps --break-system-packages "mlx-lm==0.32.2" >&2 ||
+    echo "setup: could not install mlx-lm: tests/cli/t0465-mlx-prefill.sh is skipped" >&2
+fi

@@ -5,6 +5,9 @@
 
 #include <stdio.h>
 
+#include "ksearch/buf.h"
+#include "ksearch/error.h"
+
 /* exit codes, documented in `ksearch --help` */
 enum {
 	KS_EXIT_OK = 0,    /* success; for eval: the kernel passed */
@@ -35,6 +38,11 @@ int ks_opt_range(const char *name, double v, double min, double max);
 
 /* install the stderr log sink; verbose lowers the level to debug */
 void ks_cli_log_init(int verbose);
+
+/* into out, "A=1,B=2": defines (--define's list, may be NULL), then each knob of src's
+ * @ksearch block that neither it nor a '#define NAME' line of src gives, at its default */
+int ks_cli_knob_values(const char *src, const char *path, const char *defines,
+		       struct ks_buf *out, struct ks_error *e);
 
 int cmd_run(int argc, char **argv);
 int cmd_eval(int argc, char **argv);

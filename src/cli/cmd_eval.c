@@ -124,7 +124,8 @@ int cmd_eval(int argc, char **argv)
 		{"memory-limit", KS_OPT_STR, &memlimit, "SIZE", "memory a kernel may allocate (2G)"},
 		{"threads", KS_OPT_INT, &threads, "N", "OMP_NUM_THREADS for the kernel"},
 		{"cflags", KS_OPT_STR, &cflags, "FLAGS", "compiler flags (-O3 -march=native -fopenmp)"},
-		{"define", KS_OPT_STR, &defines, "A=1,B=2", "knob values passed as -D"},
+		{"define", KS_OPT_STR, &defines, "A=1,B=2",
+		 "knob values passed as -D (a template's other knobs: their defaults)"},
 		{"min-time", KS_OPT_STR, &min_time, "S", "timing floor per block (0.2s)"},
 		{"reps", KS_OPT_INT, &reps, "N", "minimum timed repetitions per block (10)"},
 		{"quick", KS_OPT_FLAG, &quick, NULL, "short timing (one block, 0.05 s floor)"},
@@ -193,13 +194,6 @@ int cmd_eval(int argc, char **argv)
 		o.min_time_s = 0.05;
 		o.blocks = 1;
 	}
-	char defcopy[4096];
-	const char *deflist[65];
-	if (defines) {
-		snprintf(defcopy, sizeof(defcopy), "%s", defines);
-		split_defines(defcopy, deflist, 65);
-		o.defines = deflist;
-	}
 	struct ks_error e = {0};
 	struct ks_task *t = NULL;
 	/* the reusable assertions of the task's class add their checks */
@@ -214,6 +208,23 @@ int cmd_eval(int argc, char **argv)
 		ks_task_free(t);
 		return KS_EXIT_USAGE;
 	}
+	/* a knob template runs at its defaults where --define gives no value */
+	char defcopy[4096];
+	const char *deflist[65];
+	struct ks_buf vals = KS_BUF_INIT;
+	if (ks_cli_knob_values(ks_buf_str(&src), pos[1], defines, &vals, &e)) {
+		fprintf(stderr, "ksearch eval: %s\n", e.msg);
+		ks_buf_release(&vals);
+		ks_buf_release(&src);
+		ks_task_free(t);
+		return KS_EXIT_USAGE;
+	}
+	if (vals.len) {
+		snprintf(defcopy, sizeof(defcopy), "%s", ks_buf_str(&vals));
+		split_defines(defcopy, deflist, 65);
+		o.defines = deflist;
+	}
+	ks_buf_release(&vals);
 	if (strcmp(spec, "none") && (peak_gflops <= 0 || peak_gbps <= 0)) {
 		struct ks_spec sp;
 		ks_spec_init(&sp);

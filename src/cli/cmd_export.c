@@ -6,17 +6,20 @@
 
 #include "cli/cli.h"
 #include "ksearch/export.h"
+#include "ksearch/template.h"
 #include "util/fs.h"
 
 #define MAX_ITEMS 16
 
 static const char usage[] =
-	"ksearch export RUN_DIR|KERNEL... --to c|torch|mlx|flashinfer [--task TASK] [--out PATH]";
+	"ksearch export RUN_DIR|KERNEL... --to c|torch|mlx|flashinfer [--task TASK] [--define A=1,B=2]\n"
+	"       [--out PATH]";
 static const char about[] =
 	"Write the kernels a run found (its best kernel and, when other candidates won some\n"
 	"workloads by more than the noise, those too, chosen by shape) or kernel files as code\n"
 	"for another framework.  A kernel file names its task with --task unless it is a run's\n"
-	"best file, whose header says it.  docs/export.md describes each target.\n"
+	"best file, whose header says it.  A knob template (an @ksearch block) is exported with\n"
+	"its knobs' defaults, or the values --define gives.  docs/export.md describes each target.\n"
 	"Targets:\n"
 	"  c           a folder (--out DIR, required): NAME.h with the prototype and the knob\n"
 	"              values as #defines, the kernel source(s), NAME_dispatch.c|.cu when several\n"
@@ -28,6 +31,56 @@ static const char about[] =
 	"  flashinfer  a flashinfer-bench Solution JSON (main.py::run and the kernel source)\n"
 	"One-file targets write to --out FILE or stdout.\n\n"
 	"Exit status: 0 written, 2 usage error or a kernel the target cannot take.";
+
+/* the value the list "A=1,B=2" gives name, or NULL */
+static const char *define_value(const char *defines, const char *name, char *out, size_t n)
+{
+	size_t len = strlen(name);
+	for (const char *p = defines; p && *p;) {
+		size_t tl = strcspn(p, ", ");
+		if (tl > len && p[len] == '=' && !strncmp(p, name, len)) {
+			snprintf(out, n, "%.*s", (int)(tl - len - 1), p + len + 1);
+			return out;
+		}
+		p += tl;
+		p += strspn(p, ", ");
+	}
+	return NULL;
+}
+
+/* A knob template's values (ks_cli_knob_values) baked in as the '#define NAME VALUE' lines
+ * a run's best file starts with; other files are left as they are. */
+static int bake_knobs(const char *path, struct ks_buf *src, const char *defines,
+		      struct ks_error *e)
+{
+	if (!strstr(ks_buf_str(src), "@ksearch"))
+		return 0;
+	struct ks_template *t = NULL;
+	struct ks_buf vals = KS_BUF_INIT, out = KS_BUF_INIT;
+	int rc = ks_cli_knob_values(ks_buf_str(src), path, defines, &vals, e);
+	if (!rc)
+		rc = ks_template_parse(ks_buf_str(src), src->len, path, &t, e);
+	if (rc) {
+		ks_buf_release(&vals);
+		return rc;
+	}
+	char val[256];
+	for (int k = 0; k < t->nknobs && !rc; k++) {
+		const char *v = define_value(ks_buf_str(&vals), t->knobs[k].name, val, sizeof(val));
+		if (v)
+			rc = ks_buf_addf(&out, "#define %s %s\n", t->knobs[k].name, v);
+	}
+	if (!rc)
+		rc = ks_buf_add(&out, src->data, src->len);
+	if (!rc) {
+		ks_buf_reset(src);
+		rc = ks_buf_add(src, out.data, out.len);
+	}
+	ks_buf_release(&out);
+	ks_buf_release(&vals);
+	ks_template_free(t);
+	return rc ? ks_error_set(e, rc, "'%s': out of memory", path) : 0;
+}
 
 /* write every file of o under dir (made when missing) */
 static int write_folder(const char *dir, const struct ks_export_out *o, struct ks_error *e)
@@ -51,10 +104,12 @@ static void known_targets(char *out, size_t n)
 
 int cmd_export(int argc, char **argv)
 {
-	const char *to = NULL, *task_name = NULL, *out_path = NULL;
+	const char *to = NULL, *task_name = NULL, *out_path = NULL, *defines = NULL;
 	const struct ks_opt opts[] = {
 		{"to", KS_OPT_STR, &to, "TARGET", "what to write: c, torch, mlx, flashinfer"},
 		{"task", KS_OPT_STR, &task_name, "TASK", "the task of kernel files without a run header"},
+		{"define", KS_OPT_STR, &defines, "A=1,B=2",
+		 "knob values of a template (default: each knob's default)"},
 		{"out", KS_OPT_STR, &out_path, "PATH", "the folder (c) or file to write; one-file targets: stdout without"},
 		{NULL, 0, NULL, NULL, NULL},
 	};
@@ -86,7 +141,9 @@ int cmd_export(int argc, char **argv)
 	int rc = KS_EXIT_USAGE, n = 0;
 	ks_export_out_init(&out);
 	for (; n < npos; n++) {
-		if (ks_export_load(pos[n], task_name, &loaded[n], &e)) {
+		if (ks_export_load(pos[n], task_name, &loaded[n], &e) ||
+		    (!ks_is_dir(pos[n]) &&
+		     bake_knobs(pos[n], &loaded[n].mem[0], defines, &e))) {
 			fprintf(stderr, "ksearch export: %s\n", e.msg);
 			n++;
 			goto out;
@@ -102,6 +159,8 @@ int cmd_export(int argc, char **argv)
 			n++;
 			goto out;
 		}
+		if (!ks_is_dir(pos[n]))
+			loaded[n].item.variants[0].source = ks_buf_str(&loaded[n].mem[0]);
 		items[n] = loaded[n].item;
 	}
 	if (ex->write(items, n, &out, &e)) {
