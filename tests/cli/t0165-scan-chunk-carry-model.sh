@@ -12,6 +12,7 @@ command -v "$CC" >/dev/null || skip_rest "no C compiler ($CC)"
 S=$ROOT/tasks/selective_scan
 for knobs in "WPC=1 ITEMS=8 UNR=2 POLY=0" "WPC=2 ITEMS=8 UNR=2 POLY=1" \
 	"WPC=4 ITEMS=4 UNR=4 POLY=2" "WPC=2 ITEMS=16 UNR=1 POLY=0"; do
+	# shellcheck disable=SC2086
 	defs=$(printf -- '-D%s ' $knobs)
 	# shellcheck disable=SC2086
 	"$CC" -O2 $defs "$ROOT/bench/cuda/chunk_carry_model.c" -x c -Dselective_scan=ref_scan \
