@@ -12,6 +12,13 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 2
 KS=${KS_BIN:-$ROOT/build}/ksearch
 [ -x "$KS" ] || { echo "no ksearch at $KS (set KS_BIN to the build directory)"; exit 2; }
+# binaries built on another machine may bring the libraries this one lacks (as run.sh does)
+if [ -d "$(dirname "$KS")/devlibs" ]; then
+	for f in "$(dirname "$KS")"/devlibs/*.so*; do
+		ldconfig -p | grep -q "$(basename "$f") " || cp -n "$f" /usr/local/lib/
+	done
+	ldconfig 2>/dev/null
+fi
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
 export KSEARCH_HOME=$ROOT KSEARCH_CACHE=${KSEARCH_CACHE:-$OUT/cache}

@@ -14,7 +14,7 @@ require:
   - "ITEMS % VEC == 0"
   - "POLY <= UNR"
   - "ITEMS * UNR <= 64"
-  - "32 * WPC * CPB <= 1024"
+  - "32 * WPC * CPB <= 512"
   - "128 * 32 * WPC * ITEMS <= 227 * 1024"
 @end */
 /* Per state n and step t: e_t = 2^(dt_t A_n log2e), q_t = dt_t u_t B_nt, h_t = e_t h_{t-1} + q_t
