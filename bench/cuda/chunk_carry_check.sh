@@ -24,7 +24,7 @@ mkdir -p "$OUT"
 export KSEARCH_HOME=$ROOT KSEARCH_CACHE=${KSEARCH_CACHE:-$OUT/cache}
 T=tasks/selective_scan
 TPL=$T/templates/cuda/chunk_carry.cu
-CONFIGS=${CONFIGS:-DEFAULT WPC=1,CPB=8 WPC=4,CPB=2 POLY=1 WPC=2,CPB=8}
+CONFIGS=${CONFIGS:-DEFAULT WPC=1,CPB=8 WPC=4,CPB=2 POLY=1 PFR=0,UNR=1,WPC=1,CPB=4}
 defs() { [ "$1" = DEFAULT ] || echo "--define $1"; }
 stamp() { date -u +%H:%M:%S; }
 

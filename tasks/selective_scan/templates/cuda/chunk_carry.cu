@@ -9,6 +9,7 @@ knobs:
   CPB: {values: [1, 2, 4, 8], default: 4, summary: "channels per block sharing the staged B and C tiles", impacts: {memory_bandwidth: 5, compute_hw_fit: 3}}
   UNR: {values: [1, 2, 4], default: 2, summary: "states per group: independent chains between barriers, more registers", impacts: {register_pressure: 7, compute_hw_fit: 6}}
   POLY: {values: [0, 1, 2], default: 0, summary: "states of each group whose exp2 is a degree-5 polynomial (FMA pipe) instead of MUFU ex2", impacts: {compute_hw_fit: 5}}
+  PFR: {values: [0, 1], default: 1, summary: "1 loads the next tile's u, delta and z into registers during this tile (16 bytes per lane and row more registers); 0 loads this tile's while its B and C staging is awaited", impacts: {register_pressure: 5, memory_bandwidth: 4}}
   VEC: {values: [2, 4, 8], default: 8, summary: "f16 values per global vector load and store of u, delta, z and y (8 = 16 bytes); rows whose length is no multiple fall back to scalar accesses", impacts: {memory_bandwidth: 6}}
 require:
   - "ITEMS % VEC == 0"
@@ -52,6 +53,9 @@ require:
 #endif
 #ifndef VEC
 #define VEC 8
+#endif
+#ifndef PFR
+#define PFR 1
 #endif
 
 #define KS_LOG2E 1.4426950408889634f
@@ -246,11 +250,18 @@ __global__ void __launch_bounds__(NT)
 	const int off = w * 32 * ITEMS + lane * ITEMS; /* the lane's first step inside a tile */
 	stage_bc(smem, Bb, Cb, 0, L, dstate, async_ok);
 	__half2 ru[ITEMS / 2], rd[ITEMS / 2], rz[ITEMS / 2];
-	load_raw(u + bd * L, off, L, vec_ok, ru);
-	load_raw(delta + bd * L, off, L, vec_ok, rd);
-	load_raw(z + bd * L, off, L, vec_ok, rz);
+	if constexpr (PFR) {
+		load_raw(u + bd * L, off, L, vec_ok, ru);
+		load_raw(delta + bd * L, off, L, vec_ok, rd);
+		load_raw(z + bd * L, off, L, vec_ok, rz);
+	}
 	for (int64_t it = 0; it < ntiles; it++) {
 		const int64_t t0 = it * TILE, base = t0 + off;
+		if constexpr (!PFR) { /* this tile's, in flight during the staging wait */
+			load_raw(u + bd * L, base, L, vec_ok, ru);
+			load_raw(delta + bd * L, base, L, vec_ok, rd);
+			load_raw(z + bd * L, base, L, vec_ok, rz);
+		}
 		const __half *cur = smem + (it & 1) * BCROWS * TILE;
 		if (it + 1 < ntiles) {
 			stage_bc(smem + ((it + 1) & 1) * BCROWS * TILE, Bb, Cb, t0 + TILE, L, dstate,
@@ -274,7 +285,7 @@ __global__ void __launch_bounds__(NT)
 #pragma unroll
 		for (int k = 0; k < ITEMS / 2; k++)
 			zc[k] = rz[k];
-		if (it + 1 < ntiles) { /* the next tile's u, delta, z, in flight during this one */
+		if (PFR && it + 1 < ntiles) { /* the next tile's u, delta, z, during this one */
 			load_raw(u + bd * L, base + TILE, L, vec_ok, ru);
 			load_raw(delta + bd * L, base + TILE, L, vec_ok, rd);
 			load_raw(z + bd * L, base + TILE, L, vec_ok, rz);
