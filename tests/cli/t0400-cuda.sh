@@ -77,6 +77,11 @@ else
 	if [ -f "$ROOT/tasks/selective_scan/task.yaml" ]; then
 		S=$ROOT/tasks/selective_scan/templates/cuda
 		cu_compiles "$ROOT/tasks/selective_scan" "$S/warp_scan.cu" ITEMS=4 SPLIT=1 WPC=1 CPB=4 VEC=2 KEEP=0 MINW=32
+		# chunk_carry: the one-warp path (__syncwarp), 4 warps per channel with polynomial
+		# exps, the shortest and longest lanes
+		cu_compiles "$ROOT/tasks/selective_scan" "$S/chunk_carry.cu" WPC=1 CPB=8 UNR=1 VEC=2 PFR=0
+		cu_compiles "$ROOT/tasks/selective_scan" "$S/chunk_carry.cu" WPC=4 CPB=2 ITEMS=4 UNR=4 POLY=2 VEC=4
+		cu_compiles "$ROOT/tasks/selective_scan" "$S/chunk_carry.cu" WPC=2 CPB=1 ITEMS=16 UNR=2 POLY=1
 	fi
 	for f in "$H"/*.cu; do
 		cu_compiles "$SCALE" "$f"
