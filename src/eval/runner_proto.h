@@ -20,6 +20,10 @@
  *   snap <set>                                   [ok]  copy a set's current outputs
  *   time <warmup> <min_reps> <min_ns> <max_reps> <max_ns>
  *                                                [times <n> <warm_ns> <block_ns> <t0> ...]
+ *   reset                                        [ok]  forget the workload: tensors, params
+ *                                                 and sets go, the kernel stays loaded and
+ *                                                 the device initialised (error: the device
+ *                                                 cannot; start a new runner instead)
  *   quit
  * Unsolicited lines the runner may send before dying:
  *   violation <what>      the sandbox stopped something (-> SANDBOX_VIOLATION)

@@ -158,8 +158,33 @@ static void lap(struct ks_wl_result *res, enum ks_eval_phase p, double *mark)
 	*mark = now;
 }
 
+/* fill set s with seed's inputs and call the kernel on it: two commands, one round trip */
+static int fill_call(struct ks_runner *r, double timeout_s, int s, unsigned long long seed,
+		     const char **reply, struct ks_error *e)
+{
+	int rc = ks_runner_send(r, e, "fill %d %llu", s, seed);
+	if (!rc && !(rc = ks_runner_send(r, e, "call %d", s)) &&
+	    !(rc = ks_runner_wait(r, timeout_s, reply, e)))
+		rc = ks_runner_wait(r, timeout_s, reply, e);
+	return rc;
+}
+
+/* every rotating set, set s with the inputs of seed s mod nseeds: one batch of commands */
+static int fill_sets(struct ks_evaluator *ev, struct ks_runner *r, int nsets,
+		     struct ks_error *e)
+{
+	const char *reply;
+	int rc = 0, sent = 0;
+	for (int s = 0; s < nsets && !rc; s++)
+		if (!(rc = ks_runner_send(r, e, "fill %d %llu", s, ev->seeds[s % ev->o.nseeds])))
+			sent++;
+	for (int k = 0; k < sent && !rc; k++)
+		rc = ks_runner_wait(r, ev->o.timeout_s, &reply, e);
+	return rc;
+}
+
 int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
-		     struct ks_wl_result *res, struct ks_error *e)
+		     struct ks_runner **candp, struct ks_wl_result *res, struct ks_error *e)
 {
 	double mark = ks_clock_s();
 	const struct ks_eval_opts *o = &ev->o;
@@ -173,7 +198,10 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 			goto out;
 	int nsets = timed ? ws->nsets : 1;
 	lap(res, KS_PHASE_REFERENCE, &mark);
-	if (ks_eval_open_runner(ev, ws, lib, nsets, 0, o->memory_limit, &cand, &ke)) {
+	int failed_setup = ks_eval_candidate_runner(ev, ws, lib, nsets, candp, &ke);
+	cand = *candp;
+	*candp = NULL; /* handed back below when this workload passes */
+	if (failed_setup) {
 		if (!cand) {
 			rc = ks_error_set(e, ke.code, "%s", ke.msg);
 			goto out;
@@ -186,8 +214,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	lap(res, KS_PHASE_START, &mark);
 	/* correctness right after each call, on fresh buffers per seed */
 	for (int s = 0; s < o->nseeds; s++) {
-		if (ks_runner_cmd(cand, o->timeout_s, &reply, &ke, "fill 0 %llu", ev->seeds[s]) ||
-		    ks_runner_cmd(cand, o->timeout_s, &reply, &ke, "call 0")) {
+		if (fill_call(cand, o->timeout_s, 0, ev->seeds[s], &reply, &ke)) {
 			kernel_failed(cand, res, &log, "call");
 			goto out;
 		}
@@ -208,22 +235,18 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	lap(res, KS_PHASE_CHECK, &mark);
 
 	/* rotating input sets, each with one of the seeds' inputs (references known) */
-	for (int s = 0; s < nsets; s++)
-		if (ks_runner_cmd(cand, o->timeout_s, &reply, &ke, "fill %d %llu", s,
-				  ev->seeds[s % o->nseeds])) {
-			kernel_failed(cand, res, &log, "fill");
-			goto out;
-		}
+	if (fill_sets(ev, cand, nsets, &ke)) {
+		kernel_failed(cand, res, &log, "fill");
+		goto out;
+	}
 	int measure_base = ev->base.ok && !o->skip_baseline && !(o->reuse_baseline && ws->nbase);
 	if (measure_base) {
 		if (ks_eval_open_runner(ev, ws, ev->base.path, nsets, 0, o->memory_limit, &base, &ke)) {
 			rc = ks_error_set(e, KS_EIO, "the baseline failed to start: %s", ke.msg);
 			goto out;
 		}
-		for (int s = 0; s < nsets; s++)
-			if ((rc = ks_runner_cmd(base, o->timeout_s, &reply, e, "fill %d %llu", s,
-						ev->seeds[s % o->nseeds])))
-				goto out;
+		if ((rc = fill_sets(ev, base, nsets, e)))
+			goto out;
 	}
 	lap(res, KS_PHASE_INPUTS, &mark);
 	double *cs = NULL, *bs = NULL;
@@ -285,8 +308,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	}
 	if (res->status == KS_STATUS_PASSED) {
 		int s = 1 % o->nseeds;
-		if (ks_runner_cmd(cand, o->timeout_s, &reply, &ke, "fill 0 %llu", ev->seeds[s]) ||
-		    ks_runner_cmd(cand, o->timeout_s, &reply, &ke, "call 0"))
+		if (fill_call(cand, o->timeout_s, 0, ev->seeds[s], &reply, &ke))
 			kernel_failed(cand, res, &log, "final call");
 		else if (!compare_outputs(ev, ws, cand->out, s, "on a reused buffer with new inputs",
 					  res, &log))
@@ -346,7 +368,9 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	if (suspicious && res->status == KS_STATUS_PASSED)
 		res->status = KS_STATUS_SUSPICIOUS;
 out:
-	if (cand)
+	if (cand && rc == 0 && res->status == KS_STATUS_PASSED)
+		*candp = cand; /* the next workload's, reset */
+	else if (cand)
 		ks_runner_free(cand);
 	/* what is left (correctness after timing, a failure's teardown) is checking */
 	lap(res, KS_PHASE_CHECK, &mark);

@@ -201,6 +201,35 @@ static int cmd_alloc(int sets)
 	return 0;
 }
 
+/* Forget the workload (tensors, params, sets, outputs) so the next one can be set up in
+ * this process: the kernel stays loaded and the device initialised. */
+static int cmd_reset(void)
+{
+	if (!dev->release) {
+		reply("error the %s device cannot reset", dev->name);
+		return -1;
+	}
+	for (int i = 0; i < ntensors; i++) {
+		struct tensor *t = &tensors[i];
+		for (int s = 0; s < nsets; s++) {
+			if (t->dev[s] && t->dev[s] != t->set[s])
+				dev->release(t->dev[s], t->mapped);
+			if (t->set[s])
+				munmap(t->set[s], t->mapped);
+		}
+		memset(t, 0, sizeof(*t));
+	}
+	if (outmap && outmap != MAP_FAILED)
+		munmap(outmap, outmap_bytes);
+	outmap = NULL;
+	outmap_bytes = 0;
+	ntensors = nsets = 0;
+	memset(set_filled, 0, sizeof(set_filled));
+	memset(set_seed, 0, sizeof(set_seed));
+	reply("ok");
+	return 0;
+}
+
 struct fill_part {
 	struct tensor *t;
 	void *dst;
@@ -509,6 +538,8 @@ int main(int argc, char **argv)
 		} else if (!strcmp(line, "time") &&
 			   sscanf(args, "%d %d %llu %d %llu", &a, &b, &x, &c, &y) == 5) {
 			cmd_time(a, b, x, c, y);
+		} else if (!strcmp(line, "reset")) {
+			cmd_reset();
 		} else if (!strcmp(line, "quit")) {
 			break;
 		} else {
