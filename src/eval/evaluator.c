@@ -68,6 +68,7 @@ void ks_eval_opts_init(struct ks_eval_opts *o)
 	o->min_time_s = 0.2;
 	o->min_reps = 10;
 	o->max_reps = 2000;
+	o->rep_ci_min_reps = 20;
 	o->warmup = 2;
 	o->blocks = 2;
 	o->suspicious_factor = 1.5;
@@ -91,6 +92,10 @@ static void fill_defaults(struct ks_eval_opts *o)
 		o->max_reps = o->min_reps;
 	if (o->max_reps > 20000)
 		o->max_reps = 20000;
+	if (o->rep_ci_min_reps < 6)
+		o->rep_ci_min_reps = 20; /* below 6 the interval is the whole range */
+	if (o->rep_ci_rel < 0)
+		o->rep_ci_rel = 0;
 	if (o->blocks < 1)
 		o->blocks = 1;
 	if (o->max_blocks < o->blocks)
