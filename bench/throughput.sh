@@ -18,7 +18,8 @@
 #   KSEARCH_DEVICE, KSEARCH_NVCC, KSEARCH_CUDA_ARCH   as for ksearch
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BIN=$(cd "${KS_BIN:-$ROOT/build}" && pwd) || exit 2
+BIN=$(cd "${KS_BIN:-$ROOT/build}" 2>/dev/null && pwd) ||
+	{ echo "throughput.sh: no folder '${KS_BIN:-$ROOT/build}' (KS_BIN)" >&2; exit 2; }
 BACKEND=cpu
 BUDGET_ARG=${BUDGET:-}
 TASKS=()
