@@ -225,6 +225,8 @@ static void yardstick_finish(struct yardstick *y)
 	}
 	free(y->samples);
 	y->samples = NULL;
+	y->n = 0;
+	y->measure = 0; /* finished: a second call only makes sure nothing is left */
 	ks_runner_free(y->r);
 	y->r = NULL;
 }

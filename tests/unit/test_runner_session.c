@@ -14,8 +14,9 @@
 static struct ks_task *task;
 static struct ks_evaluator *ev;
 
-/* every check and then the workload in one runner: the same process, each PASSED */
-static void test_one_runner(void)
+/* every check and then the workload in one runner: the same process, each PASSED, the
+ * workload with a speedup (the second candidate's against the baseline timed by the first) */
+static void test_one_runner(int nth)
 {
 	struct ks_runner *cand = NULL;
 	struct ks_error e = {0};
@@ -34,6 +35,11 @@ static void test_one_runner(void)
 			   pass ? "check" : "workload", ws->index, ks_status_name(res.status),
 			   rc ? e.msg : res.log ? res.log : "");
 			passed += rc == 0 && res.status == KS_STATUS_PASSED;
+			if (!ws->is_check)
+				ok(res.baseline_us > 0 && res.speedup > 0 && ws->nbase > 0 &&
+				   ws->base_samples,
+				   "candidate %d: baseline %.1f us (%d samples kept for the run)", nth,
+				   res.baseline_us, ws->nbase);
 			if (!cand) {
 				same = 0;
 			} else {
@@ -107,7 +113,8 @@ int main(void)
 		ks_task_free(task);
 		return 77;
 	}
-	test_one_runner();
+	test_one_runner(1);
+	test_one_runner(2); /* reuses the baseline's samples */
 	test_interval_stop();
 	ks_evaluator_free(ev);
 	ks_task_free(task);
