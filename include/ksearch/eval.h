@@ -41,6 +41,9 @@ struct ks_eval_opts {
 	double min_time_s;        /* timing floor per block (default 0.2 s) */
 	int min_reps;             /* timing count floor (default 10) */
 	int max_reps;             /* timing count cap (default 2000) */
+	double rep_ci_rel;        /* a block also ends before min_time_s once the median of its
+				     reps is known to +-rep_ci_rel (95%) (0: off, the default) */
+	int rep_ci_min_reps;      /* ...and only after this many reps (default 20) */
 	int warmup;               /* untimed calls first (default 2) */
 	int blocks;               /* interleaved baseline/candidate blocks (default 2) */
 	double ci_rel;            /* after `blocks`, add blocks until the candidate's median is

@@ -13,6 +13,7 @@
 #include "backend/backends.h"
 #include "eval/stats.h"
 #include "ksearch/log.h"
+#include "util/clock.h"
 #include "util/fs.h"
 #include "util/hash.h"
 
@@ -67,6 +68,7 @@ void ks_eval_opts_init(struct ks_eval_opts *o)
 	o->min_time_s = 0.2;
 	o->min_reps = 10;
 	o->max_reps = 2000;
+	o->rep_ci_min_reps = 20;
 	o->warmup = 2;
 	o->blocks = 2;
 	o->suspicious_factor = 1.5;
@@ -90,6 +92,10 @@ static void fill_defaults(struct ks_eval_opts *o)
 		o->max_reps = o->min_reps;
 	if (o->max_reps > 20000)
 		o->max_reps = 20000;
+	if (o->rep_ci_min_reps < 6)
+		o->rep_ci_min_reps = 20; /* below 6 the interval is the whole range */
+	if (o->rep_ci_rel < 0)
+		o->rep_ci_rel = 0;
 	if (o->blocks < 1)
 		o->blocks = 1;
 	if (o->max_blocks < o->blocks)
@@ -370,59 +376,132 @@ static double cpu_budget(const struct ks_evaluator *ev, int nsets)
 	return wall * (double)(cpus > 0 ? cpus : 1);
 }
 
-int ks_eval_open_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
-			int nsets, int host, size_t mem_extra, struct ks_runner **out,
-			struct ks_error *e)
+/* What one runner process is allowed: its shared output file, address space and CPU time. */
+struct runner_size {
+	size_t out_bytes, address_space;
+	double cpu_s;
+};
+
+static void runner_size_of(const struct ks_evaluator *ev, const struct ks_wl_state *ws,
+			   int nsets, int host, size_t mem_extra, struct runner_size *sz)
 {
-	const struct ks_task *t = ev->task;
+	sz->out_bytes = ws->out_bytes;
+	sz->cpu_s = cpu_budget(ev, nsets);
+	sz->address_space = 0;
+	if (host || !ks_backend_sandbox(ev->be)->unlimited_address_space)
+		sz->address_space = ws->set_bytes * (size_t)nsets + mem_extra + ((size_t)1 << 30);
+}
+
+/* A candidate's runner serves every check and workload in turn: the largest output file
+ * and address space any of them needs, and the CPU time of all of them together. */
+static void runner_size_candidate(const struct ks_evaluator *ev, struct runner_size *sz)
+{
+	memset(sz, 0, sizeof(*sz));
+	for (int i = 0; i < ev->nwl; i++) {
+		const struct ks_wl_state *ws = &ev->wl[i];
+		struct runner_size one;
+		runner_size_of(ev, ws, ws->is_check ? 1 : ws->nsets, 0, ev->o.memory_limit, &one);
+		if (one.out_bytes > sz->out_bytes)
+			sz->out_bytes = one.out_bytes;
+		if (one.address_space > sz->address_space)
+			sz->address_space = one.address_space;
+		sz->cpu_s += one.cpu_s;
+	}
+}
+
+static int runner_start_load(struct ks_evaluator *ev, const char *lib, int host,
+			     const struct runner_size *sz, struct ks_runner **out,
+			     struct ks_error *e)
+{
 	struct ks_runner_spawn sp = {
 		.runner_path = host ? ev->host_runner : ev->runner,
 		.sandbox = !ev->o.no_sandbox,
-		.limits = {.address_space = 0, .file_size = (size_t)64 << 20,
-			   .isolate_network = 1, .parent = getpid()},
+		.limits = {.address_space = sz->address_space, .file_size = (size_t)64 << 20,
+			   .isolate_network = 1, .parent = getpid(), .cpu_seconds = sz->cpu_s},
 		.extra_env = ev->env,
-		.out_bytes = ws->out_bytes,
+		.out_bytes = sz->out_bytes,
 	};
-	sp.limits.cpu_seconds = cpu_budget(ev, nsets);
-	if (host || !ks_backend_sandbox(ev->be)->unlimited_address_space)
-		sp.limits.address_space = ws->set_bytes * (size_t)nsets + mem_extra +
-					  ((size_t)1 << 30);
-	struct ks_runner *r = NULL;
 	const char *reply;
-	int rc = ks_runner_start(&sp, &r, e);
-	if (rc)
-		return rc;
-	if ((rc = ks_runner_cmd(r, 30, &reply, e, "load %s", lib)))
-		goto fail;
-	for (int j = 0; j < t->ntensors; j++) {
+	*out = NULL;
+	int rc = ks_runner_start(&sp, out, e);
+	if (!rc)
+		rc = ks_runner_cmd(*out, 30, &reply, e, "load %s", lib);
+	return rc;
+}
+
+/* The workload's tensors, params and sets, sent in one batch (one round trip) */
+static int runner_setup_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, int nsets,
+				 struct ks_runner *r, struct ks_error *e)
+{
+	const struct ks_task *t = ev->task;
+	const char *reply;
+	int rc = 0, sent = 0;
+	for (int j = 0; j < t->ntensors && !rc; j++) {
 		size_t numel;
 		int64_t dims[KS_MAX_DIMS];
 		struct ks_init init = {KS_INIT_CONST, 0, 0};
 		if ((rc = ks_workload_shape(t, ws->wl, j, dims, &numel, e)))
-			goto fail;
-		if (!t->tensors[j].is_output) {
-			const char *txt = ks_workload_init(t, ws->wl, j);
-			if ((rc = ks_init_parse(txt, &init, NULL, e)))
-				goto fail;
-		}
-		if ((rc = ks_runner_cmd(r, 30, &reply, e, "tensor %d %s %zu %d %d %.17g %.17g %llu",
-					j, ks_dtype_name(t->tensors[j].dtype), numel,
-					t->tensors[j].is_output, (int)init.kind, init.a, init.b,
-					(unsigned long long)ks_tensor_key(t, ws->wl, j))))
-			goto fail;
+			break;
+		if (!t->tensors[j].is_output &&
+		    (rc = ks_init_parse(ks_workload_init(t, ws->wl, j), &init, NULL, e)))
+			break;
+		rc = ks_runner_send(r, e, "tensor %d %s %zu %d %d %.17g %.17g %llu", j,
+				    ks_dtype_name(t->tensors[j].dtype), numel,
+				    t->tensors[j].is_output, (int)init.kind, init.a, init.b,
+				    (unsigned long long)ks_tensor_key(t, ws->wl, j));
+		sent += !rc;
 	}
 	char params[4096];
 	int len = snprintf(params, sizeof(params), "%d", t->nparams);
 	for (int i = 0; i < t->nparams && len < (int)sizeof(params) - 32; i++)
 		len += snprintf(params + len, sizeof(params) - (size_t)len, " %.17g",
 				ws->wl->values[i]);
-	if ((rc = ks_runner_cmd(r, 30, &reply, e, "params %s", params)) ||
-	    (rc = ks_runner_cmd(r, 60, &reply, e, "alloc %d", nsets)))
-		goto fail;
-	*out = r;
-	return 0;
-fail:
-	*out = r; /* the caller decides whether this is the kernel's fault */
+	if (!rc && !(rc = ks_runner_send(r, e, "params %s", params)))
+		sent++;
+	if (!rc && !(rc = ks_runner_send(r, e, "alloc %d", nsets)))
+		sent++;
+	/* every reply, even after a failure to send: the runner's first error is the one */
+	for (int k = 0; k < sent; k++) {
+		int w = ks_runner_wait(r, k == sent - 1 ? 60 : 30, &reply, rc ? NULL : e);
+		if (w && !rc)
+			rc = w;
+		if (w)
+			break;
+	}
+	return rc;
+}
+
+int ks_eval_open_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
+			int nsets, int host, size_t mem_extra, struct ks_runner **out,
+			struct ks_error *e)
+{
+	struct runner_size sz;
+	runner_size_of(ev, ws, nsets, host, mem_extra, &sz);
+	int rc = runner_start_load(ev, lib, host, &sz, out, e);
+	if (!rc)
+		rc = runner_setup_workload(ev, ws, nsets, *out, e);
+	return rc; /* *out set either way: the caller decides whether this is the kernel's fault */
+}
+
+int ks_eval_candidate_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
+			     int nsets, struct ks_runner **cand, struct ks_error *e)
+{
+	const char *reply;
+	if (*cand && !(*cand)->reaped) {
+		struct ks_error re = {0};
+		if (ks_runner_cmd(*cand, 30, &reply, &re, "reset") == 0)
+			return runner_setup_workload(ev, ws, nsets, *cand, e);
+		/* a device without reset (or a runner that died between workloads, which the
+		 * last workload's status would have caught): a fresh process */
+		ks_debug("candidate runner not reused: %s", re.msg);
+	}
+	ks_runner_free(*cand);
+	*cand = NULL;
+	struct runner_size sz;
+	runner_size_candidate(ev, &sz);
+	int rc = runner_start_load(ev, lib, 0, &sz, cand, e);
+	if (!rc)
+		rc = runner_setup_workload(ev, ws, nsets, *cand, e);
 	return rc;
 }
 
@@ -557,6 +636,7 @@ int ks_evaluator_run_artifact(struct ks_evaluator *ev, const struct ks_artifact 
 	r->status = a.ok ? KS_STATUS_PASSED : KS_STATUS_COMPILE_ERROR;
 	double speedups[256];
 	int nsp = 0;
+	struct ks_runner *cand = NULL; /* one runner for every check and workload */
 	/* checks first: cheap, and a kernel that fails them is not worth timing */
 	for (int pass = 1; pass >= 0; pass--) {
 		for (int i = 0; i < ev->nwl; i++) {
@@ -577,17 +657,22 @@ int ks_evaluator_run_artifact(struct ks_evaluator *ev, const struct ks_artifact 
 				res->status = r->status;
 				continue;
 			}
-			rc = ks_eval_workload(ev, ws, a.path, res, e);
+			rc = ks_eval_workload(ev, ws, a.path, &cand, res, e);
 			for (int k = 0; k < KS_PHASE_COUNT; k++)
 				r->phase_s[k] += res->phase_s[k];
-			if (rc)
+			if (rc) {
+				ks_runner_free(cand);
 				return rc;
+			}
 			if (res->status != KS_STATUS_PASSED)
 				r->status = res->status;
 			else if (!pass && res->speedup > 0 && nsp < 256)
 				speedups[nsp++] = res->speedup;
 		}
 	}
+	double t0 = ks_clock_s();
+	ks_runner_free(cand);
+	r->phase_s[KS_PHASE_CHECK] += ks_clock_s() - t0; /* teardown, as for each workload before */
 	r->speedup = r->status == KS_STATUS_PASSED ? ks_geomean(speedups, (size_t)nsp) : 0;
 	return 0;
 }

@@ -72,12 +72,20 @@ void ks_eval_ref_cache_path(const char *task_hash, const char *label, unsigned l
 int ks_eval_open_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
 			int nsets, int host, size_t mem_extra, struct ks_runner **out,
 			struct ks_error *e);
+/* The candidate's runner set up for workload ws: *cand reset and reused when it is running
+ * (one process, one device init for all checks and workloads of a candidate), else a new
+ * one sized for every workload of the candidate.  On failure *cand may hold the runner
+ * whose fate says why (the kernel's constructors run at load). */
+int ks_eval_candidate_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
+			     int nsets, struct ks_runner **cand, struct ks_error *e);
 /* reference outputs for (workload, seed index), computed on first use */
 int ks_eval_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_idx,
 		      struct ks_error *e);
-/* check + time one workload of an already compiled candidate */
+/* check + time one workload of an already compiled candidate in its runner *cand (started
+ * or reused by ks_eval_candidate_runner); *cand is kept for the next workload when this one
+ * PASSED, else freed and NULL */
 int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
-		     struct ks_wl_result *res, struct ks_error *e);
+		     struct ks_runner **cand, struct ks_wl_result *res, struct ks_error *e);
 
 /* Remove what killed evaluations left in the cache (scratch folders and temporary
  * libraries of processes that are gone); the first call does the work, later calls return

@@ -100,6 +100,8 @@ json_t *ks_wire_opts(const struct ks_eval_opts *o)
 	json_object_set_new(j, "min_time_s", real(o->min_time_s));
 	json_object_set_new(j, "min_reps", json_integer(o->min_reps));
 	json_object_set_new(j, "max_reps", json_integer(o->max_reps));
+	json_object_set_new(j, "rep_ci_rel", real(o->rep_ci_rel));
+	json_object_set_new(j, "rep_ci_min_reps", json_integer(o->rep_ci_min_reps));
 	json_object_set_new(j, "warmup", json_integer(o->warmup));
 	json_object_set_new(j, "blocks", json_integer(o->blocks));
 	json_object_set_new(j, "rotate_bytes", json_integer((json_int_t)o->rotate_bytes));
@@ -187,6 +189,8 @@ int ks_wire_opts_parse(json_t *j, struct ks_eval_opts *o, const char **defs,
 	INT("memory_limit", memory_limit, 0, (long long)1 << 50);
 	INT("min_reps", min_reps, 0, 1000000);
 	INT("max_reps", max_reps, 0, 1000000);
+	INT("rep_ci_min_reps", rep_ci_min_reps, 0, 1000000);
+	REAL("rep_ci_rel", rep_ci_rel);
 	INT("warmup", warmup, 0, 1000000);
 	INT("blocks", blocks, 0, 1000);
 	INT("rotate_bytes", rotate_bytes, 0, (long long)1 << 50);

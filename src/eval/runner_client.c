@@ -197,15 +197,10 @@ static int next_line(struct ks_runner *r, struct ks_buf *line)
 	return 1;
 }
 
-int ks_runner_cmd(struct ks_runner *r, double timeout_s, const char **reply, struct ks_error *e,
-		  const char *fmt, ...)
+static int runner_vsend(struct ks_runner *r, struct ks_error *e, const char *fmt, va_list ap)
 {
-	static __thread struct ks_buf line = {.cap = REPLY_CAP};
 	char cmd[8192];
-	va_list ap;
-	va_start(ap, fmt);
 	int n = vsnprintf(cmd, sizeof(cmd) - 1, fmt, ap);
-	va_end(ap);
 	if (n < 0 || n >= (int)sizeof(cmd) - 1)
 		return ks_error_set(e, KS_ELIMIT, "runner command too long");
 	cmd[n++] = '\n';
@@ -219,6 +214,31 @@ int ks_runner_cmd(struct ks_runner *r, double timeout_s, const char **reply, str
 			return ks_error_set(e, KS_EPROTO, "runner died");
 		off += (int)w;
 	}
+	return 0;
+}
+
+int ks_runner_send(struct ks_runner *r, struct ks_error *e, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = runner_vsend(r, e, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int ks_runner_cmd(struct ks_runner *r, double timeout_s, const char **reply, struct ks_error *e,
+		  const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = runner_vsend(r, e, fmt, ap);
+	va_end(ap);
+	return rc ? rc : ks_runner_wait(r, timeout_s, reply, e);
+}
+
+int ks_runner_wait(struct ks_runner *r, double timeout_s, const char **reply, struct ks_error *e)
+{
+	static __thread struct ks_buf line = {.cap = REPLY_CAP};
 	double deadline = ks_clock_s() + timeout_s;
 	for (;;) {
 		while (next_line(r, &line)) {

@@ -44,6 +44,13 @@ int ks_runner_start(const struct ks_runner_spawn *sp, struct ks_runner **out,
  * runner died or answered "error ..." (the text is in e). */
 int ks_runner_cmd(struct ks_runner *r, double timeout_s, const char **reply, struct ks_error *e,
 		  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* The two halves of ks_runner_cmd, to send several commands before reading their replies
+ * (one wait per command, in order): the runner answers them one after the other, so a
+ * batch costs one round trip instead of one per command.  After an error the runner's
+ * later replies are meaningless: kill it (ks_runner_fate, ks_runner_free). */
+int ks_runner_send(struct ks_runner *r, struct ks_error *e, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int ks_runner_wait(struct ks_runner *r, double timeout_s, const char **reply, struct ks_error *e);
 /* After a failed command: kill if needed, reap, and classify what happened to the kernel
  * (TIMEOUT, MEMORY_LIMIT, SANDBOX_VIOLATION, RUNTIME_ERROR) with an explanation in log. */
 enum ks_status ks_runner_fate(struct ks_runner *r, struct ks_buf *log);

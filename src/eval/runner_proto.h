@@ -18,8 +18,16 @@
  *                                                 outputs poisoned before, copied to the
  *                                                 shared file right after the call
  *   snap <set>                                   [ok]  copy a set's current outputs
- *   time <warmup> <min_reps> <min_ns> <max_reps> <max_ns>
+ *   time <warmup> <min_reps> <min_ns> <max_reps> <max_ns> [<ci_ppm> <ci_min_reps>]
  *                                                [times <n> <warm_ns> <block_ns> <t0> ...]
+ *                                                 reps until min_reps and min_ns, or until
+ *                                                 at least ci_min_reps put the median
+ *                                                 within +-ci_ppm/1e6 (95%), at most
+ *                                                 max_reps / max_ns
+ *   reset                                        [ok]  forget the workload: tensors, params
+ *                                                 and sets go, the kernel stays loaded and
+ *                                                 the device initialised (error: the device
+ *                                                 cannot; start a new runner instead)
  *   quit
  * Unsolicited lines the runner may send before dying:
  *   violation <what>      the sandbox stopped something (-> SANDBOX_VIOLATION)

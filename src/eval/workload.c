@@ -92,9 +92,10 @@ static int time_block(struct ks_evaluator *ev, struct ks_runner *r, int is_basel
 	const char *reply;
 	double max_s = o->min_time_s * 10 > 2 ? o->min_time_s * 10 : 2;
 	double t0 = ks_clock_s();
-	int rc = ks_runner_cmd(r, o->timeout_s + max_s, &reply, e, "time %d %d %llu %d %llu",
+	int rc = ks_runner_cmd(r, o->timeout_s + max_s, &reply, e, "time %d %d %llu %d %llu %u %d",
 			       o->warmup, o->min_reps, (unsigned long long)(o->min_time_s * 1e9),
-			       o->max_reps, (unsigned long long)(max_s * 1e9));
+			       o->max_reps, (unsigned long long)(max_s * 1e9),
+			       (unsigned)(o->rep_ci_rel * 1e6 + 0.5), o->rep_ci_min_reps);
 	double wall = ks_clock_s() - t0;
 	if (rc)
 		return rc;
@@ -158,13 +159,111 @@ static void lap(struct ks_wl_result *res, enum ks_eval_phase p, double *mark)
 	*mark = now;
 }
 
+/* A yardstick: a trusted kernel timed in the same session as the candidate, in blocks
+ * interleaved with the candidate's while the candidate's runner is stopped (the task's
+ * baseline; a second one would be a second struct of these).  The one place that decides
+ * what is timed interleaved: yardstick_start. */
+struct yardstick {
+	const struct ks_artifact *art;
+	double **kept;       /* samples kept for the run (once per run and workload) */
+	int *nkept;
+	int measure;         /* timed in this evaluation */
+	struct ks_runner *r;
+	double *samples;
+	int n;
+};
+
+static int fill_sets(struct ks_evaluator *ev, struct ks_runner *r, int nsets,
+		     struct ks_error *e);
+
+/* Whether y is timed in this evaluation: always, unless the options reuse it (the search
+ * phase: once per run and workload, by the first candidate that reaches timing) and this
+ * workload has its samples already.  When it is, its runner is started and filled with the
+ * candidate's input sets. */
+static int yardstick_start(struct ks_evaluator *ev, struct ks_wl_state *ws, int nsets,
+			   struct yardstick *y, struct ks_error *e)
+{
+	const struct ks_eval_opts *o = &ev->o;
+	y->measure = y->art->ok && !o->skip_baseline && !(o->reuse_baseline && *y->nkept);
+	if (!y->measure)
+		return 0;
+	struct ks_error ke = {0};
+	if (ks_eval_open_runner(ev, ws, y->art->path, nsets, 0, o->memory_limit, &y->r, &ke))
+		return ks_error_set(e, KS_EIO, "the baseline failed to start: %s", ke.msg);
+	return fill_sets(ev, y->r, nsets, e);
+}
+
+static int time_block(struct ks_evaluator *ev, struct ks_runner *r, int is_baseline,
+		      double **samples, int *n, struct ks_buf *log, int *suspicious,
+		      struct ks_error *e);
+
+/* one block of y with the candidate's process stopped: nothing it left running (a spinning
+ * thread, say) can slow the yardstick down.  1: the candidate could not be stopped
+ * (it died: its fate says why). */
+static int yardstick_block(struct ks_evaluator *ev, struct yardstick *y, struct ks_runner *cand,
+			   struct ks_buf *log, int *suspicious, struct ks_error *e)
+{
+	if (!y->measure)
+		return 0;
+	if (ks_runner_pause(cand))
+		return 1;
+	int rc = time_block(ev, y->r, 1, &y->samples, &y->n, log, suspicious, e);
+	ks_runner_resume(cand);
+	if (rc)
+		ks_error_wrap(e, "timing the baseline");
+	return rc;
+}
+
+/* keep what was measured for the run (the last measurement's samples), stop the runner */
+static void yardstick_finish(struct yardstick *y)
+{
+	if (y->measure && y->n) {
+		free(*y->kept);
+		*y->kept = y->samples;
+		*y->nkept = y->n;
+		y->samples = NULL;
+	}
+	free(y->samples);
+	y->samples = NULL;
+	y->n = 0;
+	y->measure = 0; /* finished: a second call only makes sure nothing is left */
+	ks_runner_free(y->r);
+	y->r = NULL;
+}
+
+/* fill set s with seed's inputs and call the kernel on it: two commands, one round trip */
+static int fill_call(struct ks_runner *r, double timeout_s, int s, unsigned long long seed,
+		     const char **reply, struct ks_error *e)
+{
+	int rc = ks_runner_send(r, e, "fill %d %llu", s, seed);
+	if (!rc && !(rc = ks_runner_send(r, e, "call %d", s)) &&
+	    !(rc = ks_runner_wait(r, timeout_s, reply, e)))
+		rc = ks_runner_wait(r, timeout_s, reply, e);
+	return rc;
+}
+
+/* every rotating set, set s with the inputs of seed s mod nseeds: one batch of commands */
+static int fill_sets(struct ks_evaluator *ev, struct ks_runner *r, int nsets,
+		     struct ks_error *e)
+{
+	const char *reply;
+	int rc = 0, sent = 0;
+	for (int s = 0; s < nsets && !rc; s++)
+		if (!(rc = ks_runner_send(r, e, "fill %d %llu", s, ev->seeds[s % ev->o.nseeds])))
+			sent++;
+	for (int k = 0; k < sent && !rc; k++)
+		rc = ks_runner_wait(r, ev->o.timeout_s, &reply, e);
+	return rc;
+}
+
 int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
-		     struct ks_wl_result *res, struct ks_error *e)
+		     struct ks_runner **candp, struct ks_wl_result *res, struct ks_error *e)
 {
 	double mark = ks_clock_s();
 	const struct ks_eval_opts *o = &ev->o;
 	struct ks_buf log = KS_BUF_INIT;
-	struct ks_runner *cand = NULL, *base = NULL;
+	struct ks_runner *cand = NULL;
+	struct yardstick base = {.art = &ev->base, .kept = &ws->base_samples, .nkept = &ws->nbase};
 	struct ks_error ke = {0};
 	const char *reply;
 	int rc = 0, timed = !ws->is_check;
@@ -173,7 +272,10 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 			goto out;
 	int nsets = timed ? ws->nsets : 1;
 	lap(res, KS_PHASE_REFERENCE, &mark);
-	if (ks_eval_open_runner(ev, ws, lib, nsets, 0, o->memory_limit, &cand, &ke)) {
+	int failed_setup = ks_eval_candidate_runner(ev, ws, lib, nsets, candp, &ke);
+	cand = *candp;
+	*candp = NULL; /* handed back below when this workload passes */
+	if (failed_setup) {
 		if (!cand) {
 			rc = ks_error_set(e, ke.code, "%s", ke.msg);
 			goto out;
@@ -186,8 +288,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	lap(res, KS_PHASE_START, &mark);
 	/* correctness right after each call, on fresh buffers per seed */
 	for (int s = 0; s < o->nseeds; s++) {
-		if (ks_runner_cmd(cand, o->timeout_s, &reply, &ke, "fill 0 %llu", ev->seeds[s]) ||
-		    ks_runner_cmd(cand, o->timeout_s, &reply, &ke, "call 0")) {
+		if (fill_call(cand, o->timeout_s, 0, ev->seeds[s], &reply, &ke)) {
 			kernel_failed(cand, res, &log, "call");
 			goto out;
 		}
@@ -208,26 +309,15 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	lap(res, KS_PHASE_CHECK, &mark);
 
 	/* rotating input sets, each with one of the seeds' inputs (references known) */
-	for (int s = 0; s < nsets; s++)
-		if (ks_runner_cmd(cand, o->timeout_s, &reply, &ke, "fill %d %llu", s,
-				  ev->seeds[s % o->nseeds])) {
-			kernel_failed(cand, res, &log, "fill");
-			goto out;
-		}
-	int measure_base = ev->base.ok && !o->skip_baseline && !(o->reuse_baseline && ws->nbase);
-	if (measure_base) {
-		if (ks_eval_open_runner(ev, ws, ev->base.path, nsets, 0, o->memory_limit, &base, &ke)) {
-			rc = ks_error_set(e, KS_EIO, "the baseline failed to start: %s", ke.msg);
-			goto out;
-		}
-		for (int s = 0; s < nsets; s++)
-			if ((rc = ks_runner_cmd(base, o->timeout_s, &reply, e, "fill %d %llu", s,
-						ev->seeds[s % o->nseeds])))
-				goto out;
+	if (fill_sets(ev, cand, nsets, &ke)) {
+		kernel_failed(cand, res, &log, "fill");
+		goto out;
 	}
+	if ((rc = yardstick_start(ev, ws, nsets, &base, e)))
+		goto out;
 	lap(res, KS_PHASE_INPUTS, &mark);
-	double *cs = NULL, *bs = NULL;
-	int ncs = 0, nbs = 0, suspicious = 0, reps_max = 0;
+	double *cs = NULL;
+	int ncs = 0, suspicious = 0, reps_max = 0;
 	/* the count floor first, then more blocks while the median is not known well enough */
 	int nblocks = 0;
 	for (int b = 0; b < o->max_blocks; b++) {
@@ -236,26 +326,16 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 			break;
 		nblocks++;
 		int before = ncs;
-		/* the candidate's process is stopped while the baseline is timed: nothing it
-		 * left running (a spinning thread, say) can slow the baseline down */
-		if (measure_base && ks_runner_pause(cand)) {
+		if ((rc = yardstick_block(ev, &base, cand, &log, &suspicious, e))) {
 			free(cs);
-			free(bs);
-			kernel_failed(cand, res, &log, "before timing the baseline");
-			goto out;
-		}
-		if (measure_base)
-			rc = time_block(ev, base, 1, &bs, &nbs, &log, &suspicious, e);
-		ks_runner_resume(cand);
-		if (rc) {
-			ks_error_wrap(e, "timing the baseline");
-			free(cs);
-			free(bs);
+			if (rc == 1) {
+				rc = 0;
+				kernel_failed(cand, res, &log, "before timing the baseline");
+			}
 			goto out;
 		}
 		if (time_block(ev, cand, 0, &cs, &ncs, &log, &suspicious, &ke)) {
 			free(cs);
-			free(bs);
 			if (ke.code == KS_ETIMEOUT || cand->reaped || cand->timed_out) {
 				kernel_failed(cand, res, &log, "timing");
 				goto out;
@@ -285,8 +365,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	}
 	if (res->status == KS_STATUS_PASSED) {
 		int s = 1 % o->nseeds;
-		if (ks_runner_cmd(cand, o->timeout_s, &reply, &ke, "fill 0 %llu", ev->seeds[s]) ||
-		    ks_runner_cmd(cand, o->timeout_s, &reply, &ke, "call 0"))
+		if (fill_call(cand, o->timeout_s, 0, ev->seeds[s], &reply, &ke))
 			kernel_failed(cand, res, &log, "final call");
 		else if (!compare_outputs(ev, ws, cand->out, s, "on a reused buffer with new inputs",
 					  res, &log))
@@ -303,13 +382,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 		res->gflops = ws->flops / (cst.median * 1e3);
 		res->gbps = ws->bytes / (cst.median * 1e3);
 	}
-	if (measure_base) {
-		free(ws->base_samples);
-		ws->base_samples = bs;
-		ws->nbase = nbs;
-		bs = NULL;
-	}
-	free(bs);
+	yardstick_finish(&base);
 	if (ws->nbase) {
 		res->baseline_samples_us = malloc(sizeof(double) * (size_t)ws->nbase);
 		if (res->baseline_samples_us) {
@@ -346,12 +419,13 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	if (suspicious && res->status == KS_STATUS_PASSED)
 		res->status = KS_STATUS_SUSPICIOUS;
 out:
-	if (cand)
+	if (cand && rc == 0 && res->status == KS_STATUS_PASSED)
+		*candp = cand; /* the next workload's, reset */
+	else if (cand)
 		ks_runner_free(cand);
 	/* what is left (correctness after timing, a failure's teardown) is checking */
 	lap(res, KS_PHASE_CHECK, &mark);
-	if (base)
-		ks_runner_free(base);
+	yardstick_finish(&base); /* (a second time: nothing left) */
 	res->log = ks_buf_detach(&log, NULL);
 	return rc;
 }

@@ -134,6 +134,13 @@ static void *cuda_alloc(void *host, size_t bytes)
 	return p;
 }
 
+static void cuda_release(void *dev, size_t bytes)
+{
+	(void)bytes;
+	if (cudaFree(dev) != cudaSuccess)
+		(void)cudaGetLastError(); /* a broken context fails the next call */
+}
+
 static int cuda_upload(void *dev, const void *host, size_t bytes)
 {
 	return cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice) == cudaSuccess ? 0 : -1;
@@ -209,6 +216,7 @@ static const struct ks_runner_device cuda_device = {
 	.call = cuda_call,
 	.between_reps = cuda_between_reps,
 	.stream = cuda_stream,
+	.release = cuda_release,
 };
 
 const struct ks_runner_device *ks_runner_device_get(void)

@@ -25,6 +25,12 @@ static int host_call(void (*launch)(int, void *), int set, uint64_t *ns, char *e
 	return 0;
 }
 
+static void host_release(void *dev, size_t bytes)
+{
+	(void)dev; /* the runner unmaps the host memory itself */
+	(void)bytes;
+}
+
 static void *host_stream(void)
 {
 	return NULL;
@@ -41,6 +47,7 @@ static const struct ks_runner_device host_device = {
 	.call = host_call,
 	.between_reps = NULL,
 	.stream = host_stream,
+	.release = host_release,
 };
 
 const struct ks_runner_device *ks_runner_device_get(void)

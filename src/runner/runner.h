@@ -58,6 +58,10 @@ struct ks_runner_device {
 	/* calls one `call` makes (mlx chains several per eval and reports the time of one);
 	 * `time` divides its wall-clock block by it [1] */
 	int (*chain)(void);
+	/* give back what alloc returned, so `reset` can set up the next workload in the same
+	 * process (one device init per candidate) [no `reset`: the evaluator starts a new
+	 * runner for each workload] */
+	void (*release)(void *dev, size_t bytes);
 	/* `RUNNER --probe`: print what the device can do on one line to stdout, return the
 	 * exit status [the runner says it has no probe, status 2] */
 	int (*probe)(void);

@@ -17,6 +17,7 @@
 
 #include "eval/runner_proto.h"
 #include "eval/sandbox.h"
+#include "eval/stats.h"
 #include "ksearch/task.h"
 #include "runner/runner.h"
 #include "util/clock.h"
@@ -201,6 +202,35 @@ static int cmd_alloc(int sets)
 	return 0;
 }
 
+/* Forget the workload (tensors, params, sets, outputs) so the next one can be set up in
+ * this process: the kernel stays loaded and the device initialised. */
+static int cmd_reset(void)
+{
+	if (!dev->release) {
+		reply("error the %s device cannot reset", dev->name);
+		return -1;
+	}
+	for (int i = 0; i < ntensors; i++) {
+		struct tensor *t = &tensors[i];
+		for (int s = 0; s < nsets; s++) {
+			if (t->dev[s] && t->dev[s] != t->set[s])
+				dev->release(t->dev[s], t->mapped);
+			if (t->set[s])
+				munmap(t->set[s], t->mapped);
+		}
+		memset(t, 0, sizeof(*t));
+	}
+	if (outmap && outmap != MAP_FAILED)
+		munmap(outmap, outmap_bytes);
+	outmap = NULL;
+	outmap_bytes = 0;
+	ntensors = nsets = 0;
+	memset(set_filled, 0, sizeof(set_filled));
+	memset(set_seed, 0, sizeof(set_seed));
+	reply("ok");
+	return 0;
+}
+
 struct fill_part {
 	struct tensor *t;
 	void *dst;
@@ -343,7 +373,17 @@ static int cmd_call(int s)
 	return 0;
 }
 
-static int cmd_time(int warmup, int min_reps, uint64_t min_ns, int max_reps, uint64_t max_ns)
+/* the interval stop: the median of the n samples so far is known to +-ci_rel (95%) */
+static int median_known(const uint64_t *t, int n, double ci_rel)
+{
+	static double d[KS_RUNNER_MAX_REPS];
+	for (int i = 0; i < n; i++)
+		d[i] = (double)t[i];
+	return ks_stats_median_rel_ci(d, (size_t)n) <= ci_rel;
+}
+
+static int cmd_time(int warmup, int min_reps, uint64_t min_ns, int max_reps, uint64_t max_ns,
+		    double ci_rel, int ci_min_reps)
 {
 	if (!entry || nsets < 1 || max_reps < 1 || max_reps > KS_RUNNER_MAX_REPS) {
 		reply("error bad time request");
@@ -359,7 +399,13 @@ static int cmd_time(int warmup, int min_reps, uint64_t min_ns, int max_reps, uin
 	/* a device that chains calls reports the time of one: so is the block */
 	uint64_t chain = dev->chain && dev->chain() > 1 ? (uint64_t)dev->chain() : 1;
 	int n = 0;
+	/* until the count floor and the time floor are met; with an interval target, the time
+	 * floor also ends once ci_min_reps samples put the median within +-ci_rel (checked
+	 * every 8 reps, between calls: outside what the block measures) */
+	int ci_floor = ci_min_reps > min_reps ? ci_min_reps : min_reps;
 	while (n < max_reps && (n < min_reps || total < min_ns) && total < max_ns) {
+		if (ci_rel > 0 && n >= ci_floor && n % 8 == 0 && median_known(t, n, ci_rel))
+			break;
 		int s = n % nsets;
 		if (dev->between_reps)
 			dev->between_reps();
@@ -508,7 +554,12 @@ int main(int argc, char **argv)
 				reply("ok");
 		} else if (!strcmp(line, "time") &&
 			   sscanf(args, "%d %d %llu %d %llu", &a, &b, &x, &c, &y) == 5) {
-			cmd_time(a, b, x, c, y);
+			unsigned ci_ppm = 0;
+			int ci_min = 0;
+			sscanf(args, "%*d %*d %*u %*d %*u %u %d", &ci_ppm, &ci_min);
+			cmd_time(a, b, x, c, y, ci_ppm * 1e-6, ci_min);
+		} else if (!strcmp(line, "reset")) {
+			cmd_reset();
 		} else if (!strcmp(line, "quit")) {
 			break;
 		} else {

@@ -303,6 +303,7 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 	fo.ci_rel = 0.02;
 	fo.max_blocks = 6;
 	fo.reuse_baseline = 0;
+	fo.rep_ci_rel = 0; /* the fixed time floor per block, as before */
 	int top = st->o.final_top > 0 ? st->o.final_top : 3, np = 0;
 	if (top > 16)
 		top = 16;

@@ -55,6 +55,8 @@ void ks_run_opts_init(struct ks_run_opts *o)
 	o->eval.min_time_s = 0.1;
 	o->eval.blocks = 1;
 	o->eval.reuse_baseline = 1;
+	/* ...ended early once the median is known to +-1% (the final keeps its fixed floor) */
+	o->eval.rep_ci_rel = 0.01;
 	o->llm_temperature = -1;
 	o->context = "full";
 }

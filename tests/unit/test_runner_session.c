@@ -1,0 +1,122 @@
+/* The evaluator's fast paths (issue 12), on the real cpu runner and the scale test task:
+ * one runner process serves every check and workload of a candidate (reset between them,
+ * results still right), and a timing block ends early once the median is known, after its
+ * floor on samples.  Runs from the source root (ctest's working directory). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval/evaluator.h"
+#include "ksearch/task.h"
+#include "tap.h"
+#include "util/clock.h"
+
+static struct ks_task *task;
+static struct ks_evaluator *ev;
+
+/* every check and then the workload in one runner: the same process, each PASSED, the
+ * workload with a speedup (the second candidate's against the baseline timed by the first) */
+static void test_one_runner(int nth)
+{
+	struct ks_runner *cand = NULL;
+	struct ks_error e = {0};
+	pid_t pid = -1;
+	int same = 1, passed = 0;
+	for (int pass = 1; pass >= 0; pass--)
+		for (int i = 0; i < ev->nwl; i++) {
+			struct ks_wl_state *ws = &ev->wl[i];
+			if (ws->is_check != pass)
+				continue;
+			struct ks_wl_result res;
+			memset(&res, 0, sizeof(res));
+			res.status = KS_STATUS_PASSED;
+			int rc = ks_eval_workload(ev, ws, ev->base.path, &cand, &res, &e);
+			ok(rc == 0 && res.status == KS_STATUS_PASSED, "%s %d: %s %s",
+			   pass ? "check" : "workload", ws->index, ks_status_name(res.status),
+			   rc ? e.msg : res.log ? res.log : "");
+			passed += rc == 0 && res.status == KS_STATUS_PASSED;
+			if (!ws->is_check)
+				ok(res.baseline_us > 0 && res.speedup > 0 && ws->nbase > 0 &&
+				   ws->base_samples,
+				   "candidate %d: baseline %.1f us (%d samples kept for the run)", nth,
+				   res.baseline_us, ws->nbase);
+			if (!cand) {
+				same = 0;
+			} else {
+				if (pid > 0 && cand->pid != pid)
+					same = 0;
+				pid = cand->pid;
+			}
+			free(res.samples_us);
+			free(res.baseline_samples_us);
+			free(res.log);
+		}
+	is_int(passed, ev->nwl, "every check and workload passed");
+	ok(same && pid > 0, "one runner process (pid %d) served all %d of them", (int)pid, ev->nwl);
+	ks_runner_free(cand);
+}
+
+/* n from "times n warm block ..." */
+static int reps_of(const char *reply)
+{
+	return strncmp(reply, "times ", 6) ? -1 : atoi(reply + 6);
+}
+
+static void test_interval_stop(void)
+{
+	struct ks_wl_state *ws = NULL;
+	for (int i = 0; i < ev->nwl && !ws; i++)
+		if (!ev->wl[i].is_check)
+			ws = &ev->wl[i];
+	struct ks_runner *r = NULL;
+	struct ks_error e = {0};
+	const char *reply;
+	int rc = ks_eval_open_runner(ev, ws, ev->base.path, 1, 0, ev->o.memory_limit, &r, &e);
+	if (!ok(rc == 0, "runner for the timed workload (%s)", e.msg)) {
+		ks_runner_free(r);
+		return;
+	}
+	ok(ks_runner_cmd(r, 30, &reply, &e, "fill 0 1") == 0, "fill (%s)", e.msg);
+	/* a floor of 20 s: without the interval stop this block would take 20 s (or 20000 reps) */
+	double t0 = ks_clock_s();
+	rc = ks_runner_cmd(r, 60, &reply, &e, "time 1 10 %llu 20000 %llu %u %d", 20000000000ull,
+			   40000000000ull, 50000u, 24);
+	double wall = ks_clock_s() - t0;
+	int n = rc ? -1 : reps_of(reply);
+	ok(n >= 24 && n < 20000, "the interval stop ended the block after %d reps (floor 24)", n);
+	ok(wall < 15, "...in %.2f s instead of the 20 s floor", wall);
+	/* without a target (the old protocol, and the final's): the time floor holds */
+	t0 = ks_clock_s();
+	rc = ks_runner_cmd(r, 60, &reply, &e, "time 1 10 %llu 20000 %llu", 100000000ull,
+			   40000000000ull);
+	wall = ks_clock_s() - t0;
+	n = rc ? -1 : reps_of(reply);
+	ok(n >= 10 && wall >= 0.1, "no target: %d reps in %.2f s, the 0.1 s floor met", n, wall);
+	ks_runner_free(r);
+}
+
+int main(void)
+{
+	struct ks_error e = {0};
+	if (ks_task_load("tests/fixtures/eval/scale", &task, &e)) {
+		ok(0, "load the scale task: %s", e.msg);
+		return tap_done();
+	}
+	struct ks_eval_opts o;
+	ks_eval_opts_init(&o);
+	o.min_time_s = 0.02;
+	o.blocks = 1;
+	o.reuse_baseline = 1;
+	if (ks_evaluator_new(task, &o, &ev, &e)) {
+		/* no compiler or runner here: nothing of this can run */
+		printf("# skipped: %s\n", e.msg);
+		ks_task_free(task);
+		return 77;
+	}
+	test_one_runner(1);
+	test_one_runner(2); /* reuses the baseline's samples */
+	test_interval_stop();
+	ks_evaluator_free(ev);
+	ks_task_free(task);
+	return tap_done();
+}
