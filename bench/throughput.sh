@@ -15,6 +15,7 @@
 #   BUDGET=N     candidates per run when --budget is not given (default: matmul 40, others 20,
 #                the README's runs)
 #   OUT=DIR      keep the run folders and logs there (default: a temporary folder)
+#   RUN_ARGS=".." more options for each `ksearch run` (e.g. "--time-limit 200s --devices 0")
 #   KSEARCH_DEVICE, KSEARCH_NVCC, KSEARCH_CUDA_ARCH   as for ksearch
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -47,10 +48,10 @@ for task in "${TASKS[@]}"; do
 	[ -n "$budget" ] || { [ "$task" = matmul ] && budget=40 || budget=20; }
 	dir=$WORK/$task-$BACKEND
 	rm -rf "$dir" "$dir.cache"
-	echo "== $(date -u +%H:%M:%S) ksearch run $task --backend $BACKEND --budget $budget" >&2
+	echo "== $(date -u +%H:%M:%S) ksearch run $task --backend $BACKEND --budget $budget ${RUN_ARGS:-}" >&2
 	t0=$(date +%s.%N)
 	KSEARCH_CACHE=$dir.cache "$BIN/ksearch" run "$task" --backend "$BACKEND" --budget "$budget" \
-		--out "$dir" --json >"$dir.json" 2>"$dir.log"
+		--out "$dir" --json ${RUN_ARGS:-} >"$dir.json" 2>"$dir.log"
 	rc=$?
 	t1=$(date +%s.%N)
 	rm -rf "$dir.cache"
