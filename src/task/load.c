@@ -730,6 +730,14 @@ int ks_task_hash(const struct ks_task *t, char out[65], struct ks_error *e)
 		return ks_error_set(e, KS_ELIMIT, "task path '%s' too long", t->dir);
 	if ((rc = hash_file(&h, ref, e)))
 		return rc;
+	/* a Python reference, only when there is one: other tasks' hashes stay what they were */
+	if (ks_path_join(ref, sizeof(ref), t->dir, "reference.py"))
+		return ks_error_set(e, KS_ELIMIT, "task path '%s' too long", t->dir);
+	if (ks_path_exists(ref)) {
+		ks_sha256_update_str(&h, "reference.py");
+		if ((rc = hash_file(&h, ref, e)))
+			return rc;
+	}
 	/* the backends' trusted device references are ground truth too; only those that exist,
 	 * so the hash of a task without one (and its cached references) stays what it was */
 	const struct ks_backend_i *const *bs = ks_backend_list();
