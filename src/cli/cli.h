@@ -40,6 +40,7 @@ int cmd_run(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);
+int cmd_tasks_import(int argc, char **argv); /* 'tasks import', from cmd_tasks */
 int cmd_spec(int argc, char **argv);
 int cmd_translate(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
