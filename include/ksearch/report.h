@@ -26,6 +26,7 @@ enum ks_report_format {
 	KS_REPORT_HTML, /* self-contained HTML */
 	KS_REPORT_JSON, /* JSON object */
 	KS_REPORT_SVG,  /* the convergence chart */
+	KS_REPORT_FLASHINFER_TRACE, /* flashinfer-bench Trace JSONL: one line per candidate and workload */
 };
 
 struct ks_report_opts {

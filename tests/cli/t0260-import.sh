@@ -96,4 +96,28 @@ for t in rmsnorm_h256 kb_19_relu_small; do
 	ok $? "... with passing candidates ($passed)"
 done
 
+# --- the run's evaluations as flashinfer-bench Traces
+$KS report "$TMP/run_rmsnorm_h256" --to flashinfer-trace >"$TMP/trace.jsonl" 2>"$TMP/trace.err"
+ok $? "report --to flashinfer-trace"
+python3 - "$TMP/trace.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert len(lines) >= 2, lines  # two candidates or more on two workloads
+for t in lines:
+    assert t["definition"] == "rmsnorm_h256"
+    assert t["solution"].startswith("rmsnorm_h256_ksearch_")
+    w, ev = t["workload"], t["evaluation"]
+    assert set(w["axes"]) == {"batch_size", "hidden_size"}, w
+    assert w["inputs"]["eps"]["type"] == "scalar"
+    assert ev["status"] in ("PASSED", "INCORRECT_NUMERICAL", "RUNTIME_ERROR", "COMPILE_ERROR")
+    if ev["status"] == "PASSED":
+        p = ev["performance"]
+        assert p["latency_ms"] > 0 and p["reference_latency_ms"] > 0
+        assert abs(p["speedup_factor"] - p["reference_latency_ms"] / p["latency_ms"]) < 1e-6 * p["speedup_factor"] + 1e-9
+        assert ev["correctness"]["max_absolute_error"] >= 0
+    for k in ("log_file", "environment", "timestamp"):
+        assert k in ev
+PY
+ok $? "every line is a Trace: definition, solution, workload axes, evaluation"
+
 done_testing
