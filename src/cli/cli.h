@@ -45,5 +45,6 @@ int cmd_spec(int argc, char **argv);
 int cmd_translate(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif

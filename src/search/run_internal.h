@@ -46,6 +46,7 @@ struct ks_run_state {
 	int nstrs;
 	struct ks_pool *pool; /* workers (--devices, --worker-cmd), NULL: evaluate here */
 	int lock_fd;          /* DIR/run.lock, held for the whole run (ks_run_lock) */
+	int made_dir;         /* 1: this run created DIR (0: --out named an existing folder) */
 };
 
 double ks_run_now(void);

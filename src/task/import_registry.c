@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "task/import_impl.h"
-#include "util/suggest.h"
+#include "ksearch/suggest.h"
 
 static const struct ks_importer_i *const importers[] = {
 	&ks_importer_flashinfer,

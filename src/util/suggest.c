@@ -1,5 +1,5 @@
 /* Edit distance and the nearest name (contract in suggest.h). */
-#include "util/suggest.h"
+#include "ksearch/suggest.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* "Did you mean": the one edit-distance helper behind every suggestion for a mistyped
- * command, task, backend, option or format name. */
-#ifndef KS_UTIL_SUGGEST_H
-#define KS_UTIL_SUGGEST_H
+ * command, task, backend, option or format name (src/util/suggest.c). */
+#ifndef KSEARCH_SUGGEST_H
+#define KSEARCH_SUGGEST_H
 
 #include <stddef.h>
 
