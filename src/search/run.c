@@ -315,6 +315,7 @@ static int open_store(struct ks_run_state *st, struct ks_error *e)
 				    st->dir, st->dir);
 	if ((rc = ks_mkdir_p(st->dir, e)) || (rc = ks_store_open(st->dir, 1, &st->store, e)))
 		return rc;
+	st->fresh_store = 1;
 	return 0;
 }
 
@@ -619,7 +620,9 @@ out:
 	r->uses_model = st->usage.calls > 0 || ks_policy_uses_model(st->o.policy);
 	snprintf(r->stopped, sizeof(r->stopped), "%s", st->stopped);
 	time_summary(st, r->time_summary, sizeof(r->time_summary));
-	int forget = rc && !st->resumed && st->dir[0] && run_is_empty(st);
+	/* only what this run created: never a folder or database that was there before */
+	int forget = rc && !st->resumed && st->dir[0] &&
+		     (st->fresh_store ? run_is_empty(st) : st->made_dir);
 	if (rc && st->store && !forget)
 		ks_store_add_event(st->store, "error", "run", e ? e->msg : "failed", NULL, NULL);
 	if (forget)

@@ -7,7 +7,7 @@
 python3 -c 'import numpy' 2>/dev/null || skip_rest "numpy is not installed for python3"
 
 export KSEARCH_CACHE=$TMP/cache
-cp -r tests/fixtures/tasks/pyref_rmsnorm "$TMP/pyref_rmsnorm"
+cp -r tests/fixtures/pyref/pyref_rmsnorm "$TMP/pyref_rmsnorm"
 task=$TMP/pyref_rmsnorm
 
 $KS eval "$task" "$task/baseline.c" --json >"$TMP/ok.json" 2>"$TMP/ok.err"

@@ -31,7 +31,7 @@ grep -q "did you mean 'eval'" "$TMP/e"
 ok $? "... with a suggestion"
 
 # --- a run that fails before its first candidate leaves nothing behind
-cp -r tests/fixtures/tasks/pyref_rmsnorm "$TMP/notemplates" 2>/dev/null
+cp -r tests/fixtures/pyref/pyref_rmsnorm "$TMP/notemplates" 2>/dev/null
 sed -i 's/^name: pyref_rmsnorm/name: notemplates/' "$TMP/notemplates/task.yaml"
 (cd "$TMP/work" && "$KSA" run "$TMP/notemplates" --budget 2 >/dev/null 2>"$TMP/fail.err")
 is "$?" 2 "a run without templates fails"
@@ -69,6 +69,12 @@ is "$(cat "$TMP"/work/runs/*/marker | sort -u)" taken "the folders already there
 A=$(sed -n 1p "$TMP/dirs"); B=$(sed -n 2p "$TMP/dirs")
 grep -q "exhaustive: the space has [0-9]* feasible configurations but the budget is 1" "$TMP/a.err"
 ok $? "exhaustive says when the space is larger than the budget"
+
+# a new run into a folder holding a run is refused and takes nothing away
+"$KSA" run "$task" --budget 1 --out "$A" >/dev/null 2>"$TMP/held.err"
+is "$?" 2 "--out naming a run's folder is refused"
+grep -q "already holds a run" "$TMP/held.err" && [ -s "$A/run.db" ] && [ -e "$A/best.c" ]
+ok $? "... and the run there keeps its database and files"
 
 # --- compare: a run against itself is SAME everywhere; a doctored copy is FAST and SLOW
 $KS compare "$A" "$A" >"$TMP/same.out" 2>&1
