@@ -44,3 +44,12 @@ if python3 -c "import mlx.core" 2>/dev/null && ! python3 -c "import importlib.ut
     python3 -m pip install --quiet --no-deps --break-system-packages "mlx-lm==0.32.2" >&2 ||
     echo "setup: could not install mlx-lm: tests/cli/t0465-mlx-prefill.sh is skipped" >&2
 fi
+
+# numpy (optional: tasks whose reference is reference.py, and the imported flashinfer-bench
+# and KernelBench problems).  Without it those tasks cannot be evaluated; nothing else needs it.
+if ! python3 -c "import numpy" 2>/dev/null && python3 -m pip --version >/dev/null 2>&1; then
+  echo "setup: installing numpy with pip (Python references)" >&2
+  python3 -m pip install --quiet numpy >&2 2>/dev/null ||
+    python3 -m pip install --quiet --break-system-packages numpy >&2 ||
+    echo "setup: could not install numpy: tasks with reference.py cannot be evaluated" >&2
+fi

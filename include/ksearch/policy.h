@@ -143,7 +143,7 @@ void ks_policy_close(struct ks_policy *p);
  * the model wrote this way): strategy by name, the templates' sources as candidates. */
 struct ks_space;
 struct ks_policy_builtin_cfg {
-	const char *strategy;            /* wm, evolve, random */
+	const char *strategy;            /* wm, evolve, random, exhaustive */
 	uint64_t seed;
 	const char *root_title;          /* wm's root action */
 	const char *kernel_summary;
@@ -156,6 +156,7 @@ struct ks_policy_builtin_cfg {
 					    with the outcome below */
 	int parent_passed, parent_status;
 	double parent_score;
+	int budget;                      /* the run's budget (0: unknown), for the strategy */
 };
 int ks_policy_builtin_new(const struct ks_space *space, const struct ks_policy_builtin_cfg *cfg,
 			  struct ks_policy *p, struct ks_error *e);

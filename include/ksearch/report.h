@@ -26,6 +26,7 @@ enum ks_report_format {
 	KS_REPORT_HTML, /* self-contained HTML */
 	KS_REPORT_JSON, /* JSON object */
 	KS_REPORT_SVG,  /* the convergence chart */
+	KS_REPORT_FLASHINFER_TRACE, /* flashinfer-bench Trace JSONL: one line per candidate and workload */
 };
 
 struct ks_report_opts {
@@ -61,5 +62,42 @@ int ks_report_write_files_opts(const char *run_dir, const struct ks_report_opts 
 #define KS_REPORT_HTML_FILE "report.html"
 #define KS_REPORT_SVG_FILE "convergence.svg"
 #define KS_REPORT_ROOFLINE_FILE "roofline.svg"
+
+
+/* ---- ksearch compare ------------------------------------------------------------- */
+
+/* how much beyond the two runs' spreads a difference must be to count (percent) */
+#define KS_RUN_COMPARE_MIN_PCT 1.0
+
+enum ks_run_compare_verdict {
+	KS_RUN_COMPARE_SAME,    /* within the spreads */
+	KS_RUN_COMPARE_FAST,    /* run B's best is faster */
+	KS_RUN_COMPARE_SLOW,    /* run B's best is slower */
+	KS_RUN_COMPARE_MISSING, /* one of the runs has no passing time for the workload */
+};
+
+struct ks_run_compare_row {
+	char label[256];           /* the workload ("rows=2048 cols=2048") */
+	double a_us, a_spread;     /* median (us) and interquartile spread (%) of A's best */
+	double b_us, b_spread;     /* the same for B's best */
+	double ratio;              /* b_us / a_us (NAN when missing) */
+	enum ks_run_compare_verdict verdict;
+};
+
+struct ks_run_compare {
+	char task[128];
+	long cand_a, cand_b;       /* the best candidate of each run */
+	int nrows;
+	struct ks_run_compare_row *rows; /* A's timed workloads, in order */
+	double geomean;            /* geometric mean of the ratios (NAN: none) */
+};
+
+/* The best kernel of run B against that of run A, per timed workload (the final
+ * re-measurement where there is one).  A difference is significant, FAST or SLOW, when the
+ * medians differ by more than half of each interquartile range plus KS_RUN_COMPARE_MIN_PCT.
+ * KS_EINVAL when the runs are of different tasks or one has no passing candidate. */
+int ks_report_compare(const char *dir_a, const char *dir_b, struct ks_run_compare *out,
+		      struct ks_error *e);
+void ks_run_compare_release(struct ks_run_compare *c);
 
 #endif

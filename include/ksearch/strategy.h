@@ -10,6 +10,7 @@
  *   evolve  OpenEvolve / MAP-Elites style baseline: islands, elites per feature cell,
  *           one- or two-knob mutations, crossover, migration
  *   random  uniform over feasible configurations without repeats
+ *   exhaustive  every feasible configuration once, in template order (small spaces)
  *
  * Driving it (the search loop):
  *
@@ -72,6 +73,8 @@ struct ks_strategy_config {
 	const char *root_title;                /* wm: root action ("naive baseline") */
 	const char *kernel_summary;            /* wm: the world's kernel_summary */
 	const struct ks_world_params *params;  /* wm: NULL for the strategy's defaults */
+	int budget;                            /* candidates the run may evaluate, 0: unknown
+						  (exhaustive warns when the space is larger) */
 };
 
 /* One implementation per strategy; optional slots may be NULL. */
@@ -103,9 +106,14 @@ struct ks_strategy {
 extern const struct ks_strategy_ops ks_strategy_wm;
 extern const struct ks_strategy_ops ks_strategy_evolve;
 extern const struct ks_strategy_ops ks_strategy_random;
+extern const struct ks_strategy_ops ks_strategy_exhaustive;
 
-/* by name ("wm", "evolve", "random"), NULL if unknown */
+/* by name ("wm", "evolve", "random", "exhaustive"), NULL if unknown */
 const struct ks_strategy_ops *ks_strategy_find(const char *name);
+/* NULL-terminated list of every strategy */
+const struct ks_strategy_ops *const *ks_strategy_list(void);
+/* "unknown strategy 'X' (wm, evolve, random, exhaustive); did you mean 'Y'?" into e */
+int ks_strategy_unknown(const char *name, struct ks_error *e);
 int ks_strategy_new(const char *name, const struct ks_space *space,
 		    const struct ks_strategy_config *cfg, struct ks_strategy **out,
 		    struct ks_error *e);

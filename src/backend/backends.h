@@ -23,6 +23,10 @@ extern const struct ks_sandbox_needs ks_sandbox_cuda;
 extern const struct ks_sandbox_needs ks_sandbox_mlx;
 int ks_sandbox_mlx_add_read(const char *path);
 
+/* what every program in ksearch-cc-jail reads: system binaries, libraries, headers and
+ * the dynamic linker's configuration (NULL-terminated) */
+extern const char *const ks_jail_system_ro[];
+
 /* shared by the C-compiling backends: compile source + be's shim into a cached shared
  * library named by be's extension, with compiler argv built from compiler, flags, defines
  * and the include directory */

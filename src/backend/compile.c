@@ -38,9 +38,9 @@ static int push_words(char **argv, int argc, int max, char *flags)
 
 /* what every toolchain reads: system binaries, libraries and headers, and the dynamic
  * linker's configuration (not the rest of /etc) */
-static const char *const jail_system_ro[] = {
+const char *const ks_jail_system_ro[] = {
 	"/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc/ld.so.cache",
-	"/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives"};
+	"/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", NULL};
 
 struct jail {
 	char *argv[256];
@@ -122,8 +122,8 @@ static int jail_start(struct jail *j, const struct ks_compile_req *req, const ch
 	if (rc)
 		return rc;
 	j->argv[j->argc++] = exe;
-	for (size_t i = 0; i < sizeof(jail_system_ro) / sizeof(jail_system_ro[0]); i++)
-		jail_add(j, "--ro", jail_system_ro[i]);
+	for (size_t i = 0; ks_jail_system_ro[i]; i++)
+		jail_add(j, "--ro", ks_jail_system_ro[i]);
 	char *inc = jail_path(j);
 	snprintf(inc, PATH_MAX, "%s/include", ks_data_root());
 	jail_add(j, "--ro", inc);

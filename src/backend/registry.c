@@ -2,6 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ksearch/suggest.h"
+
 #include "backend/backends.h"
 #include "ksearch/backend.h"
 #include "ksearch/knowledge.h"
@@ -40,7 +42,14 @@ int ks_backend_get(const char *name, const struct ks_backend_i **out, struct ks_
 		for (int i = 0; backends[i]; i++)
 			snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
 				 i ? ", " : "", backends[i]->name);
-		return ks_error_set(e, KS_ENOTFOUND, "unknown backend '%s' (known: %s)", name, known);
+		const char *names[16];
+		int nn = 0;
+		for (int i = 0; backends[i] && nn < 16; i++)
+			names[nn++] = backends[i]->name;
+		const char *near = ks_suggest(name, names, nn);
+		return ks_error_set(e, KS_ENOTFOUND, "unknown backend '%s' (known: %s)%s%s%s", name,
+				    known, near ? "; did you mean '" : "", near ? near : "",
+				    near ? "'?" : "");
 	}
 	char why[512] = "";
 	if (b->probe && b->probe(why, sizeof(why)))

@@ -48,9 +48,11 @@ int cmd_run(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);
+int cmd_tasks_import(int argc, char **argv); /* 'tasks import', from cmd_tasks */
 int cmd_spec(int argc, char **argv);
 int cmd_translate(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif

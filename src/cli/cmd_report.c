@@ -5,23 +5,27 @@
 #include "cli/cli.h"
 #include "ksearch/report.h"
 
-static const char usage[] = "ksearch report RUN_DIR [--md|--html|--json|--svg] [--top N]";
+static const char usage[] = "ksearch report RUN_DIR [--md|--html|--json|--svg|--to flashinfer-trace] [--top N]";
 static const char about[] =
 	"Read RUN_DIR/run.db and write RUN_DIR/report.md, RUN_DIR/report.html and\n"
 	"RUN_DIR/convergence.svg (the chart report.md links to), then print their paths.\n"
 	"With --md, --html, --json or --svg print that one format to stdout instead and write\n"
-	"nothing.  The database is only read, so this also works while a run is going on.\n"
+	"nothing.  --to flashinfer-trace prints flashinfer-bench Trace JSONL instead: one line\n"
+	"per evaluated candidate and timed workload (definition: the task's name; solution:\n"
+	"<task>_ksearch_<id>; integer params are the axes).  The database is only read, so this also works while a run is going on.\n"
 	"docs/reports.md explains every section.\n\n"
 	"Exit status: 0 done, 2 usage error, no run database or an unreadable one.";
 
 int cmd_report(int argc, char **argv)
 {
+	const char *to = NULL;
 	int md = 0, html = 0, json = 0, svg = 0, top = 10, examples = 3, tree = KS_REPORT_TREE_NODES, verbose = 0;
 	const struct ks_opt opts[] = {
 		{"md", KS_OPT_FLAG, &md, NULL, "print the Markdown report to stdout"},
 		{"html", KS_OPT_FLAG, &html, NULL, "print the HTML report to stdout"},
 		{"json", KS_OPT_FLAG, &json, NULL, "print one JSON object (every candidate) to stdout"},
 		{"svg", KS_OPT_FLAG, &svg, NULL, "print the convergence chart to stdout"},
+		{"to", KS_OPT_STR, &to, "FORMAT", "print the run in another format: flashinfer-trace"},
 		{"top", KS_OPT_INT, &top, "N", "leaderboard rows (default 10)"},
 		{"tree", KS_OPT_INT, &tree, "N", "world-model nodes drawn before folding (default 40)"},
 		{"examples", KS_OPT_INT, &examples, "N", "log examples per failure status (default 3)"},
@@ -39,8 +43,12 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "ksearch report: needs RUN_DIR\nusage: %s\n", usage);
 		return KS_EXIT_USAGE;
 	}
-	if (md + html + json + svg > 1) {
-		fprintf(stderr, "ksearch report: choose one of --md, --html, --json and --svg\n");
+	if (to && strcmp(to, "flashinfer-trace")) {
+		fprintf(stderr, "ksearch report: unknown --to format '%s' (known: flashinfer-trace)\n", to);
+		return KS_EXIT_USAGE;
+	}
+	if (md + html + json + svg + (to != NULL) > 1) {
+		fprintf(stderr, "ksearch report: choose one of --md, --html, --json, --svg and --to\n");
 		return KS_EXIT_USAGE;
 	}
 	if (top < 1 || top > 1000) {
@@ -64,7 +72,7 @@ int cmd_report(int argc, char **argv)
 	o.tree_nodes = tree;
 	struct ks_error e = {0};
 	const char *dir = pos[0];
-	if (!md && !html && !json && !svg) {
+	if (!md && !html && !json && !svg && !to) {
 		if (ks_report_write_files_opts(dir, &o, &e)) {
 			fprintf(stderr, "ksearch report: %s\n", e.msg);
 			return KS_EXIT_USAGE;
@@ -75,7 +83,8 @@ int cmd_report(int argc, char **argv)
 		       KS_REPORT_ROOFLINE_FILE);
 		return KS_EXIT_OK;
 	}
-	enum ks_report_format fmt = md     ? KS_REPORT_MD
+	enum ks_report_format fmt = to     ? KS_REPORT_FLASHINFER_TRACE
+				    : md   ? KS_REPORT_MD
 				    : html ? KS_REPORT_HTML
 				    : json ? KS_REPORT_JSON
 					   : KS_REPORT_SVG;

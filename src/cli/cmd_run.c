@@ -10,6 +10,8 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "ksearch/strategy.h"
+#include "ksearch/suggest.h"
 #include "ksearch/backend.h"
 #include "ksearch/log.h"
 #include "ksearch/policy.h"
@@ -179,21 +181,45 @@ static const char *backend_names(void)
 	return names;
 }
 
+/* "; did you mean 'x'?" for a near miss among names (NULL-terminated), else "" */
+static const char *did_you_mean(const char *word, const char *const *names)
+{
+	static char out[96];
+	const char *near = ks_suggest(word, names, -1);
+	out[0] = '\0';
+	if (near)
+		snprintf(out, sizeof(out), "; did you mean '%s'?", near);
+	return out;
+}
+
+static const char *did_you_mean_backend(const char *word)
+{
+	const char *names[16];
+	int n = 0;
+	const struct ks_backend_i *const *bs = ks_backend_list();
+	for (int i = 0; bs[i] && n < 15; i++)
+		names[n++] = bs[i]->name;
+	names[n] = NULL;
+	return did_you_mean(word, names);
+}
+
 static const char *run_usage_error(const struct ks_run_opts *o)
 {
 	static char msg[512];
-	static const char *const strategies[] = {"wm", "evolve", "random", NULL};
 	static const char *const policies[] = {"builtin", "llm", "cmd", NULL};
 	static const char *const contexts[] = {"none", "spec", "full", NULL};
-	if (o->strategy && !one_of(o->strategy, strategies))
-		snprintf(msg, sizeof(msg), "unknown --strategy '%s' (wm, evolve, random)", o->strategy);
+	struct ks_error se = {0};
+	if (o->strategy && !ks_strategy_find(o->strategy) && ks_strategy_unknown(o->strategy, &se))
+		snprintf(msg, sizeof(msg), "--strategy: %s", se.msg);
 	else if (o->policy && !one_of(o->policy, policies))
-		snprintf(msg, sizeof(msg), "unknown --policy '%s' (builtin, llm, cmd)", o->policy);
+		snprintf(msg, sizeof(msg), "unknown --policy '%s' (builtin, llm, cmd)%s", o->policy,
+			 did_you_mean(o->policy, policies));
 	else if (o->context && !one_of(o->context, contexts))
-		snprintf(msg, sizeof(msg), "unknown --context '%s' (none, spec, full)", o->context);
+		snprintf(msg, sizeof(msg), "unknown --context '%s' (none, spec, full)%s", o->context,
+			 did_you_mean(o->context, contexts));
 	else if (o->backend && !ks_backend_find(o->backend))
-		snprintf(msg, sizeof(msg), "unknown --backend '%s' (built here: %s)", o->backend,
-			 backend_names());
+		snprintf(msg, sizeof(msg), "unknown --backend '%s' (built here: %s)%s", o->backend,
+			 backend_names(), did_you_mean_backend(o->backend));
 	else if (o->devices && (!o->devices[0] || strspn(o->devices, "0123456789,") != strlen(o->devices)))
 		snprintf(msg, sizeof(msg), "--devices expects device numbers like 0,1; got '%s'",
 			 o->devices);
@@ -217,7 +243,7 @@ int cmd_run(int argc, char **argv)
 	    top = o.final_top, threads = 0;
 	const struct ks_opt opts[] = {
 		{"backend", KS_OPT_STR, &o.backend, "B", "where kernels run: cpu (default), cuda or mlx"},
-		{"strategy", KS_OPT_STR, &o.strategy, "S", "wm (world model, default), evolve, random"},
+		{"strategy", KS_OPT_STR, &o.strategy, "S", "wm (world model, default), evolve, random, exhaustive (every configuration once, small spaces)"},
 		{"policy", KS_OPT_STR, &o.policy, "P",
 		 "who proposes and writes code: builtin (default), llm, cmd"},
 		{"llm-base-url", KS_OPT_STR, &o.llm_base_url, "URL",

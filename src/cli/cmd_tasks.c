@@ -13,7 +13,8 @@
 
 #define README_SHORT_LINES 20
 
-static const char usage[] = "ksearch tasks [list | show NAME|DIR [--backend cpu|cuda|metal|mlx]] [--json]";
+static const char usage[] = "ksearch tasks [list | show NAME|DIR [--backend cpu|cuda|metal|mlx]] [--json]\n"
+	"       ksearch tasks import FORMAT FILE... [--out DIR]   (see 'ksearch tasks import --help')";
 static const char about[] =
 	"List the tasks (from <data root>/tasks, $KSEARCH_HOME overrides the data root) or show\n"
 	"one: the math, tensors, params, workloads (numbered for 'ksearch run --workloads'),\n"
@@ -371,6 +372,8 @@ int cmd_tasks(int argc, char **argv)
 		{"json", KS_OPT_FLAG, &json, NULL, "print one JSON object"},
 		{NULL, 0, NULL, NULL, NULL},
 	};
+	if (argc > 1 && !strcmp(argv[1], "import"))
+		return cmd_tasks_import(argc - 1, argv + 1);
 	const char *pos[3];
 	int npos = 0;
 	int rc = ks_opts_parse(argc, argv, opts, usage, about, pos, 3, &npos);
@@ -392,7 +395,7 @@ int cmd_tasks(int argc, char **argv)
 		}
 		return cmd_show(pos[1], backend, json);
 	}
-	fprintf(stderr, "ksearch: unknown 'tasks' subcommand '%s' (expected list or show)\nusage: %s\n",
+	fprintf(stderr, "ksearch: unknown 'tasks' subcommand '%s' (expected list, show or import)\nusage: %s\n",
 		pos[0], usage);
 	return KS_EXIT_USAGE;
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "ksearch/suggest.h"
 
 struct command {
 	const char *name;
@@ -14,6 +15,7 @@ static const struct command commands[] = {
 	{"run", cmd_run, "search for a faster kernel for a task (the main job)"},
 	{"eval", cmd_eval, "check and time one kernel file against a task"},
 	{"report", cmd_report, "regenerate the reports of a run from its database"},
+	{"compare", cmd_compare, "per workload, is one run's best kernel faster than another's"},
 	{"tasks", cmd_tasks, "list the shipped tasks or show one (prototype, workloads)"},
 	{"spec", cmd_spec, "list, show or detect hardware specs"},
 	{"translate", cmd_translate, "map a CUDA source onto another target's primitives"},
@@ -33,13 +35,53 @@ static void usage(FILE *f)
 		   "  ksearch tasks list                  the shipped tasks\n"
 		   "  ksearch run softmax --budget 20     search with the built-in policy on the CPU\n"
 		   "  ksearch eval softmax my_softmax.c   check and time your own kernel\n"
-		   "\n'ksearch <command> --help' explains each command.\n"
+		   "\n'ksearch help <command>' (or 'ksearch <command> --help') explains each command.\n"
 		   "\nexit codes: 0 success (eval: the kernel passed), 1 the kernel or run was\n"
 		   "evaluated and did not pass, 2 usage or infrastructure error.\n");
 }
 
+static const struct command *command_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
+}
+
+static int not_a_command(const char *name)
+{
+	const char *names[16];
+	int n = 0;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]) && n < 15; i++)
+		names[n++] = commands[i].name;
+	names[n++] = "help";
+	const char *near = ks_suggest(name, names, n);
+	if (near)
+		fprintf(stderr, "ksearch: '%s' is not a command; did you mean '%s'?\n", name, near);
+	else
+		fprintf(stderr, "ksearch: '%s' is not a command; see 'ksearch --help'\n", name);
+	return KS_EXIT_USAGE;
+}
+
+/* ksearch help CMD [SUB]: what 'ksearch CMD [SUB] --help' prints */
+static int help(int argc, char **argv)
+{
+	const struct command *c = command_find(argv[2]);
+	if (!c)
+		return not_a_command(argv[2]);
+	char *args[8] = {argv[2]};
+	int n = 1;
+	for (int i = 3; i < argc && n < 6; i++)
+		args[n++] = argv[i];
+	args[n++] = "--help";
+	args[n] = NULL;
+	return c->fn(n, args);
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 3 && !strcmp(argv[1], "help"))
+		return help(argc, argv);
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
 		usage(argc < 2 ? stderr : stdout);
@@ -49,9 +91,6 @@ int main(int argc, char **argv)
 		printf("ksearch %s\n", KS_VERSION);
 		return KS_EXIT_OK;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "ksearch: '%s' is not a command; see 'ksearch --help'\n", argv[1]);
-	return KS_EXIT_USAGE;
+	const struct command *c = command_find(argv[1]);
+	return c ? c->fn(argc - 1, argv + 1) : not_a_command(argv[1]);
 }

@@ -1,4 +1,5 @@
 #include "cli/cli.h"
+#include "ksearch/suggest.h"
 
 #include <errno.h>
 #include <math.h>
@@ -99,8 +100,20 @@ int ks_opts_parse(int argc, char **argv, const struct ks_opt *opts, const char *
 		size_t n = eq ? (size_t)(eq - name) : strlen(name);
 		const struct ks_opt *o = find(opts, name, n);
 		if (!o) {
-			fprintf(stderr, "ksearch: unknown option '--%.*s'; see '%s --help'\n",
-				(int)n, name, usage);
+			char word[128];
+			const char *names[128];
+			int nn = 0;
+			snprintf(word, sizeof(word), "%.*s", (int)(n < 127 ? n : 127), name);
+			for (const struct ks_opt *k = opts; k->name && nn < 127; k++)
+				names[nn++] = k->name;
+			names[nn++] = "help";
+			const char *near = ks_suggest(word, names, nn);
+			if (near)
+				fprintf(stderr, "ksearch: unknown option '--%s'; did you mean '--%s'?\n",
+					word, near);
+			else
+				fprintf(stderr, "ksearch: unknown option '--%s'; see '%s --help'\n",
+					word, usage);
 			return -1;
 		}
 		if (o->kind == KS_OPT_FLAG) {

@@ -317,8 +317,10 @@ int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
 	    (rc = ks_runner_path("ksearch-runner", ev->host_runner, sizeof(ev->host_runner), e)) ||
 	    (rc = ks_task_hash(t, ev->task_hash, e)) || (rc = setup_workloads(ev, e)))
 		goto fail;
-	/* the reference is plain C on the host, compiled without value-changing flags */
-	if ((rc = compile_file(&ks_backend_cpu, t, "reference.c", "-O2 -fno-fast-math -fopenmp",
+	/* the reference is plain C on the host, compiled without value-changing flags, or
+	 * reference.py, which runs as it is */
+	ev->ref_py = ks_task_has_pyref(t);
+	if (!ev->ref_py && (rc = compile_file(&ks_backend_cpu, t, "reference.c", "-O2 -fno-fast-math -fopenmp",
 			       NULL, &ev->ref, e))) {
 		ks_error_wrap(e, "reference of task '%s'", t->name);
 		goto fail;
@@ -515,6 +517,36 @@ void ks_eval_ref_cache_path(const char *task_hash, const char *label, unsigned l
 		 device_ext ? device_ext : "");
 }
 
+/* stores the expected outputs in ws and in the cache file cpath */
+static void reference_keep(struct ks_wl_state *ws, int seed_idx, unsigned char *ref,
+			   const char *cpath)
+{
+	ws->ref[seed_idx] = ref;
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", cpath);
+	*strrchr(dir, '/') = '\0';
+	if (ks_mkdir_p(dir, NULL) == 0)
+		ks_file_write_atomic(cpath, ref, ws->out_bytes, NULL);
+}
+
+static int python_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_idx,
+			    const char *cpath, struct ks_buf *label, struct ks_error *e)
+{
+	unsigned char *ref = malloc(ws->out_bytes ? ws->out_bytes : 1);
+	int rc = ref ? 0 : ks_error_set(e, KS_ENOMEM, "out of memory for reference outputs");
+	/* the reference may be slow on big workloads: give it ten call timeouts; numpy
+	 * temporaries (and torch's reservations) need room beyond the tensors */
+	if (!rc && (rc = ks_pyref_run(ev->task, ws->wl, ev->seeds[seed_idx], ev->o.timeout_s * 10,
+				       ws->set_bytes * 8 + ((size_t)16 << 30), ref, ws->out_bytes, e)))
+		ks_error_wrap(e, "the reference (reference.py) failed on %s", ks_buf_str(label));
+	if (rc)
+		free(ref);
+	else
+		reference_keep(ws, seed_idx, ref, cpath);
+	ks_buf_release(label);
+	return rc;
+}
+
 int ks_eval_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_idx,
 		      struct ks_error *e)
 {
@@ -534,6 +566,8 @@ int ks_eval_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_
 		return 0;
 	}
 	ks_buf_release(&cached);
+	if (ev->ref_py && !dev)
+		return python_reference(ev, ws, seed_idx, cpath, &label, e);
 	struct ks_runner *r = NULL;
 	const char *reply;
 	/* either way in a process of its own, never in the candidate's: reference.c in the
@@ -571,11 +605,7 @@ int ks_eval_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_
 	}
 	memcpy(ws->ref[seed_idx], r->out, ws->out_bytes);
 	ks_runner_free(r);
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%s", cpath);
-	*strrchr(dir, '/') = '\0';
-	if (ks_mkdir_p(dir, NULL) == 0)
-		ks_file_write_atomic(cpath, ws->ref[seed_idx], ws->out_bytes, NULL);
+	reference_keep(ws, seed_idx, ws->ref[seed_idx], cpath);
 	return 0;
 }
 

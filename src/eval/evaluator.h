@@ -39,6 +39,7 @@ struct ks_evaluator {
 	const struct ks_backend_i *be;
 	struct ks_artifact ref, base;
 	struct ks_artifact ref_dev; /* reference.<ext>, compiled when a workload needs it */
+	int ref_py;                 /* the reference is reference.py (ks_pyref_run) */
 	char runner[4096];      /* the backend's runner */
 	char host_runner[4096]; /* ksearch-runner, for the reference */
 	char task_hash[65];
@@ -78,6 +79,13 @@ int ks_eval_open_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const c
  * whose fate says why (the kernel's constructors run at load). */
 int ks_eval_candidate_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
 			     int nsets, struct ks_runner **cand, struct ks_error *e);
+/* 1 when the task's reference is reference.py (it has no reference.c) */
+int ks_task_has_pyref(const struct ks_task *t);
+/* reference.py's outputs of (w, seed), in task order, into out (out_bytes), run by python3
+ * ($KSEARCH_PYTHON) in ksearch-cc-jail with mem_bytes of address space (pyref.c) */
+int ks_pyref_run(const struct ks_task *t, const struct ks_workload *w, unsigned long long seed,
+		 double timeout_s, size_t mem_bytes, unsigned char *out, size_t out_bytes,
+		 struct ks_error *e);
 /* reference outputs for (workload, seed index), computed on first use */
 int ks_eval_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_idx,
 		      struct ks_error *e);

@@ -1,4 +1,4 @@
-/* The builtin policy: a strategy (wm, evolve, random) proposes configurations of the
+/* The builtin policy: a strategy (wm, evolve, random, exhaustive) proposes configurations of the
  * task's knob templates; a candidate is a template's source with the knob values as -D
  * defines.  The same code tunes the knobs of an @ksearch kernel a model wrote
  * (ks_policy_builtin_new over a one-template space). */
@@ -63,7 +63,8 @@ static int builtin_start(struct builtin *b, const struct ks_space *space,
 	if (space->ntemplates > 0)
 		ks_template_config_default(space->templates[0], b->defaults);
 	struct ks_strategy_config scfg = {.seed = cfg->seed, .root_title = cfg->root_title,
-					  .kernel_summary = cfg->kernel_summary};
+					  .kernel_summary = cfg->kernel_summary,
+					  .budget = cfg->budget};
 	return ks_strategy_new(cfg->strategy, space, &scfg, &b->s, e);
 }
 
@@ -87,8 +88,7 @@ int ks_policy_builtin_new(const struct ks_space *space, const struct ks_policy_b
 static int builtin_check(const struct ks_run_opts *o, struct ks_error *e)
 {
 	if (!ks_strategy_find(o->strategy))
-		return ks_error_set(e, KS_EINVAL, "unknown strategy '%s' (wm, evolve, random)",
-				    o->strategy ? o->strategy : "");
+		return ks_strategy_unknown(o->strategy, e);
 	if (o->llm_cmd && o->llm_cmd[0])
 		return ks_error_set(e, KS_EINVAL,
 				    "--llm-cmd is used by --policy cmd only (the policy is '%s')",
@@ -112,7 +112,8 @@ static int builtin_open(void **state, const struct ks_policy_env *env, struct ks
 	struct ks_policy_builtin_cfg cfg = {.strategy = env->o->strategy, .seed = env->o->seed,
 					    .root_title = "naive baseline",
 					    .kernel_summary = env->task->summary,
-					    .policy = "builtin", .parent = -1, .node = -1};
+					    .policy = "builtin", .parent = -1, .node = -1,
+					    .budget = env->o->budget};
 	if ((rc = builtin_start(b, &b->own.space, &cfg, e))) {
 		builtin_free(b);
 		return rc;
@@ -224,7 +225,7 @@ static int builtin_snapshot(void *state, struct ks_buf *out, struct ks_error *e)
 const struct ks_policy_i ks_policy_builtin = {
 	.version = KS_POLICY_VERSION,
 	.name = "builtin",
-	.summary = "a strategy (--strategy wm, evolve, random) over the task's knob templates",
+	.summary = "a strategy (--strategy wm, evolve, random, exhaustive) over the task's knob templates",
 	.check = builtin_check,
 	.open = builtin_open,
 	.propose = builtin_propose,

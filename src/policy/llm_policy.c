@@ -1066,8 +1066,7 @@ static void lp_free(void *state)
 static int check_common(const struct ks_run_opts *o, int cmd, struct ks_error *e)
 {
 	if (!ks_strategy_find(o->strategy)) /* the strategy that tunes @ksearch knobs */
-		return ks_error_set(e, KS_EINVAL, "unknown strategy '%s' (wm, evolve, random)",
-				    o->strategy ? o->strategy : "");
+		return ks_strategy_unknown(o->strategy, e);
 	if (o->llm_max_failures < 0)
 		return ks_error_set(e, KS_EINVAL, "--llm-max-failures must be at least 1");
 	if (!cmd && o->llm_cmd && o->llm_cmd[0])

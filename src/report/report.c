@@ -27,6 +27,8 @@ static int render(const struct rp_run *r, enum ks_report_format fmt, struct ks_b
 		break;
 	case KS_REPORT_JSON:
 		return rp_render_json(r, out, e);
+	case KS_REPORT_FLASHINFER_TRACE:
+		return rp_render_fitrace(r, out, e);
 	default:
 		return ks_error_set(e, KS_EINVAL, "unknown report format %d", (int)fmt);
 	}
@@ -40,7 +42,7 @@ int ks_report_write_opts(const char *run_dir, enum ks_report_format fmt,
 {
 	struct rp_run r;
 	if (fmt != KS_REPORT_MD && fmt != KS_REPORT_HTML && fmt != KS_REPORT_JSON &&
-	    fmt != KS_REPORT_SVG)
+	    fmt != KS_REPORT_SVG && fmt != KS_REPORT_FLASHINFER_TRACE)
 		return ks_error_set(e, KS_EINVAL, "unknown report format %d", (int)fmt);
 	int rc = rp_load(run_dir, o, &r, e);
 	if (rc)

@@ -134,6 +134,7 @@ int rp_render_md(const struct rp_run *r, struct ks_buf *out);
 int rp_render_html(const struct rp_run *r, struct ks_buf *out);
 int rp_render_json(const struct rp_run *r, struct ks_buf *out, struct ks_error *e);
 int rp_render_svg(const struct rp_run *r, struct ks_buf *out);
+int rp_render_fitrace(const struct rp_run *r, struct ks_buf *out, struct ks_error *e);
 int rp_render_roofline(const struct rp_run *r, struct ks_buf *out);
 
 /* ---- helpers (format.c) ---- */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -208,6 +209,74 @@ static int resume_conflict(const struct ks_run_opts *user, const struct ks_run_o
 	return 0;
 }
 
+/* runs/<task>-<time>, with -2, -3, ... when a run started in the same second took the
+ * name: mkdir is the one atomic claim, so two runs never share a folder */
+static int fresh_dir(struct ks_run_state *st, struct ks_error *e)
+{
+	const struct ks_run_opts *o = &st->o;
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	char stamp[32];
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	const char *task = o->task ? o->task : "";
+	size_t len = strlen(task);
+	while (len > 1 && task[len - 1] == '/')
+		len--; /* "./my-task/" is the task folder my-task */
+	const char *base = task;
+	for (size_t i = 0; i < len; i++)
+		if (task[i] == '/' && i + 1 < len)
+			base = task + i + 1;
+	int blen = (int)(task + len - base);
+	int rc = ks_mkdir_p("runs", e);
+	for (int n = 1; !rc && n < 1000; n++) {
+		char suffix[16] = "";
+		if (n > 1)
+			snprintf(suffix, sizeof(suffix), "-%d", n);
+		snprintf(st->dir, sizeof(st->dir), "runs/%.*s-%s%s", blen ? blen : 4,
+			 blen ? base : "task", stamp, suffix);
+		if (mkdir(st->dir, 0777) == 0) {
+			st->made_dir = 1;
+			return 0;
+		}
+		if (errno != EEXIST)
+			return ks_error_set(e, KS_ESYS, "create '%s': %s", st->dir, strerror(errno));
+	}
+	return rc ? rc : ks_error_set(e, KS_ESYS, "no free run folder name under runs/ for '%s'", st->dir);
+}
+
+/* A run that failed before its first candidate leaves nothing behind: the folder it
+ * created goes, or only its own files when --out named an existing folder. */
+static void forget_empty_run(struct ks_run_state *st)
+{
+	if (st->made_dir) {
+		ks_rm_rf(st->dir);
+		if (!st->o.out_dir)
+			rmdir("runs"); /* only when no other run is in it */
+		return;
+	}
+	static const char *const files[] = {"run.db", "run.db-wal", "run.db-shm", "run.db-journal",
+					    "run.lock"};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char p[PATH_MAX + 32];
+		snprintf(p, sizeof(p), "%s/%s", st->dir, files[i]);
+		unlink(p);
+	}
+}
+
+/* 1 when the store holds no candidate (nothing a report or --resume could use) */
+static int run_is_empty(struct ks_run_state *st)
+{
+	if (!st->store)
+		return 1;
+	struct ks_store_candidate *list = NULL;
+	size_t n = 0;
+	if (ks_store_list_candidates(st->store, KS_STORE_ORDER_ID, &list, &n, NULL))
+		return 0;
+	ks_store_free(list);
+	return n == 0;
+}
+
 static int open_store(struct ks_run_state *st, struct ks_error *e)
 {
 	struct ks_run_opts *o = &st->o;
@@ -232,14 +301,9 @@ static int open_store(struct ks_run_state *st, struct ks_error *e)
 	}
 	if (o->out_dir) {
 		snprintf(st->dir, sizeof(st->dir), "%s", o->out_dir);
-	} else {
-		time_t now = time(NULL);
-		struct tm tm;
-		localtime_r(&now, &tm);
-		char stamp[32];
-		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-		const char *base = strrchr(o->task, '/') ? strrchr(o->task, '/') + 1 : o->task;
-		snprintf(st->dir, sizeof(st->dir), "runs/%s-%s", base[0] ? base : "task", stamp);
+		st->made_dir = !ks_is_dir(st->dir);
+	} else if ((rc = fresh_dir(st, e))) {
+		return rc;
 	}
 	char db[PATH_MAX + 16];
 	snprintf(db, sizeof(db), "%s/run.db", st->dir);
@@ -253,6 +317,7 @@ static int open_store(struct ks_run_state *st, struct ks_error *e)
 				    st->dir, st->dir);
 	if ((rc = ks_mkdir_p(st->dir, e)) || (rc = ks_store_open(st->dir, 1, &st->store, e)))
 		return rc;
+	st->fresh_store = 1;
 	return 0;
 }
 
@@ -557,8 +622,13 @@ out:
 	r->uses_model = st->usage.calls > 0 || ks_policy_uses_model(st->o.policy);
 	snprintf(r->stopped, sizeof(r->stopped), "%s", st->stopped);
 	time_summary(st, r->time_summary, sizeof(r->time_summary));
-	if (rc && st->store)
+	/* only what this run created: never a folder or database that was there before */
+	int forget = rc && !st->resumed && st->dir[0] &&
+		     (st->fresh_store ? run_is_empty(st) : st->made_dir);
+	if (rc && st->store && !forget)
 		ks_store_add_event(st->store, "error", "run", e ? e->msg : "failed", NULL, NULL);
+	if (forget)
+		r->run_dir[0] = '\0';
 	ks_policy_close(&st->policy);
 	free(st->seen);
 	free(st->last_snapshot);
@@ -572,6 +642,8 @@ out:
 	if (st->store)
 		ks_store_close(st->store);
 	ks_run_unlock(st->lock_fd);
+	if (forget)
+		forget_empty_run(st);
 	for (int i = 0; i < st->nstrs; i++)
 		free(st->strs[i]);
 	free(st);

@@ -46,6 +46,8 @@ struct ks_run_state {
 	int nstrs;
 	struct ks_pool *pool; /* workers (--devices, --worker-cmd), NULL: evaluate here */
 	int lock_fd;          /* DIR/run.lock, held for the whole run (ks_run_lock) */
+	int made_dir;         /* 1: this run created DIR (0: --out named an existing folder) */
+	int fresh_store;      /* 1: this run created DIR/run.db */
 };
 
 double ks_run_now(void);

@@ -8,8 +8,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct ks_strategy_ops *const registry[] = {&ks_strategy_wm, &ks_strategy_evolve,
-							  &ks_strategy_random, NULL};
+#include "ksearch/suggest.h"
+
+static const struct ks_strategy_ops *const registry[] = {
+	&ks_strategy_wm, &ks_strategy_evolve, &ks_strategy_random, &ks_strategy_exhaustive, NULL};
+
+const struct ks_strategy_ops *const *ks_strategy_list(void)
+{
+	return registry;
+}
+
+int ks_strategy_unknown(const char *name, struct ks_error *e)
+{
+	const char *names[8];
+	char list[128] = "", near_txt[64] = "";
+	int n = 0;
+	for (int i = 0; registry[i] && n < 8; i++) {
+		names[n] = registry[i]->name;
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", n ? ", " : "",
+			 names[n]);
+		n++;
+	}
+	const char *near = name ? ks_suggest(name, names, n) : NULL;
+	if (near)
+		snprintf(near_txt, sizeof(near_txt), "; did you mean '%s'?", near);
+	return ks_error_set(e, KS_ENOTFOUND, "unknown strategy '%s' (%s)%s", name ? name : "",
+			    list, near_txt);
+}
 
 void ks_prng_seed(struct ks_prng *r, uint64_t seed)
 {
@@ -145,8 +170,7 @@ int ks_strategy_new(const char *name, const struct ks_space *space,
 	int rc;
 	*out = NULL;
 	if (!ops)
-		return ks_error_set(e, KS_ENOTFOUND,
-				    "unknown strategy '%s' (expected wm, evolve or random)", name);
+		return ks_strategy_unknown(name, e);
 	if (ops->version != KS_STRATEGY_VERSION)
 		return ks_error_set(e, KS_EINVAL, "strategy '%s' has interface version %d", name,
 				    ops->version);

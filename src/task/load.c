@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ksearch/backend.h"
+#include "ksearch/suggest.h"
 #include "ksearch/task.h"
 #include "task/task_priv.h"
 #include "util/expr.h"
@@ -536,6 +537,21 @@ static int parse_task(struct loader *L, const char *dir)
 	return 0;
 }
 
+
+/* "unknown task 'sofmax' (no folder '...'); did you mean 'softmax'?" */
+static int unknown_task(const char *name, const char *dir, struct ks_error *e)
+{
+	char **names = NULL;
+	int n = 0;
+	const char *near = NULL;
+	if (ks_task_list(&names, &n, NULL) == 0)
+		near = ks_suggest(name, (const char *const *)names, n);
+	int rc = ks_error_set(e, KS_ENOTFOUND, "unknown task '%s' (no folder '%s')%s%s%s", name, dir,
+			      near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+	ks_strv_free(names, n);
+	return rc;
+}
+
 static int resolve_dir(const char *name_or_dir, char *out, size_t n, struct ks_error *e)
 {
 	if (!name_or_dir || !name_or_dir[0])
@@ -549,8 +565,7 @@ static int resolve_dir(const char *name_or_dir, char *out, size_t n, struct ks_e
 		if (ks_is_dir(out))
 			return 0;
 		if (!ks_is_dir(name_or_dir))
-			return ks_error_set(e, KS_ENOTFOUND, "unknown task '%s' (no folder '%s')",
-					    name_or_dir, out);
+			return unknown_task(name_or_dir, out, e);
 	}
 	if (strlen(name_or_dir) >= n)
 		return ks_error_set(e, KS_ELIMIT, "task path '%s' too long", name_or_dir);
@@ -730,6 +745,14 @@ int ks_task_hash(const struct ks_task *t, char out[65], struct ks_error *e)
 		return ks_error_set(e, KS_ELIMIT, "task path '%s' too long", t->dir);
 	if ((rc = hash_file(&h, ref, e)))
 		return rc;
+	/* a Python reference, only when there is one: other tasks' hashes stay what they were */
+	if (ks_path_join(ref, sizeof(ref), t->dir, "reference.py"))
+		return ks_error_set(e, KS_ELIMIT, "task path '%s' too long", t->dir);
+	if (ks_path_exists(ref)) {
+		ks_sha256_update_str(&h, "reference.py");
+		if ((rc = hash_file(&h, ref, e)))
+			return rc;
+	}
 	/* the backends' trusted device references are ground truth too; only those that exist,
 	 * so the hash of a task without one (and its cached references) stays what it was */
 	const struct ks_backend_i *const *bs = ks_backend_list();

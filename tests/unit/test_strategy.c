@@ -252,6 +252,24 @@ int main(void)
 		printf("# %s: median evaluations to 95%% of best over %d seeds: %.1f (p25 %d, p75 %d)\n",
 		       names[k], NSEEDS, med[k], reach[k][NSEEDS / 4], reach[k][3 * NSEEDS / 4]);
 	}
+	{
+		/* exhaustive: every feasible configuration once, in the template's own order,
+		 * whatever the seed */
+		drive("exhaustive", &space, 5, 1, MAXEVAL, best, 0, &r1);
+		int in_order = 1;
+		for (int i = 0; i < r1.n && i < MAXEVAL; i++)
+			in_order &= r1.order[i] == i;
+		ok(r1.n == fs.n && r1.dup == 0 && in_order,
+		   "exhaustive: each of the %d configurations once, in template order (%d, %d dup)",
+		   fs.n, r1.n, r1.dup);
+		drive("exhaustive", &space, 6, 4, MAXEVAL, best, 0, &r2);
+		ok(r2.n == fs.n && r2.dup == 0 && r2.short_early == 0,
+		   "exhaustive: batches of 4 cover the space too");
+		struct ks_strategy *s = NULL;
+		ok(ks_strategy_new("exhaustiv", &space, NULL, &s, &e) == KS_ENOTFOUND &&
+			   strstr(e.msg, "did you mean 'exhaustive'"),
+		   "a misspelt strategy gets a suggestion (%s)", e.msg);
+	}
 	ok(med[0] < med[2], "wm beats random (%.1f < %.1f)", med[0], med[2]);
 	/* the second landscape, and the first with frozen noise: same ordering */
 	for (variant = 1; variant <= 2; variant++) {

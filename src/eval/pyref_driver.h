@@ -1,0 +1,82 @@
+/* The Python side of a task's Python reference (reference.py), run as a script by
+ * src/eval/pyref.c.  argv: reference.py, the exchange folder.  The folder holds spec.txt:
+ *   param NAME TYPE VALUE
+ *   input NAME DTYPE SHAPE FILE     (SHAPE: dims joined by ',', '-' for a scalar)
+ *   output NAME DTYPE SHAPE FILE
+ * The script calls reference(**inputs, **params) with numpy arrays (bf16 inputs as float32)
+ * and writes each output in its dtype to FILE.  Exit 3 with one line on stderr when the
+ * reference is wrong; 4 when numpy is missing. */
+#ifndef KS_EVAL_PYREF_DRIVER_H
+#define KS_EVAL_PYREF_DRIVER_H
+
+static const char ks_pyref_driver[] =
+	"import importlib.util, os, sys\n"
+	"def fail(code, msg):\n"
+	"    sys.stderr.write(msg + '\\n')\n"
+	"    sys.exit(code)\n"
+	"try:\n"
+	"    import numpy as np\n"
+	"except ImportError:\n"
+	"    fail(4, 'numpy is not installed for ' + sys.executable)\n"
+	"NP = {'f32': np.float32, 'f64': np.float64, 'f16': np.float16, 'i32': np.int32,\n"
+	"      'i64': np.int64}\n"
+	"def load(dtype, shape, path):\n"
+	"    if dtype == 'bf16':\n"
+	"        u = np.fromfile(path, dtype=np.uint16).astype(np.uint32) << 16\n"
+	"        return u.view(np.float32).reshape(shape)\n"
+	"    return np.fromfile(path, dtype=NP[dtype]).reshape(shape)\n"
+	"def store(a, dtype, path):\n"
+	"    if dtype == 'bf16':\n"
+	"        u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)\n"
+	"        u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16\n"
+	"        u.astype(np.uint16).tofile(path)\n"
+	"    else:\n"
+	"        np.ascontiguousarray(a, dtype=NP[dtype]).tofile(path)\n"
+	"def to_numpy(r):\n"
+	"    if hasattr(r, 'detach'):\n"
+	"        r = r.detach().cpu()\n"
+	"        if str(r.dtype) in ('torch.bfloat16', 'torch.float16'):\n"
+	"            r = r.float()\n"
+	"        r = r.numpy()\n"
+	"    return np.asarray(r)\n"
+	"def main():\n"
+	"    ref, d = sys.argv[1], sys.argv[2]\n"
+	"    sys.path.insert(0, os.path.dirname(os.path.abspath(ref)))\n"
+	"    spec = importlib.util.spec_from_file_location('reference', ref)\n"
+	"    mod = importlib.util.module_from_spec(spec)\n"
+	"    spec.loader.exec_module(mod)\n"
+	"    fn = getattr(mod, 'reference', None)\n"
+	"    if not callable(fn):\n"
+	"        fail(3, 'reference.py defines no function reference()')\n"
+	"    kw, outs = {}, []\n"
+	"    for line in open(os.path.join(d, 'spec.txt')):\n"
+	"        kind, name, t, v = line.split()[:4]\n"
+	"        if kind == 'param':\n"
+	"            kw[name] = int(float(v)) if t in ('i32', 'i64') else float(v)\n"
+	"            continue\n"
+	"        shape = () if v == '-' else tuple(int(x) for x in v.split(','))\n"
+	"        path = os.path.join(d, line.split()[4])\n"
+	"        if kind == 'input':\n"
+	"            kw[name] = load(t, shape, path)\n"
+	"        else:\n"
+	"            outs.append((name, t, shape, path))\n"
+	"    res = fn(**kw)\n"
+	"    if isinstance(res, dict):\n"
+	"        res = [res.get(o[0]) for o in outs]\n"
+	"    elif not isinstance(res, (tuple, list)):\n"
+	"        res = [res]\n"
+	"    if len(res) != len(outs):\n"
+	"        fail(3, 'reference() returned %d outputs, the task has %d' % (len(res), len(outs)))\n"
+	"    for (name, t, shape, path), r in zip(outs, res):\n"
+	"        if r is None:\n"
+	"            fail(3, \"reference() returned no output '%s'\" % name)\n"
+	"        a = to_numpy(r)\n"
+	"        want = 1\n"
+	"        for x in shape:\n"
+	"            want *= x\n"
+	"        if a.shape != shape and not (a.size == want and a.size == 1):\n"
+	"            fail(3, \"output '%s' has shape %s, the task says %s\" % (name, list(a.shape), list(shape)))\n"
+	"        store(a, t, path)\n"
+	"main()\n";
+
+#endif

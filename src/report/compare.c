@@ -1,0 +1,103 @@
+/* ksearch compare: the best kernel of one run against the best of another, per timed
+ * workload (contract in include/ksearch/report.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report_impl.h"
+
+/* the best candidate's figures on workload i: the re-measurement when there is one */
+static const struct rp_wl *best_wl(const struct rp_run *r, size_t i)
+{
+	if (r->best < 0)
+		return NULL;
+	const struct rp_cand *c = &r->cands[r->best];
+	const struct rp_wl *w = c->final[i].present ? &c->final[i] : &c->search[i];
+	return w->present && w->status && !strcmp(w->status, "PASSED") && isfinite(w->median_us) &&
+			       w->median_us > 0
+		       ? w
+		       : NULL;
+}
+
+static void verdict(struct ks_run_compare_row *row)
+{
+	/* each median is uncertain by half its interquartile range; a difference counts when
+	 * it is larger than both halves together plus KS_RUN_COMPARE_MIN_PCT */
+	double sa = isfinite(row->a_spread) ? row->a_spread : 0, sb = isfinite(row->b_spread) ? row->b_spread : 0;
+	double lo_a = row->a_us * (1 - sa / 200), hi_a = row->a_us * (1 + sa / 200);
+	double lo_b = row->b_us * (1 - sb / 200), hi_b = row->b_us * (1 + sb / 200);
+	double margin = KS_RUN_COMPARE_MIN_PCT / 100.0;
+	row->ratio = row->b_us / row->a_us;
+	row->verdict = hi_b * (1 + margin) < lo_a ? KS_RUN_COMPARE_FAST
+		       : lo_b > hi_a * (1 + margin) ? KS_RUN_COMPARE_SLOW
+						     : KS_RUN_COMPARE_SAME;
+}
+
+int ks_report_compare(const char *dir_a, const char *dir_b, struct ks_run_compare *out,
+		      struct ks_error *e)
+{
+	memset(out, 0, sizeof(*out));
+	struct rp_run a, b;
+	int rc = rp_load(dir_a, NULL, &a, e);
+	if (rc)
+		return rc;
+	if ((rc = rp_load(dir_b, NULL, &b, e))) {
+		rp_release(&a);
+		return rc;
+	}
+	const char *ta = a.run && a.run->task ? a.run->task : "?";
+	const char *tb = b.run && b.run->task ? b.run->task : "?";
+	snprintf(out->task, sizeof(out->task), "%s", ta);
+	out->cand_a = a.best >= 0 ? (long)a.cands[a.best].c->id : -1;
+	out->cand_b = b.best >= 0 ? (long)b.cands[b.best].c->id : -1;
+	if (strcmp(ta, tb))
+		rc = ks_error_set(e, KS_EINVAL, "runs '%s' and '%s' are of different tasks ('%s', '%s')",
+				  dir_a, dir_b, ta, tb);
+	else if (a.best < 0 || b.best < 0)
+		rc = ks_error_set(e, KS_EINVAL, "run '%s' has no passing candidate to compare",
+				  a.best < 0 ? dir_a : dir_b);
+	if (!rc && !(out->rows = calloc(a.nworkloads + 1, sizeof(*out->rows))))
+		rc = ks_error_set(e, KS_ENOMEM, "out of memory");
+	double logsum = 0;
+	int nlog = 0;
+	for (size_t i = 0; !rc && i < a.nworkloads; i++) {
+		if (a.workloads[i].is_check)
+			continue;
+		struct ks_run_compare_row *row = &out->rows[out->nrows++];
+		snprintf(row->label, sizeof(row->label), "%s", a.workloads[i].label ? a.workloads[i].label : "?");
+		row->verdict = KS_RUN_COMPARE_MISSING;
+		row->a_us = row->b_us = row->a_spread = row->b_spread = row->ratio = NAN;
+		const struct rp_wl *wa = best_wl(&a, i), *wb = NULL;
+		for (size_t j = 0; j < b.nworkloads; j++)
+			if (!b.workloads[j].is_check && b.workloads[j].label && a.workloads[i].label &&
+			    !strcmp(b.workloads[j].label, a.workloads[i].label))
+				wb = best_wl(&b, j);
+		if (wa) {
+			row->a_us = wa->median_us;
+			row->a_spread = wa->spread_pct;
+		}
+		if (wb) {
+			row->b_us = wb->median_us;
+			row->b_spread = wb->spread_pct;
+		}
+		if (!wa || !wb)
+			continue;
+		verdict(row);
+		logsum += log(row->ratio);
+		nlog++;
+	}
+	out->geomean = nlog ? exp(logsum / nlog) : NAN;
+	rp_release(&a);
+	rp_release(&b);
+	if (rc)
+		ks_run_compare_release(out);
+	return rc;
+}
+
+void ks_run_compare_release(struct ks_run_compare *c)
+{
+	free(c->rows);
+	c->rows = NULL;
+	c->nrows = 0;
+}

@@ -1,0 +1,325 @@
+/* flashinfer-bench problems: a Definition (JSON: axes, inputs, outputs, a Python reference
+ * whose entry point is run()) and optionally its Workloads (JSONL, one workload per line,
+ * bare or inside a Trace-shaped object).  Axes become i32 params (const axes keep their
+ * value in every workload), scalar inputs (shape null) become params, tensors keep their
+ * symbolic shapes. */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "task/import_impl.h"
+#include "util/fs.h"
+
+static const struct {
+	const char *fib, *ks, *param;
+} dtypes[] = {
+	{"float32", "f32", "f32"}, {"float64", "f64", "f64"}, {"float16", "f16", "f32"},
+	{"bfloat16", "bf16", "f32"}, {"int32", "i32", "i32"}, {"int64", "i64", "i64"},
+	{"bool", NULL, "i32"},
+};
+
+struct fib {
+	struct imp_task *it;
+	const char *path;
+	int naxes;
+	char axis_src[IMP_MAX][IMP_NAME]; /* axis names as the definition spells them */
+	int axis_const[IMP_MAX];
+	double axis_value[IMP_MAX];
+	int nscalars;
+	char scalar_src[IMP_MAX][IMP_NAME]; /* scalar inputs, by param index - naxes */
+	int nrun;
+	char run_args[IMP_MAX][IMP_NAME];   /* run()'s arguments: every input in order */
+	char run_torch[IMP_MAX][16];        /* torch dtype of tensor arguments, "" for scalars */
+	int random_sources;                 /* safetensors inputs drawn at random instead */
+};
+
+static int dtype_find(const char *fib)
+{
+	for (size_t i = 0; i < sizeof(dtypes) / sizeof(dtypes[0]); i++)
+		if (!strcmp(dtypes[i].fib, fib))
+			return (int)i;
+	return -1;
+}
+
+static const char *str_field(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static int add_param(struct imp_task *it, const char *src, const char *type, struct ks_error *e)
+{
+	if (it->nparams >= IMP_MAX)
+		return ks_error_set(e, KS_ELIMIT, "more than %d axes and scalar inputs", IMP_MAX);
+	struct imp_param *p = &it->params[it->nparams++];
+	imp_identifier(src, "a_", p->name, sizeof(p->name));
+	p->type = type;
+	return 0;
+}
+
+static int read_axes(struct fib *f, json_t *axes, struct ks_error *e)
+{
+	if (!json_is_object(axes) || !json_object_size(axes))
+		return ks_error_set(e, KS_EPARSE, "definition '%s' has no 'axes' object", f->path);
+	const char *key;
+	json_t *ax;
+	json_object_foreach(axes, key, ax) {
+		const char *type = str_field(ax, "type");
+		int is_const = type && !strcmp(type, "const");
+		if (!type || (!is_const && strcmp(type, "var")))
+			return ks_error_set(e, KS_EPARSE, "axis '%s' of '%s': type must be \"const\" or \"var\"",
+					    key, f->path);
+		json_t *v = json_object_get(ax, "value");
+		if (is_const && !json_is_integer(v))
+			return ks_error_set(e, KS_EPARSE, "const axis '%s' of '%s' has no integer value",
+					    key, f->path);
+		int rc = add_param(f->it, key, "i32", e);
+		if (rc)
+			return rc;
+		snprintf(f->axis_src[f->naxes], IMP_NAME, "%s", key);
+		f->axis_const[f->naxes] = is_const;
+		f->axis_value[f->naxes++] = is_const ? (double)json_integer_value(v) : 0;
+	}
+	return 0;
+}
+
+/* the param name of axis src, or NULL */
+static const char *axis_param(const struct fib *f, const char *src)
+{
+	for (int i = 0; i < f->naxes; i++)
+		if (!strcmp(f->axis_src[i], src))
+			return f->it->params[i].name;
+	return NULL;
+}
+
+static int read_tensors(struct fib *f, json_t *obj, int is_output, struct ks_error *e)
+{
+	const char *what = is_output ? "outputs" : "inputs";
+	if (!json_is_object(obj) || (is_output && !json_object_size(obj)))
+		return ks_error_set(e, KS_EPARSE, "definition '%s' has no '%s' object", f->path, what);
+	const char *key;
+	json_t *td;
+	json_object_foreach(obj, key, td) {
+		const char *dt = str_field(td, "dtype");
+		int d = dt ? dtype_find(dt) : -1;
+		json_t *shape = json_object_get(td, "shape");
+		if (d < 0)
+			return ks_error_set(e, KS_EUNAVAILABLE, "dtype '%s' of %s '%s' has no ksearch equivalent "
+					    "(float32, float64, float16, bfloat16, int32, int64)",
+					    dt ? dt : "(none)", is_output ? "output" : "input", key);
+		if (json_is_null(shape) || !shape) {
+			if (is_output)
+				return ks_error_set(e, KS_EUNAVAILABLE, "scalar output '%s' is not supported", key);
+			int rc = add_param(f->it, key, dtypes[d].param, e);
+			if (rc)
+				return rc;
+			snprintf(f->scalar_src[f->nscalars++], IMP_NAME, "%s", key);
+			snprintf(f->run_args[f->nrun], IMP_NAME, "%s", f->it->params[f->it->nparams - 1].name);
+			f->run_torch[f->nrun++][0] = '\0';
+			continue;
+		}
+		if (!dtypes[d].ks)
+			return ks_error_set(e, KS_EUNAVAILABLE, "dtype 'bool' of tensor '%s' has no ksearch equivalent", key);
+		if (!json_is_array(shape) || json_array_size(shape) > KS_MAX_DIMS)
+			return ks_error_set(e, KS_EPARSE, "shape of '%s' must be a list of at most %d axis names",
+					    key, KS_MAX_DIMS);
+		if (f->it->ntensors >= IMP_MAX || f->nrun >= IMP_MAX)
+			return ks_error_set(e, KS_ELIMIT, "more than %d tensors", IMP_MAX);
+		struct imp_tensor *t = &f->it->tensors[f->it->ntensors++];
+		imp_identifier(key, "t_", t->name, sizeof(t->name));
+		t->dtype = dtypes[d].ks;
+		t->is_output = is_output;
+		if (!is_output)
+			t->init = d >= 4 ? "randint(0, 8)" : "normal(0, 1)";
+		size_t k;
+		json_t *ax;
+		json_array_foreach(shape, k, ax) {
+			const char *p = json_is_string(ax) ? axis_param(f, json_string_value(ax)) : NULL;
+			if (!p)
+				return ks_error_set(e, KS_EPARSE, "dimension %zu of '%s' is not one of the axes",
+						    k, key);
+			snprintf(t->shape[k], IMP_NAME, "%s", p);
+		}
+		t->ndim = (int)json_array_size(shape);
+		if (!is_output) {
+			snprintf(f->run_args[f->nrun], IMP_NAME, "%s", t->name);
+			snprintf(f->run_torch[f->nrun++], 16, "%s", dt);
+		}
+	}
+	return 0;
+}
+
+/* one workload (a Workload object) into values row w */
+static int read_workload(struct fib *f, json_t *wl, int line, struct ks_error *e)
+{
+	struct imp_task *it = f->it;
+	json_t *axes = json_object_get(wl, "axes"), *inputs = json_object_get(wl, "inputs");
+	double *v = it->values[it->nworkloads];
+	for (int i = 0; i < f->naxes; i++) {
+		json_t *x = json_object_get(axes, f->axis_src[i]);
+		if (f->axis_const[i]) {
+			v[i] = f->axis_value[i];
+		} else if (!json_is_integer(x) || json_integer_value(x) < 1) {
+			return ks_error_set(e, KS_EPARSE, "workload on line %d lacks a positive integer for axis '%s'",
+					    line, f->axis_src[i]);
+		} else {
+			v[i] = (double)json_integer_value(x);
+		}
+	}
+	for (int s = 0; s < f->nscalars; s++) {
+		json_t *in = json_object_get(inputs, f->scalar_src[s]);
+		json_t *x = json_object_get(in, "value");
+		if (!json_is_number(x) && !json_is_boolean(x))
+			return ks_error_set(e, KS_EPARSE, "workload on line %d gives no scalar value for input '%s'",
+					    line, f->scalar_src[s]);
+		v[f->naxes + s] = json_is_boolean(x) ? json_is_true(x) : json_number_value(x);
+	}
+	const char *key;
+	json_t *in;
+	json_object_foreach(inputs, key, in) {
+		const char *type = str_field(in, "type");
+		f->random_sources += type && !strcmp(type, "safetensors");
+	}
+	for (int w = 0; w < it->nworkloads; w++)
+		if (!memcmp(it->values[w], v, sizeof(double) * (size_t)it->nparams))
+			return 0; /* the same shape twice is timed once */
+	if (it->nworkloads < IMP_MAX_WORKLOADS)
+		it->nworkloads++;
+	return 0;
+}
+
+static int read_workloads(struct fib *f, const char *path, struct ks_error *e)
+{
+	struct ks_buf text = KS_BUF_INIT;
+	int rc = ks_file_read(path, (size_t)64 << 20, &text, e), line = 0;
+	for (char *save = NULL, *l = rc ? NULL : strtok_r(text.data, "\n", &save); l && !rc;
+	     l = strtok_r(NULL, "\n", &save)) {
+		line++;
+		if (strspn(l, " \t\r") == strlen(l))
+			continue;
+		json_error_t je;
+		json_t *o = json_loads(l, 0, &je);
+		if (!o) {
+			rc = ks_error_set(e, KS_EPARSE, "%s:%d: %s", path, line, je.text);
+			break;
+		}
+		json_t *wl = json_object_get(o, "workload");
+		rc = read_workload(f, json_is_object(wl) ? wl : o, line, e);
+		json_decref(o);
+	}
+	ks_buf_release(&text);
+	if (!rc && !f->it->nworkloads)
+		rc = ks_error_set(e, KS_EPARSE, "'%s' holds no workload", path);
+	return rc;
+}
+
+static void write_reference(struct fib *f, const char *source)
+{
+	struct imp_task *it = f->it;
+	imp_reference_prelude(it, source, "'definition reference'");
+	struct ks_buf *b = &it->reference;
+	ks_buf_adds(b, "\n# run()'s arguments in the definition's order, and the torch dtype of each tensor\n_KS_ARGS = [");
+	for (int i = 0; i < f->nrun; i++)
+		ks_buf_addf(b, "%s('%s', '%s')", i ? ", " : "", f->run_args[i], f->run_torch[i]);
+	ks_buf_adds(b, "]\n\n\n"
+		       "def _ks_torch_reference(kw):\n"
+		       "    torch = _ks_torch()\n"
+		       "    args = [torch.from_numpy(np.ascontiguousarray(kw[n])).to(getattr(torch, t)) if t\n"
+		       "            else kw[n] for n, t in _KS_ARGS]\n"
+		       "    with torch.no_grad():\n"
+		       "        return _ks_module()['run'](*args)\n\n\n"
+		       "def _ks_plain_reference(kw):\n"
+		       "    return _ks_module()['run'](*[kw[n] for n, _ in _KS_ARGS])\n");
+	imp_numpy_form(it);
+}
+
+static void write_readme(struct fib *f, json_t *def, const char *name)
+{
+	struct ks_buf *b = &f->it->readme;
+	const char *desc = str_field(def, "description"), *op = str_field(def, "op_type");
+	ks_buf_addf(b, "# %s\n\n%s\n\nImported from the flashinfer-bench Definition `%s` (op_type `%s`) "
+		       "by `ksearch tasks import flashinfer-bench`.  Every axis is a param (const axes "
+		       "keep their value in every workload), scalar inputs are params too; tensors are "
+		       "row-major with the definition's shapes.  The reference is the definition's own "
+		       "`run()` (reference.py).\n",
+		    f->it->name, desc ? desc : "(the definition gives no description)", name,
+		    op ? op : "?");
+	json_t *cons = json_object_get(def, "constraints");
+	if (json_is_array(cons) && json_array_size(cons)) {
+		ks_buf_adds(b, "\nConstraints the definition states (not checked by ksearch):\n\n");
+		size_t i;
+		json_t *c;
+		json_array_foreach(cons, i, c)
+			if (json_is_string(c))
+				ks_buf_addf(b, "- `%s`\n", json_string_value(c));
+	}
+	if (f->random_sources)
+		ks_buf_addf(b, "\n%d workload inputs came from safetensors files; ksearch draws every "
+			       "input from its initialiser instead.\n", f->random_sources);
+}
+
+static int fib_import(const struct ks_import_req *req, struct ks_import_result *res,
+		      struct ks_error *e)
+{
+	json_error_t je;
+	json_t *def = json_load_file(req->source, 0, &je);
+	if (!def)
+		return ks_error_set(e, KS_EPARSE, "%s:%d: %s", req->source, je.line, je.text);
+	struct imp_task it;
+	imp_task_init(&it);
+	struct fib f = {.it = &it, .path = req->source};
+	snprintf(it.origin, sizeof(it.origin), "flashinfer-bench");
+	const char *name = str_field(def, "name"), *ref = str_field(def, "reference");
+	const char *op = str_field(def, "op_type"), *desc = str_field(def, "description");
+	int rc = 0;
+	if (!name || !ref)
+		rc = ks_error_set(e, KS_EPARSE, "definition '%s' lacks '%s'", req->source,
+				  name ? "reference" : "name");
+	if (!rc) {
+		imp_identifier(name, "fib_", it.name, sizeof(it.name));
+		snprintf(it.summary, sizeof(it.summary), "%.200s", desc ? desc : name);
+		it.summary[strcspn(it.summary, "\n")] = '\0';
+		const struct imp_op *o = op ? imp_op_find(op) : NULL;
+		if (o)
+			it.op = *o;
+	}
+	if (!rc)
+		rc = read_axes(&f, json_object_get(def, "axes"), e);
+	if (!rc)
+		rc = read_tensors(&f, json_object_get(def, "inputs"), 0, e);
+	if (!rc)
+		rc = read_tensors(&f, json_object_get(def, "outputs"), 1, e);
+	if (!rc && req->workloads) {
+		rc = read_workloads(&f, req->workloads, e);
+	} else if (!rc) {
+		for (int i = 0; i < f.naxes && !rc; i++)
+			if (!f.axis_const[i])
+				rc = ks_error_set(e, KS_EINVAL, "axis '%s' of '%s' is var: give the "
+						  "workloads (WORKLOADS.jsonl) that set it", f.axis_src[i], name);
+		if (!rc && f.nscalars)
+			rc = ks_error_set(e, KS_EINVAL, "input '%s' of '%s' is a scalar: give the "
+					  "workloads (WORKLOADS.jsonl) that set it", f.scalar_src[0], name);
+		if (!rc) {
+			for (int i = 0; i < f.naxes; i++)
+				it.values[0][i] = f.axis_value[i];
+			it.nworkloads = 1;
+		}
+	}
+	if (!rc) {
+		write_reference(&f, ref);
+		write_readme(&f, def, name);
+		rc = imp_write(&it, req->out_dir, res, e);
+	}
+	imp_task_release(&it);
+	json_decref(def);
+	return rc;
+}
+
+const struct ks_importer_i ks_importer_flashinfer = {
+	.version = 1,
+	.name = "flashinfer-bench",
+	.usage = "DEFINITION.json [WORKLOADS.jsonl]",
+	.summary = "a flashinfer-bench Definition and its Workloads",
+	.takes_workloads = 1,
+	.import = fib_import,
+};
