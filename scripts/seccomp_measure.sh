@@ -9,15 +9,17 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=$(cd "${1:-$ROOT/build}" && pwd)
 command -v strace >/dev/null || { echo "seccomp_measure: strace is not installed (apt-get install -y strace)" >&2; exit 2; }
-OUT=$(mktemp -d)
-trap 'rm -rf "$OUT"' EXIT
+# KEEP=DIR keeps the traces there
+OUT=${KEEP:-$(mktemp -d)}
+mkdir -p "$OUT"
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$OUT"' EXIT
 export KSEARCH_CACHE=$OUT/cache
 n=0
 trace() { # trace NAME ksearch-args...
 	local name=$1
 	shift
 	n=$((n + 1))
-	strace -f -qq -o "$OUT/$name.$n.trace" "$BIN/ksearch" eval "$@" --quick --json >"$OUT/$n.json" 2>"$OUT/$n.err"
+	strace -f -q -o "$OUT/$name.$n.trace" "$BIN/ksearch" eval "$@" --quick --json >"$OUT/$n.json" 2>"$OUT/$n.err"
 	local st
 	st=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["status"])' "$OUT/$n.json" 2>/dev/null || echo NO_JSON)
 	echo "# $name: ${2#$ROOT/} $st" >&2

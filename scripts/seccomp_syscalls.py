@@ -10,14 +10,20 @@ import re
 import sys
 from collections import Counter
 
+exit_re = re.compile(r"^(\d+)\s+\+\+\+ (?:exited|killed)")
 line_re = re.compile(r"^(\d+)\s+(?:<\.\.\. (\w+) resumed>|(\w+)\()(.*)$")
 ret_re = re.compile(r"\)\s+=\s+(-?\d+)")
 
-runners, filtered = set(), set()
 counts = Counter()
 for path in sys.argv[1:]:
+    runners, filtered = set(), set()  # pids are per trace, and reused once gone
     with open(path, errors="replace") as f:
         for line in f:
+            gone = exit_re.match(line)
+            if gone:
+                runners.discard(int(gone.group(1)))
+                filtered.discard(int(gone.group(1)))
+                continue
             m = line_re.match(line)
             if not m:
                 continue

@@ -1,5 +1,5 @@
-/* What the CUDA driver needs inside the runner's sandbox (measured on an H200 with
- * bench/cuda/sandbox_probe.sh).  Plain data, linked into ksearch-runner-cuda as well, whose
+/* What the CUDA driver needs inside the runner's sandbox: the files and sockets measured on
+ * an H200 with bench/cuda/sandbox_probe.sh, the system calls derived (below).  Plain data, linked into ksearch-runner-cuda as well, whose
  * device (src/runner/device_cuda.c) points to it as ks_backend_cuda does. */
 #include "backend/backends.h"
 
@@ -20,14 +20,14 @@ static const char *const cuda_rw[] = {"/dev/shm", NULL};
  * runtime and NVRTC, and MLX on a GPU, may make.  Derived, not measured (no GPU where this
  * was written): from the driver's public interface (device files driven by ioctl, memory
  * mapped from them, worker threads woken through eventfds, pipes and epoll, local daemons
- * over UNIX sockets) and MLX's CPU build, measured (docs/evaluation.md).  Audit mode
- * (KSEARCH_SECCOMP_AUDIT, bench/cuda/seccomp_audit.sh) lists what a GPU run needs beyond. */
+ * over UNIX sockets).  MLX's CPU build needs none of them (measured, docs/evaluation.md).
+ * Audit mode (KSEARCH_SECCOMP_AUDIT, bench/cuda/seccomp_audit.sh) lists what a GPU run
+ * needs beyond these. */
 static const char *const gpu_syscalls[] = {
 	/* the device files: every request is an ioctl (FIOSETOWN/SIOCSPGRP stay refused) */
 	"ioctl",
 	/* device memory mapped into the process, pinned host memory, NUMA placement */
-	"mlock", "munlock", "mlock2", "mlockall", "munlockall", "mbind", "set_mempolicy",
-	"get_mempolicy", "msync", "remap_file_pages",
+	"mlock2", "mlockall", "munlockall", "mbind", "set_mempolicy",
 	/* the driver's worker threads: wake-ups and waits */
 	"eventfd", "eventfd2", "epoll_create", "epoll_create1", "epoll_ctl", "epoll_wait",
 	"epoll_pwait", "epoll_pwait2", "timerfd_create", "timerfd_settime", "timerfd_gettime",
@@ -38,7 +38,6 @@ static const char *const gpu_syscalls[] = {
 	"getsockname", "getpeername", "shutdown",
 	/* /dev/shm files shared between the driver's threads, lock files */
 	"flock", "fchmod", "fchown", "link", "linkat", "symlink", "symlinkat", "utimensat",
-	"inotify_init1", "inotify_add_watch", "inotify_rm_watch",
 	/* NVRTC and MLX ask about users, groups and file systems */
 	"getresuid", "getresgid", "getgroups", "statfs", "fstatfs", "sched_getattr",
 	"capget", "readahead", NULL};

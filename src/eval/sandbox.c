@@ -518,37 +518,36 @@ static int deny_filter_load(const struct ks_sandbox_needs *needs)
 /* ---- seccomp: the allow-list ----------------------------------------------------- */
 
 /* What every runner may call once the kernel can run: measured with strace over every
- * shipped task's CPU kernels and MLX native baselines, OpenMP threads included
- * (scripts/seccomp_measure.sh, docs/evaluation.md) ... */
+ * shipped task's CPU kernels and MLX native baselines (MLX's CPU build), the baselines
+ * timed too and OpenMP's threads included: scripts/seccomp_measure.sh, docs/evaluation.md */
 static const char *const allowed_measured[] = {
-	/* memory */
-	"brk", "mmap", "munmap", "mprotect", "madvise", "mremap",
-	/* threads (clone: threads only, the deny filter checks; clone3: ENOSYS) */
-	"clone", "clone3", "futex", "set_robust_list", "rseq", "set_tid_address", "exit",
-	"exit_group", "sched_getaffinity", "sched_yield", "gettid", "getpid",
-	/* signals (kill, tgkill: the runner itself only) */
-	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "sigaltstack", "tgkill",
-	/* files: scratch, the kernel library, system files Landlock lets it read */
-	"openat", "close", "read", "write", "newfstatat", "fstat", "lseek", "pread64",
-	NULL};
+	"brk", "mmap", "munmap", "mprotect", "madvise",
+	/* threads (clone: threads only, which the deny filter checks; clone3: ENOSYS) */
+	"clone", "clone3", "futex", "set_robust_list", "rseq", "exit", "exit_group",
+	"sched_getaffinity", "getpid", "sysinfo", "rt_sigaction", "rt_sigprocmask",
+	/* the kernel library, scratch, the system files Landlock lets it read, the pipes */
+	"openat", "close", "read", "write", "newfstatat", NULL};
 
 /* ... plus what the C library, libgomp and libm make of ordinary kernel code (time, sleep,
- * randomness, stdio, scratch files, its own limits and placement), not seen in the shipped
- * kernels but harmless inside Landlock with no capability: derived, not measured. */
+ * randomness, stdio, scratch files, its own limits, placement and signals, thread start-up
+ * on newer C libraries), not seen in the shipped kernels but harmless with no capability
+ * inside Landlock and the deny filter: derived, not measured */
 static const char *const allowed_libc[] = {
+	"mremap", "mincore", "mlock", "munlock", "get_mempolicy", "map_shadow_stack",
+	"set_tid_address", "gettid", "sched_yield", "membarrier", "restart_syscall",
 	"clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday", "time",
-	"getrandom", "getcpu", "uname", "sysinfo", "getuid", "geteuid", "getgid", "getegid",
-	"getppid", "getpgrp", "getrlimit", "prlimit64", "setrlimit", "getrusage", "times",
+	"getrandom", "getcpu", "uname", "getuid", "geteuid", "getgid", "getegid", "getppid",
+	"getpgrp", "getrlimit", "prlimit64", "setrlimit", "getrusage", "times", "prctl",
 	"sched_getparam", "sched_getscheduler", "sched_get_priority_max", "sched_get_priority_min",
 	"sched_setaffinity", "sched_setscheduler", "sched_setparam", "getpriority", "setpriority",
-	"prctl", "membarrier", "restart_syscall", "kill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
-	"rt_sigpending", "rt_sigtimedwait", "rt_sigsuspend", "pause", "alarm",
-	"open", "stat", "lstat", "statx", "access", "faccessat", "faccessat2", "readlink",
-	"readlinkat", "getcwd", "getdents64", "pwrite64", "readv", "writev", "preadv", "pwritev",
-	"dup", "dup2", "dup3", "fcntl", "ftruncate", "fallocate", "fsync", "fdatasync", "msync",
-	"mkdir", "mkdirat", "unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2",
-	"umask", "fadvise64", "mincore", "mlock", "munlock", "get_mempolicy", "memfd_create",
-	"pipe", "pipe2", "poll", "ppoll", "select", "pselect6", NULL};
+	"rt_sigreturn", "sigaltstack", "rt_sigpending", "rt_sigtimedwait", "rt_sigsuspend",
+	"pause", "alarm", "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
+	"open", "stat", "lstat", "fstat", "statx", "access", "faccessat", "faccessat2",
+	"readlink", "readlinkat", "getcwd", "getdents64", "lseek", "pread64", "pwrite64",
+	"readv", "writev", "preadv", "pwritev", "dup", "dup2", "dup3", "fcntl", "close_range",
+	"ftruncate", "fallocate", "fsync", "fdatasync", "msync", "fadvise64", "mkdir", "mkdirat",
+	"unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2", "umask",
+	"memfd_create", "pipe", "pipe2", "poll", "ppoll", "select", "pselect6", NULL};
 
 /* ioctl for ordinary code: only "is this a terminal" and its size (stdio asks) */
 static const unsigned long ioctl_tty[] = {TCGETS, TIOCGWINSZ};
