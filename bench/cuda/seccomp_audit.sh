@@ -35,10 +35,20 @@ run_test() { # run_test NAME SCRIPT [env...]
 	shift 2
 	local t0=$SECONDS
 	env "$@" KS_T0400_SKIP_COMPILE=1 timeout 170 bash "$script" >"$OUT/$name.log" 2>&1
-	echo "== $name (rc $?, $((SECONDS - t0)) s): $(summary "$OUT/$name.log" | tr '\n' ' ')"
+	last_rc=$?
+	echo "== $name (rc $last_rc, $((SECONDS - t0)) s): $(summary "$OUT/$name.log" | tr '\n' ' ')"
 }
 
+# audit mode works on this kernel: a CPU kernel's off-list syslog is recorded and allowed
+KSEARCH_SECCOMP_AUDIT=$OUT/selfcheck.txt KSEARCH_CACHE=$OUT/cache "$KS_BIN/ksearch" eval \
+	tests/fixtures/eval/scale tests/fixtures/hostile/syslog_read.c --quick >"$OUT/selfcheck.log" 2>&1
+if grep -q " syslog$" "$OUT/selfcheck.txt" 2>/dev/null; then
+	echo "== audit mode works here (syslog_read recorded: $(sort -u "$OUT/selfcheck.txt" | tr '\n' ' '))"
+else
+	echo "== audit mode does NOT work here: $(tail -3 "$OUT/selfcheck.log" | tr '\n' ' ')"
+fi
 run_test t0400-audit tests/cli/t0400-cuda.sh KSEARCH_SECCOMP_AUDIT="$AUDIT"
+[ "$last_rc" = 77 ] && echo "== t0400 skipped its GPU checks: nothing below was measured on a GPU"
 if [ -x "$KS_BIN/ksearch-runner-mlx" ]; then
 	case "$("$KS_BIN/ksearch-runner-mlx" --probe 2>/dev/null)" in
 	*cuda=1*) run_test t0450-audit tests/cli/t0450-mlx.sh KSEARCH_SECCOMP_AUDIT="$AUDIT" ;;
