@@ -549,8 +549,23 @@ static const char *const allowed_libc[] = {
 	"unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2", "umask",
 	"memfd_create", "pipe", "pipe2", "poll", "ppoll", "select", "pselect6", NULL};
 
-/* ioctl for ordinary code: only "is this a terminal" and its size (stdio asks) */
-static const unsigned long ioctl_tty[] = {TCGETS, TIOCGWINSZ};
+/* calls allowed for some values of one argument only */
+struct arg_allow {
+	const char *name;
+	int arg;
+	unsigned long value;
+};
+
+static const struct arg_allow allowed_args[] = {
+	/* ioctl for ordinary code: only "is this a terminal" and its size (stdio asks) */
+	{"ioctl", 1, TCGETS},
+	{"ioctl", 1, TIOCGWINSZ},
+	/* x86 AMX: the tile registers are the process's only on request (measured: the
+	 * matmul_bf16 amx.c template); ARCH_GET_XCOMP_SUPP, _GET_XCOMP_PERM, _REQ_XCOMP_PERM */
+	{"arch_prctl", 0, 0x1021},
+	{"arch_prctl", 0, 0x1022},
+	{"arch_prctl", 0, 0x1023},
+};
 
 static int allow_names(scmp_filter_ctx ctx, const char *const *names)
 {
@@ -615,9 +630,13 @@ static int allow_filter_load(const struct ks_sandbox_needs *needs, int auditing)
 		rc = allow_names(ctx, allowed_libc);
 	if (!rc)
 		rc = allow_names(ctx, needs->syscalls);
-	for (size_t i = 0; i < sizeof(ioctl_tty) / sizeof(ioctl_tty[0]) && !rc; i++)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-				      SCMP_A1(SCMP_CMP_EQ, ioctl_tty[i]));
+	for (size_t i = 0; i < sizeof(allowed_args) / sizeof(allowed_args[0]) && !rc; i++) {
+		const struct arg_allow *a = &allowed_args[i];
+		int nr = seccomp_syscall_resolve_name(a->name);
+		if (nr != __NR_SCMP_ERROR && nr >= 0)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+					      SCMP_CMP((unsigned)a->arg, SCMP_CMP_EQ, a->value));
+	}
 	/* the audit thread's own calls must never be reported to itself */
 	static const unsigned long ioctl_audit[] = {SECCOMP_IOCTL_NOTIF_RECV,
 						    SECCOMP_IOCTL_NOTIF_SEND};
