@@ -17,6 +17,8 @@ export KSEARCH_SECCOMP_AUDIT=$A
 for k in plain openmp simd scratch_write; do
 	is "$(status_of $k)" PASSED "$k passes in audit mode"
 done
+grep -q '"sandbox": *"seccomp in audit mode' "$TMP/plain.json"
+ok $? "the evaluation record says the sandbox ran in audit mode"
 [ -e "$A" ] && [ ! -s "$A" ]
 ok $? "ordinary kernels (plain, openmp, simd, scratch_write) make no call outside the allow-list: $(sort -u "$A" 2>/dev/null | tr '\n' ' ')"
 
@@ -44,4 +46,6 @@ ok $? "a relative audit file is made in ksearch's working directory"
 # without audit mode the same call is a violation
 unset KSEARCH_SECCOMP_AUDIT
 is "$(status_of syslog_read)" SANDBOX_VIOLATION "without audit mode syslog_read is a violation"
+! grep -q "audit mode" "$TMP/syslog_read.json"
+ok $? "and the record does not mention audit mode"
 done_testing
