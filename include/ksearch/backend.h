@@ -49,7 +49,8 @@ struct ks_sandbox_needs {
 	const char *const *device_prefixes;  /* /dev entries starting with one of these, read-write ("nvidia") */
 	const char *const *rw_paths;         /* trees with every file right ("/dev/shm", for driver threads) */
 	int unix_sockets;                    /* 1: AF_UNIX sockets allowed (driver daemons); network stays refused */
-	const char *const *syscalls;         /* trapped system calls its runtime needs, allowed after all */
+	const char *const *syscalls;         /* system calls its runtime needs beyond the common allow-list
+						(src/eval/sandbox.c); the always-trapped ones stay trapped */
 	const char *const *env;              /* variables its runtime reads, passed to the runner as
 						ksearch has them (LD_LIBRARY_PATH for a runtime unpacked
 						outside the system's paths); the scrubbed rest is dropped */

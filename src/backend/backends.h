@@ -17,6 +17,8 @@ extern const struct ks_abi ks_abi_metal;
 /* what the cuda runner's sandbox must allow (cuda_sandbox.c, linked into
  * ksearch-runner-cuda too) */
 extern const struct ks_sandbox_needs ks_sandbox_cuda;
+/* the system calls a GPU driver's runtime makes beyond the common allow-list (derived) */
+extern const char *const ks_sandbox_gpu_syscalls[];
 /* MLX's (mlx_sandbox.c, linked into ksearch-runner-mlx too): the CUDA driver's needs plus
  * trees only the runner knows, added before it enters the sandbox (path must outlive it;
  * -1 when the list is full) */

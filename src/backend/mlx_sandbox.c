@@ -28,7 +28,7 @@ const struct ks_sandbox_needs ks_sandbox_mlx = {
 	.device_prefixes = mlx_devices,
 	.rw_paths = mlx_rw,
 	.unix_sockets = 1,
-	.syscalls = NULL,
+	.syscalls = ks_sandbox_gpu_syscalls, /* MLX on a GPU drives the CUDA driver */
 	.env = mlx_env,
 };
 

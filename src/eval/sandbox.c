@@ -4,6 +4,8 @@
 #include "ksearch/backend.h"
 
 #include <dirent.h>
+#include <pthread.h>
+#include <termios.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -85,9 +87,25 @@ static int env_whitelisted(const char *kv)
 	return 0;
 }
 
+/* "KSEARCH_SECCOMP_AUDIT=/abs/FILE" when ksearch runs in seccomp audit mode (the runner
+ * works in scratch, so a relative path is made absolute here); "" otherwise */
+static void env_audit(char *kv, size_t n)
+{
+	const char *p = getenv("KSEARCH_SECCOMP_AUDIT");
+	char cwd[4096] = "";
+	kv[0] = '\0';
+	if (!p || !*p)
+		return;
+	if (*p != '/' && !getcwd(cwd, sizeof(cwd)))
+		return;
+	snprintf(kv, n, "KSEARCH_SECCOMP_AUDIT=%s%s%s", cwd, *cwd ? "/" : "", p);
+}
+
 char **ks_env_scrubbed(const char *scratch, const char *const *extra)
 {
-	size_t count = 3, bytes = 0;
+	char audit_kv[8192];
+	env_audit(audit_kv, sizeof(audit_kv));
+	size_t count = 4, bytes = strlen(audit_kv) + 1;
 	for (char **e = environ; *e; e++)
 		if (env_whitelisted(*e) && !ks_env_is_secret(*e)) {
 			count++;
@@ -113,6 +131,10 @@ char **ks_env_scrubbed(const char *scratch, const char *const *extra)
 			env[i++] = strcpy(p, *x);
 			p += strlen(p) + 1;
 		}
+	if (audit_kv[0]) {
+		env[i++] = strcpy(p, audit_kv);
+		p += strlen(p) + 1;
+	}
 	env[i++] = p;
 	p += sprintf(p, "HOME=%s", scratch) + 1;
 	env[i++] = p;
@@ -198,14 +220,18 @@ static long ll_abi(void)
 	return syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 }
 
+static const char *audit_path(void);
+
 const char *ks_sandbox_describe(void)
 {
-	static char text[64];
+	static char text[80];
 	long abi = ll_abi();
+	/* audit mode lets calls off the allow-list through: the record says so */
+	const char *seccomp = audit_path() ? "seccomp in audit mode" : "seccomp";
 	if (abi > 0)
-		snprintf(text, sizeof(text), "seccomp + landlock abi %ld", abi);
+		snprintf(text, sizeof(text), "%s + landlock abi %ld", seccomp, abi);
 	else
-		snprintf(text, sizeof(text), "seccomp (landlock unavailable)");
+		snprintf(text, sizeof(text), "%s (landlock unavailable)", seccomp);
 	return text;
 }
 
@@ -432,21 +458,15 @@ static int trap_other_processes(scmp_filter_ctx ctx, pid_t self)
 	return rc;
 }
 
-static int listed(const char *const *list, const char *name)
-{
-	for (; list && *list; list++)
-		if (!strcmp(*list, name))
-			return 1;
-	return 0;
-}
-
-static int seccomp_enter(const struct ks_sandbox_needs *needs, char *why, size_t n)
+/* The deny filter: what no kernel may do, whatever its backend allows, and what stays
+ * refused in audit mode.  Conditional rules (threads only, signals to the runner only,
+ * AF_UNIX only) live here too: the allow-list below lets the call through, this filter
+ * looks at its arguments. */
+static int deny_filter_load(const struct ks_sandbox_needs *needs)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-	if (!ctx) {
-		snprintf(why, n, "seccomp_init failed");
-		return -1;
-	}
+	if (!ctx)
+		return -ENOMEM;
 	/* these raise SIGSYS: the runner's handler reports the syscall and exits */
 	static const char *const trapped[] = {
 		"socket", "socketpair", "connect", "bind", "listen", "accept", "accept4",
@@ -469,7 +489,7 @@ static int seccomp_enter(const struct ks_sandbox_needs *needs, char *why, size_t
 			       !strcmp(trapped[i], "socketpair") || !strcmp(trapped[i], "bind") ||
 			       !strcmp(trapped[i], "listen") || !strcmp(trapped[i], "accept") ||
 			       !strcmp(trapped[i], "accept4"));
-		if (nr == __NR_SCMP_ERROR || unix_ok || listed(needs->syscalls, trapped[i]))
+		if (nr == __NR_SCMP_ERROR || nr < 0 || unix_ok)
 			continue;
 		rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, nr, 0);
 	}
@@ -495,9 +515,180 @@ static int seccomp_enter(const struct ks_sandbox_needs *needs, char *why, size_t
 				      SCMP_A0(SCMP_CMP_EQ, SIGSYS), SCMP_A1(SCMP_CMP_NE, 0));
 	if (!rc)
 		rc = seccomp_load(ctx);
+	seccomp_release(ctx);
+	return rc;
+}
+
+/* ---- seccomp: the allow-list ----------------------------------------------------- */
+
+/* What every runner may call once the kernel can run: measured with strace over every
+ * shipped task's CPU kernels and MLX native baselines (MLX's CPU build), the baselines
+ * timed too and OpenMP's threads included: scripts/seccomp_measure.sh, docs/evaluation.md */
+static const char *const allowed_measured[] = {
+	"brk", "mmap", "munmap", "mprotect", "madvise",
+	/* threads (clone: threads only, which the deny filter checks; clone3: ENOSYS) */
+	"clone", "clone3", "futex", "set_robust_list", "rseq", "exit", "exit_group",
+	"sched_getaffinity", "getpid", "sysinfo", "rt_sigaction", "rt_sigprocmask",
+	/* the kernel library, scratch, the system files Landlock lets it read, the pipes */
+	"openat", "close", "read", "write", "newfstatat", NULL};
+
+/* ... plus what the C library, libgomp and libm make of ordinary kernel code (time, sleep,
+ * randomness, stdio, scratch files, its own limits, placement and signals, thread start-up
+ * on newer C libraries), not seen in the shipped kernels but harmless with no capability
+ * inside Landlock and the deny filter: derived, not measured */
+static const char *const allowed_libc[] = {
+	"mremap", "mincore", "mlock", "munlock", "get_mempolicy", "map_shadow_stack",
+	"set_tid_address", "gettid", "sched_yield", "membarrier", "restart_syscall",
+	"clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday", "time",
+	"getrandom", "getcpu", "uname", "getuid", "geteuid", "getgid", "getegid", "getppid",
+	"getpgrp", "getrlimit", "prlimit64", "setrlimit", "getrusage", "times", "prctl",
+	"sched_getparam", "sched_getscheduler", "sched_get_priority_max", "sched_get_priority_min",
+	"sched_setaffinity", "sched_setscheduler", "sched_setparam", "getpriority", "setpriority",
+	"rt_sigreturn", "sigaltstack", "rt_sigpending", "rt_sigtimedwait", "rt_sigsuspend",
+	"pause", "alarm", "kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
+	"open", "stat", "lstat", "fstat", "statx", "access", "faccessat", "faccessat2",
+	"readlink", "readlinkat", "getcwd", "getdents64", "lseek", "pread64", "pwrite64",
+	"readv", "writev", "preadv", "pwritev", "dup", "dup2", "dup3", "fcntl", "close_range",
+	"ftruncate", "fallocate", "fsync", "fdatasync", "msync", "fadvise64", "mkdir", "mkdirat",
+	"unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2", "umask",
+	"memfd_create", "pipe", "pipe2", "poll", "ppoll", "select", "pselect6", NULL};
+
+/* calls allowed for some values of one argument only */
+struct arg_allow {
+	const char *name;
+	int arg;
+	unsigned long value;
+};
+
+static const struct arg_allow allowed_args[] = {
+	/* ioctl for ordinary code: only "is this a terminal" and its size (stdio asks) */
+	{"ioctl", 1, TCGETS},
+	{"ioctl", 1, TIOCGWINSZ},
+	/* x86 AMX: the tile registers are the process's only on request (measured: the
+	 * matmul_bf16 amx.c template); ARCH_GET_XCOMP_SUPP, _GET_XCOMP_PERM, _REQ_XCOMP_PERM */
+	{"arch_prctl", 0, 0x1021},
+	{"arch_prctl", 0, 0x1022},
+	{"arch_prctl", 0, 0x1023},
+};
+
+static int allow_names(scmp_filter_ctx ctx, const char *const *names)
+{
+	int rc = 0;
+	for (; names && *names && !rc; names++) {
+		int nr = seccomp_syscall_resolve_name(*names);
+		if (nr != __NR_SCMP_ERROR && nr >= 0) /* else: not on this architecture */
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+	}
+	return rc;
+}
+
+/* Audit mode: unlisted calls are reported to this thread, which appends each one's name
+ * to the audit file once and lets the call go on.  What the deny filter traps stays a
+ * violation, so audit mode is as strict as the deny filter alone. */
+static struct {
+	int listener, file;
+	unsigned char seen[1024];
+} audit = {-1, -1, {0}};
+
+static void *audit_loop(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct seccomp_notif req;
+		memset(&req, 0, sizeof(req));
+		if (ioctl(audit.listener, SECCOMP_IOCTL_NOTIF_RECV, &req)) {
+			if (errno == EINTR || errno == ENOENT)
+				continue;
+			return NULL;
+		}
+		int nr = req.data.nr;
+		if (nr >= 0 && nr < (int)sizeof(audit.seen) && !audit.seen[nr]) {
+			audit.seen[nr] = 1;
+			char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+			dprintf(audit.file, "%s %d %s\n", program_invocation_short_name, nr,
+				name ? name : "?");
+			free(name);
+		}
+		struct seccomp_notif_resp resp = {.id = req.id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE};
+		if (ioctl(audit.listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) && errno == EINVAL) {
+			/* a kernel before 5.5 cannot continue the call: it fails instead */
+			resp.flags = 0;
+			resp.error = -ENOSYS;
+			ioctl(audit.listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+		}
+	}
+}
+
+/* The allow-list filter, loaded last (it would refuse the seccomp calls that load the
+ * others): the measured and the C library's calls, the backend's own (needs->syscalls),
+ * everything else SIGSYS, or in audit mode reported to audit_loop. */
+static int allow_filter_load(const struct ks_sandbox_needs *needs, int auditing)
+{
+	scmp_filter_ctx ctx = seccomp_init(auditing ? SCMP_ACT_NOTIFY : SCMP_ACT_TRAP);
+	if (!ctx)
+		return -ENOMEM;
+	/* a binary search over the syscall number instead of a linear scan of ~150 */
+	(void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+	int rc = allow_names(ctx, allowed_measured);
+	if (!rc)
+		rc = allow_names(ctx, allowed_libc);
+	if (!rc)
+		rc = allow_names(ctx, needs->syscalls);
+	for (size_t i = 0; i < sizeof(allowed_args) / sizeof(allowed_args[0]) && !rc; i++) {
+		const struct arg_allow *a = &allowed_args[i];
+		int nr = seccomp_syscall_resolve_name(a->name);
+		if (nr != __NR_SCMP_ERROR && nr >= 0)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+					      SCMP_CMP((unsigned)a->arg, SCMP_CMP_EQ, a->value));
+	}
+	/* the audit thread's own calls must never be reported to itself */
+	static const unsigned long ioctl_audit[] = {SECCOMP_IOCTL_NOTIF_RECV,
+						    SECCOMP_IOCTL_NOTIF_SEND};
+	for (size_t i = 0; auditing && i < 2 && !rc; i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+				      SCMP_A1(SCMP_CMP_EQ, ioctl_audit[i]));
+	if (!rc)
+		rc = seccomp_load(ctx);
+	if (!rc && auditing) {
+		audit.listener = seccomp_notify_fd(ctx);
+		pthread_t t;
+		rc = audit.listener < 0 ? audit.listener
+					: -pthread_create(&t, NULL, audit_loop, NULL);
+	}
+	seccomp_release(ctx);
+	return rc;
+}
+
+/* KSEARCH_SECCOMP_AUDIT=FILE in ksearch's environment (never the kernel's: the runner
+ * reads it before the kernel is loaded, and ksearch builds each runner's environment
+ * from its own) switches audit mode on */
+static const char *audit_path(void)
+{
+	const char *p = getenv("KSEARCH_SECCOMP_AUDIT");
+	return p && *p ? p : NULL;
+}
+
+/* opened before Landlock, which would refuse a file outside scratch */
+static int audit_open(char *why, size_t n)
+{
+	const char *path = audit_path();
+	if (!path)
+		return 0;
+	audit.file = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (audit.file < 0) {
+		snprintf(why, n, "seccomp audit file '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int seccomp_enter(const struct ks_sandbox_needs *needs, char *why, size_t n)
+{
+	int rc = deny_filter_load(needs);
 	if (!rc)
 		rc = pid_filter_load(getpid());
-	seccomp_release(ctx);
+	if (!rc)
+		rc = allow_filter_load(needs, audit.file >= 0);
 	if (rc) {
 		snprintf(why, n, "seccomp: %s", strerror(-rc));
 		return -1;
@@ -603,6 +794,8 @@ int ks_sandbox_enter(const char *scratch, const char *kernel_path,
 	/* a non-dumpable process cannot be read through /proc by its siblings either */
 	if (!skipped("dumpable"))
 		prctl(PR_SET_DUMPABLE, 0);
+	if (!skipped("seccomp") && audit_open(why, n))
+		return -1;
 	if (!skipped("landlock") && landlock_enter(scratch, kernel_path, needs, why, n))
 		return -1;
 	return skipped("seccomp") ? 0 : seccomp_enter(needs, why, n);

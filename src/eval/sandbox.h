@@ -26,7 +26,8 @@ struct ks_sandbox_limits {
 int ks_env_is_secret(const char *name);
 /* Build the runner's environment from environ: a whitelist (PATH, LANG, LC_*, TZ, OMP_*,
  * GOMP_*, KMP_*, CUDA_*, NVIDIA_*) minus anything secret-looking, plus HOME and TMPDIR set
- * to scratch and the extra "NAME=VALUE" strings given.  Returns a NULL-terminated array in
+ * to scratch, KSEARCH_SECCOMP_AUDIT made absolute where ksearch has it, and the extra
+ * "NAME=VALUE" strings given.  Returns a NULL-terminated array in
  * one malloc'd block (free with free()). */
 char **ks_env_scrubbed(const char *scratch, const char *const *extra);
 
@@ -35,11 +36,14 @@ char **ks_env_scrubbed(const char *scratch, const char *const *extra);
 int ks_sandbox_child_prepare(const struct ks_sandbox_limits *lim);
 
 /* Inside the runner: allow reads of system files, the loaded kernel, /proc/self and
- * scratch, writes only under scratch; forbid network, exec, new processes, ptrace, signals
- * to other processes, and a few dangerous syscalls.  Forbidden syscalls raise SIGSYS,
- * which the runner reports as a violation.  needs (the backend's, as its runner device
- * holds them; NULL: nothing more) additionally opens what its runtime requires, a GPU
- * driver's device nodes and driver files say.  why gets the reason on failure. */
+ * scratch, writes only under scratch; allow only the system calls on the seccomp
+ * allow-list, and never network, exec, new processes, ptrace, signals to other processes
+ * or a few other dangerous calls.  Forbidden syscalls raise SIGSYS, which the runner
+ * reports as a violation.  needs (the backend's, as its runner device holds them; NULL:
+ * nothing more) additionally opens what its runtime requires, a GPU driver's device nodes,
+ * driver files and system calls say.  With KSEARCH_SECCOMP_AUDIT=FILE in the environment
+ * (ks_env_scrubbed passes ksearch's own), calls off the allow-list are appended to FILE
+ * and allowed instead.  why gets the reason on failure. */
 int ks_sandbox_enter(const char *scratch, const char *kernel_path,
 		     const struct ks_sandbox_needs *needs, char *why, size_t n);
 
