@@ -1,5 +1,6 @@
 /* One workload of one candidate: correctness on several seeds, then timing interleaved
- * with the baseline, then correctness again. */
+ * with the yardsticks (the baseline, and the library where there is one), then correctness
+ * again. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "eval/evaluator.h"
 #include "eval/stats.h"
+#include "ksearch/log.h"
 #include "util/clock.h"
 
 struct ks_eval_timing_seam ks_eval_timing = {.version = 1};
@@ -158,13 +160,81 @@ static void lap(struct ks_wl_result *res, enum ks_eval_phase p, double *mark)
 	*mark = now;
 }
 
+/* Start yardstick y's runner with the timing sets filled.  The library is checked against
+ * the reference on its first workload run (seed 0) and not trusted when it is wrong: then
+ * *r stays NULL and the log says why.  The baseline is the task's own, trusted code. */
+static int yard_open(struct ks_evaluator *ev, struct ks_wl_state *ws, enum ks_yard y,
+		     int nsets, struct ks_runner **r, struct ks_buf *log, struct ks_error *e)
+{
+	const struct ks_eval_opts *o = &ev->o;
+	struct ks_yard_wl *yw = &ws->yard[y];
+	const char *label = ev->yard[y].label, *reply;
+	struct ks_error ke = {0};
+	*r = NULL;
+	if (ks_eval_open_runner(ev, ws, ev->yard[y].art.path, nsets, 0, o->memory_limit, r, &ke)) {
+		ks_runner_free(*r);
+		*r = NULL;
+		return ks_error_set(e, KS_EIO, "the %s failed to start: %s",
+				    y == KS_YARD_BASELINE ? "baseline" : label, ke.msg);
+	}
+	if (y == KS_YARD_LIBRARY && !yw->checked) {
+		struct ks_wl_result scratch;
+		memset(&scratch, 0, sizeof(scratch));
+		struct ks_buf why = KS_BUF_INIT;
+		yw->checked = 1;
+		if (ks_runner_cmd(*r, o->timeout_s, &reply, &ke, "fill 0 %llu", ev->seeds[0]) ||
+		    ks_runner_cmd(*r, o->timeout_s, &reply, &ke, "call 0")) {
+			ks_runner_fate(*r, &why);
+			yw->wrong = 1;
+		} else if (!compare_outputs(ev, ws, (*r)->out, 0, "after the call", &scratch, &why)) {
+			yw->wrong = 1;
+		}
+		if (yw->wrong) {
+			ks_buf_addf(log, "%s%s (library.%s) is not trusted on this workload, not "
+					 "timed: %s",
+				    log->len ? "\n" : "", label, ev->be->ext, ks_buf_str(&why));
+			ks_warn("library '%s' fails the reference check, not timed: %s", label,
+				ks_buf_str(&why));
+			ks_buf_release(&why);
+			ks_runner_free(*r);
+			*r = NULL;
+			return 0;
+		}
+		ks_buf_release(&why);
+	}
+	for (int s = 0; s < nsets; s++)
+		if (ks_runner_cmd(*r, o->timeout_s, &reply, &ke, "fill %d %llu", s,
+				  ev->seeds[s % o->nseeds]))
+			return ks_error_set(e, KS_EIO, "the %s failed to fill its inputs: %s",
+					    y == KS_YARD_BASELINE ? "baseline" : label, ke.msg);
+	return 0;
+}
+
+/* a yardstick's median into *us and candidate median / it into *speedup, its samples
+ * copied to the result (what the final re-measurement pools) */
+static void yard_result(const struct ks_yard_wl *yw, double cand_us, double *us,
+			double *speedup, double **samples, int *n)
+{
+	if (!yw->n)
+		return;
+	struct ks_stats st;
+	*samples = malloc(sizeof(double) * (size_t)yw->n);
+	if (*samples) {
+		memcpy(*samples, yw->samples, sizeof(double) * (size_t)yw->n);
+		*n = yw->n;
+	}
+	ks_stats_compute(yw->samples, (size_t)yw->n, &st);
+	*us = st.median;
+	*speedup = cand_us > 0 ? st.median / cand_us : 0;
+}
+
 int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
 		     struct ks_wl_result *res, struct ks_error *e)
 {
 	double mark = ks_clock_s();
 	const struct ks_eval_opts *o = &ev->o;
 	struct ks_buf log = KS_BUF_INIT;
-	struct ks_runner *cand = NULL, *base = NULL;
+	struct ks_runner *cand = NULL, *yr[KS_YARD_COUNT] = {NULL};
 	struct ks_error ke = {0};
 	const char *reply;
 	int rc = 0, timed = !ws->is_check;
@@ -214,20 +284,20 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 			kernel_failed(cand, res, &log, "fill");
 			goto out;
 		}
-	int measure_base = ev->base.ok && !o->skip_baseline && !(o->reuse_baseline && ws->nbase);
-	if (measure_base) {
-		if (ks_eval_open_runner(ev, ws, ev->base.path, nsets, 0, o->memory_limit, &base, &ke)) {
-			rc = ks_error_set(e, KS_EIO, "the baseline failed to start: %s", ke.msg);
+	/* the yardsticks timed this time: each once per workload when reused (search) */
+	int measure[KS_YARD_COUNT] = {0}, measure_any = 0;
+	for (int y = 0; y < KS_YARD_COUNT; y++) {
+		struct ks_yard_wl *yw = &ws->yard[y];
+		if (!ev->yard[y].on || yw->wrong || (o->reuse_baseline && yw->n))
+			continue;
+		if ((rc = yard_open(ev, ws, (enum ks_yard)y, nsets, &yr[y], &log, e)))
 			goto out;
-		}
-		for (int s = 0; s < nsets; s++)
-			if ((rc = ks_runner_cmd(base, o->timeout_s, &reply, e, "fill %d %llu", s,
-						ev->seeds[s % o->nseeds])))
-				goto out;
+		measure[y] = yr[y] != NULL;
+		measure_any |= measure[y];
 	}
 	lap(res, KS_PHASE_INPUTS, &mark);
-	double *cs = NULL, *bs = NULL;
-	int ncs = 0, nbs = 0, suspicious = 0, reps_max = 0;
+	double *cs = NULL, *ys[KS_YARD_COUNT] = {NULL};
+	int ncs = 0, nys[KS_YARD_COUNT] = {0}, suspicious = 0, reps_max = 0;
 	/* the count floor first, then more blocks while the median is not known well enough */
 	int nblocks = 0;
 	for (int b = 0; b < o->max_blocks; b++) {
@@ -236,26 +306,31 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 			break;
 		nblocks++;
 		int before = ncs;
-		/* the candidate's process is stopped while the baseline is timed: nothing it
-		 * left running (a spinning thread, say) can slow the baseline down */
-		if (measure_base && ks_runner_pause(cand)) {
+		/* the candidate's process is stopped while the yardsticks are timed: nothing it
+		 * left running (a spinning thread, say) can slow them down */
+		if (measure_any && ks_runner_pause(cand)) {
 			free(cs);
-			free(bs);
+			for (int y = 0; y < KS_YARD_COUNT; y++)
+				free(ys[y]);
 			kernel_failed(cand, res, &log, "before timing the baseline");
 			goto out;
 		}
-		if (measure_base)
-			rc = time_block(ev, base, 1, &bs, &nbs, &log, &suspicious, e);
+		for (int y = 0; y < KS_YARD_COUNT && !rc; y++)
+			if (measure[y] && (rc = time_block(ev, yr[y], 1, &ys[y], &nys[y], &log,
+							   &suspicious, e)))
+				ks_error_wrap(e, "timing the %s", y == KS_YARD_BASELINE
+									  ? "baseline" : ev->yard[y].label);
 		ks_runner_resume(cand);
 		if (rc) {
-			ks_error_wrap(e, "timing the baseline");
 			free(cs);
-			free(bs);
+			for (int y = 0; y < KS_YARD_COUNT; y++)
+				free(ys[y]);
 			goto out;
 		}
 		if (time_block(ev, cand, 0, &cs, &ncs, &log, &suspicious, &ke)) {
 			free(cs);
-			free(bs);
+			for (int y = 0; y < KS_YARD_COUNT; y++)
+				free(ys[y]);
 			if (ke.code == KS_ETIMEOUT || cand->reaped || cand->timed_out) {
 				kernel_failed(cand, res, &log, "timing");
 				goto out;
@@ -292,7 +367,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 					  res, &log))
 			res->status = KS_STATUS_INCORRECT_NUMERICAL;
 	}
-	struct ks_stats cst, bst;
+	struct ks_stats cst;
 	ks_stats_compute(cs, (size_t)ncs, &cst);
 	res->median_us = cst.median;
 	res->spread_pct = cst.spread_pct;
@@ -303,24 +378,19 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 		res->gflops = ws->flops / (cst.median * 1e3);
 		res->gbps = ws->bytes / (cst.median * 1e3);
 	}
-	if (measure_base) {
-		free(ws->base_samples);
-		ws->base_samples = bs;
-		ws->nbase = nbs;
-		bs = NULL;
-	}
-	free(bs);
-	if (ws->nbase) {
-		res->baseline_samples_us = malloc(sizeof(double) * (size_t)ws->nbase);
-		if (res->baseline_samples_us) {
-			memcpy(res->baseline_samples_us, ws->base_samples,
-			       sizeof(double) * (size_t)ws->nbase);
-			res->nbaseline_samples = ws->nbase;
+	for (int y = 0; y < KS_YARD_COUNT; y++) {
+		if (!measure[y]) {
+			free(ys[y]);
+			continue;
 		}
-		ks_stats_compute(ws->base_samples, (size_t)ws->nbase, &bst);
-		res->baseline_us = bst.median;
-		res->speedup = cst.median > 0 ? bst.median / cst.median : 0;
+		free(ws->yard[y].samples);
+		ws->yard[y].samples = ys[y];
+		ws->yard[y].n = nys[y];
 	}
+	yard_result(&ws->yard[KS_YARD_BASELINE], cst.median, &res->baseline_us, &res->speedup,
+		    &res->baseline_samples_us, &res->nbaseline_samples);
+	yard_result(&ws->yard[KS_YARD_LIBRARY], cst.median, &res->library_us,
+		    &res->library_speedup, &res->library_samples_us, &res->nlibrary_samples);
 	/* roofline: the fastest time the hardware allows */
 	double floor_us = 0;
 	if (o->peak_gflops > 0 && ws->flops > 0)
@@ -350,8 +420,9 @@ out:
 		ks_runner_free(cand);
 	/* what is left (correctness after timing, a failure's teardown) is checking */
 	lap(res, KS_PHASE_CHECK, &mark);
-	if (base)
-		ks_runner_free(base);
+	for (int y = 0; y < KS_YARD_COUNT; y++)
+		if (yr[y])
+			ks_runner_free(yr[y]);
 	res->log = ks_buf_detach(&log, NULL);
 	return rc;
 }
