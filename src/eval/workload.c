@@ -174,8 +174,15 @@ static int yard_open(struct ks_evaluator *ev, struct ks_wl_state *ws, enum ks_ya
 	if (ks_eval_open_runner(ev, ws, ev->yard[y].art.path, nsets, 0, o->memory_limit, r, &ke)) {
 		ks_runner_free(*r);
 		*r = NULL;
-		return ks_error_set(e, KS_EIO, "the %s failed to start: %s",
-				    y == KS_YARD_BASELINE ? "baseline" : label, ke.msg);
+		if (y == KS_YARD_BASELINE)
+			return ks_error_set(e, KS_EIO, "the baseline failed to start: %s", ke.msg);
+		/* a library that cannot load here (a shared library missing at run time) is a
+		 * yardstick less, not a failed evaluation */
+		yw->wrong = 1;
+		ks_buf_addf(log, "%s%s (library.%s) did not start, not timed: %s",
+			    log->len ? "\n" : "", label, ev->be->ext, ke.msg);
+		ks_warn("library '%s' did not start, not timed: %s", label, ke.msg);
+		return 0;
 	}
 	if (y == KS_YARD_LIBRARY && !yw->checked) {
 		struct ks_wl_result scratch;
