@@ -12,6 +12,11 @@ FIX="$ROOT/tests/fixtures/library/scale"
 KERNEL="$ROOT/tests/fixtures/eval/scale/templates/cpu/unrolled.c"
 QUICK=(--min-time 0.01 --reps 3 --no-checks)
 
+"$KS" tasks show "$FIX" | grep -qx "library (backend cpu): OpenBLAS, library.c, pkg-config openblas"
+ok $? "tasks show names the library"
+is "$("$KS" tasks show "$FIX" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["library"])')" \
+	OpenBLAS "tasks show --json: library"
+
 "$KS" eval "$FIX" "$KERNEL" "${QUICK[@]}" >"$TMP/out" 2>"$TMP/err"
 ok $? "eval with the OpenBLAS yardstick exits 0"
 grep -qE ', [0-9.]+x the baseline, [0-9.]+x OpenBLAS \(geometric means\)' "$TMP/out"
