@@ -12,6 +12,9 @@ have sqlite3 || need+=(libsqlite3-dev)
 have libfyaml || need+=(libfyaml-dev)
 have jansson || need+=(libjansson-dev)
 have libseccomp || need+=(libseccomp-dev)
+# optional: OpenBLAS, the CPU matmul's library yardstick (tasks/matmul/library.c); without
+# it that yardstick is skipped with a note
+have openblas || need+=(libopenblas-dev)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}" >&2
   SUDO=""

@@ -4,6 +4,7 @@
  * error (log on stderr), 2 could not try.  Used by tests/cli/t0400-cuda.sh. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend/cuda.h"
 #include "ksearch/task.h"
@@ -25,7 +26,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "compile_check: %s\n", e.msg);
 		goto out;
 	}
-	if (ks_cuda_compile_only(t, ks_buf_str(&src), (const char *const *)argv + 3, &a, &e)) {
+	/* a task's library.cu links the library task.yaml names for cuda (-lcublas) */
+	const char *base = strrchr(argv[2], '/');
+	const struct ks_task_library *lib = ks_task_library_for(t, "cuda");
+	const char *libs = lib && !strcmp(base ? base + 1 : argv[2], "library.cu") ? lib->libs : NULL;
+	if (ks_cuda_compile_only(t, ks_buf_str(&src), (const char *const *)argv + 3, libs, &a, &e)) {
 		fprintf(stderr, "compile_check: %s\n", e.msg);
 		goto out;
 	}

@@ -25,6 +25,7 @@ struct ks_compile_req {
 	const char *source;          /* kernel source text */
 	const char *const *defines;  /* NULL-terminated "NAME=VALUE" list, or NULL */
 	const char *flags;           /* compiler flags; NULL: the backend's default */
+	const char *libs;            /* link flags after the sources ("-lopenblas"), or NULL */
 };
 
 struct ks_artifact {

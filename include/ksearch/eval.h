@@ -54,6 +54,7 @@ struct ks_eval_opts {
 	const char *workloads;    /* NULL or "all": every workload; else "0,2" indexes */
 	int skip_checks;          /* do not run `checks` entries */
 	int skip_baseline;        /* do not time the baseline (no speedups) */
+	int skip_library;         /* do not time the task's library kernel (library.<ext>) */
 	int threads;              /* OMP_NUM_THREADS for kernels (0: leave unset) */
 	const char *cflags;       /* compiler flags (cpu default "-O3 -march=native -fopenmp") */
 	const char *const *defines; /* NULL-terminated "NAME=VALUE" list passed as -D */
@@ -67,7 +68,8 @@ struct ks_eval_opts {
 	double roof_gflops_f16;   /* FP16 (GPU tensor cores where the spec lists them) */
 	double roof_gflops_bf16;  /* BF16 (tensor cores; CPU: AMX tiles where present) */
 	double roof_gbps;         /* memory (CPU: measured copy bandwidth) */
-	int reuse_baseline;       /* time the baseline once per workload and reuse it (search) */
+	int reuse_baseline;       /* time the baseline (and the library) once per workload and
+				     reuse it (search) */
 	unsigned long long seed;  /* base of the input seeds (default 1) */
 	int no_sandbox;           /* for trusted debugging only; never for candidates */
 };
@@ -106,6 +108,11 @@ struct ks_wl_result {
 	int nbaseline_samples;
 	double *baseline_samples_us; /* the baseline's repetitions behind baseline_us (local
 					evaluations only; NULL from a worker) */
+	double library_us;       /* the task's library kernel's median in the same session, 0
+				    when not timed (none, not installed, or wrong here) */
+	double library_speedup;  /* library_us / median_us: above 1 beats the library */
+	int nlibrary_samples;
+	double *library_samples_us; /* the library's repetitions (local evaluations only) */
 	int nseeds;              /* seeds checked (in order) */
 	unsigned long long seeds[16];
 	double seed_abs_err[16], seed_rel_err[16]; /* worst error per seed */
@@ -116,6 +123,9 @@ struct ks_wl_result {
 struct ks_eval_result {
 	enum ks_status status;   /* first non-PASSED among checks and workloads */
 	double speedup;          /* geometric mean over timed workloads (0 if none) */
+	double library_speedup;  /* the same against the library, over the workloads it was
+				    timed on (0 if none) */
+	char *library;           /* the library's name ("OpenBLAS"), NULL when none was timed */
 	char *kernel_hash;       /* sha256 of source + flags + defines */
 	char *compile_log;
 	int nworkloads;

@@ -78,6 +78,9 @@ struct ks_run_result {
 	int budget, evaluated, passed;
 	long best_candidate;      /* -1 when nothing passed */
 	double best_speedup;      /* from the final re-measurement */
+	/* the same against the task's library kernel, where one was timed (0: none) */
+	double best_library_speedup;
+	char library[64];         /* its name ("OpenBLAS"), "" when none was timed */
 	char best_source[4096];   /* DIR/best.<ext>, "" when nothing passed */
 	char best_action[256];
 	/* the final re-measurement: how sure the choice is, and whether to trust it */

@@ -42,7 +42,7 @@ struct ks_store;
 #define KS_STORE_MAX_SNAPSHOT ((size_t)16 << 20) /* world-model JSON (never cut: KS_ELIMIT) */
 
 /* current schema version (the `schema_version` table lists every migration applied) */
-#define KS_STORE_SCHEMA_VERSION 2
+#define KS_STORE_SCHEMA_VERSION 3
 
 /* ---- opening ---------------------------------------------------------------------- */
 
@@ -188,6 +188,8 @@ struct ks_store_eval {
 	const char *samples;    /* JSON array of per-repetition times in us (NULL: []) */
 	const char *log;        /* worker / runner output (redacted, capped) */
 	const char *created;    /* set by the store */
+	double library_us;      /* the task's library kernel's median, same session (NAN or
+				   0: not timed) */
 };
 
 /* Record an evaluation; a second call for the same (candidate, workload, seed, phase)

@@ -77,6 +77,15 @@ struct ks_workload {
 	int line;       /* where it is declared in task.yaml (1-based) */
 };
 
+/* A vendor library's version of the task on one backend (task.yaml's `library` map; the
+ * kernel is the task's library.<ext>), timed beside the baseline as a second yardstick */
+struct ks_task_library {
+	char *backend; /* "cpu" */
+	char *name;    /* what speedups are measured against: "OpenBLAS" */
+	char *pkg;     /* pkg-config package its compile and link flags come from, or NULL */
+	char *libs;    /* link flags after the sources ("-lcublas"), or NULL */
+};
+
 struct ks_task {
 	char *name;
 	char *cls;       /* reduction | scan | attention | matmul | elementwise | moe | ... */
@@ -97,7 +106,12 @@ struct ks_task {
 	struct ks_workload *workloads;
 	int nchecks;
 	struct ks_workload *checks;
+	int nlibraries;
+	struct ks_task_library *libraries;
 };
+
+/* the task's library for backend, or NULL when it declares none */
+const struct ks_task_library *ks_task_library_for(const struct ks_task *t, const char *backend);
 
 /* Load a task from a folder path, or by name from <data root>/tasks/<name>.  Every error in
  * task.yaml is reported as "FILE:LINE:COL: what was expected". */

@@ -43,7 +43,7 @@ const char *const ks_jail_system_ro[] = {
 	"/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", NULL};
 
 struct jail {
-	char *argv[256];
+	char *argv[288];
 	int argc;
 	char paths[12][PATH_MAX]; /* storage for the paths computed here */
 	int npaths;
@@ -131,6 +131,7 @@ static int jail_start(struct jail *j, const struct ks_compile_req *req, const ch
 		jail_add(j, "--ro", req->task->dir);
 	jail_toolchain(j, compiler);
 	jail_flag_paths(j, flags);
+	jail_flag_paths(j, req->libs);
 	jail_add(j, "--rw", outdir);
 	static char as[32], fsize[32], cpu[32];
 	snprintf(as, sizeof(as), "%llu", JAIL_AS);
@@ -198,6 +199,8 @@ int ks_compile_shared(const struct ks_backend_i *be, const char *compiler, const
 	ks_sha256_update_str(&h, flags);
 	for (const char *const *d = req->defines; d && *d; d++)
 		ks_sha256_update_str(&h, *d);
+	if (req->libs)
+		ks_sha256_update_str(&h, req->libs);
 	ks_sha256_update_str(&h, ks_buf_str(&shim));
 	ks_sha256_update_str(&h, req->source);
 	ks_sha256_hex(&h, a->hash);
@@ -223,8 +226,9 @@ int ks_compile_shared(const struct ks_backend_i *be, const char *compiler, const
 	    (rc = ks_file_write_atomic(shimp, shim.data, shim.len, e)))
 		goto out;
 
-	char flagcopy[4096], incdir[PATH_MAX + 16], tmplib[PATH_MAX + 48];
+	char flagcopy[4096], libcopy[1024], incdir[PATH_MAX + 16], tmplib[PATH_MAX + 48];
 	snprintf(flagcopy, sizeof(flagcopy), "%s", flags);
+	snprintf(libcopy, sizeof(libcopy), "%s", req->libs ? req->libs : "");
 	snprintf(incdir, sizeof(incdir), "-I%s/include", ks_data_root());
 	snprintf(tmplib, sizeof(tmplib), "%s.tmp.%d", lib, (int)getpid());
 	struct jail *jail = calloc(1, sizeof(*jail));
@@ -250,6 +254,7 @@ int ks_compile_shared(const struct ks_backend_i *be, const char *compiler, const
 	argv[argc++] = (char *)"-o";
 	argv[argc++] = tmplib;
 	argv[argc++] = (char *)"-lm";
+	argc = push_words(argv, argc, argc + 16, libcopy);
 	argv[argc] = NULL;
 
 	struct ks_proc_result pr;

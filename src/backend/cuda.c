@@ -200,9 +200,11 @@ static int cuda_compile(const struct ks_compile_req *req, struct ks_artifact *a,
 }
 
 int ks_cuda_compile_only(const struct ks_task *t, const char *source,
-			 const char *const *defines, struct ks_artifact *a, struct ks_error *e)
+			 const char *const *defines, const char *libs, struct ks_artifact *a,
+			 struct ks_error *e)
 {
-	struct ks_compile_req req = {.task = t, .source = source, .defines = defines};
+	struct ks_compile_req req = {.task = t, .source = source, .defines = defines,
+				     .libs = libs};
 	return cuda_compile(&req, a, e);
 }
 

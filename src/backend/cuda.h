@@ -40,11 +40,12 @@ int ks_cuda_nvcc(char *out, size_t n, struct ks_error *e);
  * (default 0); 9.x and 10.x get the arch-specific "a" targets wgmma/tcgen05 need. */
 int ks_cuda_arch(char *out, size_t n, struct ks_error *e);
 
-/* Compile a .cu kernel for task t with knob defines, exactly as the backend does, without
- * needing a device: set $KSEARCH_CUDA_ARCH (or have one).  The artifact's resources hold
- * the ptxas report. */
+/* Compile a .cu kernel for task t with knob defines (and link flags libs, or NULL: a
+ * library.cu links its library), exactly as the backend does, without needing a device:
+ * set $KSEARCH_CUDA_ARCH (or have one).  The artifact's resources hold the ptxas report. */
 int ks_cuda_compile_only(const struct ks_task *t, const char *source,
-			 const char *const *defines, struct ks_artifact *a, struct ks_error *e);
+			 const char *const *defines, const char *libs, struct ks_artifact *a,
+			 struct ks_error *e);
 
 /* "kernel regs=64 smem=49152 spill_stores=0 spill_loads=0; ..." from an nvcc -Xptxas -v
  * log, at most n-1 characters (entries that do not fit are dropped whole) */

@@ -37,23 +37,38 @@ static void print_human(const struct ks_task *t, const char *backend, const char
 	const char *base = ks_backend_baseline_label(ks_backend_find(backend));
 	printf("task %s, kernel %s: %s", t->name, path, ks_status_name(r->status));
 	if (r->status == KS_STATUS_PASSED && r->speedup > 0)
-		printf(", %.2fx %s%s (geometric mean)", r->speedup,
-		       strcmp(base, "baseline") ? "vs " : "the ", base);
+		printf(", %.2fx %s%s", r->speedup, strcmp(base, "baseline") ? "vs " : "the ", base);
+	if (r->status == KS_STATUS_PASSED && r->library && r->library_speedup > 0)
+		printf(", %.2fx %s", r->library_speedup, r->library);
+	if (r->status == KS_STATUS_PASSED && r->speedup > 0)
+		printf(" (geometric means)");
 	printf("\n");
 	if (r->status == KS_STATUS_COMPILE_ERROR) {
 		printf("\ncompiler output:\n%s\n", r->compile_log ? r->compile_log : "");
 		return;
 	}
 	if (r->nworkloads) {
-		printf("\n%-28s %-20s %9s %9s %12s %7s %9s %8s %7s %12s %8s\n", "workload", "status",
-		       "max_abs", "max_rel", "median_us", "+-%", "GFLOP/s", "GB/s", "roof%",
-		       "baseline_us", "speedup");
+		/* the library's columns, named after it ("OpenBLAS_us", "vs OpenBLAS") */
+		char lib_us[48] = "", lib_vs[48] = "";
+		if (r->library) {
+			snprintf(lib_us, sizeof(lib_us), " %.20s_us", r->library);
+			snprintf(lib_vs, sizeof(lib_vs), " vs %.20s", r->library);
+		}
+		printf("\n%-28s %-20s %9s %9s %12s %7s %9s %8s %7s %12s %8s%*s%*s\n", "workload",
+		       "status", "max_abs", "max_rel", "median_us", "+-%", "GFLOP/s", "GB/s", "roof%",
+		       "baseline_us", "speedup", r->library ? 13 : 0, lib_us, r->library ? 12 : 0,
+		       lib_vs);
 		for (int i = 0; i < r->nworkloads; i++) {
 			const struct ks_wl_result *w = &r->workloads[i];
-			printf("%-28.28s %-20s %9.2e %9.2e %12.1f %7.1f %9.2f %8.2f %7.1f %12.1f %7.2fx\n",
+			printf("%-28.28s %-20s %9.2e %9.2e %12.1f %7.1f %9.2f %8.2f %7.1f %12.1f %7.2fx",
 			       w->label, ks_status_name(w->status), w->max_abs_err, w->max_rel_err,
 			       w->median_us, w->spread_pct, w->gflops, w->gbps, w->roofline_pct,
 			       w->baseline_us, w->speedup);
+			if (r->library && w->library_us > 0)
+				printf(" %12.1f %10.2fx", w->library_us, w->library_speedup);
+			else if (r->library)
+				printf(" %12s %11s", "-", "-");
+			printf("\n");
 		}
 	}
 	if (r->nchecks) {
@@ -113,7 +128,7 @@ int cmd_eval(int argc, char **argv)
 	const char *backend = "cpu", *workloads = NULL, *timeout = NULL, *memlimit = NULL,
 		   *cflags = NULL, *defines = NULL, *min_time = NULL, *spec = "auto";
 	const char *devices = NULL, *worker_cmd = NULL;
-	int seeds = 3, json = 0, threads = 0, quick = 0, no_baseline = 0, no_checks = 0,
+	int seeds = 3, json = 0, threads = 0, quick = 0, no_baseline = 0, no_library = 0, no_checks = 0,
 	    verbose = 0, reps = 0, no_sandbox = 0;
 	double peak_gflops = 0, peak_gbps = 0;
 	const struct ks_opt opts[] = {
@@ -122,7 +137,8 @@ int cmd_eval(int argc, char **argv)
 		{"seeds", KS_OPT_INT, &seeds, "N", "correctness seeds per workload (>= 3)"},
 		{"timeout", KS_OPT_STR, &timeout, "S", "limit per call or timing block (default 60s)"},
 		{"memory-limit", KS_OPT_STR, &memlimit, "SIZE", "memory a kernel may allocate (2G)"},
-		{"threads", KS_OPT_INT, &threads, "N", "OMP_NUM_THREADS for the kernel"},
+		{"threads", KS_OPT_INT, &threads, "N",
+		 "OMP_NUM_THREADS for the kernel (OPENBLAS_NUM_THREADS for the library too)"},
 		{"cflags", KS_OPT_STR, &cflags, "FLAGS", "compiler flags (-O3 -march=native -fopenmp)"},
 		{"define", KS_OPT_STR, &defines, "A=1,B=2",
 		 "knob values passed as -D (a template's other knobs: their defaults)"},
@@ -130,6 +146,8 @@ int cmd_eval(int argc, char **argv)
 		{"reps", KS_OPT_INT, &reps, "N", "minimum timed repetitions per block (10)"},
 		{"quick", KS_OPT_FLAG, &quick, NULL, "short timing (one block, 0.05 s floor)"},
 		{"no-baseline", KS_OPT_FLAG, &no_baseline, NULL, "do not time the baseline"},
+		{"no-library", KS_OPT_FLAG, &no_library, NULL,
+		 "do not time the task's library kernel (library.<ext>: OpenBLAS, cuBLAS)"},
 		{"no-checks", KS_OPT_FLAG, &no_checks, NULL, "skip the correctness-only checks"},
 		{"spec", KS_OPT_STR, &spec, "NAME|auto|none",
 		 "hardware spec for the roofline (auto: the host or the GPU)"},
@@ -166,6 +184,7 @@ int cmd_eval(int argc, char **argv)
 	o.threads = threads;
 	o.cflags = cflags;
 	o.skip_baseline = no_baseline;
+	o.skip_library = no_library;
 	o.skip_checks = no_checks;
 	o.peak_gflops = peak_gflops;
 	o.peak_gbps = peak_gbps;

@@ -279,7 +279,8 @@ int cmd_run(int argc, char **argv)
 		{"min-time", KS_OPT_STR, &min_time, "S", "timing floor per candidate (0.1s)"},
 		{"workloads", KS_OPT_STR, &o.eval.workloads, "all|N,..",
 		 "tune for these timed workloads only (indexes as 'tasks show' lists them)"},
-		{"threads", KS_OPT_INT, &threads, "N", "OMP_NUM_THREADS for kernels"},
+		{"threads", KS_OPT_INT, &threads, "N",
+		 "OMP_NUM_THREADS for kernels (OPENBLAS_NUM_THREADS for the library too)"},
 		{"cflags", KS_OPT_STR, &o.eval.cflags, "FLAGS", "compiler flags"},
 		{"json", KS_OPT_FLAG, &json, NULL, "print one JSON object at the end"},
 		{"verbose", KS_OPT_FLAG, &verbose, NULL, "log more"},
@@ -432,9 +433,16 @@ int cmd_run(int argc, char **argv)
 			json_object_set_new(doc, "best",
 					    r.best_candidate < 0
 						    ? json_null()
-						    : json_pack("{s:I, s:f, s:s, s:s}", "candidate",
-								(json_int_t)r.best_candidate,
+						    : json_pack("{s:I, s:f, s:o, s:o, s:s, s:s}",
+								"candidate", (json_int_t)r.best_candidate,
 								"speedup_vs_baseline", r.best_speedup,
+								/* null when no library was timed */
+								"library",
+								r.library[0] ? json_string(r.library)
+									     : json_null(),
+								"speedup_vs_library",
+								r.library[0] ? json_real(r.best_library_speedup)
+									     : json_null(),
 								"source_file", r.best_source, "action",
 								r.best_action));
 		char *text = doc ? json_dumps(doc, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) : NULL;
@@ -453,10 +461,15 @@ int cmd_run(int argc, char **argv)
 		if (r.stopped[0] && strcmp(r.stopped, "budget"))
 			printf(" (stopped early: %s)", r.stopped);
 		printf("\n");
+		char vs_lib[96] = "";
+		if (r.library[0] && r.best_library_speedup > 0)
+			snprintf(vs_lib, sizeof(vs_lib), ", %.2fx %s", r.best_library_speedup,
+				 r.library);
 		if (r.best_candidate >= 0)
-			printf("best: candidate %ld, %.2fx the baseline (re-measured), %s\n"
+			printf("best: candidate %ld, %.2fx the baseline%s (re-measured), %s\n"
 			       "      %s\n",
-			       r.best_candidate, r.best_speedup, r.best_action, r.best_source);
+			       r.best_candidate, r.best_speedup, vs_lib, r.best_action,
+			       r.best_source);
 		else
 			printf("no candidate passed; see the failures in the report\n");
 		if (r.final_noisy)

@@ -210,6 +210,8 @@ static int show_json(const struct ks_task *t, const char *backend, const char *p
 		json_array_append_new(ck, workload_json(t, &t->checks[i], backend));
 	json_object_set_new(o, "workloads", wl);
 	json_object_set_new(o, "checks", ck);
+	const struct ks_task_library *lib = ks_task_library_for(t, backend);
+	json_object_set_new(o, "library", lib ? json_string(lib->name) : json_null());
 	char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 	printf("%s\n", s ? s : "{}");
 	free(s);
@@ -305,6 +307,13 @@ static int show_text(const struct ks_task *t, const char *backend, const char *p
 		printf("  (none)\n");
 	printf("\nflops: %s\nbytes: %s\n", t->flops, t->bytes);
 	printf("tolerance: atol %g, rtol %g, relative L2 %g\n", t->atol, t->rtol, t->l2);
+	/* the vendor-library yardstick timed beside the baseline on this backend */
+	const struct ks_task_library *lib = ks_task_library_for(t, backend);
+	if (lib)
+		printf("library (backend %s): %s, library.%s%s%s%s%s\n", backend, lib->name,
+		       ks_backend_find(backend) ? ks_backend_find(backend)->ext : "?",
+		       lib->pkg ? ", pkg-config " : "", lib->pkg ? lib->pkg : "",
+		       lib->libs ? ", links " : "", lib->libs ? lib->libs : "");
 	printf("\nworkloads (timed; the number selects it in --workloads):\n");
 	for (int i = 0, k = 0; i < t->nworkloads; i++)
 		print_workload(t, &t->workloads[i], backend,

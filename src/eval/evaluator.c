@@ -273,6 +273,10 @@ static void runner_env(struct ks_evaluator *ev)
 		snprintf(ev->threads_env, sizeof(ev->threads_env), "OMP_NUM_THREADS=%d",
 			 ev->o.threads);
 		ev->env[n++] = ev->threads_env;
+		/* a library's own thread pool (OpenBLAS) runs as many threads as the kernels */
+		snprintf(ev->blas_threads_env, sizeof(ev->blas_threads_env),
+			 "OPENBLAS_NUM_THREADS=%d", ev->o.threads);
+		ev->env[n++] = ev->blas_threads_env;
 	}
 	const int max = (int)(sizeof(ev->env) / sizeof(ev->env[0])) - 1;
 	size_t used = 0;
@@ -305,7 +309,10 @@ int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
 		ks_eval_opts_init(&ev->o);
 	fill_defaults(&ev->o);
 	ks_artifact_init(&ev->ref);
-	ks_artifact_init(&ev->base);
+	for (int y = 0; y < KS_YARD_COUNT; y++)
+		ks_artifact_init(&ev->yard[y].art);
+	snprintf(ev->yard[KS_YARD_BASELINE].label, sizeof(ev->yard[0].label), "%s",
+		 ks_backend_baseline_label(ks_backend_find(ev->o.backend)));
 	ks_artifact_init(&ev->ref_dev);
 	for (int i = 0; i < KS_MAX_SEEDS; i++)
 		ev->seeds[i] = (ev->o.seed ? ev->o.seed : 1) * 1000003ull + (unsigned long long)i;
@@ -332,14 +339,18 @@ int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
 		snprintf(file, sizeof(file), "baseline.%s", ev->be->ext);
 		char path[PATH_MAX];
 		ks_path_join(path, sizeof(path), t->dir, file);
+		struct ks_yardstick *y = &ev->yard[KS_YARD_BASELINE];
 		if (!ks_path_exists(path)) {
 			ks_warn("task '%s' has no %s: speedups are not measured", t->name, file);
 			ev->o.skip_baseline = 1;
-		} else if ((rc = compile_file(ev->be, t, file, ev->o.cflags, NULL, &ev->base, e))) {
+		} else if ((rc = compile_file(ev->be, t, file, ev->o.cflags, NULL, &y->art, e))) {
 			ks_error_wrap(e, "baseline of task '%s'", t->name);
 			goto fail;
 		}
+		y->on = y->art.ok;
 	}
+	if (!ev->o.skip_library && (rc = ks_eval_library_setup(ev, e)))
+		goto fail;
 	*out = ev;
 	return 0;
 fail:
@@ -354,11 +365,13 @@ void ks_evaluator_free(struct ks_evaluator *ev)
 	for (int i = 0; i < ev->nwl; i++) {
 		for (int s = 0; s < KS_MAX_SEEDS; s++)
 			free(ev->wl[i].ref[s]);
-		free(ev->wl[i].base_samples);
+		for (int y = 0; y < KS_YARD_COUNT; y++)
+			free(ev->wl[i].yard[y].samples);
 	}
 	free(ev->wl);
 	ks_artifact_release(&ev->ref);
-	ks_artifact_release(&ev->base);
+	for (int y = 0; y < KS_YARD_COUNT; y++)
+		ks_artifact_release(&ev->yard[y].art);
 	ks_artifact_release(&ev->ref_dev);
 	free(ev);
 }
@@ -664,8 +677,8 @@ int ks_evaluator_run_artifact(struct ks_evaluator *ev, const struct ks_artifact 
 	if (!r->workloads || !r->checks)
 		return ks_error_set(e, KS_ENOMEM, "out of memory");
 	r->status = a.ok ? KS_STATUS_PASSED : KS_STATUS_COMPILE_ERROR;
-	double speedups[256];
-	int nsp = 0;
+	double speedups[256], lib_speedups[256];
+	int nsp = 0, nlsp = 0;
 	struct ks_runner *cand = NULL; /* one runner for every check and workload */
 	/* checks first: cheap, and a kernel that fails them is not worth timing */
 	for (int pass = 1; pass >= 0; pass--) {
@@ -698,12 +711,19 @@ int ks_evaluator_run_artifact(struct ks_evaluator *ev, const struct ks_artifact 
 				r->status = res->status;
 			else if (!pass && res->speedup > 0 && nsp < 256)
 				speedups[nsp++] = res->speedup;
+			if (!pass && res->status == KS_STATUS_PASSED && res->library_speedup > 0 &&
+			    nlsp < 256)
+				lib_speedups[nlsp++] = res->library_speedup;
 		}
 	}
 	double t0 = ks_clock_s();
 	ks_runner_free(cand);
 	r->phase_s[KS_PHASE_CHECK] += ks_clock_s() - t0; /* teardown, as for each workload before */
 	r->speedup = r->status == KS_STATUS_PASSED ? ks_geomean(speedups, (size_t)nsp) : 0;
+	/* over the workloads the library was timed on (it may be wrong on some) */
+	r->library_speedup = r->status == KS_STATUS_PASSED ? ks_geomean(lib_speedups, (size_t)nlsp) : 0;
+	if (ev->yard[KS_YARD_LIBRARY].on)
+		r->library = strdup(ev->yard[KS_YARD_LIBRARY].label);
 	return 0;
 }
 
@@ -729,6 +749,7 @@ void ks_eval_result_release(struct ks_eval_result *r)
 			free(lists[l][i].params_json);
 			free(lists[l][i].samples_us);
 			free(lists[l][i].baseline_samples_us);
+			free(lists[l][i].library_samples_us);
 			free(lists[l][i].log);
 		}
 		free(lists[l]);
@@ -736,5 +757,6 @@ void ks_eval_result_release(struct ks_eval_result *r)
 	free(r->kernel_hash);
 	free(r->compile_log);
 	free(r->sandbox);
+	free(r->library);
 	memset(r, 0, sizeof(*r));
 }

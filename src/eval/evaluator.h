@@ -20,6 +20,27 @@ enum ks_ref_source {
 	KS_REF_DEVICE, /* reference.<ext> in the backend's runner, validated against reference.c */
 };
 
+/* What a candidate's time is compared with, each timed in its own runner interleaved with
+ * the candidate in the same session, through one code path (workload.c): the task's naive
+ * baseline.<ext>, and its vendor library kernel library.<ext> where the task declares one
+ * for the backend and it builds here (src/eval/library.c), checked against the reference
+ * before it is trusted. */
+enum ks_yard { KS_YARD_BASELINE, KS_YARD_LIBRARY, KS_YARD_COUNT };
+
+struct ks_yardstick {
+	int on;                 /* compiled and to be timed */
+	char label[64];         /* "baseline", "OpenBLAS" */
+	struct ks_artifact art;
+};
+
+/* one yardstick's state on one workload */
+struct ks_yard_wl {
+	double *samples;  /* its timings (us) of the last measurement */
+	int n;
+	int checked;      /* its outputs were compared with the reference (library) */
+	int wrong;        /* they did not match: never timed on this workload */
+};
+
 struct ks_wl_state {
 	const struct ks_workload *wl;
 	int index, is_check;
@@ -27,8 +48,7 @@ struct ks_wl_state {
 	size_t set_bytes;   /* inputs + outputs of one set */
 	int nsets;          /* rotating sets for timing */
 	unsigned char *ref[KS_MAX_SEEDS]; /* reference outputs per seed, NULL until computed */
-	double *base_samples; /* baseline timings (us) of the last measurement */
-	int nbase;
+	struct ks_yard_wl yard[KS_YARD_COUNT];
 	double flops, bytes;
 	enum ks_ref_source ref_source;
 };
@@ -37,7 +57,8 @@ struct ks_evaluator {
 	const struct ks_task *task;
 	struct ks_eval_opts o;
 	const struct ks_backend_i *be;
-	struct ks_artifact ref, base;
+	struct ks_artifact ref;
+	struct ks_yardstick yard[KS_YARD_COUNT];
 	struct ks_artifact ref_dev; /* reference.<ext>, compiled when a workload needs it */
 	int ref_py;                 /* the reference is reference.py (ks_pyref_run) */
 	char runner[4096];      /* the backend's runner */
@@ -45,7 +66,7 @@ struct ks_evaluator {
 	char task_hash[65];
 	int nwl;
 	struct ks_wl_state *wl;
-	char threads_env[64];
+	char threads_env[64], blas_threads_env[64];
 	char passed_env[16384]; /* "NAME=VALUE" of the backend's sandbox needs' env */
 	const char *env[16];
 	unsigned long long seeds[KS_MAX_SEEDS];
@@ -94,6 +115,11 @@ int ks_eval_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_
  * PASSED, else freed and NULL */
 int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
 		     struct ks_runner **cand, struct ks_wl_result *res, struct ks_error *e);
+
+/* Compile the task's library kernel for the backend into ev->yard[KS_YARD_LIBRARY] when
+ * the task declares one and it builds here; otherwise leave it off with a note in the log
+ * (a library that is not installed is no error).  Errors are infrastructure faults only. */
+int ks_eval_library_setup(struct ks_evaluator *ev, struct ks_error *e);
 
 /* Remove what killed evaluations left in the cache (scratch folders and temporary
  * libraries of processes that are gone); the first call does the work, later calls return

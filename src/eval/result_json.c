@@ -30,6 +30,11 @@ static json_t *wl_json(const struct ks_wl_result *w)
 		json_object_set_new(o, "roofline_pct", num(w->roofline_pct));
 		json_object_set_new(o, "baseline_us", num(w->baseline_us));
 		json_object_set_new(o, "speedup_vs_baseline", num(w->speedup));
+		/* the library's median and candidate speedup over it; null when not timed */
+		json_object_set_new(o, "library_us", w->library_us > 0 ? num(w->library_us)
+								      : json_null());
+		json_object_set_new(o, "speedup_vs_library",
+				    w->library_speedup > 0 ? num(w->library_speedup) : json_null());
 		json_object_set_new(o, "samples", json_integer(w->nsamples));
 	}
 	json_object_set_new(o, "log", json_string(w->log ? w->log : ""));
@@ -48,6 +53,10 @@ int ks_eval_result_json(const struct ks_task *t, const char *backend, const char
 	/* what the baseline is: "baseline" (the task's baseline file), "MLX native" on mlx */
 	json_object_set_new(o, "baseline",
 			    json_string(ks_backend_baseline_label(ks_backend_find(backend))));
+	/* the task's library kernel timed beside the baseline ("OpenBLAS"), null when none */
+	json_object_set_new(o, "library", r->library ? json_string(r->library) : json_null());
+	json_object_set_new(o, "speedup_vs_library",
+			    r->library_speedup > 0 ? num(r->library_speedup) : json_null());
 	json_object_set_new(o, "kernel_hash", json_string(r->kernel_hash ? r->kernel_hash : ""));
 	json_object_set_new(o, "sandbox", json_string(r->sandbox ? r->sandbox : ""));
 	json_object_set_new(o, "compile_log", json_string(r->compile_log ? r->compile_log : ""));

@@ -108,6 +108,7 @@ json_t *ks_wire_opts(const struct ks_eval_opts *o)
 	json_object_set_new(j, "workloads", o->workloads ? json_string(o->workloads) : json_null());
 	json_object_set_new(j, "skip_checks", json_boolean(o->skip_checks));
 	json_object_set_new(j, "skip_baseline", json_boolean(o->skip_baseline));
+	json_object_set_new(j, "skip_library", json_boolean(o->skip_library));
 	json_object_set_new(j, "threads", json_integer(o->threads));
 	json_object_set_new(j, "cflags", o->cflags ? json_string(o->cflags) : json_null());
 	json_t *defs = json_array();
@@ -209,6 +210,7 @@ int ks_wire_opts_parse(json_t *j, struct ks_eval_opts *o, const char **defs,
 	REAL("suspicious_factor", suspicious_factor);
 	BOOL("skip_checks", skip_checks);
 	BOOL("skip_baseline", skip_baseline);
+	BOOL("skip_library", skip_library);
 	BOOL("reuse_baseline", reuse_baseline);
 	BOOL("no_sandbox", no_sandbox);
 #undef STR
@@ -244,6 +246,8 @@ static json_t *wl_wire(const struct ks_wl_result *w)
 	json_object_set_new(o, "roofline_pct", real(w->roofline_pct));
 	json_object_set_new(o, "baseline_us", real(w->baseline_us));
 	json_object_set_new(o, "speedup", real(w->speedup));
+	json_object_set_new(o, "library_us", real(w->library_us));
+	json_object_set_new(o, "library_speedup", real(w->library_speedup));
 	json_t *s = json_array();
 	for (int i = 0; i < w->nsamples && w->samples_us; i++)
 		json_array_append_new(s, real(w->samples_us[i]));
@@ -267,6 +271,8 @@ json_t *ks_wire_result(const struct ks_eval_result *r)
 	json_t *o = json_object();
 	json_object_set_new(o, "status", json_string(ks_status_name(r->status)));
 	json_object_set_new(o, "speedup", real(r->speedup));
+	json_object_set_new(o, "library_speedup", real(r->library_speedup));
+	json_object_set_new(o, "library", r->library ? json_string(r->library) : json_null());
 	json_object_set_new(o, "kernel_hash", r->kernel_hash ? json_string(r->kernel_hash) : json_null());
 	json_object_set_new(o, "compile_log", r->compile_log ? json_string(r->compile_log) : json_null());
 	json_object_set_new(o, "sandbox", r->sandbox ? json_string(r->sandbox) : json_null());
@@ -331,6 +337,8 @@ static int wl_parse(json_t *o, struct ks_wl_result *w, struct ks_error *e)
 	    (rc = get_real(o, "roofline_pct", &w->roofline_pct, e)) ||
 	    (rc = get_real(o, "baseline_us", &w->baseline_us, e)) ||
 	    (rc = get_real(o, "speedup", &w->speedup, e)) ||
+	    (rc = get_real(o, "library_us", &w->library_us, e)) ||
+	    (rc = get_real(o, "library_speedup", &w->library_speedup, e)) ||
 	    (rc = get_reals(o, "samples_us", MAX_SAMPLES, &w->samples_us, &w->nsamples, e)))
 		return rc;
 	json_t *seeds = json_object_get(o, "seeds");
@@ -396,6 +404,8 @@ int ks_wire_result_parse(json_t *j, struct ks_eval_result *r, struct ks_error *e
 		goto fail;
 	}
 	if ((rc = get_status(j, &r->status, e)) || (rc = get_real(j, "speedup", &r->speedup, e)) ||
+	    (rc = get_real(j, "library_speedup", &r->library_speedup, e)) ||
+	    (rc = get_str(j, "library", &r->library, e)) ||
 	    (rc = get_str(j, "kernel_hash", &r->kernel_hash, e)) ||
 	    (rc = get_str(j, "compile_log", &r->compile_log, e)) ||
 	    (rc = get_str(j, "sandbox", &r->sandbox, e)) ||

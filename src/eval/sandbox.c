@@ -530,7 +530,10 @@ static const char *const allowed_measured[] = {
 	"clone", "clone3", "futex", "set_robust_list", "rseq", "exit", "exit_group",
 	"sched_getaffinity", "getpid", "sysinfo", "rt_sigaction", "rt_sigprocmask",
 	/* the kernel library, scratch, the system files Landlock lets it read, the pipes */
-	"openat", "close", "read", "write", "newfstatat", NULL};
+	"openat", "close", "read", "write", "newfstatat",
+	/* OpenBLAS binds its thread buffers to NUMA nodes (measured: a task's library.c
+	 * yardstick calling cblas_sgemm, KSEARCH_SECCOMP_AUDIT) */
+	"mbind", NULL};
 
 /* ... plus what the C library, libgomp and libm make of ordinary kernel code (time, sleep,
  * randomness, stdio, scratch files, its own limits, placement and signals, thread start-up

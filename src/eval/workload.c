@@ -1,5 +1,6 @@
 /* One workload of one candidate: correctness on several seeds, then timing interleaved
- * with the baseline, then correctness again. */
+ * with the yardsticks (the baseline, and the library where there is one), then correctness
+ * again. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "eval/evaluator.h"
 #include "eval/stats.h"
+#include "ksearch/log.h"
 #include "util/clock.h"
 
 struct ks_eval_timing_seam ks_eval_timing = {.version = 1};
@@ -160,14 +162,13 @@ static void lap(struct ks_wl_result *res, enum ks_eval_phase p, double *mark)
 }
 
 /* A yardstick: a trusted kernel timed in the same session as the candidate, in blocks
- * interleaved with the candidate's while the candidate's runner is stopped (the task's
- * baseline; a second one would be a second struct of these).  The one place that decides
- * what is timed interleaved: yardstick_start. */
+ * interleaved with the candidate's while the candidate's runner is stopped: the task's
+ * baseline, and its vendor library where it has one (ev->yard[]).  The one place that
+ * decides what is timed interleaved: yardstick_start. */
 struct yardstick {
-	const struct ks_artifact *art;
-	double **kept;       /* samples kept for the run (once per run and workload) */
-	int *nkept;
-	int measure;         /* timed in this evaluation */
+	enum ks_yard y;
+	struct ks_yard_wl *yw; /* its state on this workload, samples kept for the run */
+	int measure;           /* timed in this evaluation */
 	struct ks_runner *r;
 	double *samples;
 	int n;
@@ -176,41 +177,92 @@ struct yardstick {
 static int fill_sets(struct ks_evaluator *ev, struct ks_runner *r, int nsets,
 		     struct ks_error *e);
 
-/* Whether y is timed in this evaluation: always, unless the options reuse it (the search
- * phase: once per run and workload, by the first candidate that reaches timing) and this
- * workload has its samples already.  When it is, its runner is started and filled with the
- * candidate's input sets. */
+/* Whether y is timed in this evaluation: when it is on (compiled, wanted) and trusted on
+ * this workload, unless the options reuse it (the search phase: once per run and workload,
+ * by the first candidate that reaches timing) and the workload has its samples already.
+ * When it is, its runner is started and filled with the candidate's input sets.  The
+ * library is checked against the reference on its first run on a workload (seed 0) and
+ * not trusted when it is wrong, nor when it cannot start (a shared library missing at run
+ * time): a yardstick less, with the log saying why, not a failed evaluation.  The baseline
+ * is the task's own, trusted code. */
 static int yardstick_start(struct ks_evaluator *ev, struct ks_wl_state *ws, int nsets,
-			   struct yardstick *y, struct ks_error *e)
+			   struct yardstick *y, struct ks_buf *log, struct ks_error *e)
 {
 	const struct ks_eval_opts *o = &ev->o;
-	y->measure = y->art->ok && !o->skip_baseline && !(o->reuse_baseline && *y->nkept);
+	struct ks_yard_wl *yw = y->yw;
+	const char *label = ev->yard[y->y].label, *reply;
+	struct ks_error ke = {0};
+	y->measure = ev->yard[y->y].on && !yw->wrong && !(o->reuse_baseline && yw->n);
 	if (!y->measure)
 		return 0;
-	struct ks_error ke = {0};
-	if (ks_eval_open_runner(ev, ws, y->art->path, nsets, 0, o->memory_limit, &y->r, &ke))
-		return ks_error_set(e, KS_EIO, "the baseline failed to start: %s", ke.msg);
-	return fill_sets(ev, y->r, nsets, e);
+	if (ks_eval_open_runner(ev, ws, ev->yard[y->y].art.path, nsets, 0, o->memory_limit,
+				&y->r, &ke)) {
+		ks_runner_free(y->r);
+		y->r = NULL;
+		y->measure = 0;
+		if (y->y == KS_YARD_BASELINE)
+			return ks_error_set(e, KS_EIO, "the baseline failed to start: %s", ke.msg);
+		yw->wrong = 1;
+		ks_buf_addf(log, "%s%s (library.%s) did not start, not timed: %s",
+			    log->len ? "\n" : "", label, ev->be->ext, ke.msg);
+		ks_warn("library '%s' did not start, not timed: %s", label, ke.msg);
+		return 0;
+	}
+	if (y->y == KS_YARD_LIBRARY && !yw->checked) {
+		struct ks_wl_result scratch;
+		memset(&scratch, 0, sizeof(scratch));
+		struct ks_buf why = KS_BUF_INIT;
+		yw->checked = 1;
+		if (ks_runner_cmd(y->r, o->timeout_s, &reply, &ke, "fill 0 %llu", ev->seeds[0]) ||
+		    ks_runner_cmd(y->r, o->timeout_s, &reply, &ke, "call 0"))
+			ks_runner_fate(y->r, &why), yw->wrong = 1;
+		else if (!compare_outputs(ev, ws, y->r->out, 0, "after the call", &scratch, &why))
+			yw->wrong = 1;
+		if (yw->wrong) {
+			ks_buf_addf(log, "%s%s (library.%s) is not trusted on this workload, not "
+					 "timed: %s",
+				    log->len ? "\n" : "", label, ev->be->ext, ks_buf_str(&why));
+			ks_warn("library '%s' fails the reference check, not timed: %s", label,
+				ks_buf_str(&why));
+			ks_buf_release(&why);
+			ks_runner_free(y->r);
+			y->r = NULL;
+			y->measure = 0;
+			return 0;
+		}
+		ks_buf_release(&why);
+	}
+	int rc = fill_sets(ev, y->r, nsets, &ke);
+	if (rc)
+		rc = ks_error_set(e, KS_EIO, "the %s failed to fill its inputs: %s",
+				  y->y == KS_YARD_BASELINE ? "baseline" : label, ke.msg);
+	return rc;
 }
 
 static int time_block(struct ks_evaluator *ev, struct ks_runner *r, int is_baseline,
 		      double **samples, int *n, struct ks_buf *log, int *suspicious,
 		      struct ks_error *e);
 
-/* one block of y with the candidate's process stopped: nothing it left running (a spinning
- * thread, say) can slow the yardstick down.  1: the candidate could not be stopped
- * (it died: its fate says why). */
-static int yardstick_block(struct ks_evaluator *ev, struct yardstick *y, struct ks_runner *cand,
-			   struct ks_buf *log, int *suspicious, struct ks_error *e)
+/* one block of every yardstick timed here, with the candidate's process stopped: nothing
+ * it left running (a spinning thread, say) can slow them down.  1: the candidate could not
+ * be stopped (it died: its fate says why). */
+static int yardstick_block(struct ks_evaluator *ev, struct yardstick *ys, int n,
+			   struct ks_runner *cand, struct ks_buf *log, int *suspicious,
+			   struct ks_error *e)
 {
-	if (!y->measure)
+	int any = 0, rc = 0;
+	for (int i = 0; i < n; i++)
+		any |= ys[i].measure;
+	if (!any)
 		return 0;
 	if (ks_runner_pause(cand))
 		return 1;
-	int rc = time_block(ev, y->r, 1, &y->samples, &y->n, log, suspicious, e);
+	for (int i = 0; i < n && !rc; i++)
+		if (ys[i].measure &&
+		    (rc = time_block(ev, ys[i].r, 1, &ys[i].samples, &ys[i].n, log, suspicious, e)))
+			ks_error_wrap(e, "timing the %s",
+				      ys[i].y == KS_YARD_BASELINE ? "baseline" : ev->yard[ys[i].y].label);
 	ks_runner_resume(cand);
-	if (rc)
-		ks_error_wrap(e, "timing the baseline");
 	return rc;
 }
 
@@ -218,9 +270,9 @@ static int yardstick_block(struct ks_evaluator *ev, struct yardstick *y, struct 
 static void yardstick_finish(struct yardstick *y)
 {
 	if (y->measure && y->n) {
-		free(*y->kept);
-		*y->kept = y->samples;
-		*y->nkept = y->n;
+		free(y->yw->samples);
+		y->yw->samples = y->samples;
+		y->yw->n = y->n;
 		y->samples = NULL;
 	}
 	free(y->samples);
@@ -229,6 +281,24 @@ static void yardstick_finish(struct yardstick *y)
 	y->measure = 0; /* finished: a second call only makes sure nothing is left */
 	ks_runner_free(y->r);
 	y->r = NULL;
+}
+
+/* a yardstick's median into *us and candidate median / it into *speedup, its samples
+ * copied to the result (what the final re-measurement pools) */
+static void yard_result(const struct ks_yard_wl *yw, double cand_us, double *us,
+			double *speedup, double **samples, int *n)
+{
+	if (!yw->n)
+		return;
+	struct ks_stats st;
+	*samples = malloc(sizeof(double) * (size_t)yw->n);
+	if (*samples) {
+		memcpy(*samples, yw->samples, sizeof(double) * (size_t)yw->n);
+		*n = yw->n;
+	}
+	ks_stats_compute(yw->samples, (size_t)yw->n, &st);
+	*us = st.median;
+	*speedup = cand_us > 0 ? st.median / cand_us : 0;
 }
 
 /* fill set s with seed's inputs and call the kernel on it: two commands, one round trip */
@@ -263,7 +333,9 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	const struct ks_eval_opts *o = &ev->o;
 	struct ks_buf log = KS_BUF_INIT;
 	struct ks_runner *cand = NULL;
-	struct yardstick base = {.art = &ev->base, .kept = &ws->base_samples, .nkept = &ws->nbase};
+	struct yardstick yard[KS_YARD_COUNT];
+	for (int y = 0; y < KS_YARD_COUNT; y++)
+		yard[y] = (struct yardstick){.y = (enum ks_yard)y, .yw = &ws->yard[y]};
 	struct ks_error ke = {0};
 	const char *reply;
 	int rc = 0, timed = !ws->is_check;
@@ -313,8 +385,9 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 		kernel_failed(cand, res, &log, "fill");
 		goto out;
 	}
-	if ((rc = yardstick_start(ev, ws, nsets, &base, e)))
-		goto out;
+	for (int y = 0; y < KS_YARD_COUNT; y++)
+		if ((rc = yardstick_start(ev, ws, nsets, &yard[y], &log, e)))
+			goto out;
 	lap(res, KS_PHASE_INPUTS, &mark);
 	double *cs = NULL;
 	int ncs = 0, suspicious = 0, reps_max = 0;
@@ -326,7 +399,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 			break;
 		nblocks++;
 		int before = ncs;
-		if ((rc = yardstick_block(ev, &base, cand, &log, &suspicious, e))) {
+		if ((rc = yardstick_block(ev, yard, KS_YARD_COUNT, cand, &log, &suspicious, e))) {
 			free(cs);
 			if (rc == 1) {
 				rc = 0;
@@ -371,7 +444,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 					  res, &log))
 			res->status = KS_STATUS_INCORRECT_NUMERICAL;
 	}
-	struct ks_stats cst, bst;
+	struct ks_stats cst;
 	ks_stats_compute(cs, (size_t)ncs, &cst);
 	res->median_us = cst.median;
 	res->spread_pct = cst.spread_pct;
@@ -382,18 +455,12 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 		res->gflops = ws->flops / (cst.median * 1e3);
 		res->gbps = ws->bytes / (cst.median * 1e3);
 	}
-	yardstick_finish(&base);
-	if (ws->nbase) {
-		res->baseline_samples_us = malloc(sizeof(double) * (size_t)ws->nbase);
-		if (res->baseline_samples_us) {
-			memcpy(res->baseline_samples_us, ws->base_samples,
-			       sizeof(double) * (size_t)ws->nbase);
-			res->nbaseline_samples = ws->nbase;
-		}
-		ks_stats_compute(ws->base_samples, (size_t)ws->nbase, &bst);
-		res->baseline_us = bst.median;
-		res->speedup = cst.median > 0 ? bst.median / cst.median : 0;
-	}
+	for (int y = 0; y < KS_YARD_COUNT; y++)
+		yardstick_finish(&yard[y]);
+	yard_result(&ws->yard[KS_YARD_BASELINE], cst.median, &res->baseline_us, &res->speedup,
+		    &res->baseline_samples_us, &res->nbaseline_samples);
+	yard_result(&ws->yard[KS_YARD_LIBRARY], cst.median, &res->library_us,
+		    &res->library_speedup, &res->library_samples_us, &res->nlibrary_samples);
 	/* roofline: the fastest time the hardware allows */
 	double floor_us = 0;
 	if (o->peak_gflops > 0 && ws->flops > 0)
@@ -425,7 +492,8 @@ out:
 		ks_runner_free(cand);
 	/* what is left (correctness after timing, a failure's teardown) is checking */
 	lap(res, KS_PHASE_CHECK, &mark);
-	yardstick_finish(&base); /* (a second time: nothing left) */
+	for (int y = 0; y < KS_YARD_COUNT; y++)
+		yardstick_finish(&yard[y]); /* (a second time on success: nothing left) */
 	res->log = ks_buf_detach(&log, NULL);
 	return rc;
 }

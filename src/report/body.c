@@ -43,6 +43,10 @@ static void section_header(struct rp_doc *d, const struct rp_run *r)
 		doc_strong_begin(d);
 		fspeed(t, sizeof(t), b->speedup, NAN);
 		doc_textf(d, "Best: %s the baseline", t);
+		if (isfinite(b->library_speedup)) {
+			fspeed(t, sizeof(t), b->library_speedup, NAN);
+			doc_textf(d, ", %s %s", t, r->library);
+		}
 		doc_strong_end(d);
 		doc_textf(d, " (%s), candidate #%lld ",
 			  !strcmp(b->phase, "final") ? "final re-measurement" : "search phase, not re-measured",
@@ -136,6 +140,12 @@ static void section_header(struct rp_doc *d, const struct rp_run *r)
 		snprintf(t, sizeof(t), "%s (%s phase, candidate #%lld)", sp, b->phase,
 			 (long long)b->c->id);
 		ROW("best speedup vs baseline", t);
+		if (isfinite(b->library_speedup)) {
+			char k[96];
+			fspeed(sp, sizeof(sp), b->library_speedup, NAN);
+			snprintf(k, sizeof(k), "best speedup vs %s", r->library);
+			ROW(k, sp);
+		}
 		ROW("best source", r->best_file);
 	} else {
 		ROW("best speedup vs baseline", RP_NA);
@@ -241,9 +251,9 @@ static void family_cell(struct rp_doc *d, const struct rp_cand *c)
 static void section_leaderboard(struct rp_doc *d, const struct rp_run *r)
 {
 	int timed[MAX_TIMED], nt = rp_timed_workloads(r, timed, MAX_TIMED);
-	const char *heads[7 + MAX_TIMED];
-	char labels[MAX_TIMED][96];
-	char align[8 + MAX_TIMED];
+	const char *heads[8 + MAX_TIMED];
+	char labels[MAX_TIMED][96], vs_lib[96];
+	char align[9 + MAX_TIMED];
 	char t[512];
 	int top = r->opts.top, shown = 0;
 
@@ -263,13 +273,20 @@ static void section_leaderboard(struct rp_doc *d, const struct rp_run *r)
 	heads[5] = "speedup";
 	heads[6] = "phase";
 	snprintf(align, sizeof(align), "rrlllrl");
+	/* the library yardstick's column, where the task has one: "vs OpenBLAS" */
+	int nh = 7;
+	if (r->has_library) {
+		snprintf(vs_lib, sizeof(vs_lib), "vs %s", r->library);
+		heads[nh] = vs_lib;
+		align[nh++] = 'r';
+	}
 	for (int i = 0; i < nt; i++) {
 		snprintf(labels[i], sizeof(labels[i]), "%s (us)", r->workloads[timed[i]].label);
-		heads[7 + i] = labels[i];
-		align[7 + i] = 'r';
+		heads[nh] = labels[i];
+		align[nh++] = 'r';
 	}
-	align[7 + nt] = 0;
-	doc_table_begin(d, 7 + nt, heads, align);
+	align[nh] = 0;
+	doc_table_begin(d, nh, heads, align);
 	for (size_t k = 0; k < r->ncands && shown < top; k++) {
 		const struct rp_cand *c = &r->cands[r->ranked[k]];
 		if (c->rank_group == 3)
@@ -285,6 +302,10 @@ static void section_leaderboard(struct rp_doc *d, const struct rp_run *r)
 		fspeed(t, sizeof(t), c->speedup, c->speedup_spread);
 		doc_cell(d, t);
 		doc_cell(d, c->rank_group <= 1 ? c->phase : RP_NA);
+		if (r->has_library) {
+			fspeed(t, sizeof(t), c->library_speedup, NAN);
+			doc_cell(d, c->rank_group <= 1 ? t : RP_NA);
+		}
 		const struct rp_wl *w = c->rank_group == 0 ? c->final : c->search;
 		for (int i = 0; i < nt; i++)
 			wl_cell(d, &w[timed[i]]);
@@ -294,7 +315,9 @@ static void section_leaderboard(struct rp_doc *d, const struct rp_run *r)
 	doc_para_begin(d);
 	doc_text(d, "Speedup: geometric mean over the timed workloads of baseline median / candidate "
 		    "median; from the final re-measurement when the candidate has one (phase "
-		    "final), else from the search. \xc2\xb1 after a speedup is the largest timing "
+		    "final), else from the search. A vs-library column is the same against the task's "
+		    "vendor library kernel (library.<ext>: OpenBLAS, cuBLAS), timed interleaved like "
+		    "the baseline: above 1.00x beats the library. \xc2\xb1 after a speedup is the largest timing "
 		    "spread among its workloads. Workload cells: median time in microseconds "
 		    "\xc2\xb1 spread, achieved GFLOP/s, GB/s and the share of the roofline when the "
 		    "Spec gives one.");
@@ -328,10 +351,16 @@ static void section_best(struct rp_doc *d, const struct rp_run *r)
 	if (!strcmp(b->phase, "final") && b->c->has_result && isfinite(b->c->speedup))
 		doc_textf(d, " Search phase measured %.2fx.", b->c->speedup);
 	doc_para_end(d);
-	static const char *const heads[] = {"workload", "status", "max abs err", "max rel err",
-					    "median (us)", "spread", "baseline (us)", "speedup",
-					    "GFLOP/s", "GB/s", "roofline"};
-	doc_table_begin(d, 11, heads, "llrrrrrrrrr");
+	char lib_us[96], lib_vs[96];
+	snprintf(lib_us, sizeof(lib_us), "%s (us)", r->library);
+	snprintf(lib_vs, sizeof(lib_vs), "vs %s", r->library);
+	const char *heads[] = {"workload", "status", "max abs err", "max rel err", "median (us)",
+			       "spread", "baseline (us)", "speedup", lib_us, lib_vs, "GFLOP/s",
+			       "GB/s", "roofline"};
+	if (!r->has_library) /* no library: the two columns drop out */
+		memmove(&heads[8], &heads[10], 3 * sizeof(heads[0]));
+	doc_table_begin(d, r->has_library ? 13 : 11, heads,
+			r->has_library ? "llrrrrrrrrrrr" : "llrrrrrrrrr");
 	const struct rp_wl *ws = !strcmp(b->phase, "final") ? b->final : b->search;
 	for (size_t i = 0; i < r->nworkloads; i++) {
 		const struct rp_wl *w = &ws[i];
@@ -353,6 +382,12 @@ static void section_best(struct rp_doc *d, const struct rp_run *r)
 		doc_cell(d, t);
 		fnum(t, sizeof(t), "%.2fx", w->speedup);
 		doc_cell(d, t);
+		if (r->has_library) {
+			fnum(t, sizeof(t), "%.2f", w->library_us);
+			doc_cell(d, t);
+			fnum(t, sizeof(t), "%.2fx", w->library_speedup);
+			doc_cell(d, t);
+		}
 		fnum(t, sizeof(t), "%.2f", w->gflops);
 		doc_cell(d, t);
 		fnum(t, sizeof(t), "%.2f", w->gbps);

@@ -40,13 +40,15 @@ static json_t *object_or_raw(const char *s)
 
 static json_t *wl_json(const struct rp_run *r, size_t i, const char *phase, const struct rp_wl *w)
 {
-	return json_pack("{s:i, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:i, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
+			 "s:o}",
 			 "workload", r->workloads[i].index, "label", text(r->workloads[i].label),
 			 "phase", phase, "status", text(w->status), "max_abs_err",
 			 num(w->max_abs_err), "max_rel_err", num(w->max_rel_err), "median_us",
 			 num(w->median_us), "spread_pct", num(w->spread_pct), "baseline_us",
-			 num(w->baseline_us), "speedup", num(w->speedup), "gflops", num(w->gflops),
-			 "gbps", num(w->gbps), "roofline_pct", num(w->roofline_pct));
+			 num(w->baseline_us), "speedup", num(w->speedup), "library_us",
+			 num(w->library_us), "speedup_vs_library", num(w->library_speedup), "gflops",
+			 num(w->gflops), "gbps", num(w->gbps), "roofline_pct", num(w->roofline_pct));
 }
 
 static json_t *cand_json(const struct rp_run *r, const struct rp_cand *c)
@@ -117,8 +119,11 @@ int rp_render_json(const struct rp_run *r, struct ks_buf *out, struct ks_error *
 	if (r->best >= 0) {
 		const struct rp_cand *b = &r->cands[r->best];
 		json_decref(best);
-		best = json_pack("{s:I, s:o, s:o, s:o, s:s, s:b}", "candidate", (json_int_t)b->c->id,
-				 "speedup_vs_baseline", num(b->speedup), "source_file",
+		best = json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:s, s:b}", "candidate",
+				 (json_int_t)b->c->id, "speedup_vs_baseline", num(b->speedup),
+				 /* null when no library was timed */
+				 "library", r->has_library ? text(r->library) : json_null(),
+				 "speedup_vs_library", num(b->library_speedup), "source_file",
 				 text(r->best_file), "action", text(b->c->action), "phase", b->phase,
 				 "source_file_exists", r->best_file_exists);
 	}

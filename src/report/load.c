@@ -39,12 +39,12 @@ static double max_finite(double a, double b)
 static void wl_fold(const struct ks_store_eval *ev, size_t n, const char *phase, int index,
 		    struct rp_wl *w)
 {
-	double med[RP_MAX_SEEDS], base[RP_MAX_SEEDS];
-	int nt = 0, nb = 0;
+	double med[RP_MAX_SEEDS], base[RP_MAX_SEEDS], lib[RP_MAX_SEEDS];
+	int nt = 0, nb = 0, nl = 0;
 	memset(w, 0, sizeof(*w));
 	w->max_abs_err = w->max_rel_err = w->median_us = w->spread_pct = NAN;
 	w->gflops = w->gbps = w->roofline_pct = w->baseline_us = w->speedup = NAN;
-	w->library_us = NAN;
+	w->library_us = w->library_speedup = NAN;
 	const struct ks_store_eval *timed = NULL;
 	const char *fail_log = NULL, *any_log = NULL;
 	for (size_t i = 0; i < n; i++) {
@@ -72,12 +72,15 @@ static void wl_fold(const struct ks_store_eval *ev, size_t n, const char *phase,
 		}
 		if (isfinite(x->baseline_us) && x->baseline_us > 0 && nb < RP_MAX_SEEDS)
 			base[nb++] = x->baseline_us;
+		if (isfinite(x->library_us) && x->library_us > 0 && nl < RP_MAX_SEEDS)
+			lib[nl++] = x->library_us;
 	}
 	if (!w->present)
 		return;
 	w->log = fail_log ? fail_log : any_log;
 	w->median_us = median_of(med, nt);
 	w->baseline_us = median_of(base, nb);
+	w->library_us = median_of(lib, nl);
 	if (timed) {
 		/* throughput scales with 1/time: rescale the first timed seed's figures */
 		double f = timed->median_us > 0 && w->median_us > 0 ? timed->median_us / w->median_us : 1;
@@ -87,6 +90,8 @@ static void wl_fold(const struct ks_store_eval *ev, size_t n, const char *phase,
 	}
 	if (isfinite(w->median_us) && w->median_us > 0 && isfinite(w->baseline_us))
 		w->speedup = w->baseline_us / w->median_us;
+	if (isfinite(w->median_us) && w->median_us > 0 && isfinite(w->library_us))
+		w->library_speedup = w->library_us / w->median_us;
 }
 
 static int is_passed(const char *s)
@@ -113,9 +118,19 @@ static void cand_rank(struct rp_cand *rc, size_t nw)
 	} else {
 		rc->rank_group = c->has_result ? 2 : 3;
 	}
-	for (size_t i = 0; w && i < nw; i++)
+	double sum_log = 0;
+	int nl = 0;
+	rc->library_speedup = NAN;
+	for (size_t i = 0; w && i < nw; i++) {
 		if (w[i].present)
 			rc->speedup_spread = max_finite(rc->speedup_spread, w[i].spread_pct);
+		if (w[i].present && isfinite(w[i].library_speedup) && w[i].library_speedup > 0) {
+			sum_log += log(w[i].library_speedup);
+			nl++;
+		}
+	}
+	if (nl)
+		rc->library_speedup = exp(sum_log / nl);
 }
 
 static int cmp_rank(const void *a, const void *b, void *arg)
@@ -368,6 +383,7 @@ int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
 			span_add(&lo, &hi, rc_->evals[k].created);
 		span_add(&lo, &hi, rc_->c->created);
 		cand_rank(rc_, r->nworkloads);
+		r->has_library |= isfinite(rc_->library_speedup);
 		if ((rc = fail_line_load(s, r, rc_, &compile_fetches, e)))
 			goto out;
 		if (rc_->c->has_result) {
@@ -387,6 +403,8 @@ int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
 		span_add(&lo, &hi, events[i].ts);
 		if (events[i].kind && !strcmp(events[i].kind, "final"))
 			final_event(r, events[i].data);
+		if (events[i].kind && !strcmp(events[i].kind, "library") && events[i].message)
+			snprintf(r->library, sizeof(r->library), "%s", events[i].message);
 		if (events[i].kind && !strcmp(events[i].kind, "roofline"))
 			roofline_event(r, events[i].data);
 		if (events[i].kind && !strcmp(events[i].kind, "eval_times"))
@@ -396,6 +414,8 @@ int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
 			snprintf(r->stopped, sizeof(r->stopped), "%s", events[i].message);
 	}
 	crown(r);
+	if (!r->library[0])
+		snprintf(r->library, sizeof(r->library), "library");
 	for (size_t i = 0; i < r->nllm; i++)
 		span_add(&lo, &hi, r->llm[i].created);
 	for (size_t i = 0; i < nsnaps; i++)

@@ -20,6 +20,7 @@ struct rp_wl {
 	double spread_pct;  /* largest spread over timed seeds */
 	double gflops, gbps, roofline_pct, baseline_us, speedup;
 	double library_us;  /* the task's library kernel timed beside it (NAN: none) */
+	double library_speedup; /* library_us / median_us (NAN: no library timed) */
 	const char *log;    /* first non-empty log of a failing seed, else of any seed */
 };
 
@@ -36,6 +37,8 @@ struct rp_cand {
 				  * 2 failed (in the search or in the re-measurement), 3 not evaluated */
 	double speedup;          /* final when rank_group 0, else search (NAN when none) */
 	double speedup_spread;   /* largest timing spread (%) behind that speedup */
+	double library_speedup;  /* geometric mean of the same phase's library_speedup over the
+				    workloads the library was timed on (NAN: none) */
 	const char *phase;       /* "final" or "search" */
 	char fail_line[200];     /* failed: the first line of the log that explains it */
 };
@@ -118,6 +121,10 @@ struct rp_run {
 	/* the roofs "% of roofline" used (the run's "roofline" event; 0: not recorded) */
 	double roof_gflops, roof_gbps;
 	char roof_dtype[16];
+	/* the task's library kernel (OpenBLAS, cuBLAS): its name from the run's "library"
+	 * event ("library" when not recorded); has_library: any candidate was timed with it */
+	char library[64];
+	int has_library;
 };
 
 int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,

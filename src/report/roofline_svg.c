@@ -141,7 +141,8 @@ int rp_render_roofline(const struct rp_run *r, struct ks_buf *b)
 				 ML, W - MR, ay(&a, P), ay(&a, P));
 	}
 	static const char *const color[] = {"#2ca02c", "#d62728", "#ff7f0e"};
-	static const char *const name[] = {"best", "baseline", "library"};
+	/* the library's points carry its name ("OpenBLAS") */
+	const char *const name[] = {"best", "baseline", r->library[0] ? r->library : "library"};
 	int nlabel = 0;
 	for (int i = 0; i < np && !rc; i++) {
 		const struct rl_point *p = &pts[i];

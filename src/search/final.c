@@ -126,9 +126,14 @@ static void take_round(struct pending *p, struct ks_eval_result *res, int ok)
 		const double *bs = nb ? x->baseline_samples_us : &x->baseline_us;
 		if (!nb && x->baseline_us > 0)
 			nb = 1;
+		int nl = x->nlibrary_samples;
+		const double *ls = nl ? x->library_samples_us : &x->library_us;
+		if (!nl && x->library_us > 0)
+			nl = 1;
 		if (ks_final_pool_add(&p->fc.wl[w].cand, &p->fc.wl[w].ncand, x->samples_us,
 				      x->nsamples) ||
-		    ks_final_pool_add(&p->fc.wl[w].base, &p->fc.wl[w].nbase, bs, nb))
+		    ks_final_pool_add(&p->fc.wl[w].base, &p->fc.wl[w].nbase, bs, nb) ||
+		    ks_final_pool_add(&p->fc.wl[w].lib, &p->fc.wl[w].nlib, ls, nl))
 			p->fc.passed = 0; /* out of memory: no figure to trust */
 	}
 	if (res != &p->res)
@@ -183,8 +188,8 @@ static int measure(struct ks_run_state *st, const struct ks_eval_opts *fo,
 static void pool_into_result(struct pending *p)
 {
 	struct ks_eval_result *res = &p->res;
-	double sp[64];
-	int nsp = 0;
+	double sp[64], lsp[64];
+	int nsp = 0, nlsp = 0;
 	if (!p->fc.wl || res->status != KS_STATUS_PASSED)
 		return;
 	for (int w = 0; w < res->nworkloads && w < p->fc.nwl; w++) {
@@ -210,11 +215,20 @@ static void pool_into_result(struct pending *p)
 			x->baseline_us = sb.median;
 			x->speedup = sc.median > 0 ? sb.median / sc.median : 0;
 		}
+		if (pl->nlib) {
+			ks_stats_compute(pl->lib, (size_t)pl->nlib, &sb);
+			x->library_us = sb.median;
+			x->library_speedup = sc.median > 0 ? sb.median / sc.median : 0;
+		}
 		if (x->speedup > 0 && nsp < 64)
 			sp[nsp++] = x->speedup;
+		if (x->library_speedup > 0 && nlsp < 64)
+			lsp[nlsp++] = x->library_speedup;
 	}
 	if (nsp)
 		res->speedup = ks_geomean(sp, (size_t)nsp);
+	if (nlsp)
+		res->library_speedup = ks_geomean(lsp, (size_t)nlsp);
 }
 
 /* Other work on the machine: the load average against the CPUs, other ksearch processes
@@ -370,6 +384,11 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 		if (pd[k].have_res) {
 			struct ks_eval_result *res = &pd[k].res;
 			pool_into_result(&pd[k]);
+			/* the crowned candidate against the library, where one was timed */
+			if (k == v.chosen && res->library && res->library_speedup > 0) {
+				r->best_library_speedup = res->library_speedup;
+				snprintf(r->library, sizeof(r->library), "%s", res->library);
+			}
 			int wrc = ks_run_record(st, c->id, "final", res, rc ? NULL : e);
 			rc = rc ? rc : wrc;
 			ks_info("final: candidate %lld %s %.2fx (search phase %.2fx)", (long long)c->id,
@@ -436,8 +455,20 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 		const struct ks_store_candidate *c = &list[pd[v.chosen].index];
 		r->best_candidate = (long)c->id;
 		r->best_speedup = fc[v.chosen].speedup;
+		if (r->library[0]) {
+			/* the report names the library's column after it */
+			json_t *d = json_pack("{s:s, s:f}", "name", r->library, "speedup",
+					      r->best_library_speedup);
+			char *text = d ? json_dumps(d, JSON_COMPACT) : NULL;
+			if (text)
+				rc = ks_store_add_event(st->store, "info", "library", r->library,
+							text, e);
+			free(text);
+			json_decref(d);
+		}
 		snprintf(r->best_action, sizeof(r->best_action), "%s", c->action ? c->action : "");
-		rc = write_best(st, c, r->best_speedup, r, e);
+		if (!rc)
+			rc = write_best(st, c, r->best_speedup, r, e);
 	}
 	for (int k = 0; k < np; k++)
 		ks_final_cand_release(&pd[k].fc);

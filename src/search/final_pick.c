@@ -26,6 +26,7 @@ void ks_final_cand_release(struct ks_final_cand *c)
 	for (int i = 0; c->wl && i < c->nwl; i++) {
 		free(c->wl[i].cand);
 		free(c->wl[i].base);
+		free(c->wl[i].lib);
 	}
 	free(c->wl);
 	c->wl = NULL;

@@ -19,6 +19,8 @@
 struct ks_final_pool {
 	double *cand, *base; /* repetitions (us) pooled over rounds */
 	int ncand, nbase;
+	double *lib;         /* the library's (OpenBLAS, cuBLAS) where it was timed */
+	int nlib;
 };
 
 struct ks_final_cand {

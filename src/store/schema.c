@@ -139,8 +139,12 @@ static const char schema_v2[] =
 	"DROP TABLE llm_exchanges;"
 	"ALTER TABLE llm_exchanges_v2 RENAME TO llm_exchanges;";
 
+/* the task's library kernel (OpenBLAS, cuBLAS) timed beside the baseline */
+static const char schema_v3[] = "ALTER TABLE evaluations ADD COLUMN library_us REAL;";
+
 const struct ks_store_migration ks_store_migrations[] = {
 	{1, "initial schema", schema_v1},
 	{2, "llm exchanges may be 'direct' requests", schema_v2},
+	{3, "evaluations record the library's median", schema_v3},
 };
 const size_t ks_store_nmigrations = sizeof(ks_store_migrations) / sizeof(ks_store_migrations[0]);

@@ -47,6 +47,7 @@ else
 		[ -f "$dir/task.yaml" ] || { echo "# skip $task: no task.yaml in this tree"; continue; }
 		[ -f "$dir/baseline.cu" ] && cu_compiles "$dir" "$dir/baseline.cu"
 		[ -f "$dir/reference.cu" ] && cu_compiles "$dir" "$dir/reference.cu"
+		[ -f "$dir/library.cu" ] && cu_compiles "$dir" "$dir/library.cu"
 		for f in "$dir"/templates/cuda/*.cu; do
 			[ -f "$f" ] && cu_compiles "$dir" "$f"
 		done
@@ -182,6 +183,23 @@ for task in softmax matmul matmul_bf16 attention; do
 			'[(w["name"], w["log"]) for w in d["checks"]+d["workloads"] if w["log"]]' 2>/dev/null |
 			head -c 1500 | sed 's/^/# /'
 	done
+done
+
+# the library yardstick on the GPU: cuBLAS (library.cu) passes the reference check and is
+# timed beside the baseline; eval's headline and --json give the speedup over it
+for spec in "matmul templates/cuda/smem_tiled.cu" "matmul_bf16 templates/cuda/mma_bf16.cu"; do
+	set -- $spec
+	dir=$ROOT/tasks/$1
+	[ -f "$dir/library.cu" ] || continue
+	"$KS" eval "$dir" "$dir/$2" --backend cuda --quick --no-checks --workloads 0,2 \
+		>"$TMP/lib.out" 2>"$TMP/lib.err"
+	grep -qE "PASSED, [0-9.]+x the baseline, [0-9.]+x cuBLAS \(geometric means\)" "$TMP/lib.out"
+	rc=$?
+	ok $rc "$1: eval's headline gives the speedup over cuBLAS"
+	[ $rc = 0 ] || head -c 1500 "$TMP/lib.err" | sed 's/^/# /'
+	grep -qE 'cuBLAS_us +vs cuBLAS' "$TMP/lib.out" && ! grep -q "not trusted" "$TMP/lib.out" "$TMP/lib.err"
+	ok $? "$1: the table has cuBLAS's median, and cuBLAS passed the reference check"
+	sed 's/^/# /' "$TMP/lib.out" | head -8
 done
 
 # a task's trusted reference.cu, evaluated as a candidate: on the small workloads and every

@@ -43,9 +43,11 @@ is "$?" 2 "--top 0: exit 2"
 grep -q -- "--top must be between 1 and 1000" "$TMP/err"
 ok $? "--top 0: says the range"
 
-# a real search on a tiny task: its report must draw the tree the search recorded
+# a real search on a tiny task: its report must draw the tree the search recorded.  The
+# task (tests/fixtures/eval/scale plus a library.c) has OpenBLAS as its library yardstick;
+# without OpenBLAS installed the run skips it with a note and the library checks skip.
 REAL="$TMP/real"
-"$KS" run "$ROOT/tests/fixtures/eval/scale" --budget 5 --seed 2 --out "$REAL" --min-time 0.01 \
+"$KS" run "$ROOT/tests/fixtures/library/scale" --budget 5 --seed 2 --out "$REAL" --min-time 0.01 \
 	--top 2 --jobs 2 >"$TMP/real.out" 2>"$TMP/real.err"
 ok $? "ksearch run writes a real run"
 grep -qE '^\[final\] [0-9]+m[0-9]{2}s \| round 1, 1/[0-9]+ candidate #[0-9]+: ' "$TMP/real.err"
@@ -110,6 +112,29 @@ ok $? "roofline.svg draws the roof, the best kernel and the baseline"
 grep -q '](roofline.svg)' "$REAL/report.md" && grep -qE 'min\([0-9.e+]+ GFLOP/s f32 compute, intensity x [0-9.e+]+ GB/s memory\)' "$REAL/report.md"
 ok $? "report.md links the roofline chart and states the roofs"
 is "$(grep -o '<svg ' "$REAL/report.html" | wc -l)" 2 "report.html inlines both charts"
+
+# the library yardstick (OpenBLAS) beside the baseline: headline, leaderboard, chart, JSON
+if pkg-config --exists openblas 2>/dev/null; then
+	grep -qE '^best: candidate [0-9]+, [0-9.]+x the baseline, [0-9.]+x OpenBLAS \(re-measured\)' "$TMP/real.out"
+	ok $? "ksearch run's summary gives the speedup over the baseline and over OpenBLAS"
+	grep -qE '^\*\*Best: [0-9.]+x the baseline, [0-9.]+x OpenBLAS\*\*' "$REAL/report.md"
+	ok $? "report.md's headline gives the speedup over OpenBLAS"
+	grep -qE '^\| # \| id \| action \| family / knobs \| status \| speedup \| phase \| vs OpenBLAS \|' "$REAL/report.md" &&
+		grep -qE '^\| 1 \| [0-9]+ \| .* \| [0-9.]+x ±[0-9.]+% \| final \| [0-9.]+x \|' "$REAL/report.md"
+	ok $? "report.md's leaderboard has a vs OpenBLAS column with the best's figure"
+	grep -qE '\| OpenBLAS \(us\) \| vs OpenBLAS \|' "$REAL/report.md"
+	ok $? "report.md's best-per-workload table has the library's median and speedup"
+	grep -q 'vs OpenBLAS</th>' "$REAL/report.html"
+	ok $? "report.html's leaderboard has the library column"
+	grep -q 'class="rl-library"' "$REAL/roofline.svg" && grep -q '<title>OpenBLAS, n=1048576: ' "$REAL/roofline.svg"
+	ok $? "roofline.svg places the library, named"
+	is "$(json_get "$TMP/real.json" 'd["best"]["library"], d["best"]["speedup_vs_library"] > 0')" "OpenBLAS True" \
+		"report --json: the best's speedup over the library"
+	is "$(json_get "$TMP/real.json" '[w["library_us"] > 0 for c in d["candidates"] if c["id"] == d["best"]["candidate"] for w in c["workloads"] if w["phase"] == "final" and w["median_us"]][0]')" True \
+		"report --json: the library's median per workload"
+else
+	skip "the library yardstick in the real run's reports" "OpenBLAS is not installed (libopenblas-dev)"
+fi
 
 # the check rows of the best's table: nothing timed there, so dashes, never 0.00
 grep ' (check) |' "$REAL/report.md" >"$TMP/checks"

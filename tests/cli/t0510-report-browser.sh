@@ -18,7 +18,8 @@ if [ -z "$BROWSER" ]; then
 fi
 
 RUN="$TMP/run"
-"$KS" run "$ROOT/tests/fixtures/eval/scale" --budget 4 --seed 2 --out "$RUN" --min-time 0.01 \
+# scale with OpenBLAS as its library yardstick (skipped with a note where not installed)
+"$KS" run "$ROOT/tests/fixtures/library/scale" --budget 4 --seed 2 --out "$RUN" --min-time 0.01 \
 	--top 2 --jobs 2 >/dev/null 2>"$TMP/run.err"
 ok $? "a real run to render"
 test -s "$RUN/report.html"
@@ -36,6 +37,14 @@ ok $? "the browser loads the page offline"
 grep -q '<div class="tree"><ul><li class="bestpath">' "$TMP/dom.html"
 ok $? "the rendered DOM holds the world-model tree"
 is "$(grep -o '<svg ' "$TMP/dom.html" | wc -l)" 2 "the rendered DOM holds both charts"
+HAVE_LIB=0
+pkg-config --exists openblas 2>/dev/null && HAVE_LIB=1
+if [ $HAVE_LIB = 1 ]; then
+	grep -q 'vs OpenBLAS</th>' "$TMP/dom.html" && grep -q 'class="rl-library"' "$TMP/dom.html"
+	ok $? "the rendered DOM holds the library column and the library in the roofline"
+else
+	skip "the library in the rendered DOM" "OpenBLAS is not installed (libopenblas-dev)"
+fi
 # half scale: a quarter of the pixels to decode in plain Python
 browse --window-size=1280,4400 --force-device-scale-factor=0.5 --screenshot="$TMP/shot.png" >/dev/null
 ok $? "headless screenshot taken"
@@ -59,9 +68,9 @@ while pos < len(data):
 raw = zlib.decompress(idat)
 stride = w * bpp
 prev = bytearray(stride)
-counts = {"nonwhite": 0, "green": 0, "tree": 0, "roof": 0, "baseline": 0}
+counts = {"nonwhite": 0, "green": 0, "tree": 0, "roof": 0, "baseline": 0, "library": 0}
 want = {"green": (0x2c, 0xa0, 0x2c), "tree": (0x1a, 0x7f, 0x1a), "roof": (0x44, 0x44, 0x44),
-        "baseline": (0xd6, 0x27, 0x28)}
+        "baseline": (0xd6, 0x27, 0x28), "library": (0xff, 0x7f, 0x0e)}
 i = 0
 for y in range(h):
     f = raw[i]; line = bytearray(raw[i + 1:i + 1 + stride]); i += 1 + stride
@@ -98,6 +107,10 @@ test "$(count roof)" -gt 200
 ok $? "the roofline's roof is drawn ($(count roof) px)"
 test "$(count baseline)" -gt 10
 ok $? "the baselines are drawn in red ($(count baseline) px)"
+if [ $HAVE_LIB = 1 ]; then
+	test "$(count library)" -gt 10
+	ok $? "the library is drawn in orange in the roofline ($(count library) px)"
+fi
 test "$(count tree)" -gt 15
 ok $? "the tree's starred path to the best is drawn ($(count tree) px)"
 

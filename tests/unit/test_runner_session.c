@@ -30,16 +30,16 @@ static void test_one_runner(int nth)
 			struct ks_wl_result res;
 			memset(&res, 0, sizeof(res));
 			res.status = KS_STATUS_PASSED;
-			int rc = ks_eval_workload(ev, ws, ev->base.path, &cand, &res, &e);
+			int rc = ks_eval_workload(ev, ws, ev->yard[KS_YARD_BASELINE].art.path, &cand, &res, &e);
 			ok(rc == 0 && res.status == KS_STATUS_PASSED, "%s %d: %s %s",
 			   pass ? "check" : "workload", ws->index, ks_status_name(res.status),
 			   rc ? e.msg : res.log ? res.log : "");
 			passed += rc == 0 && res.status == KS_STATUS_PASSED;
 			if (!ws->is_check)
-				ok(res.baseline_us > 0 && res.speedup > 0 && ws->nbase > 0 &&
-				   ws->base_samples,
+				ok(res.baseline_us > 0 && res.speedup > 0 && ws->yard[KS_YARD_BASELINE].n > 0 &&
+				   ws->yard[KS_YARD_BASELINE].samples,
 				   "candidate %d: baseline %.1f us (%d samples kept for the run)", nth,
-				   res.baseline_us, ws->nbase);
+				   res.baseline_us, ws->yard[KS_YARD_BASELINE].n);
 			if (!cand) {
 				same = 0;
 			} else {
@@ -71,7 +71,7 @@ static void test_interval_stop(void)
 	struct ks_runner *r = NULL;
 	struct ks_error e = {0};
 	const char *reply;
-	int rc = ks_eval_open_runner(ev, ws, ev->base.path, 1, 0, ev->o.memory_limit, &r, &e);
+	int rc = ks_eval_open_runner(ev, ws, ev->yard[KS_YARD_BASELINE].art.path, 1, 0, ev->o.memory_limit, &r, &e);
 	if (!ok(rc == 0, "runner for the timed workload (%s)", e.msg)) {
 		ks_runner_free(r);
 		return;

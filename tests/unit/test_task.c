@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ksearch/task.h"
@@ -32,7 +33,7 @@ static const struct {
 	{"missing_key", "missing_key/task.yaml:1:1: task lacks the key 'bytes'"},
 	{"unknown_key", "unknown_key/task.yaml:9:1: unknown key 'flop_count' in task (allowed: "
 			"name, class, summary, params, inputs, outputs, flops, bytes, tolerance, "
-			"workloads, checks)"},
+			"workloads, checks, library)"},
 	{"bad_dtype", "bad_dtype/task.yaml:8:14: expected the dtype of output 'y': f32, f64, f16, "
 		      "bf16, i32 or i64, got 'float32'"},
 	{"bad_param_type", "bad_param_type/task.yaml:4:27: expected the type of param 'cols': "
@@ -445,6 +446,55 @@ static void test_yaml(void)
 	   "missing file");
 }
 
+/* task.yaml's library map: a name per backend, pkg-config and link flags; an unknown
+ * backend or a missing name is an error at its line */
+static void test_library(void)
+{
+	struct ks_task *t = NULL;
+	struct ks_error e = {0};
+	ok(ks_task_load("./tests/fixtures/library/scale", &t, &e) == 0, "task with a library: %s",
+	   e.msg);
+	const struct ks_task_library *l = t ? ks_task_library_for(t, "cpu") : NULL;
+	ok(l && !strcmp(l->name, "OpenBLAS") && l->pkg && !strcmp(l->pkg, "openblas") && !l->libs,
+	   "cpu library: OpenBLAS through pkg-config openblas");
+	ok(t && !ks_task_library_for(t, "cuda"), "no cuda library declared: none");
+	ks_task_free(t);
+	t = NULL;
+	ok(ks_task_load("./tests/fixtures/eval/scale", &t, &e) == 0 && !t->nlibraries &&
+	   !ks_task_library_for(t, "cpu"), "a task without the key has no library");
+	ks_task_free(t);
+	static const char *const bad[][2] = {
+		{"library: {gpu9: {name: X}}", "expected a backend name (cpu, cuda, mlx, ...), got 'gpu9'"},
+		{"library: {cpu: {pkg-config: openblas}}", "library lacks the key 'name'"},
+		{"library: {cpu: {name: X, link: -lx}}", "unknown key 'link'"},
+		{"library: [cpu]", "expected a mapping of backend names to {name, pkg-config, libs}"},
+	};
+	char dir[] = "/tmp/ks-test-library-XXXXXX";
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp");
+		return;
+	}
+	char sub[256], yaml[300];
+	snprintf(sub, sizeof(sub), "%s/scale", dir);
+	mkdir(sub, 0700);
+	snprintf(yaml, sizeof(yaml), "%s/task.yaml", sub);
+	struct ks_buf base = KS_BUF_INIT;
+	ks_file_read("tests/fixtures/eval/scale/task.yaml", 1 << 16, &base, NULL);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		FILE *f = fopen(yaml, "w");
+		fprintf(f, "%s%s\n", ks_buf_str(&base), bad[i][0]);
+		fclose(f);
+		t = NULL;
+		int rc = ks_task_load(sub, &t, &e);
+		ok(rc == KS_EPARSE && !t && strstr(e.msg, bad[i][1]), "library error: %s", e.msg);
+		ks_task_free(t);
+	}
+	ks_buf_release(&base);
+	unlink(yaml);
+	rmdir(sub);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	/* the data root is the fixture tree, never the shipped tasks/ */
@@ -455,5 +505,6 @@ int main(void)
 	test_not_found();
 	test_list();
 	test_yaml();
+	test_library();
 	return tap_done();
 }
