@@ -67,14 +67,7 @@ static int write_function(const struct ks_export_item *it, struct ks_buf *out, s
 		if (!ks_py_param_source(t, t->params[i].name, src, sizeof(src)))
 			ks_buf_addf(out, "%s%s", kw++ ? ", " : ", *, ", t->params[i].name);
 	ks_buf_addf(out, "):\n    \"\"\"%s\n\n    ", t->summary ? t->summary : t->name);
-	for (int i = 0; i < t->ntensors; i++) {
-		const struct ks_tensor_decl *d = &t->tensors[i];
-		ks_buf_addf(out, "%s%s %s [", i == t->ninputs ? " -> " : i ? ", " : "", d->name,
-			    ks_dtype_name(d->dtype));
-		for (int j = 0; j < d->ndim; j++)
-			ks_buf_addf(out, "%s%s", j ? ", " : "", d->shape[j]);
-		ks_buf_adds(out, "]");
-	}
+	ks_py_add_tensors_doc(out, t);
 	ks_buf_addf(out, ".\n    Found by ksearch (%s); needs MLX's %s backend.\n    \"\"\"\n",
 		    it->origin, k.flavour == KS_MLX_CUDA ? "CUDA" : "Metal");
 	ks_buf_addf(out, "    _need_gpu(\"%s\", \"%s\")\n", fl, t->name);
