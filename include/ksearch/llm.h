@@ -54,7 +54,7 @@ int ks_llm_msgs_text(const struct ks_llm_msg *msgs, int nmsg, struct ks_buf *out
 /* ---------------------------------------------------------------- seams */
 
 /* Clock, sleep and randomness used by retries and latency, replaceable in tests
- * (STYLE.md 8).  The defaults use CLOCK_MONOTONIC, nanosleep and a seeded xorshift. */
+ * (a test swaps the table).  The defaults use CLOCK_MONOTONIC, nanosleep and a seeded xorshift. */
 struct ks_llm_sys {
 	double (*now)(void);          /* monotonic seconds */
 	void (*sleep)(double seconds);

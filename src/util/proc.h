@@ -80,7 +80,7 @@ int ks_proc_exec(char *const argv[], const struct ks_proc_io *io, struct ks_proc
 int ks_proc_run(char *const argv[], const char *cwd, double timeout_s, struct ks_buf *out,
 		struct ks_proc_result *res, struct ks_error *e);
 
-/* Seam for tests (STYLE.md 8): replace how programs are run by ks_proc_run; NULL restores. */
+/* Seam for tests: replace how programs are run by ks_proc_run; NULL restores. */
 typedef int (*ks_proc_run_fn)(char *const argv[], const char *cwd, double timeout_s,
 			      struct ks_buf *out, struct ks_proc_result *res, struct ks_error *e);
 void ks_proc_set_runner(ks_proc_run_fn fn);
