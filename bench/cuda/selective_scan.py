@@ -167,7 +167,7 @@ def main():
     work = tempfile.mkdtemp(prefix="ksbench-scan-")
     impls = [(args.kernel_label, compare.build("selective_scan", args.kernel, work, "best"))]
     for i, e in enumerate(args.extra):
-        label, _, path = e.partition("=")
+        label, _, path = e.rpartition("=")  # the label may hold "=" (knob values)
         try:
             impls.append((label, compare.build("selective_scan", path, work, f"extra{i}")))
         except subprocess.CalledProcessError as err:

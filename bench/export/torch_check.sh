@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # On the GPU machine (torch + CUDA), from the repository root: check `ksearch export` against
 # torch, end to end, in about 3 minutes.
-#   1. ksearch run softmax --budget 4 (cpu backend), export --to torch: the op imports and
+#   1. ksearch run softmax --budget 8 (cpu backend), export --to torch: the op imports and
 #      matches torch.softmax on CPU tensors; --to flashinfer: main.py::run from the Solution's
 #      own sources matches too
-#   2. ksearch run softmax --backend cuda --budget 4 (falls back to tasks/softmax/baseline.cu
-#      when the run fails), export --to torch: matches torch.softmax on CUDA tensors;
+#   2. ksearch run softmax --backend cuda --budget CUDA_BUDGET (default 4; 0 skips the run;
+#      tasks/softmax/baseline.cu is exported instead, as when the run fails), export --to torch: matches torch.softmax on CUDA tensors;
 #      --to c: `make` with nvcc builds libsoftmax.a and a CUDA C++ program linking it matches
 #      torch's result
 # Prints one "PASS name" or "FAIL name" line per check and "ALL PASS" at the end when all
@@ -76,7 +76,7 @@ PY
 }
 
 # 1. a CPU run
-check cpu-run "$KS" run softmax --budget 4 --top 2 --min-time 0.01 --out "$W/cpu"
+check cpu-run "$KS" run softmax --budget 8 --top 2 --min-time 0.01 --out "$W/cpu"
 check cpu-export-torch "$KS" export "$W/cpu" --to torch --out "$W/ks_cpu.py"
 check cpu-torch-matches py_check "$W" ks_cpu softmax cpu
 check cpu-export-flashinfer "$KS" export "$W/cpu" --to flashinfer --out "$W/sol_cpu.json"
@@ -84,8 +84,13 @@ check cpu-flashinfer-matches fi_check "$W/sol_cpu.json" cpu
 
 # 2. a CUDA kernel
 KERNEL=$W/cuda
-"$KS" run softmax --backend cuda --budget 4 --top 2 --out "$W/cuda" >"$OUT/cuda-run.log" 2>&1 ||
-	{ echo "note: the CUDA run failed (see cuda-run.log); exporting tasks/softmax/baseline.cu"; KERNEL=tasks/softmax/baseline.cu; }
+if [ "${CUDA_BUDGET:-4}" = 0 ]; then
+	echo "note: CUDA_BUDGET=0, no CUDA run; exporting tasks/softmax/baseline.cu"
+	KERNEL=tasks/softmax/baseline.cu
+else
+	"$KS" run softmax --backend cuda --budget "${CUDA_BUDGET:-4}" --top 2 --out "$W/cuda" >"$OUT/cuda-run.log" 2>&1 ||
+		{ echo "note: the CUDA run failed (see cuda-run.log); exporting tasks/softmax/baseline.cu"; KERNEL=tasks/softmax/baseline.cu; }
+fi
 TASKARG=()
 [ "$KERNEL" = tasks/softmax/baseline.cu ] && TASKARG=(--task softmax)
 check cuda-export-torch "$KS" export "$KERNEL" "${TASKARG[@]}" --to torch --out "$W/ks_cuda.py"

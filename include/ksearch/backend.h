@@ -93,6 +93,10 @@ struct ks_backend_i {
 	/* optional: what speedups are measured against, for people ("MLX native");
 	 * NULL = "baseline" (the task's baseline.<ext>) */
 	const char *baseline_label;
+	/* optional: 0 when a knob template (its whole text) cannot run on this machine's
+	 * runtime, with the reason in why (mlx: a Metal template where MLX has CUDA); the
+	 * search leaves such templates out.  NULL: every template can run */
+	int (*template_runs)(const char *source, char *why, size_t n);
 };
 
 /* be's baseline_label, "baseline" when it has none (or be is NULL) */
@@ -111,6 +115,9 @@ int ks_backend_get(const char *name, const struct ks_backend_i **out, struct ks_
 const struct ks_abi *ks_backend_abi(const struct ks_backend_i *b);
 /* b's sandbox needs; the base rules (a zeroed struct) when the slot is NULL */
 const struct ks_sandbox_needs *ks_backend_sandbox(const struct ks_backend_i *b);
+/* 1 when template text source can run here (b's template_runs slot; 1 without it) */
+int ks_backend_template_runs(const struct ks_backend_i *b, const char *source, char *why,
+			     size_t n);
 /* 1 when b's kernels run on the host CPU (0 for NULL, an unknown backend) */
 int ks_backend_on_host(const struct ks_backend_i *b);
 /* the file name of b's device reference ("reference.cu"), or NULL when it has none */

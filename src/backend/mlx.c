@@ -245,6 +245,29 @@ out:
 	return rc;
 }
 
+/* A template of the flavour this MLX cannot run is left out of the search (a Metal template
+ * on MLX's CUDA build, a CUDA one on Apple silicon): every candidate of it would be a
+ * COMPILE_ERROR.  On the CPU build no custom kernel runs, and compiling one says why. */
+static int mlx_template_runs(const char *source, char *why, size_t n)
+{
+	if (mlx_probe_once() || (!probe_state.metal && !probe_state.cuda))
+		return 1;
+	const char *p = strstr(source, "@mlx flavour:");
+	if (!p)
+		p = strstr(source, "@mlx flavor:");
+	if (!p)
+		return 1; /* no flavour line: compiling it says what is missing */
+	p = strchr(p, ':') + 1;
+	p += strspn(p, " \t");
+	int metal = !strncmp(p, "metal", 5), cuda = !strncmp(p, "cuda", 4);
+	if ((metal && !probe_state.metal) || (cuda && !probe_state.cuda)) {
+		snprintf(why, n, "a %s template; this MLX (%s) runs %s kernels", metal ? "Metal" : "CUDA",
+			 probe_state.device, probe_state.metal ? "Metal" : "CUDA");
+		return 0;
+	}
+	return 1;
+}
+
 static int mlx_describe(struct ks_buf *out)
 {
 	if (mlx_probe_once())
@@ -380,4 +403,5 @@ const struct ks_backend_i ks_backend_mlx = {
 	.describe_target = mlx_describe,
 	.describe_abi = mlx_describe_abi,
 	.baseline_label = "MLX native",
+	.template_runs = mlx_template_runs,
 };

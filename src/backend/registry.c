@@ -88,6 +88,12 @@ const struct ks_sandbox_needs *ks_backend_sandbox(const struct ks_backend_i *b)
 	return b->sandbox ? b->sandbox : &base_rules;
 }
 
+int ks_backend_template_runs(const struct ks_backend_i *b, const char *source, char *why,
+			     size_t n)
+{
+	return !b || !b->template_runs || b->template_runs(source, why, n);
+}
+
 int ks_backend_on_host(const struct ks_backend_i *b)
 {
 	return b && b->on_host;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ksearch/backend.h"
 #include "ksearch/log.h"
 #include "util/fs.h"
 
@@ -85,6 +86,12 @@ int ks_search_space_load(struct ks_search_space *sp, const struct ks_task *t,
 		struct ks_template *tp;
 		if ((rc = ks_template_load(path, &tp, e)))
 			goto out;
+		char why[256] = "";
+		if (!ks_backend_template_runs(ks_backend_find(backend), tp->source, why, sizeof(why))) {
+			ks_info("template '%s' cannot run here (%s); left out of the search", path, why);
+			ks_template_free(tp);
+			continue;
+		}
 		struct ks_config_set cs;
 		if ((rc = ks_template_enumerate(tp, nwl, lookup, &ctx, &cs, e))) {
 			ks_template_free(tp);

@@ -140,6 +140,12 @@ static int mlx_load(const char *path, void (**entry)(void **, const double *, vo
 
 static int mlx_init(char *why, size_t n)
 {
+	/* MLX computes float32 matmuls with TF32 tensor-core inputs by default
+	 * (MLX_ENABLE_TF32, read once in mlx/utils.h; cuBLAS's FAST_TF32 compute type and the
+	 * Metal GEMMs follow it): 10 mantissa bits, outside a float32 task's tolerance (measured
+	 * on an H200: mx::matmul off by 6.5e-3 at k = 65).  The native baseline is float32
+	 * arithmetic unless the user asks otherwise. */
+	setenv("MLX_ENABLE_TF32", "0", 0);
 	if (ks_mlx_shim_info(&m.info, why, n))
 		return -1;
 	int gpu = m.info.metal || m.info.cuda;

@@ -124,4 +124,17 @@ if [ $gpu -eq 0 ]; then
 else
 	echo "# this MLX has a GPU backend: custom kernels run (docs/mlx.md)"
 fi
+# 5. a template of the flavour this MLX cannot run is left out of the search: ksearch beside
+# a runner whose probe says "CUDA" (the search space is set up before any kernel runs)
+BIN=$(cd "$(dirname "$KS")" && pwd)
+FAKE=$TMP/fake-cuda-mlx
+mkdir -p "$FAKE"
+cp "$BIN/ksearch" "$BIN/ksearch-runner" "$BIN/ksearch-cc-jail" "$FAKE/"
+printf '#!/bin/sh\n[ "$1" = --probe ] && echo "mlx 0.32.4 metal=0 cuda=1 device=Probe only" && exit 0\nexit 3\n' \
+	>"$FAKE/ksearch-runner-mlx"
+chmod +x "$FAKE/ksearch-runner-mlx"
+"$FAKE/ksearch" run softmax --backend mlx --budget 1 --verbose --out "$TMP/fake-run" >"$TMP/f.out" 2>&1
+grep -q "simd_row.metal.mlx' cannot run here (a Metal template; this MLX (Probe only) runs CUDA kernels)" "$TMP/f.out" &&
+	grep -q "in 2 templates" "$TMP/f.out" && ! grep -q "family: mlx-metal" "$TMP/f.out"
+ok $? "on MLX's CUDA build the Metal templates are left out of the search ($(grep -m1 'templates' "$TMP/f.out"))"
 done_testing
