@@ -7,7 +7,8 @@
 # elsewhere is fine: ksearch-runner-mlx loads the libmlx.so LD_LIBRARY_PATH names).  OUT:
 # where the tables go (summary.tsv, mlx-h200.md: the page docs/results/mlx-h200.md is made
 # from, and every eval's JSON under work/).  KS_RUN_BUDGET: candidates of the softmax
-# search (6).  KS_ALL_TIMERS=1: all four timer/graph rows in d (two by default).  KS_FORCE=1:
+# search (6); KS_RUN_TOP: of them re-measured (2); KS_RUN_S: its time limit (150 s).
+# KS_ALL_TIMERS=1: all four timer/graph rows in d (two by default).  KS_FORCE=1:
 # go on without cuda=1 (to try the script itself where there is no GPU).
 # Phases (KS_PHASES picks some, see the end), each command under its own `timeout` (cut to what is left of KS_TOTAL_S, 540):
 #   a. ksearch-runner-mlx --probe says cuda=1 (else: why, and stop); one sandboxed eval
@@ -261,7 +262,7 @@ tail -5 "$W/c-run.out" | sed 's/^/    /'
 phase_d() {
 # ---- d. the softmax search and MLX native side by side ------------------------------------
 say "d. ksearch run softmax --backend mlx --budget $BUDGET --workloads 2,4 (4096x4096, 8192x8192)"
-timeout $(tmo 150) "$KS" run softmax --backend mlx --budget "$BUDGET" --top 2 --timeout 20 \
+timeout $(tmo "${KS_RUN_S:-150}") "$KS" run softmax --backend mlx --budget "$BUDGET" --top "${KS_RUN_TOP:-2}" --timeout 20 \
 	--workloads 2,4 --min-time 0.05 \
 	--out "$W/run" >"$W/run.out" 2>&1
 rc=$?
