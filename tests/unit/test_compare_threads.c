@@ -39,8 +39,8 @@ int main(void)
 	}
 	struct ks_compare c;
 	memset(&c, 0, sizeof(c));
-	ok(same(KS_DT_F32, g, w, n, 1e-6, 1e-4, 1e-3, 4, &c) && c.passed && c.rel_l2 > 0,
-	   "passing tensor: identical on 1 and 4 threads (rel_l2 %.17g)", c.rel_l2);
+	int eq = same(KS_DT_F32, g, w, n, 1e-6, 1e-4, 1e-3, 4, &c);
+	ok(eq && c.passed && c.rel_l2 > 0, "passing tensor: identical on 1 and 4 threads (rel_l2 %.17g)", c.rel_l2);
 	ok(same(KS_DT_F32, g, w, n, 1e-6, 1e-4, 1e-3, 7, &c), "identical on 7 threads");
 
 	/* mismatches: two in the last chunk, one at a chunk boundary, poison, a NaN; the
@@ -51,8 +51,8 @@ int main(void)
 		g[at[k]] = w[at[k]] + 0.5f;
 	ks_dtype_poison(KS_DT_F32, g + KS_COMPARE_CHUNK * 7, 3);
 	g[KS_COMPARE_CHUNK * 8 + 1] = NAN;
-	ok(same(KS_DT_F32, g, w, n, 1e-6, 1e-4, 1e-3, 4, &c) && !c.passed && c.nbad == 10 &&
-		   c.nonfinite == 4,
+	eq = same(KS_DT_F32, g, w, n, 1e-6, 1e-4, 1e-3, 4, &c);
+	ok(eq && !c.passed && c.nbad == 10 && c.nonfinite == 4,
 	   "failing tensor: identical on 1 and 4 threads (%zu bad, %zu non-finite)", c.nbad,
 	   c.nonfinite);
 	char want[64];
