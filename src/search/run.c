@@ -446,7 +446,8 @@ static void policy_progress(void *ctx, const char *what)
 	ks_run_progress_tick(ctx, "search", what, 0);
 }
 
-/* "per candidate (12 evaluated here): 3.9 s = compile 0.4 s, reference 0.1 s, ..." */
+/* "per candidate (12 evaluated here): 3.9 s = compile 0.4 s, reference 0.1 s, ..., other
+ * 0.1 s; runner: generate 0.3 s, upload 0.1 s, ..." */
 static void time_summary(const struct ks_run_state *st, char *out, size_t n)
 {
 	out[0] = '\0';
@@ -460,7 +461,11 @@ static void time_summary(const struct ks_run_state *st, char *out, size_t n)
 		len += (size_t)snprintf(out + len, n - len, ", %s %.2f s", ks_eval_phase_name(p),
 					st->phase_sum[p] * k);
 	if (len < n)
-		snprintf(out + len, n - len, ", other %.2f s", st->other_sum * k);
+		len += (size_t)snprintf(out + len, n - len, ", other %.2f s", st->other_sum * k);
+	/* inside inputs and check: the candidate runner's own steps */
+	for (int p = 0; p < KS_PART_COUNT && len < n; p++)
+		len += (size_t)snprintf(out + len, n - len, "%s%s %.2f s", p ? ", " : "; runner: ",
+					ks_eval_part_name(p), st->part_sum[p] * k);
 }
 
 static void policy_usage(struct ks_run_state *st)
