@@ -1,5 +1,6 @@
 /* A parallel loop over fixed chunks (contract in chunks.h). */
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include "util/chunks.h"
@@ -45,7 +46,11 @@ void ks_chunks_run(size_t n, size_t chunk, int threads,
 	if (chunk == 0)
 		chunk = 1;
 	if (threads <= 0) {
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		/* the cores this process may run on (a worker pinned to some, a cgroup's cpuset),
+		 * else the online ones */
+		cpu_set_t set;
+		long cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
+								      : sysconf(_SC_NPROCESSORS_ONLN);
 		threads = cpus < 1 ? 1 : (int)cpus;
 	}
 	if (threads > CHUNKS_MAX_THREADS)

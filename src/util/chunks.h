@@ -13,7 +13,7 @@
 size_t ks_chunks_count(size_t n, size_t chunk);
 
 /* Call fn(ctx, c, begin, end) for every chunk c of [0, n), on up to `threads` threads
- * (<= 0: the online cores, at most 16); one thread, or a job of one chunk, runs in the
+ * (<= 0: the cores this process may run on, at most 16); one thread, or a job of one chunk, runs in the
  * caller.  A thread that cannot be created leaves its chunks to the caller. */
 void ks_chunks_run(size_t n, size_t chunk, int threads,
 		   void (*fn)(void *ctx, size_t c, size_t begin, size_t end), void *ctx);
