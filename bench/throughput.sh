@@ -8,7 +8,7 @@
 # user's first run would) and prints one markdown table: the run's wall time, its search
 # phase and final re-measurement, candidates per minute in the search phase, and the
 # per-candidate breakdown of `ksearch run`'s "time: per candidate" line (compile, reference,
-# start, inputs, check, timing, other; docs/evaluation.md).  Environment:
+# start, inputs, check, compare, timing, other; docs/evaluation.md).  Environment:
 #   KS_BIN=DIR   the directory holding ksearch and its runners (default build); binaries
 #                built elsewhere work, with their libraries in DIR/devlibs as for
 #                bench/cuda/run.sh
@@ -74,7 +74,7 @@ if not tpc:
     tpc = m.group(0) if m else ""
 total = re.search(r"([\d.]+) s =", tpc)
 phases = dict((k, v) for v, k in [(p[1], p[0]) for p in re.findall(r"(\w+) ([\d.]+) s", tpc.split("=", 1)[-1])])
-names = ["compile", "reference", "start", "inputs", "check", "timing", "other"]
+names = ["compile", "reference", "start", "inputs", "check", "compare", "timing", "other"]
 cpm = n / (search / 60) if search > 0 and n else 0
 cells = [task, backend, budget, "%.0f" % wall, "%.0f" % search, "%.0f" % (wall - search),
          str(n), "%.1f" % cpm, total.group(1) if total else "?"] + [phases.get(k, "?") for k in names]
@@ -87,8 +87,8 @@ done
 echo
 echo "ksearch: $BIN; $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| task | backend | budget | wall s | search s | final s | evaluated | cand/min (search) | s/cand | compile | reference | start | inputs | check | timing | other |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| task | backend | budget | wall s | search s | final s | evaluated | cand/min (search) | s/cand | compile | reference | start | inputs | check | compare | timing | other |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
 echo
 echo "runs and logs: $WORK"

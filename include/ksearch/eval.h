@@ -80,13 +80,29 @@ void ks_eval_opts_init(struct ks_eval_opts *o);
 enum ks_eval_phase {
 	KS_PHASE_REFERENCE, /* expected outputs: the reference run, or its cache read */
 	KS_PHASE_START,     /* runner processes started, kernel loaded (device init included) */
-	KS_PHASE_INPUTS,    /* input sets generated and uploaded for timing */
-	KS_PHASE_CHECK,     /* correctness: calls and comparisons (check workloads entirely) */
+	KS_PHASE_INPUTS,    /* input sets generated and uploaded: for timing, and the runner's
+			       fill time of each correctness call's fresh inputs */
+	KS_PHASE_CHECK,     /* correctness calls: output poison, call, downloads, the inputs'
+			       checksum, round trips, teardown */
+	KS_PHASE_COMPARE,   /* outputs compared with the reference in this process */
 	KS_PHASE_TIMING,    /* timing blocks, the baseline's interleaved ones included */
 	KS_PHASE_COUNT
 };
-/* "reference", "start", "inputs", "check", "timing" */
+/* "reference", "start", "inputs", "check", "compare", "timing" */
 const char *ks_eval_phase_name(enum ks_eval_phase p);
+
+/* What the candidate's runner says its fill and correctness-call commands spent, seconds
+ * of its wall clock (inside the inputs and check phases; timing blocks not included) */
+enum ks_eval_part {
+	KS_PART_GENERATE, /* input generation (or a copy from a set of the same seed) */
+	KS_PART_UPLOAD,   /* inputs to the device, outputs poisoned (on the device or uploaded) */
+	KS_PART_CALL,     /* correctness calls, device synchronisation included */
+	KS_PART_DOWNLOAD, /* outputs and (device inputs) inputs back to the host */
+	KS_PART_CHECKSUM, /* inputs hashed after each fill and each call */
+	KS_PART_COUNT
+};
+/* "generate", "upload", "call", "download", "checksum" */
+const char *ks_eval_part_name(enum ks_eval_part p);
 
 struct ks_wl_result {
 	int index;               /* workload index in the task (checks: index in checks) */
@@ -118,6 +134,7 @@ struct ks_wl_result {
 	double seed_abs_err[16], seed_rel_err[16]; /* worst error per seed */
 	char *log;               /* compiler message, signal, first mismatches, ... */
 	double phase_s[KS_PHASE_COUNT]; /* this workload's wall time by phase */
+	double part_s[KS_PART_COUNT];   /* the runner's steps (enum ks_eval_part) */
 };
 
 struct ks_eval_result {
@@ -134,6 +151,7 @@ struct ks_eval_result {
 	struct ks_wl_result *checks;
 	char *sandbox;           /* what isolated the kernel: "seccomp + landlock abi 7" */
 	double phase_s[KS_PHASE_COUNT]; /* wall time by phase over every workload and check */
+	double part_s[KS_PART_COUNT];   /* the runner's steps over every workload and check */
 };
 
 void ks_eval_result_release(struct ks_eval_result *r);

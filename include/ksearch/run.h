@@ -21,7 +21,8 @@ struct ks_run_opts {
 	uint64_t seed;           /* same seed, same proposals (default 1) */
 	const char *out_dir;     /* NULL: runs/<task>-<YYYYmmdd-HHMMSS> */
 	const char *resume_dir;  /* continue this run to its budget */
-	int jobs;                /* parallel compiles (default: cores) */
+	int jobs;                /* proposals compiled in parallel per round (0: the default,
+				    ks_run_default_jobs of the backend) */
 	int final_top;           /* candidates re-measured at the end (default 3) */
 	struct ks_eval_opts eval; /* timing and limits for the search phase */
 	/* policy llm / cmd (docs/llm.md) */
@@ -57,6 +58,11 @@ struct ks_run_opts {
 #define KS_RUN_GIVEN_OUT 0x20u
 
 void ks_run_opts_init(struct ks_run_opts *o);
+struct ks_backend_i;
+/* --jobs when not given: 2 where kernels run on the host (compiles compete with them for
+ * the cores); where they are timed on a device (ks_backend_on_host 0), half the online
+ * cores, 2 to 8, since compiling on the CPU does not disturb the device's timing */
+int ks_run_default_jobs(const struct ks_backend_i *be);
 
 /* Progress, called from the search thread after every candidate and phase change. */
 struct ks_run_progress {

@@ -190,6 +190,13 @@ struct ks_compare {
 void ks_compare_tensors(enum ks_dtype t, const void *got, const void *want, size_t n,
 			const char *name, double atol, double rtol, double l2,
 			struct ks_compare *out);
+/* The same on up to `threads` threads (<= 0: the cores it may run on).  Elements are taken in
+ * fixed chunks of KS_COMPARE_CHUNK, summarised per chunk and combined in chunk order, so
+ * every field of out is bit-identical for any thread count (ks_compare_tensors: all cores) */
+#define KS_COMPARE_CHUNK ((size_t)1 << 18)
+void ks_compare_tensors_n(enum ks_dtype t, const void *got, const void *want, size_t n,
+			  const char *name, double atol, double rtol, double l2, int threads,
+			  struct ks_compare *out);
 
 /* scalar conversions (f16/bf16 stored as uint16_t bit patterns); stores round to nearest
  * even, integers are rounded and clamped */

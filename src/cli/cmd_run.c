@@ -271,7 +271,7 @@ int cmd_run(int argc, char **argv)
 		{"seed", KS_OPT_INT, &seed, "S", "same seed, same proposals (1)"},
 		{"out", KS_OPT_STR, &o.out_dir, "DIR", "run folder (runs/<task>-<time>)"},
 		{"resume", KS_OPT_STR, &o.resume_dir, "DIR", "continue an interrupted run to its budget"},
-		{"jobs", KS_OPT_INT, &jobs, "N", "proposals compiled in parallel per round (2)"},
+		{"jobs", KS_OPT_INT, &jobs, "N", "proposals compiled in parallel per round (2; device backends such as cuda: half the cores, 2 to 8)"},
 		{"spec", KS_OPT_STR, &o.spec, "NAME|auto", "hardware spec (auto: the host, or the local GPU)"},
 		{"top", KS_OPT_INT, &top, "N", "candidates re-measured at the end (3)"},
 		{"timeout", KS_OPT_STR, &timeout, "S", "limit per kernel call or timing block (60s)"},
@@ -295,6 +295,7 @@ int cmd_run(int argc, char **argv)
 	/* which options were given: a resumed run refuses ones that differ from its own */
 	const char *def_backend = o.backend, *def_strategy = o.strategy, *def_policy = o.policy;
 	budget = INT_MIN;
+	jobs = INT_MIN; /* not given: the backend's default (ks_run_default_jobs) */
 	int prc = ks_opts_parse(argc, argv, opts, usage, about, pos, 1, &npos);
 	if (prc)
 		return prc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
@@ -311,7 +312,8 @@ int cmd_run(int argc, char **argv)
 		  (o.out_dir ? KS_RUN_GIVEN_OUT : 0);
 	if (budget == INT_MIN)
 		budget = o.budget;
-	if (ks_opt_range("budget", budget, 1, 1e6) || ks_opt_range("jobs", jobs, 1, 256) ||
+	if (ks_opt_range("budget", budget, 1, 1e6) ||
+	    (jobs != INT_MIN && ks_opt_range("jobs", jobs, 1, 256)) ||
 	    ks_opt_range("top", top, 0, 1000) || ks_opt_range("threads", threads, 0, 4096) ||
 	    ks_opt_range("llm-max-calls", llm_max_calls, 0, 1e9) ||
 	    ks_opt_range("llm-max-tokens", llm_max_tokens, 0, 1e9) ||
@@ -341,7 +343,7 @@ int cmd_run(int argc, char **argv)
 	}
 	o.budget = budget;
 	o.seed = (uint64_t)seed;
-	o.jobs = jobs;
+	o.jobs = jobs == INT_MIN ? 0 : jobs;
 	o.final_top = top;
 	o.eval.threads = threads;
 	if (tlimit && ks_parse_duration(tlimit, &o.time_limit_s)) {

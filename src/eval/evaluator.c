@@ -703,6 +703,8 @@ int ks_evaluator_run_artifact(struct ks_evaluator *ev, const struct ks_artifact 
 			rc = ks_eval_workload(ev, ws, a.path, &cand, res, e);
 			for (int k = 0; k < KS_PHASE_COUNT; k++)
 				r->phase_s[k] += res->phase_s[k];
+			for (int k = 0; k < KS_PART_COUNT; k++)
+				r->part_s[k] += res->part_s[k];
 			if (rc) {
 				ks_runner_free(cand);
 				return rc;

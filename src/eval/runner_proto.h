@@ -13,10 +13,15 @@
  *   tensor <i> <dtype> <numel> <is_out> <kind> <a> <b> <key>   [ok]
  *   params <n> <v0> ...                          [ok]
  *   alloc <nsets>                                [ok <bytes>]
- *   fill <set> <seed>                            [ok]  inputs regenerated, made read-only
- *   call <set>                                   [done <ns> <inputs_intact>]
+ *   fill <set> <seed>                            [ok <gen_ns> <upload_ns> <checksum_ns>]
+ *                                                 inputs regenerated (or copied from a set
+ *                                                 of the same seed), made read-only
+ *   call <set>                                   [done <ns> <inputs_intact> <poison_ns>
+ *                                                  <call_ns> <download_ns> <checksum_ns>]
  *                                                 outputs poisoned before, copied to the
- *                                                 shared file right after the call
+ *                                                 shared file right after the call; the
+ *                                                 last four: the runner's wall time of
+ *                                                 each step (the evaluator's breakdown)
  *   snap <set>                                   [ok]  copy a set's current outputs
  *   time <warmup> <min_reps> <min_ns> <max_reps> <max_ns> [<ci_ppm> <ci_min_reps>]
  *                                                [times <n> <warm_ns> <block_ns> <t0> ...]

@@ -148,9 +148,41 @@ static enum ks_dtype compute_dtype(const struct ks_task *t)
 
 const char *ks_eval_phase_name(enum ks_eval_phase p)
 {
-	static const char *const names[KS_PHASE_COUNT] = {"reference", "start", "inputs", "check",
-							  "timing"};
+	static const char *const names[KS_PHASE_COUNT] = {"reference", "start",   "inputs",
+							  "check",     "compare", "timing"};
 	return p >= 0 && p < KS_PHASE_COUNT ? names[p] : "?";
+}
+
+const char *ks_eval_part_name(enum ks_eval_part p)
+{
+	static const char *const names[KS_PART_COUNT] = {"generate", "upload", "call", "download",
+							 "checksum"};
+	return p >= 0 && p < KS_PART_COUNT ? names[p] : "?";
+}
+
+/* a fill reply "ok GEN UP SUM" (ns) into res's parts; the fill's seconds (0 from a runner
+ * that does not say) */
+static double fill_parts(const char *reply, struct ks_wl_result *res)
+{
+	unsigned long long gen = 0, up = 0, sum = 0;
+	if (sscanf(reply, "ok %llu %llu %llu", &gen, &up, &sum) != 3)
+		return 0;
+	res->part_s[KS_PART_GENERATE] += gen * 1e-9;
+	res->part_s[KS_PART_UPLOAD] += up * 1e-9;
+	res->part_s[KS_PART_CHECKSUM] += sum * 1e-9;
+	return (gen + up + sum) * 1e-9;
+}
+
+/* a call reply "done NS INTACT POISON CALL DOWN SUM" (ns) into res's parts */
+static void call_parts(const char *reply, struct ks_wl_result *res)
+{
+	unsigned long long poison = 0, call = 0, down = 0, sum = 0;
+	if (sscanf(reply, "done %*u %*d %llu %llu %llu %llu", &poison, &call, &down, &sum) != 4)
+		return;
+	res->part_s[KS_PART_UPLOAD] += poison * 1e-9;
+	res->part_s[KS_PART_CALL] += call * 1e-9;
+	res->part_s[KS_PART_DOWNLOAD] += down * 1e-9;
+	res->part_s[KS_PART_CHECKSUM] += sum * 1e-9;
 }
 
 /* charge the time since *mark to phase p */
@@ -175,7 +207,9 @@ struct yardstick {
 };
 
 static int fill_sets(struct ks_evaluator *ev, struct ks_runner *r, int nsets,
-		     struct ks_error *e);
+		     struct ks_wl_result *res, struct ks_error *e);
+static double fill_parts(const char *reply, struct ks_wl_result *res);
+static void lap(struct ks_wl_result *res, enum ks_eval_phase p, double *mark);
 
 /* Whether y is timed in this evaluation: when it is on (compiled, wanted) and trusted on
  * this workload, unless the options reuse it (the search phase: once per run and workload,
@@ -232,7 +266,7 @@ static int yardstick_start(struct ks_evaluator *ev, struct ks_wl_state *ws, int 
 		}
 		ks_buf_release(&why);
 	}
-	int rc = fill_sets(ev, y->r, nsets, &ke);
+	int rc = fill_sets(ev, y->r, nsets, NULL, &ke);
 	if (rc)
 		rc = ks_error_set(e, KS_EIO, "the %s failed to fill its inputs: %s",
 				  y->y == KS_YARD_BASELINE ? "baseline" : label, ke.msg);
@@ -301,20 +335,44 @@ static void yard_result(const struct ks_yard_wl *yw, double cand_us, double *us,
 	*speedup = cand_us > 0 ? st.median / cand_us : 0;
 }
 
-/* fill set s with seed's inputs and call the kernel on it: two commands, one round trip */
+/* Fill set s with seed's inputs and call the kernel on it: two commands, one round trip.
+ * The time since *mark is correctness (check), less what the runner says its fill took:
+ * that is input generation and goes to inputs. */
 static int fill_call(struct ks_runner *r, double timeout_s, int s, unsigned long long seed,
-		     const char **reply, struct ks_error *e)
+		     const char **reply, struct ks_wl_result *res, double *mark,
+		     struct ks_error *e)
 {
+	double fill_s = 0;
 	int rc = ks_runner_send(r, e, "fill %d %llu", s, seed);
 	if (!rc && !(rc = ks_runner_send(r, e, "call %d", s)) &&
-	    !(rc = ks_runner_wait(r, timeout_s, reply, e)))
-		rc = ks_runner_wait(r, timeout_s, reply, e);
+	    !(rc = ks_runner_wait(r, timeout_s, reply, e))) {
+		fill_s = fill_parts(*reply, res);
+		if (!(rc = ks_runner_wait(r, timeout_s, reply, e)))
+			call_parts(*reply, res);
+	}
+	lap(res, KS_PHASE_CHECK, mark);
+	if (fill_s > res->phase_s[KS_PHASE_CHECK])
+		fill_s = res->phase_s[KS_PHASE_CHECK];
+	res->phase_s[KS_PHASE_CHECK] -= fill_s;
+	res->phase_s[KS_PHASE_INPUTS] += fill_s;
 	return rc;
 }
 
-/* every rotating set, set s with the inputs of seed s mod nseeds: one batch of commands */
+/* compare_outputs, with the time before it charged to check and its own to compare */
+static int check_outputs(struct ks_evaluator *ev, struct ks_wl_state *ws,
+			 const unsigned char *got, int seed_idx, const char *when,
+			 struct ks_wl_result *res, struct ks_buf *log, double *mark)
+{
+	lap(res, KS_PHASE_CHECK, mark);
+	int ok = compare_outputs(ev, ws, got, seed_idx, when, res, log);
+	lap(res, KS_PHASE_COMPARE, mark);
+	return ok;
+}
+
+/* every rotating set, set s with the inputs of seed s mod nseeds: one batch of commands;
+ * the runner's fill times go to res's parts when res is not NULL (the candidate's) */
 static int fill_sets(struct ks_evaluator *ev, struct ks_runner *r, int nsets,
-		     struct ks_error *e)
+		     struct ks_wl_result *res, struct ks_error *e)
 {
 	const char *reply;
 	int rc = 0, sent = 0;
@@ -322,7 +380,8 @@ static int fill_sets(struct ks_evaluator *ev, struct ks_runner *r, int nsets,
 		if (!(rc = ks_runner_send(r, e, "fill %d %llu", s, ev->seeds[s % ev->o.nseeds])))
 			sent++;
 	for (int k = 0; k < sent && !rc; k++)
-		rc = ks_runner_wait(r, ev->o.timeout_s, &reply, e);
+		if (!(rc = ks_runner_wait(r, ev->o.timeout_s, &reply, e)) && res)
+			fill_parts(reply, res);
 	return rc;
 }
 
@@ -360,13 +419,13 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	lap(res, KS_PHASE_START, &mark);
 	/* correctness right after each call, on fresh buffers per seed */
 	for (int s = 0; s < o->nseeds; s++) {
-		if (fill_call(cand, o->timeout_s, 0, ev->seeds[s], &reply, &ke)) {
+		if (fill_call(cand, o->timeout_s, 0, ev->seeds[s], &reply, res, &mark, &ke)) {
 			kernel_failed(cand, res, &log, "call");
 			goto out;
 		}
 		int intact = 1;
 		sscanf(reply, "done %*u %d", &intact);
-		if (!compare_outputs(ev, ws, cand->out, s, "after the call", res, &log)) {
+		if (!check_outputs(ev, ws, cand->out, s, "after the call", res, &log, &mark)) {
 			res->status = KS_STATUS_INCORRECT_NUMERICAL;
 			goto out;
 		}
@@ -381,7 +440,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	lap(res, KS_PHASE_CHECK, &mark);
 
 	/* rotating input sets, each with one of the seeds' inputs (references known) */
-	if (fill_sets(ev, cand, nsets, &ke)) {
+	if (fill_sets(ev, cand, nsets, res, &ke)) {
 		kernel_failed(cand, res, &log, "fill");
 		goto out;
 	}
@@ -433,15 +492,15 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 			kernel_failed(cand, res, &log, "after timing");
 			break;
 		}
-		if (!compare_outputs(ev, ws, cand->out, s, "after the timed calls", res, &log))
+		if (!check_outputs(ev, ws, cand->out, s, "after the timed calls", res, &log, &mark))
 			res->status = KS_STATUS_INCORRECT_NUMERICAL;
 	}
 	if (res->status == KS_STATUS_PASSED) {
 		int s = 1 % o->nseeds;
-		if (fill_call(cand, o->timeout_s, 0, ev->seeds[s], &reply, &ke))
+		if (fill_call(cand, o->timeout_s, 0, ev->seeds[s], &reply, res, &mark, &ke))
 			kernel_failed(cand, res, &log, "final call");
-		else if (!compare_outputs(ev, ws, cand->out, s, "on a reused buffer with new inputs",
-					  res, &log))
+		else if (!check_outputs(ev, ws, cand->out, s, "on a reused buffer with new inputs",
+					res, &log, &mark))
 			res->status = KS_STATUS_INCORRECT_NUMERICAL;
 	}
 	struct ks_stats cst;

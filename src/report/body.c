@@ -788,8 +788,11 @@ static void section_times(struct rp_doc *d, const struct rp_run *r)
 	doc_textf(d, "Mean wall time per candidate over the %d evaluated in this process: %.2f s. "
 		     "Compile overlaps with the other candidates of a batch; reference is the "
 		     "expected outputs (cached after the first candidate); start is the runner "
-		     "processes and the kernel's load; inputs the input sets for timing; check the "
-		     "correctness calls; timing the timed blocks, the baseline's included.",
+		     "processes and the kernel's load; inputs the generation and upload of input "
+		     "sets (for the correctness calls and for timing); check the correctness "
+		     "calls with their output downloads and input checksums; compare the "
+		     "comparison of outputs with the reference; timing the timed blocks, the "
+		     "baseline's included.",
 		  r->ntimes, total / r->ntimes);
 	doc_para_end(d);
 	static const char *const heads[] = {"phase", "mean s", "share"};

@@ -169,7 +169,7 @@ static void final_event(struct rp_run *r, const char *data)
 
 /* the roofs the run's "% of roofline" used */
 const char *const rp_time_names[RP_NTIMES] = {"compile", "reference", "start", "inputs",
-					       "check", "timing", "other"};
+					       "check", "compare", "timing", "other"};
 
 /* one candidate's breakdown of its wall time */
 static void times_event(struct rp_run *r, const char *data)

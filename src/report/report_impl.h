@@ -77,8 +77,8 @@ struct rp_status_count {
 	int count;
 };
 
-#define RP_NTIMES 7
-/* "compile", "reference", "start", "inputs", "check", "timing", "other" */
+#define RP_NTIMES 8
+/* "compile", "reference", "start", "inputs", "check", "compare", "timing", "other" */
 extern const char *const rp_time_names[RP_NTIMES];
 
 struct rp_run {

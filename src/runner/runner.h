@@ -62,6 +62,11 @@ struct ks_runner_device {
 	 * process (one device init per candidate) [no `reset`: the evaluator starts a new
 	 * runner for each workload] */
 	void (*release)(void *dev, size_t bytes);
+	/* fill count elements of elem bytes (1, 2 or 4) at dev with pattern, on the device
+	 * and finished when it returns: outputs are poisoned before each correctness call
+	 * without a host pass and an upload of the whole tensor; 0, or -1 to fall back to
+	 * the host [poison on the host, upload] */
+	int (*poison)(void *dev, size_t count, unsigned elem, uint32_t pattern);
 	/* `RUNNER --probe`: print what the device can do on one line to stdout, return the
 	 * exit status [the runner says it has no probe, status 2] */
 	int (*probe)(void);

@@ -20,6 +20,7 @@
 #include "eval/stats.h"
 #include "ksearch/task.h"
 #include "runner/runner.h"
+#include "util/chunks.h"
 #include "util/clock.h"
 
 typedef void (*entry_fn)(void **tensors, const double *params, void *stream);
@@ -77,19 +78,53 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
 	_exit(KS_RUNNER_EXIT_VIOLATION);
 }
 
-static uint64_t checksum(const void *p, size_t bytes)
+/* one chunk's hash of 8-byte words (and the tail bytes of the last chunk) */
+static uint64_t checksum_range(const unsigned char *p, size_t bytes)
 {
-	const uint64_t *w = p;
-	uint64_t a = 0x9e3779b97f4a7c15ull, b = 0;
+	uint64_t a = 0x9e3779b97f4a7c15ull, b = 0, w;
 	size_t n = bytes / 8;
 	for (size_t i = 0; i < n; i++) {
-		a ^= w[i] + (a << 6) + (a >> 2);
-		b += w[i];
+		memcpy(&w, p + i * 8, 8);
+		a ^= w + (a << 6) + (a >> 2);
+		b += w;
 	}
-	const unsigned char *c = (const unsigned char *)p + n * 8;
-	for (size_t i = 0; i < bytes % 8; i++)
-		b = b * 131 + c[i];
+	for (size_t i = n * 8; i < bytes; i++)
+		b = b * 131 + p[i];
 	return a ^ (b * 0xff51afd7ed558ccdull);
+}
+
+/* bytes per checksum chunk: fixed, so the value never depends on the thread count */
+#define CHECKSUM_CHUNK ((size_t)4 << 20)
+/* inputs of more chunks (above 16 GiB) are hashed on one thread */
+#define CHECKSUM_MAX_CHUNKS 4096
+
+struct checksum_job {
+	const unsigned char *p;
+	uint64_t *part;
+};
+
+static void checksum_chunk(void *ctx, size_t c, size_t begin, size_t end)
+{
+	struct checksum_job *j = ctx;
+	j->part[c] = checksum_range(j->p + begin, end - begin);
+}
+
+/* A hash of an input set, to tell whether a kernel wrote its inputs.  Big inputs (a 256 MB
+ * softmax matrix) are hashed on every core in fixed chunks whose hashes are folded in
+ * order; any changed byte changes its chunk's hash and so, but for a 2^-64 collision, the
+ * result. */
+static uint64_t checksum(const void *p, size_t bytes)
+{
+	size_t n = ks_chunks_count(bytes, CHECKSUM_CHUNK);
+	static uint64_t part[CHECKSUM_MAX_CHUNKS];
+	if (n == 1 || n > sizeof(part) / sizeof(part[0]))
+		return checksum_range(p, bytes);
+	struct checksum_job j = {p, part};
+	ks_chunks_run(bytes, CHECKSUM_CHUNK, 0, checksum_chunk, &j);
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t c = 0; c < n; c++)
+		h = (h ^ part[c]) * 0x100000001b3ull;
+	return h;
 }
 
 static void poison(struct tensor *t, void *p)
@@ -117,6 +152,41 @@ static void poison(struct tensor *t, void *p)
 	default:
 		memset(p, 0xa5, t->bytes); /* integers: an unlikely pattern */
 	}
+}
+
+/* the poison of t as a repeated element of *elem bytes (1, 2 or 4) for a device memset; 0
+ * when it is not one (f64: an 8-byte pattern) */
+static int poison_pattern(const struct tensor *t, unsigned *elem, uint32_t *pattern)
+{
+	switch (t->dtype) {
+	case KS_DT_F32:
+		*elem = 4, *pattern = 0x7fc00001u;
+		return 1;
+	case KS_DT_F16:
+		*elem = 2, *pattern = 0x7e01;
+		return 1;
+	case KS_DT_BF16:
+		*elem = 2, *pattern = 0x7fc1;
+		return 1;
+	case KS_DT_F64:
+		return 0;
+	default:
+		*elem = 1, *pattern = 0xa5;
+		return 1;
+	}
+}
+
+/* poison output t of set s where the kernel sees it: on the device when it can (no host
+ * pass over the tensor, no upload), else on the host and uploaded */
+static int poison_set(struct tensor *t, int s)
+{
+	unsigned elem;
+	uint32_t pattern;
+	if (dev->poison && poison_pattern(t, &elem, &pattern) &&
+	    dev->poison(t->dev[s], t->bytes / elem, elem, pattern) == 0)
+		return 0;
+	poison(t, t->set[s]);
+	return dev->upload(t->dev[s], t->set[s], t->bytes);
 }
 
 static int cmd_tensor(char *args)
@@ -285,28 +355,40 @@ static int cmd_fill(int s, unsigned long long seed)
 		if (o != s && set_filled[o] && set_seed[o] == seed)
 			same = o;
 	set_filled[s] = 0;
+	/* where the fill's time goes, for the evaluator's breakdown (issue 12) */
+	uint64_t gen_ns = 0, up_ns = 0, sum_ns = 0, t0;
 	for (int i = 0; i < ntensors; i++) {
 		struct tensor *t = &tensors[i];
 		if (t->is_out)
 			continue;
 		if (dev->protect_inputs)
 			mprotect(t->set[s], t->mapped, PROT_READ | PROT_WRITE);
-		if (same >= 0 && t->sum[same] == checksum(t->set[same], t->bytes))
+		t0 = now_ns();
+		int copy = same >= 0 && t->sum[same] == checksum(t->set[same], t->bytes);
+		sum_ns += now_ns() - t0;
+		t0 = now_ns();
+		if (copy)
 			memcpy(t->set[s], t->set[same], t->bytes);
 		else
 			fill_tensor(t, t->set[s], seed);
+		gen_ns += now_ns() - t0;
+		t0 = now_ns();
 		t->sum[s] = checksum(t->set[s], t->bytes);
+		sum_ns += now_ns() - t0;
+		t0 = now_ns();
 		if (dev->upload(t->dev[s], t->set[s], t->bytes)) {
 			reply("error upload to the %s device failed", dev->name);
 			return -1;
 		}
+		up_ns += now_ns() - t0;
 		/* inputs are read-only from here on: a kernel that writes them faults */
 		if (dev->protect_inputs)
 			mprotect(t->set[s], t->mapped, PROT_READ);
 	}
 	set_seed[s] = seed;
 	set_filled[s] = 1;
-	reply("ok");
+	reply("ok %llu %llu %llu", (unsigned long long)gen_ns, (unsigned long long)up_ns,
+	      (unsigned long long)sum_ns);
 	return 0;
 }
 
@@ -348,28 +430,43 @@ static int cmd_call(int s)
 		reply("error bad call");
 		return -1;
 	}
+	/* where the call's time goes, for the evaluator's breakdown (issue 12) */
+	uint64_t t0 = now_ns(), poison_ns, call_ns, down_ns = 0, sum_ns = 0;
 	for (int i = 0; i < ntensors; i++)
-		if (tensors[i].is_out) {
-			poison(&tensors[i], tensors[i].set[s]);
-			dev->upload(tensors[i].dev[s], tensors[i].set[s], tensors[i].bytes);
+		if (tensors[i].is_out && poison_set(&tensors[i], s)) {
+			reply("error poisoning an output on the %s device failed", dev->name);
+			return -1;
 		}
+	poison_ns = now_ns() - t0;
+	t0 = now_ns();
 	uint64_t ns = call_set(s);
+	call_ns = now_ns() - t0;
+	t0 = now_ns();
 	/* copy at once: work a kernel leaves running in the background is not a result */
 	if (snap(s)) {
 		reply("error download from the %s device failed", dev->name);
 		return -1;
 	}
+	down_ns += now_ns() - t0;
+	/* every input is checked after every correctness call: a kernel that writes one is
+	 * caught on the call that did it */
 	int intact = 1;
 	for (int i = 0; i < ntensors; i++) {
 		struct tensor *t = &tensors[i];
 		if (t->is_out)
 			continue;
+		t0 = now_ns();
 		if (!dev->protect_inputs)
 			dev->download(t->set[s], t->dev[s], t->bytes);
+		down_ns += now_ns() - t0;
+		t0 = now_ns();
 		if (checksum(t->set[s], t->bytes) != t->sum[s])
 			intact = 0;
+		sum_ns += now_ns() - t0;
 	}
-	reply("done %llu %d", (unsigned long long)ns, intact);
+	reply("done %llu %d %llu %llu %llu %llu", (unsigned long long)ns, intact,
+	      (unsigned long long)poison_ns, (unsigned long long)call_ns,
+	      (unsigned long long)down_ns, (unsigned long long)sum_ns);
 	return 0;
 }
 

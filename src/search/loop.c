@@ -152,6 +152,13 @@ static void record_times(struct ks_run_state *st, int64_t id, const struct job *
 		st->phase_sum[k] += res->phase_s[k];
 		phases += res->phase_s[k];
 	}
+	/* inside inputs and check: what the candidate's runner spent on each step */
+	for (int k = 0; k < KS_PART_COUNT; k++) {
+		char key[40];
+		snprintf(key, sizeof(key), "runner_%s_s", ks_eval_part_name(k));
+		json_object_set_new(d, key, json_real(res->part_s[k]));
+		st->part_sum[k] += res->part_s[k];
+	}
 	double other = wall_s > phases ? wall_s - phases : 0;
 	json_object_set_new(d, "other_s", json_real(other));
 	json_object_set_new(d, "total_s", json_real(compile_s + wall_s));

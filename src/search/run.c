@@ -48,9 +48,8 @@ void ks_run_opts_init(struct ks_run_opts *o)
 	o->budget = 40;
 	o->seed = 1;
 	o->final_top = 3;
-	/* proposals per round: each round's proposals are chosen before their results are
-	 * known, so large rounds make the world model guess; 2 keeps two compiles going */
-	o->jobs = 2;
+	/* proposals per round: resolved by ks_run_default_jobs once the backend is known */
+	o->jobs = 0;
 	ks_eval_opts_init(&o->eval);
 	/* search-phase timing: one block, a short floor, the baseline timed once */
 	o->eval.min_time_s = 0.1;
@@ -277,6 +276,19 @@ static int run_is_empty(struct ks_run_state *st)
 	return n == 0;
 }
 
+int ks_run_default_jobs(const struct ks_backend_i *be)
+{
+	/* Each round's proposals are chosen before their results are known, so large rounds
+	 * make the world model guess; 2 keeps two compiles going.  Where kernels are timed on
+	 * a device, compiles on the host's cores (nvcc: seconds each) do not disturb the
+	 * timing and dominate a round: half the cores, at most 8, compile at once. */
+	if (ks_backend_on_host(be))
+		return 2;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long n = cpus / 2 > 8 ? 8 : cpus / 2;
+	return n < 2 ? 2 : (int)n;
+}
+
 static int open_store(struct ks_run_state *st, struct ks_error *e)
 {
 	struct ks_run_opts *o = &st->o;
@@ -446,7 +458,8 @@ static void policy_progress(void *ctx, const char *what)
 	ks_run_progress_tick(ctx, "search", what, 0);
 }
 
-/* "per candidate (12 evaluated here): 3.9 s = compile 0.4 s, reference 0.1 s, ..." */
+/* "per candidate (12 evaluated here): 3.9 s = compile 0.4 s, reference 0.1 s, ..., other
+ * 0.1 s; runner: generate 0.3 s, upload 0.1 s, ..." */
 static void time_summary(const struct ks_run_state *st, char *out, size_t n)
 {
 	out[0] = '\0';
@@ -460,7 +473,11 @@ static void time_summary(const struct ks_run_state *st, char *out, size_t n)
 		len += (size_t)snprintf(out + len, n - len, ", %s %.2f s", ks_eval_phase_name(p),
 					st->phase_sum[p] * k);
 	if (len < n)
-		snprintf(out + len, n - len, ", other %.2f s", st->other_sum * k);
+		len += (size_t)snprintf(out + len, n - len, ", other %.2f s", st->other_sum * k);
+	/* inside inputs and check: the candidate runner's own steps */
+	for (int p = 0; p < KS_PART_COUNT && len < n; p++)
+		len += (size_t)snprintf(out + len, n - len, "%s%s %.2f s", p ? ", " : "; runner: ",
+					ks_eval_part_name(p), st->part_sum[p] * k);
 }
 
 static void policy_usage(struct ks_run_state *st)
@@ -561,6 +578,8 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 	}
 	if (!remote && (rc = ks_backend_get(st->o.backend, &st->be, e)))
 		goto out;
+	if (st->o.jobs <= 0)
+		st->o.jobs = ks_run_default_jobs(st->be);
 	int ntimed = 0;
 	for (int i = 0; i < st->task->nworkloads; i++)
 		ntimed += ks_workload_for_backend(&st->task->workloads[i], st->be->name);

@@ -34,12 +34,17 @@ db = sqlite3.connect(sys.argv[1])
 for (data,) in db.execute("select data from events where kind='eval_times'"):
     d = json.loads(data)
     parts = sum(d[k] for k in ("compile_s", "reference_s", "start_s", "inputs_s", "check_s",
-                               "timing_s", "other_s"))
+                               "compare_s", "timing_s", "other_s"))
     assert abs(parts - d["total_s"]) < 1e-6 * max(1, d["total_s"]), d
     assert d["timing_s"] > 0 and d["check_s"] > 0 and d["start_s"] > 0, d
+    assert d["compare_s"] > 0 and d["inputs_s"] > 0, d
+    # the runner's own steps happen inside the inputs and check phases
+    runner = [d["runner_" + k + "_s"] for k in ("generate", "upload", "call", "download", "checksum")]
+    assert d["runner_generate_s"] > 0 and d["runner_call_s"] > 0, d
+    assert sum(runner) <= d["inputs_s"] + d["check_s"] + 1e-3, d
 PY
 ok $? "... its phases are measured and add up to the candidate's wall time"
-json_get "$TMP/a.json" 'd["time_per_candidate"]' | grep -q "per candidate (5 evaluated here): .* s = compile .* timing .* other"
+json_get "$TMP/a.json" 'd["time_per_candidate"]' | grep -q "per candidate (5 evaluated here): .* s = compile .* compare .* timing .* other .*; runner: generate .* checksum"
 ok $? "--json gives the mean breakdown per candidate"
 grep -q "## Where the time went" "$TMP/a/report.md" && grep -q "| timing |" "$TMP/a/report.md"
 ok $? "the report shows where the time went"

@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "ksearch/backend.h"
+#include "ksearch/run.h"
 #include "ksearch/task.h"
 #include "tap.h"
 
@@ -119,6 +122,12 @@ int main(void)
 	ok(!ks_backend_sandbox(ks_backend_find("cpu"))->unlimited_address_space &&
 		   ks_backend_sandbox(ks_backend_find("cuda"))->unlimited_address_space,
 	   "address space: limited for cpu, not for cuda (as before version 2)");
+	/* --jobs default from the on_host capability: more compiles where timing is on a device */
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int want = cpus / 2 > 8 ? 8 : cpus / 2 < 2 ? 2 : (int)(cpus / 2);
+	is_int(ks_run_default_jobs(ks_backend_find("cpu")), 2, "cpu: 2 proposals per round");
+	is_int(ks_run_default_jobs(ks_backend_find("cuda")), want,
+	       "cuda: half the cores, 2 to 8 proposals per round");
 	check_defaults(t);
 	check_languages(t);
 	ks_task_free(t);
