@@ -81,6 +81,8 @@ expect rlimit_cpu_raise SANDBOX_VIOLATION
 # candidate stopped while the baseline is timed
 expect rlimit_cpu_unset PASSED
 expect baseline_stopped PASSED
+# issue 12: the input cache is read-only to the kernel, the reference cache unreadable
+expect input_cache_write PASSED
 
 # a runner does not outlive a killed ksearch
 "$KS" eval "$TASK" "$H/infinite_loop.c" --quick --timeout 60 >/dev/null 2>&1 &
@@ -149,6 +151,7 @@ OMP_PROC_BIND=true OMP_PLACES=cores expect openmp PASSED
 # sandbox the raw /proc read does leak
 OMP_KSEARCH_PROBE_LEAK=1 expect env_secret INCORRECT_NUMERICAL
 expect proc_environ_raw INCORRECT_NUMERICAL --no-sandbox
+expect input_cache_write INCORRECT_NUMERICAL --no-sandbox
 
 for f in exec write raw; do
 	[ ! -e /tmp/ksearch-pwned-$f ]
