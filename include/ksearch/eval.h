@@ -135,6 +135,8 @@ struct ks_wl_result {
 	char *log;               /* compiler message, signal, first mismatches, ... */
 	double phase_s[KS_PHASE_COUNT]; /* this workload's wall time by phase */
 	double part_s[KS_PART_COUNT];   /* the runner's steps (enum ks_eval_part) */
+	double inputs_cached_bytes;     /* input bytes the runner read from the input cache
+					   instead of generating them */
 };
 
 struct ks_eval_result {
@@ -152,6 +154,7 @@ struct ks_eval_result {
 	char *sandbox;           /* what isolated the kernel: "seccomp + landlock abi 7" */
 	double phase_s[KS_PHASE_COUNT]; /* wall time by phase over every workload and check */
 	double part_s[KS_PART_COUNT];   /* the runner's steps over every workload and check */
+	double inputs_cached_bytes;     /* the same over every workload and check */
 };
 
 void ks_eval_result_release(struct ks_eval_result *r);

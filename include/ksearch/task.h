@@ -54,6 +54,10 @@ void ks_init_fill(const struct ks_init *init, enum ks_dtype t, void *dst, size_t
  * several threads fill one tensor, each its own range, with the very same result. */
 void ks_init_fill_range(const struct ks_init *init, enum ks_dtype t, void *dst, size_t start,
 			size_t n, uint64_t key, uint64_t seed);
+/* ks_init_fill split over the cores this process may run on (big tensors: generation
+ * dominates the evaluation of large workloads); the very same bytes as ks_init_fill. */
+void ks_init_fill_parallel(const struct ks_init *init, enum ks_dtype t, void *dst, size_t n,
+			   uint64_t key, uint64_t seed);
 
 struct ks_param {
 	char *name;

@@ -320,6 +320,8 @@ int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
 	if ((rc = ks_backend_get(ev->o.backend, &ev->be, e)))
 		goto fail;
 	runner_env(ev);
+	if (ks_eval_inputs_dir(ev->inputs_dir, sizeof(ev->inputs_dir)))
+		ev->inputs_dir[0] = '\0';
 	if ((rc = ks_runner_path(ev->be->runner, ev->runner, sizeof(ev->runner), e)) ||
 	    (rc = ks_runner_path("ksearch-runner", ev->host_runner, sizeof(ev->host_runner), e)) ||
 	    (rc = ks_task_hash(t, ev->task_hash, e)) || (rc = setup_workloads(ev, e)))
@@ -435,6 +437,7 @@ static int runner_start_load(struct ks_evaluator *ev, const char *lib, int host,
 			   .isolate_network = 1, .parent = getpid(), .cpu_seconds = sz->cpu_s},
 		.extra_env = ev->env,
 		.out_bytes = sz->out_bytes,
+		.inputs_dir = ev->inputs_dir[0] ? ev->inputs_dir : NULL,
 	};
 	const char *reply;
 	*out = NULL;
@@ -705,6 +708,7 @@ int ks_evaluator_run_artifact(struct ks_evaluator *ev, const struct ks_artifact 
 				r->phase_s[k] += res->phase_s[k];
 			for (int k = 0; k < KS_PART_COUNT; k++)
 				r->part_s[k] += res->part_s[k];
+			r->inputs_cached_bytes += res->inputs_cached_bytes;
 			if (rc) {
 				ks_runner_free(cand);
 				return rc;

@@ -138,6 +138,9 @@ int ks_runner_start(const struct ks_runner_spawn *sp, struct ks_runner **out,
 	const char *reply;
 	if ((rc = ks_runner_cmd(r, 30, &reply, e, "hello")))
 		goto fail_started;
+	/* before the sandbox: its file rules give the runner this directory read-only */
+	if (sp->inputs_dir && (rc = ks_runner_cmd(r, 30, &reply, e, "inputs %s", sp->inputs_dir)))
+		goto fail_started;
 	if (sp->sandbox && (rc = ks_runner_cmd(r, 30, &reply, e, "sandbox %s", r->scratch)))
 		goto fail_started;
 	*out = r;

@@ -17,6 +17,7 @@ struct ks_runner_spawn {
 	struct ks_sandbox_limits limits;
 	const char *const *extra_env;   /* "OMP_NUM_THREADS=2", ... */
 	size_t out_bytes;               /* size of the shared output file */
+	const char *inputs_dir;         /* the input cache, read-only to the runner; NULL: none */
 };
 
 struct ks_runner {

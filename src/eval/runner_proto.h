@@ -8,14 +8,20 @@
  *
  * Commands (replies in brackets; any command may instead get "error <message>"):
  *   hello                                        [ok ksearch-runner <version>]
- *   sandbox <scratch> <threads>                  [ok]  landlock + seccomp from here on
+ *   inputs <dir>                                 [ok]  the input cache (rest of the line),
+ *                                                 before sandbox: read-only there, read by
+ *                                                 fill (src/task/input_cache.h)
+ *   sandbox <scratch>                            [ok]  landlock + seccomp from load on
  *   load <path-to-so>                            [ok]  dlopen, find ks__entry_v1
  *   tensor <i> <dtype> <numel> <is_out> <kind> <a> <b> <key>   [ok]
  *   params <n> <v0> ...                          [ok]
  *   alloc <nsets>                                [ok <bytes>]
- *   fill <set> <seed>                            [ok <gen_ns> <upload_ns> <checksum_ns>]
+ *   fill <set> <seed>                            [ok <gen_ns> <upload_ns> <checksum_ns>
+ *                                                  <cached_bytes>]
  *                                                 inputs regenerated (or copied from a set
- *                                                 of the same seed), made read-only
+ *                                                 of the same seed, or read from the input
+ *                                                 cache: cached_bytes of them), made
+ *                                                 read-only
  *   call <set>                                   [done <ns> <inputs_intact> <poison_ns>
  *                                                  <call_ns> <download_ns> <checksum_ns>]
  *                                                 outputs poisoned before, copied to the

@@ -277,7 +277,7 @@ static int allow_device_nodes(int rs, const char *prefix, __u64 access)
 	return rc;
 }
 
-static int landlock_enter(const char *scratch, const char *kernel_path,
+static int landlock_enter(const char *scratch, const char *kernel_path, const char *read_dir,
 			  const struct ks_sandbox_needs *needs, char *why, size_t n)
 {
 	long abi = ll_abi();
@@ -320,6 +320,10 @@ static int landlock_enter(const char *scratch, const char *kernel_path,
 		rc = ll_allow(rs, *p, handled);
 	if (!rc && kernel_path)
 		rc = ll_allow(rs, kernel_path, read);
+	/* the input cache: read, never written (the evaluator writes it); never the reference
+	 * cache beside it, which holds the expected outputs */
+	if (!rc && read_dir)
+		rc = ll_allow(rs, read_dir, read);
 	/* threads name themselves through /proc/self/task/N/comm, opened with O_TRUNC; the
 	 * CUDA driver fails to initialise (cudaErrorOperatingSystem) when it cannot name its
 	 * threads, so truncation is allowed here (measured on an H200, bench/cuda/sandbox_probe.sh) */
@@ -774,7 +778,7 @@ static int skipped(const char *layer)
 	return v && strstr(v, layer);
 }
 
-int ks_sandbox_enter(const char *scratch, const char *kernel_path,
+int ks_sandbox_enter(const char *scratch, const char *kernel_path, const char *read_dir,
 		     const struct ks_sandbox_needs *needs, char *why, size_t n)
 {
 	static const struct ks_sandbox_needs base_rules = {0};
@@ -799,7 +803,7 @@ int ks_sandbox_enter(const char *scratch, const char *kernel_path,
 		prctl(PR_SET_DUMPABLE, 0);
 	if (!skipped("seccomp") && audit_open(why, n))
 		return -1;
-	if (!skipped("landlock") && landlock_enter(scratch, kernel_path, needs, why, n))
+	if (!skipped("landlock") && landlock_enter(scratch, kernel_path, read_dir, needs, why, n))
 		return -1;
 	return skipped("seccomp") ? 0 : seccomp_enter(needs, why, n);
 }

@@ -35,8 +35,8 @@ char **ks_env_scrubbed(const char *scratch, const char *const *extra);
  * Returns 0 or -errno of the first failure that matters. */
 int ks_sandbox_child_prepare(const struct ks_sandbox_limits *lim);
 
-/* Inside the runner: allow reads of system files, the loaded kernel, /proc/self and
- * scratch, writes only under scratch; allow only the system calls on the seccomp
+/* Inside the runner: allow reads of system files, the loaded kernel, /proc/self, scratch
+ * and read_dir (the input cache; NULL: none), writes only under scratch; allow only the system calls on the seccomp
  * allow-list, and never network, exec, new processes, ptrace, signals to other processes
  * or a few other dangerous calls.  Forbidden syscalls raise SIGSYS, which the runner
  * reports as a violation.  needs (the backend's, as its runner device holds them; NULL:
@@ -44,7 +44,7 @@ int ks_sandbox_child_prepare(const struct ks_sandbox_limits *lim);
  * driver files and system calls say.  With KSEARCH_SECCOMP_AUDIT=FILE in the environment
  * (ks_env_scrubbed passes ksearch's own), calls off the allow-list are appended to FILE
  * and allowed instead.  why gets the reason on failure. */
-int ks_sandbox_enter(const char *scratch, const char *kernel_path,
+int ks_sandbox_enter(const char *scratch, const char *kernel_path, const char *read_dir,
 		     const struct ks_sandbox_needs *needs, char *why, size_t n);
 
 /* The compiler's sandbox, entered by ksearch-cc-jail right before it executes the

@@ -1,5 +1,6 @@
-/* Leftovers of killed evaluations: a runner's scratch folder (scratch/run-PID-XXXXXX) and
- * a compile's temporary library (kernels/xx/HASH/kernel.so.tmp.PID) whose process is gone.
+/* Leftovers of killed evaluations: a runner's scratch folder (scratch/run-PID-XXXXXX), a
+ * compile's temporary library (kernels/xx/HASH/kernel.so.tmp.PID) and a half-written input
+ * cache file (inputs/vN/NAME.bin.tmp.PID) whose process is gone.
  * Removed once per process, before the first evaluation; folders of live processes (other
  * ksearch processes share the cache) are left alone. */
 #include <dirent.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "eval/evaluator.h"
+#include "ksearch/task.h"
 #include "util/fs.h"
 
 /* the pid a leftover's name carries after prefix; 0 when it carries none */
@@ -104,11 +106,32 @@ static int sweep_kernels(void)
 	return removed;
 }
 
+/* the input cache's temporaries: a 256 MiB tensor left by a killed write is worth finding */
+static int sweep_inputs(void)
+{
+	char dir[PATH_MAX], path[PATH_MAX * 2];
+	snprintf(dir, sizeof(dir), "%s/inputs/v%d", ks_cache_root(), KS_INPUTS_VERSION);
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int removed = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		const char *tmp = strstr(de->d_name, ".tmp.");
+		long pid = tmp ? name_pid(tmp, ".tmp.") : 0;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (pid && pid_gone(pid) && unlink(path) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
+}
+
 static int swept;
 
 static void sweep_once(void)
 {
-	swept = sweep_scratch() + sweep_kernels();
+	swept = sweep_scratch() + sweep_kernels() + sweep_inputs();
 }
 
 int ks_eval_sweep(void)

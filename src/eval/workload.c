@@ -160,13 +160,16 @@ const char *ks_eval_part_name(enum ks_eval_part p)
 	return p >= 0 && p < KS_PART_COUNT ? names[p] : "?";
 }
 
-/* a fill reply "ok GEN UP SUM" (ns) into res's parts; the fill's seconds (0 from a runner
- * that does not say) */
+/* a fill reply "ok GEN UP SUM [CACHED]" (ns, bytes) into res's parts; the fill's seconds (0
+ * from a runner that does not say) */
 static double fill_parts(const char *reply, struct ks_wl_result *res)
 {
-	unsigned long long gen = 0, up = 0, sum = 0;
-	if (sscanf(reply, "ok %llu %llu %llu", &gen, &up, &sum) != 3)
+	unsigned long long gen = 0, up = 0, sum = 0, cached = 0;
+	int n = sscanf(reply, "ok %llu %llu %llu %llu", &gen, &up, &sum, &cached);
+	if (n < 3)
 		return 0;
+	if (n == 4)
+		res->inputs_cached_bytes += (double)cached;
 	res->part_s[KS_PART_GENERATE] += gen * 1e-9;
 	res->part_s[KS_PART_UPLOAD] += up * 1e-9;
 	res->part_s[KS_PART_CHECKSUM] += sum * 1e-9;
@@ -398,6 +401,9 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	struct ks_error ke = {0};
 	const char *reply;
 	int rc = 0, timed = !ws->is_check;
+	/* the one place before any fill of this workload (reference, candidate, yardsticks) */
+	ks_eval_inputs_ensure(ev, ws);
+	lap(res, KS_PHASE_INPUTS, &mark);
 	for (int s = 0; s < o->nseeds; s++)
 		if ((rc = ks_eval_reference(ev, ws, s, e)))
 			goto out;

@@ -159,6 +159,8 @@ static void record_times(struct ks_run_state *st, int64_t id, const struct job *
 		json_object_set_new(d, key, json_real(res->part_s[k]));
 		st->part_sum[k] += res->part_s[k];
 	}
+	json_object_set_new(d, "runner_cached_bytes", json_real(res->inputs_cached_bytes));
+	st->cached_sum += res->inputs_cached_bytes;
 	double other = wall_s > phases ? wall_s - phases : 0;
 	json_object_set_new(d, "other_s", json_real(other));
 	json_object_set_new(d, "total_s", json_real(compile_s + wall_s));

@@ -459,7 +459,7 @@ static void policy_progress(void *ctx, const char *what)
 }
 
 /* "per candidate (12 evaluated here): 3.9 s = compile 0.4 s, reference 0.1 s, ..., other
- * 0.1 s; runner: generate 0.3 s, upload 0.1 s, ..." */
+ * 0.1 s; runner: generate 0.3 s, upload 0.1 s, ...; input cache 512 MiB" */
 static void time_summary(const struct ks_run_state *st, char *out, size_t n)
 {
 	out[0] = '\0';
@@ -478,6 +478,10 @@ static void time_summary(const struct ks_run_state *st, char *out, size_t n)
 	for (int p = 0; p < KS_PART_COUNT && len < n; p++)
 		len += (size_t)snprintf(out + len, n - len, "%s%s %.2f s", p ? ", " : "; runner: ",
 					ks_eval_part_name(p), st->part_sum[p] * k);
+	/* inputs the runner read instead of generating (their read time is in generate) */
+	if (len < n)
+		snprintf(out + len, n - len, "; input cache %.0f MiB",
+			 st->cached_sum * k / (1 << 20));
 }
 
 static void policy_usage(struct ks_run_state *st)

@@ -37,6 +37,7 @@ struct ks_run_state {
 	/* where candidates' wall time went (issue 12): sums over the evaluated candidates */
 	double phase_sum[KS_PHASE_COUNT], compile_sum, other_sum, wall_sum;
 	double part_sum[KS_PART_COUNT]; /* the runner's steps inside inputs and check */
+	double cached_sum;              /* input bytes runners read from the input cache */
 	int ntimed;
 	char stopped[256];  /* why the search phase ended: "budget", "interrupted (Ctrl-C)", ... */
 	int64_t *seen;      /* candidates evaluated or replayed by this process */

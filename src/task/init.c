@@ -1,12 +1,13 @@
 /* Input initialisers: parse the small fixed vocabulary of task.yaml and fill tensors from
  * the counter-based RNG.  Linked into the sandboxed runner too: depends only on libc, libm,
- * src/util/{error,buf,rng}.c. */
+ * src/util/{error,buf,rng,chunks}.c. */
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ksearch/task.h"
+#include "util/chunks.h"
 #include "util/rng.h"
 
 struct cursor {
@@ -273,4 +274,29 @@ void ks_init_fill(const struct ks_init *init, enum ks_dtype t, void *dst, size_t
 		  uint64_t key, uint64_t seed)
 {
 	ks_init_fill_range(init, t, dst, 0, n, key, seed);
+}
+
+struct fill_job {
+	const struct ks_init *init;
+	enum ks_dtype t;
+	void *dst;
+	uint64_t key, seed;
+};
+
+static void fill_chunk(void *ctx, size_t c, size_t begin, size_t end)
+{
+	(void)c;
+	const struct fill_job *j = ctx;
+	ks_init_fill_range(j->init, j->t, j->dst, begin, end - begin, j->key, j->seed);
+}
+
+/* elements per chunk: even, so a normal pair never straddles two chunks (it would be
+ * drawn twice, with the same result) */
+#define FILL_CHUNK ((size_t)1 << 18)
+
+void ks_init_fill_parallel(const struct ks_init *init, enum ks_dtype t, void *dst, size_t n,
+			   uint64_t key, uint64_t seed)
+{
+	struct fill_job j = {init, t, dst, key, seed};
+	ks_chunks_run(n, FILL_CHUNK, 0, fill_chunk, &j);
 }

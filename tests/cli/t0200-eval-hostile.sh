@@ -81,6 +81,8 @@ expect rlimit_cpu_raise SANDBOX_VIOLATION
 # candidate stopped while the baseline is timed
 expect rlimit_cpu_unset PASSED
 expect baseline_stopped PASSED
+# issue 12: the input cache is read-only to the kernel, the reference cache unreadable
+expect input_cache_write PASSED
 
 # a runner does not outlive a killed ksearch
 "$KS" eval "$TASK" "$H/infinite_loop.c" --quick --timeout 60 >/dev/null 2>&1 &
@@ -131,15 +133,19 @@ is "$?" 2 "a directory as kernel is refused"
 
 # issue 13: leftovers of killed evaluations are swept at start; a live process's are kept
 dead=$(sh -c 'echo $$')
+IN=$KSEARCH_CACHE/inputs/v2
 mkdir -p "$KSEARCH_CACHE/scratch/run-$dead-stale1/sub" "$KSEARCH_CACHE/scratch/run-$$-live01" \
-	"$KSEARCH_CACHE/kernels/zz/zz0123"
+	"$KSEARCH_CACHE/kernels/zz/zz0123" "$IN"
 touch "$KSEARCH_CACHE/scratch/run-$dead-stale1/sub/f" "$KSEARCH_CACHE/kernels/zz/zz0123/kernel.so.tmp.$dead" \
-	"$KSEARCH_CACHE/kernels/zz/zz0123/kernel.so.tmp.$$"
+	"$KSEARCH_CACHE/kernels/zz/zz0123/kernel.so.tmp.$$" "$IN/0123.bin.tmp.$dead" "$IN/0123.bin.tmp.$$"
 expect plain PASSED
-[ ! -e "$KSEARCH_CACHE/scratch/run-$dead-stale1" ] && [ ! -e "$KSEARCH_CACHE/kernels/zz/zz0123/kernel.so.tmp.$dead" ]
-ok $? "a dead process's scratch folder and temporary library are removed"
-[ -d "$KSEARCH_CACHE/scratch/run-$$-live01" ] && [ -e "$KSEARCH_CACHE/kernels/zz/zz0123/kernel.so.tmp.$$" ]
+[ ! -e "$KSEARCH_CACHE/scratch/run-$dead-stale1" ] && [ ! -e "$KSEARCH_CACHE/kernels/zz/zz0123/kernel.so.tmp.$dead" ] &&
+	[ ! -e "$IN/0123.bin.tmp.$dead" ]
+ok $? "a dead process's scratch folder, temporary library and input cache file are removed"
+[ -d "$KSEARCH_CACHE/scratch/run-$$-live01" ] && [ -e "$KSEARCH_CACHE/kernels/zz/zz0123/kernel.so.tmp.$$" ] &&
+	[ -e "$IN/0123.bin.tmp.$$" ]
 ok $? "a live process's are kept"
+rm -f "$IN/0123.bin.tmp.$$"
 
 # thread placement is dropped from the runner's environment (the filter cannot tell a
 # thread id of the runner from another process's pid)
@@ -149,6 +155,7 @@ OMP_PROC_BIND=true OMP_PLACES=cores expect openmp PASSED
 # sandbox the raw /proc read does leak
 OMP_KSEARCH_PROBE_LEAK=1 expect env_secret INCORRECT_NUMERICAL
 expect proc_environ_raw INCORRECT_NUMERICAL --no-sandbox
+expect input_cache_write INCORRECT_NUMERICAL --no-sandbox
 
 for f in exec write raw; do
 	[ ! -e /tmp/ksearch-pwned-$f ]

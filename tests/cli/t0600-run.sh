@@ -42,9 +42,11 @@ for (data,) in db.execute("select data from events where kind='eval_times'"):
     runner = [d["runner_" + k + "_s"] for k in ("generate", "upload", "call", "download", "checksum")]
     assert d["runner_generate_s"] > 0 and d["runner_call_s"] > 0, d
     assert sum(runner) <= d["inputs_s"] + d["check_s"] + 1e-3, d
+    # the workload's 4 MiB input comes from the input cache (issue 12)
+    assert d["runner_cached_bytes"] >= 4 << 20, d
 PY
 ok $? "... its phases are measured and add up to the candidate's wall time"
-json_get "$TMP/a.json" 'd["time_per_candidate"]' | grep -q "per candidate (5 evaluated here): .* s = compile .* compare .* timing .* other .*; runner: generate .* checksum"
+json_get "$TMP/a.json" 'd["time_per_candidate"]' | grep -q "per candidate (5 evaluated here): .* s = compile .* compare .* timing .* other .*; runner: generate .* checksum .*; input cache [0-9]* MiB"
 ok $? "--json gives the mean breakdown per candidate"
 grep -q "## Where the time went" "$TMP/a/report.md" && grep -q "| timing |" "$TMP/a/report.md"
 ok $? "the report shows where the time went"
