@@ -14,8 +14,6 @@ extern const struct ks_exporter_i ks_exporter_flashinfer;
 void ks_py_add_str(struct ks_buf *out, const char *s);
 /* ksearch expression -> Python (`/` is `//`, ceil_div, floor, ...); ?: is KS_EINVAL */
 int ks_py_add_expr(struct ks_buf *out, const char *x, const char *what, struct ks_error *e);
-/* "x f32 [rows, cols] -> y f32 [rows, cols]": the task's tensors for a docstring */
-void ks_py_add_tensors_doc(struct ks_buf *out, const struct ks_task *t);
 /* "x.shape[1]" when an input's shape names param p alone; 0 when none does */
 int ks_py_param_source(const struct ks_task *t, const char *p, char *out, size_t n);
 
@@ -31,5 +29,8 @@ void ks_export_kernel_name(const struct ks_export_item *it, int v, char *out, si
 int ks_export_kernel_source(const struct ks_export_item *it, int v, struct ks_buf *out);
 /* the file extension of the item's kernels ("c", "cu") */
 const char *ks_export_ext(const struct ks_export_item *it);
+/* "x f32 [rows, cols] -> y f32 [rows, cols]": the task's tensors, for a header comment or a
+ * docstring */
+void ks_export_tensors_doc(struct ks_buf *out, const struct ks_task *t);
 
 #endif

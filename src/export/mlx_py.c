@@ -67,7 +67,7 @@ static int write_function(const struct ks_export_item *it, struct ks_buf *out, s
 		if (!ks_py_param_source(t, t->params[i].name, src, sizeof(src)))
 			ks_buf_addf(out, "%s%s", kw++ ? ", " : ", *, ", t->params[i].name);
 	ks_buf_addf(out, "):\n    \"\"\"%s\n\n    ", t->summary ? t->summary : t->name);
-	ks_py_add_tensors_doc(out, t);
+	ks_export_tensors_doc(out, t);
 	ks_buf_addf(out, ".\n    Found by ksearch (%s); needs MLX's %s backend.\n    \"\"\"\n",
 		    it->origin, k.flavour == KS_MLX_CUDA ? "CUDA" : "Metal");
 	ks_buf_addf(out, "    _need_gpu(\"%s\", \"%s\")\n", fl, t->name);

@@ -81,14 +81,3 @@ int ks_py_param_source(const struct ks_task *t, const char *p, char *out, size_t
 	return 0;
 }
 
-void ks_py_add_tensors_doc(struct ks_buf *out, const struct ks_task *t)
-{
-	for (int i = 0; i < t->ntensors; i++) {
-		const struct ks_tensor_decl *d = &t->tensors[i];
-		ks_buf_addf(out, "%s%s %s [", i == t->ninputs ? " -> " : i ? ", " : "", d->name,
-			    ks_dtype_name(d->dtype));
-		for (int j = 0; j < d->ndim; j++)
-			ks_buf_addf(out, "%s%s", j ? ", " : "", d->shape[j]);
-		ks_buf_adds(out, "]");
-	}
-}

@@ -132,7 +132,7 @@ static int write_op(const struct ks_export_item *it, const char *kernel_file, co
 	int nout = t->ntensors - t->ninputs;
 	ks_buf_addf(out, ") -> %s:\n    \"\"\"%s\n\n    ", nout == 1 ? "torch.Tensor" : "typing.List[torch.Tensor]",
 		    t->summary ? t->summary : name);
-	ks_py_add_tensors_doc(out, t);
+	ks_export_tensors_doc(out, t);
 	ks_buf_addf(out, ".\n    Found by ksearch (%s); takes %s tensors.\n    \"\"\"\n", it->origin,
 		    is_cuda(it) ? "CUDA" : "CPU");
 	for (int i = 0; i < t->ninputs; i++)

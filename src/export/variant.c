@@ -1,6 +1,7 @@
 /* Kernel files of an export item, shared by the exporters that ship sources (c, torch,
  * flashinfer): their names and, when several candidates won different shapes, each
- * variant's entry point renamed so one library holds them all. */
+ * variant's entry point renamed so one library holds them all; the task's tensor list for
+ * their header comments and docstrings. */
 #include <stdio.h>
 #include <string.h>
 
@@ -28,4 +29,16 @@ int ks_export_kernel_source(const struct ks_export_item *it, int v, struct ks_bu
 	if (it->nvariants > 1)
 		ks_buf_addf(out, "#define %s %s__v%d\n", it->task->name, it->task->name, v);
 	return ks_buf_addf(out, "%s", it->variants[v].source);
+}
+
+void ks_export_tensors_doc(struct ks_buf *out, const struct ks_task *t)
+{
+	for (int i = 0; i < t->ntensors; i++) {
+		const struct ks_tensor_decl *d = &t->tensors[i];
+		ks_buf_addf(out, "%s%s %s [", i == t->ninputs ? " -> " : i ? ", " : "", d->name,
+			    ks_dtype_name(d->dtype));
+		for (int j = 0; j < d->ndim; j++)
+			ks_buf_addf(out, "%s%s", j ? ", " : "", d->shape[j]);
+		ks_buf_adds(out, "]");
+	}
 }

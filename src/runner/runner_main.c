@@ -128,33 +128,6 @@ static uint64_t checksum(const void *p, size_t bytes)
 	return h;
 }
 
-static void poison(struct tensor *t, void *p)
-{
-	switch (t->dtype) {
-	case KS_DT_F32: {
-		uint32_t *w = p, nan = 0x7fc00001u;
-		for (size_t i = 0; i < t->numel; i++)
-			w[i] = nan;
-		break;
-	}
-	case KS_DT_F64: {
-		uint64_t *w = p, nan = 0x7ff8000000000001ull;
-		for (size_t i = 0; i < t->numel; i++)
-			w[i] = nan;
-		break;
-	}
-	case KS_DT_F16:
-	case KS_DT_BF16: {
-		uint16_t *w = p, nan = t->dtype == KS_DT_F16 ? 0x7e01 : 0x7fc1;
-		for (size_t i = 0; i < t->numel; i++)
-			w[i] = nan;
-		break;
-	}
-	default:
-		memset(p, 0xa5, t->bytes); /* integers: an unlikely pattern */
-	}
-}
-
 /* the poison of t as a repeated element of *elem bytes (1, 2 or 4) for a device memset; 0
  * when it is not one (f64: an 8-byte pattern) */
 static int poison_pattern(const struct tensor *t, unsigned *elem, uint32_t *pattern)
@@ -174,6 +147,28 @@ static int poison_pattern(const struct tensor *t, unsigned *elem, uint32_t *patt
 	default:
 		*elem = 1, *pattern = 0xa5;
 		return 1;
+	}
+}
+
+/* NaN outputs (an unlikely pattern for integers): a kernel that skips an element fails */
+static void poison(struct tensor *t, void *p)
+{
+	unsigned elem;
+	uint32_t pattern;
+	if (!poison_pattern(t, &elem, &pattern)) { /* f64 */
+		uint64_t *w = p, nan = 0x7ff8000000000001ull;
+		for (size_t i = 0; i < t->numel; i++)
+			w[i] = nan;
+	} else if (elem == 4) {
+		uint32_t *w = p;
+		for (size_t i = 0; i < t->numel; i++)
+			w[i] = pattern;
+	} else if (elem == 2) {
+		uint16_t *w = p;
+		for (size_t i = 0; i < t->numel; i++)
+			w[i] = (uint16_t)pattern;
+	} else {
+		memset(p, (int)pattern, t->bytes);
 	}
 }
 
