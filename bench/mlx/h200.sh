@@ -144,16 +144,16 @@ if [ "$st" != PASSED ]; then
 fi
 }
 
-phase_b() {
-# ---- b. shipped templates and native baselines ------------------------------------------
-say "b. shipped MLX templates (cuda flavour) and baseline.mlx of every task"
+b_table() { # the table phases b and f append to, headed once
 tb=$OUT/table-b.md
+[ -f "$tb" ] && return 0
 {
 	echo "## Shipped MLX kernels (\`ksearch eval TASK FILE --backend mlx --quick\`)"
 	echo
 	echo "| task | kernel | status | workload | median us | MLX native us | vs MLX native |"
 	echo "|---|---|---|---|---|---|---|"
 } >"$tb"
+}
 b_eval() { # b_eval TASK FILE WORKLOADS
 	local task=$1 f=$2 wl=$3 name
 	# KS_B_ONLY=REGEX: only the evals whose "TASK FILE" matches
@@ -176,6 +176,11 @@ for w in d["workloads"]:
           f"| {sys.argv[2]} | {sys.argv[3]} | {w['status']} | {p} | - | - | - |")
 PY
 }
+
+phase_b() {
+# ---- b. shipped templates and native baselines ------------------------------------------
+say "b. shipped MLX templates (cuda flavour) and baseline.mlx of every task"
+b_table
 {
 	for f in "$ROOT"/tasks/softmax/templates/mlx/*.cuda.mlx; do b_eval softmax "$f" 0,1; done
 	for f in "$ROOT"/tasks/matmul/templates/mlx/*.cuda.mlx; do b_eval matmul "$f" 0; done
@@ -240,8 +245,8 @@ for f in "$H"/*.mlx; do
 	  cat "$f"; } >"$HT/templates/mlx/$k.mlx"
 done
 nk=$(ls "$H"/*.mlx | wc -l)
-timeout $(tmo 120) "$KS" run "$HT" --backend mlx --budget "$nk" --jobs 1 --top 1 --timeout 10 \
-	--min-time 0.05 --out "$W/c-run" >"$W/c-run.out" 2>&1
+timeout $(tmo "${KS_CRUN_S:-300}") "$KS" run "$HT" --backend mlx --budget "$nk" --jobs 1 --top 1 --timeout 10 \
+	--workloads 0 --min-time 0.05 --out "$W/c-run" >"$W/c-run.out" 2>&1
 row c "ksearch run over the $nk kernels exits" 0 "$?"
 python3 - "$W/c-run/run.db" >"$W/c-run.tsv" <<'PY' 2>&1
 import sqlite3, sys
@@ -367,6 +372,7 @@ phase_f() {
 # ---- f. last, with what time is left: the selective-scan baseline (mlx-lm's recurrence, one
 # token at a time: thousands of small ops per call, the slowest eval here)
 say "f. selective_scan baseline.mlx"
+b_table
 b_eval selective_scan "$ROOT/tasks/selective_scan/baseline.mlx" 0
 }
 

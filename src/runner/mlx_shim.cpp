@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -67,12 +68,27 @@ int classify(const std::exception &ex)
 	return KS_MLX_ERUNTIME;
 }
 
-template <class F> int guard(F &&f, char *err, size_t n)
+// KSEARCH_MLX_TRACE=1: every shim call and exception on stderr (the runner's log), and MLX
+// prints each custom kernel's generated source: for finding out what MLX did with a kernel
+bool tracing()
+{
+	static const bool on = [] {
+		const char *v = getenv("KSEARCH_MLX_TRACE");
+		return v && *v && strcmp(v, "0") != 0;
+	}();
+	return on;
+}
+
+template <class F> int guard(const char *what, F &&f, char *err, size_t n)
 {
 	try {
 		f();
+		if (tracing())
+			fprintf(stderr, "ksearch-runner-mlx: trace: %s ok\n", what);
 		return KS_MLX_OK;
 	} catch (const std::exception &ex) {
+		if (tracing())
+			fprintf(stderr, "ksearch-runner-mlx: trace: %s threw: %.2000s\n", what, ex.what());
 		return fail(classify(ex), ex.what(), err, n);
 	} catch (...) {
 		return fail(KS_MLX_ERUNTIME, "unknown C++ exception", err, n);
@@ -169,7 +185,7 @@ extern "C" {
 int ks_mlx_shim_info(struct ks_mlx_info *out, char *err, size_t n)
 {
 	memset(out, 0, sizeof(*out));
-	return guard(
+	return guard("shim_info",
 		[&] {
 			snprintf(out->version, sizeof(out->version), "%s", mx::version());
 			out->metal = mx::metal::is_available();
@@ -202,7 +218,7 @@ void ks_mlx_shim_lib_dir(char *out, size_t n)
 
 int ks_mlx_shim_init(int use_gpu, char *err, size_t n)
 {
-	return guard(
+	return guard("shim_init",
 		[&] {
 			mx::set_default_device(mx::Device(use_gpu ? mx::Device::gpu : mx::Device::cpu));
 		},
@@ -213,7 +229,7 @@ int ks_mlx_arr_from_host(const void *data, int dtype, const int *shape, int ndim
 			 struct ks_mlx_arr **out, char *err, size_t n)
 {
 	*out = nullptr;
-	return guard(
+	return guard("arr_from_host",
 		[&] {
 			auto dt = to_mx(dtype);
 			auto s = shape_of(shape, ndim);
@@ -235,7 +251,7 @@ int ks_mlx_arr_from_host(const void *data, int dtype, const int *shape, int ndim
 
 int ks_mlx_arr_to_host(struct ks_mlx_arr *a, void *dst, size_t bytes, char *err, size_t n)
 {
-	return guard(
+	return guard("arr_to_host",
 		[&] {
 			auto c = a->a.flags().row_contiguous ? a->a : mx::contiguous(a->a);
 			mx::eval(c);
@@ -256,7 +272,7 @@ int ks_mlx_prog_new(const struct ks_mlx_prog_desc *d, struct ks_mlx_prog **out, 
 		    size_t n)
 {
 	*out = nullptr;
-	return guard(
+	return guard("prog_new",
 		[&] {
 			auto p = std::make_unique<ks_mlx_prog>();
 			p->flavour = d->flavour;
@@ -281,7 +297,7 @@ void ks_mlx_prog_free(struct ks_mlx_prog *p)
 int ks_mlx_prog_call(struct ks_mlx_prog *p, struct ks_mlx_arr *const *in,
 		     const struct ks_mlx_call *c, struct ks_mlx_arr **out, char *err, size_t n)
 {
-	return guard(
+	return guard("prog_call",
 		[&] {
 			std::vector<mx::array> inputs;
 			for (size_t i = 0; i < p->inputs.size(); i++)
@@ -327,7 +343,7 @@ int ks_mlx_prog_call(struct ks_mlx_prog *p, struct ks_mlx_arr *const *in,
 				outs = (*p->fn)(inputs, shapes, dtypes,
 						{c->grid[0], c->grid[1], c->grid[2]},
 						{c->threadgroup[0], c->threadgroup[1], c->threadgroup[2]},
-						targs, init, false, {});
+						targs, init, tracing(), {});
 			}
 			for (size_t i = 0; i < outs.size(); i++)
 				out[i] = new ks_mlx_arr{outs[i]};
@@ -339,7 +355,7 @@ int ks_mlx_eval(struct ks_mlx_arr *const *arrs, int count, uint64_t *gpu_ns, cha
 		size_t n)
 {
 	*gpu_ns = 0;
-	return guard(
+	return guard("eval",
 		[&] {
 			std::vector<mx::array> v;
 			for (int i = 0; i < count; i++)
