@@ -19,10 +19,11 @@ static const char *const mlx_rw[] = {"/dev/shm", NULL};
 
 /* where the runner finds libmlx.so when MLX is not installed where it was built
  * (LD_LIBRARY_PATH); whether MLX batches kernels into CUDA graphs and how many; TF32 for
- * float32 matmuls (the runner turns it off unless set: device_mlx.c) */
+ * float32 matmuls (the runner turns it off unless set: device_mlx.c); the shim's trace
+ * (mlx_shim.cpp) */
 static const char *const mlx_env[] = {"LD_LIBRARY_PATH", "MLX_USE_CUDA_GRAPHS",
 				      "MLX_MAX_OPS_PER_BUFFER", "MLX_MAX_MB_PER_BUFFER",
-				      "MLX_ENABLE_TF32", NULL};
+				      "MLX_ENABLE_TF32", "KSEARCH_MLX_TRACE", NULL};
 
 const struct ks_sandbox_needs ks_sandbox_mlx = {
 	.unlimited_address_space = 1,

@@ -68,27 +68,33 @@ int classify(const std::exception &ex)
 	return KS_MLX_ERUNTIME;
 }
 
-// KSEARCH_MLX_TRACE=1: every shim call and exception on stderr (the runner's log), and MLX
-// prints each custom kernel's generated source: for finding out what MLX did with a kernel
-bool tracing()
+// KSEARCH_MLX_TRACE=1: every shim call and exception on stderr (the runner's log, shown
+// when a runner fails); KSEARCH_MLX_TRACE=/abs/path: appended to that file (for a verdict that
+// is no failure of the runner; with --no-sandbox, or a path the sandbox lets it write).  MLX
+// also prints each custom kernel's generated source then.  For finding out what MLX did.
+FILE *trace()
 {
-	static const bool on = [] {
+	static FILE *const out = []() -> FILE * {
 		const char *v = getenv("KSEARCH_MLX_TRACE");
-		return v && *v && strcmp(v, "0") != 0;
+		if (!v || !*v || !strcmp(v, "0"))
+			return nullptr;
+		FILE *f = v[0] == '/' ? fopen(v, "a") : nullptr;
+		return f ? f : stderr;
 	}();
-	return on;
+	return out;
 }
 
 template <class F> int guard(const char *what, F &&f, char *err, size_t n)
 {
 	try {
 		f();
-		if (tracing())
-			fprintf(stderr, "ksearch-runner-mlx: trace: %s ok\n", what);
+		if (trace())
+			fprintf(trace(), "ksearch-runner-mlx: trace: %s ok\n", what), fflush(trace());
 		return KS_MLX_OK;
 	} catch (const std::exception &ex) {
-		if (tracing())
-			fprintf(stderr, "ksearch-runner-mlx: trace: %s threw: %.2000s\n", what, ex.what());
+		if (trace())
+			fprintf(trace(), "ksearch-runner-mlx: trace: %s threw: %.2000s\n", what, ex.what()),
+				fflush(trace());
 		return fail(classify(ex), ex.what(), err, n);
 	} catch (...) {
 		return fail(KS_MLX_ERUNTIME, "unknown C++ exception", err, n);
@@ -343,7 +349,7 @@ int ks_mlx_prog_call(struct ks_mlx_prog *p, struct ks_mlx_arr *const *in,
 				outs = (*p->fn)(inputs, shapes, dtypes,
 						{c->grid[0], c->grid[1], c->grid[2]},
 						{c->threadgroup[0], c->threadgroup[1], c->threadgroup[2]},
-						targs, init, tracing(), {});
+						targs, init, trace() != nullptr, {});
 			}
 			for (size_t i = 0; i < outs.size(); i++)
 				out[i] = new ks_mlx_arr{outs[i]};
