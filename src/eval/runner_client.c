@@ -239,6 +239,22 @@ int ks_runner_cmd(struct ks_runner *r, double timeout_s, const char **reply, str
 	return rc ? rc : ks_runner_wait(r, timeout_s, reply, e);
 }
 
+/* the text of a runner's line: its "\\n" and "\\\\" back to a newline and a backslash
+ * (ks_runner_line in src/runner/interpose.c) */
+static void unescape(char *dst, size_t cap, const char *src)
+{
+	size_t n = 0;
+	for (; *src && n + 1 < cap; src++) {
+		if (src[0] == '\\' && (src[1] == 'n' || src[1] == '\\')) {
+			dst[n++] = src[1] == 'n' ? '\n' : '\\';
+			src++;
+		} else {
+			dst[n++] = *src;
+		}
+	}
+	dst[n] = '\0';
+}
+
 int ks_runner_wait(struct ks_runner *r, double timeout_s, const char **reply, struct ks_error *e)
 {
 	static __thread struct ks_buf line = {.cap = REPLY_CAP};
@@ -247,7 +263,7 @@ int ks_runner_wait(struct ks_runner *r, double timeout_s, const char **reply, st
 		while (next_line(r, &line)) {
 			const char *l = ks_buf_str(&line);
 			if (!strncmp(l, "violation ", 10)) {
-				snprintf(r->violation, sizeof(r->violation), "%s", l + 10);
+				unescape(r->violation, sizeof(r->violation), l + 10);
 				continue;
 			}
 			if (!strncmp(l, "alloc_failed ", 13)) {
@@ -255,7 +271,7 @@ int ks_runner_wait(struct ks_runner *r, double timeout_s, const char **reply, st
 				continue;
 			}
 			if (!strncmp(l, "launch_failed ", 14)) {
-				snprintf(r->launch_error, sizeof(r->launch_error), "%s", l + 14);
+				unescape(r->launch_error, sizeof(r->launch_error), l + 14);
 				continue;
 			}
 			if (!strncmp(l, "error ", 6))
@@ -295,11 +311,11 @@ dead:
 	while (next_line(r, &line)) {
 		const char *l = ks_buf_str(&line);
 		if (!strncmp(l, "violation ", 10))
-			snprintf(r->violation, sizeof(r->violation), "%s", l + 10);
+			unescape(r->violation, sizeof(r->violation), l + 10);
 		else if (!strncmp(l, "alloc_failed ", 13))
 			r->alloc_failed = strtoull(l + 13, NULL, 10);
 		else if (!strncmp(l, "launch_failed ", 14))
-			snprintf(r->launch_error, sizeof(r->launch_error), "%s", l + 14);
+			unescape(r->launch_error, sizeof(r->launch_error), l + 14);
 	}
 	drain_log(r);
 	if (!r->reaped && waitpid(r->pid, &r->wstatus, 0) == r->pid)

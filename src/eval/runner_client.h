@@ -30,7 +30,7 @@ struct ks_runner {
 	char scratch[4096];
 	char violation[512];   /* last "violation" line */
 	size_t alloc_failed;   /* bytes of a failed allocation, 0 if none */
-	char launch_error[512]; /* last "launch_failed" line (device errors) */
+	char launch_error[3072]; /* last "launch_failed" line (device errors), unescaped */
 	int timed_out;
 	int killed;            /* we killed it (after an error reply or a timeout) */
 	int paused;            /* stopped by ks_runner_pause */

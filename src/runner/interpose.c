@@ -31,18 +31,37 @@ extern void __libc_free(void *);
 char ks_runner_scratch[4096];
 int ks_runner_watch;
 
+/* One protocol line from free text: a newline inside a message (an NVRTC log, a path a
+ * kernel chose) would otherwise start a line the evaluator reads as the next reply.  '\n'
+ * becomes "\n", '\\' "\\", any other control character '?'; the evaluator undoes the
+ * first two (runner_client.c).  dst gets at most cap - 2 bytes and a '\n'; returns the
+ * length with it. */
+size_t ks_runner_line(char *dst, size_t cap, const char *src)
+{
+	size_t n = 0;
+	for (; *src && n + 4 < cap; src++) {
+		unsigned char c = (unsigned char)*src;
+		if (c == '\n' || c == '\\') {
+			dst[n++] = '\\';
+			dst[n++] = c == '\n' ? 'n' : '\\';
+		} else {
+			dst[n++] = (c < 0x20 && c != '\t') || c == 0x7f ? '?' : (char)c;
+		}
+	}
+	dst[n++] = '\n';
+	return n;
+}
+
 void ks_runner_report(const char *kind, const char *fmt, ...)
 {
-	char line[600];
-	int n = snprintf(line, sizeof(line), "%s ", kind);
+	char text[3072], line[6144]; /* a few KB of stack: the SIGSYS handler calls this too */
+	int n = snprintf(text, sizeof(text), "%s ", kind);
 	va_list ap;
 	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 2, fmt, ap);
+	if (n > 0 && n < (int)sizeof(text))
+		vsnprintf(text + n, sizeof(text) - (size_t)n, fmt, ap);
 	va_end(ap);
-	if (n > (int)sizeof(line) - 2)
-		n = (int)sizeof(line) - 2;
-	line[n++] = '\n';
-	ssize_t w = write(KS_RUNNER_FD_REPLY, line, (size_t)n);
+	ssize_t w = write(KS_RUNNER_FD_REPLY, line, ks_runner_line(line, sizeof(line), text));
 	(void)w;
 }
 

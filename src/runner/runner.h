@@ -2,15 +2,20 @@
 #ifndef KS_RUNNER_RUNNER_H
 #define KS_RUNNER_RUNNER_H
 
+#include <stddef.h>
+
 /* scratch directory (writes allowed below it) and whether the kernel is running under
  * watch (set once the sandbox is entered) */
 extern char ks_runner_scratch[4096];
 extern int ks_runner_watch;
 
-/* write one unsolicited line ("violation ...", "alloc_failed ...") to the reply pipe;
- * async-signal-safe enough for the SIGSYS handler (no allocation) */
+/* write one unsolicited line ("violation ...", "alloc_failed ...") to the reply pipe, its
+ * text escaped by ks_runner_line; async-signal-safe enough for the SIGSYS handler (no
+ * allocation) */
 void ks_runner_report(const char *kind, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* src as one protocol line in dst (newlines and backslashes escaped, '\n' at the end) */
+size_t ks_runner_line(char *dst, size_t cap, const char *src);
 
 /* ---- devices ----------------------------------------------------------------------
  * The protocol loop (runner_main.c) is the same for every backend; what differs is where

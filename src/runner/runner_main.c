@@ -47,7 +47,7 @@ static unsigned char *outmap;
 static size_t outmap_bytes;
 static FILE *cmd_in;
 static const struct ks_runner_device *dev;
-static char call_err[512];
+static char call_err[3072];
 static char inputs_dir[4096]; /* the input cache, read-only; "" when none */
 
 #define now_ns ks_clock_ns
@@ -55,19 +55,17 @@ static char inputs_dir[4096]; /* the input cache, read-only; "" when none */
 static void reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void reply(const char *fmt, ...)
 {
-	char line[1024];
+	char text[1024], line[2048];
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	if (n > (int)sizeof(line) - 2)
-		n = (int)sizeof(line) - 2;
-	line[n++] = '\n';
-	for (int off = 0; off < n;) {
-		ssize_t w = write(KS_RUNNER_FD_REPLY, line + off, (size_t)(n - off));
+	size_t n = ks_runner_line(line, sizeof(line), text);
+	for (size_t off = 0; off < n;) {
+		ssize_t w = write(KS_RUNNER_FD_REPLY, line + off, n - off);
 		if (w <= 0)
 			_exit(KS_RUNNER_EXIT_PROTO);
-		off += (int)w;
+		off += (size_t)w;
 	}
 }
 

@@ -45,6 +45,7 @@ expect exec SANDBOX_VIOLATION
 expect socket_connect SANDBOX_VIOLATION
 expect file_write SANDBOX_VIOLATION
 expect file_write_raw PASSED
+expect newline_report SANDBOX_VIOLATION
 expect scratch_write PASSED
 expect thread_name PASSED
 expect env_secret PASSED
