@@ -25,7 +25,9 @@ int ks_compile_cache_dir(const char *hash, char *out, size_t n, struct ks_error 
 /* split flags on spaces into argv (no shell quoting: flags are simple words) */
 static int push_words(char **argv, int argc, int max, char *flags)
 {
-	for (char *tok = strtok(flags, " \t"); tok && argc < max; tok = strtok(NULL, " \t"))
+	char *save = NULL; /* strtok_r: rounds compile in parallel threads */
+	for (char *tok = strtok_r(flags, " \t", &save); tok && argc < max;
+	     tok = strtok_r(NULL, " \t", &save))
 		argv[argc++] = tok;
 	return argc;
 }

@@ -25,7 +25,9 @@ static const char about[] =
 static int split_defines(char *s, const char **out, int max)
 {
 	int n = 0;
-	for (char *tok = strtok(s, ", "); tok && n < max - 1; tok = strtok(NULL, ", "))
+	char *save = NULL;
+	for (char *tok = strtok_r(s, ", ", &save); tok && n < max - 1;
+	     tok = strtok_r(NULL, ", ", &save))
 		out[n++] = tok;
 	out[n] = NULL;
 	return n;

@@ -22,7 +22,9 @@ static int section_applies(const char *b, const char *e, const char *const *conc
 				n = sizeof(list) - 1;
 			memcpy(list, p + strlen(key), n);
 			list[n] = 0;
-			for (char *tok = strtok(list, ", \t"); tok; tok = strtok(NULL, ", \t")) {
+			char *save = NULL;
+			for (char *tok = strtok_r(list, ", \t", &save); tok;
+			     tok = strtok_r(NULL, ", \t", &save)) {
 				if (!strcmp(tok, "always"))
 					return 1;
 				for (const char *const *c = concepts; *c; c++)

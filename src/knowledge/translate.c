@@ -705,7 +705,8 @@ static int eval_block(struct src *s, const char *ex, double *out)
 		char *c = strrchr(buf, ')');
 		if (c)
 			*c = 0;
-		for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+		char *save = NULL;
+		for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 			double v;
 			if (const_eval(s, tok, &v))
 				return -1;

@@ -82,8 +82,9 @@ static void parse_defines(const char *defines, struct pending *p)
 	char copy[4096];
 	int nd = 0;
 	snprintf(copy, sizeof(copy), "%s", defines ? defines : "");
-	for (char *tok = strtok(copy, " "); tok && nd < KS_TEMPLATE_MAX_KNOBS;
-	     tok = strtok(NULL, " "))
+	char *save = NULL;
+	for (char *tok = strtok_r(copy, " ", &save); tok && nd < KS_TEMPLATE_MAX_KNOBS;
+	     tok = strtok_r(NULL, " ", &save))
 		if (!strncmp(tok, "-D", 2)) {
 			snprintf(p->defs[nd], sizeof(p->defs[nd]), "%s", tok + 2);
 			p->list[nd] = p->defs[nd];
