@@ -2,14 +2,16 @@
 # The shipped selective_scan CUDA templates side by side with mamba_ssm's fused
 # selective_scan_fwd in one process, on every cuda workload of the task
 # (bench/cuda/selective_scan.py), in about 4 minutes with the mamba_ssm build:
-# chunk_carry.cu (parallel over the sequence) at its defaults and at each setting of
-# SETTINGS, and state_scan.cu (one channel per warp, sequential) at its defaults.  From the
+# TEMPLATE (chunk_carry.cu, parallel over the sequence, by default) at its defaults and at
+# each setting of SETTINGS, and the other of chunk_carry.cu and state_scan.cu (one channel
+# per warp, or SPLIT warps, sequential) at its defaults.  From the
 # repository root on a GPU machine with torch and nvcc:
 #
 #   MAMBA_SRC=.mamba-src OUT=DIR bash bench/cuda/scan_side_by_side.sh
 #
 # MAMBA_SRC: csrc/selective_scan of github.com/state-spaces/mamba (scripts/mamba_src.sh makes
-# it).  SETTINGS="WPC=4,CPB=2 ..." more chunk_carry settings (default: none), each a row.
+# it).  SETTINGS="WPC=4,CPB=2 ..." more settings of TEMPLATE (default chunk_carry.cu; none by
+# default), each a row.
 # Writes OUT/cuda-selective_scan-side-by-side.md (default OUT: /tmp/ks-scan-side).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,16 +24,19 @@ mkdir -p "$OUT"
 	exit 2
 }
 T=tasks/selective_scan/templates/cuda
-K=$T/chunk_carry.cu
-extras=(--extra "state_scan.cu defaults=$T/state_scan.cu")
+TEMPLATE=${TEMPLATE:-chunk_carry.cu}
+K=$T/$TEMPLATE
+other=state_scan.cu # the other shipped template at its defaults, a row too
+[ "$TEMPLATE" = state_scan.cu ] && other=chunk_carry.cu
+extras=(--extra "$other defaults=$T/$other")
 for c in ${SETTINGS:-}; do # "A=1,B=2": the same template with those knob values
-	f=$OUT/chunk_carry_${c//[,=]/_}.cu
+	f=$OUT/${TEMPLATE%.cu}_${c//[,=]/_}.cu
 	echo "$c" | tr ',' '\n' | sed 's/^\([A-Z_0-9]*\)=\(.*\)$/#define \1 \2/' >"$f"
 	cat "$K" >>"$f"
-	extras+=(--extra "chunk_carry.cu ${c//,/ }=$f") # label=file, split at the last "="
+	extras+=(--extra "$TEMPLATE ${c//,/ }=$f") # label=file, split at the last "="
 done
-cmd="MAMBA_SRC=DIR${SETTINGS:+ SETTINGS=\"$SETTINGS\"} bash bench/cuda/scan_side_by_side.sh"
+cmd="MAMBA_SRC=DIR${SETTINGS:+ TEMPLATE=$TEMPLATE SETTINGS=\"$SETTINGS\"} bash bench/cuda/scan_side_by_side.sh"
 python3 bench/cuda/selective_scan.py --kernel "$K" \
-	--kernel-label "chunk_carry.cu defaults" "${extras[@]}" \
+	--kernel-label "$TEMPLATE defaults" "${extras[@]}" \
 	--mamba-src "$MAMBA_SRC" --mamba-build-dir "$OUT/mamba-build" --reps "${REPS:-50}" \
 	--out "$OUT/cuda-selective_scan-side-by-side.md" --command "$cmd" 2>&1 | tee "$OUT/side.log"

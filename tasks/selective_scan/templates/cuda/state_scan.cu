@@ -9,10 +9,14 @@ knobs:
   UNR: {values: [1, 2, 4], default: 2, summary: "states interleaved in one pass over the items: independent chains for the scheduler, more registers", impacts: {register_pressure: 7, compute_hw_fit: 6}}
   VEC: {values: [2, 4, 8], default: 8, summary: "f16 values per vector load and store (8 = 16 bytes); rows whose length is no multiple fall back to scalar accesses", impacts: {memory_bandwidth: 6}}
   PF: {values: [0, 1], default: 1, summary: "1 stages the next tile's B, C (shared by the block's channels) and u, delta, z in shared memory with cp.async while the current tile is computed (two buffers, one barrier per tile); 0 loads each state's rows when it is needed", impacts: {memory_bandwidth: 7, compute_hw_fit: 5}}
+  SPLIT: {values: [1, 2, 4], default: 1, summary: "warps per channel (PF = 1), each scanning 16 / SPLIT of the states; their C.h sums meet in shared memory (float atomics) once per tile: SPLIT times the warps in flight at batch 1, where one warp per channel leaves the SMs mostly idle", impacts: {compute_hw_fit: 8, register_pressure: 2}}
 require:
   - "ITEMS % VEC == 0"
   - "ITEMS * UNR <= 64"
-  - "PF == 0 || 2 * (32 + 3 * CPB) * 32 * ITEMS * 2 <= 227 * 1024"
+  - "(16 / SPLIT) % UNR == 0"
+  - "PF == 1 || SPLIT == 1"
+  - "SPLIT == 1 || CPB * SPLIT <= 8"
+  - "PF == 0 || 2 * (32 + 3 * CPB) * 32 * ITEMS * 2 + (SPLIT > 1) * CPB * 32 * ITEMS * 4 <= 227 * 1024"
 @end */
 /* Per state n and step t: a_t = 2^(dt_t A_n log2e), b_t = dt_t u_t B_nt, h_t = a_t h_{t-1} + b_t.
  * A lane turns its ITEMS pairs into inclusive prefixes (P_k, Q_k) = composition of pairs 0..k
@@ -44,6 +48,9 @@ require:
 #endif
 #ifndef PF
 #define PF 1
+#endif
+#ifndef SPLIT
+#define SPLIT 1
 #endif
 
 #define KS_LOG2E 1.4426950408889634f
@@ -227,7 +234,10 @@ __global__ void __launch_bounds__(32 * CPB)
 /* PF = 1: the same scan, fed from shared memory.  Per block and tile, one buffer holds B and
  * C of all MAXN states (shared by the CPB channels) and u, delta, z of each channel; the next
  * tile's buffer is filled by cp.async while this one is computed.  Rows whose length is no
- * multiple of 8, and the last partial tile, are filled by plain loads with zeros past L. */
+ * multiple of 8, and the last partial tile, are filled by plain loads with zeros past L.
+ * SPLIT > 1: SPLIT warps per channel, warp s scanning states [s NS, (s + 1) NS) with
+ * NS = MAXN / SPLIT (each state's carry has one owner); the partial C.h sums are added into
+ * one shared row per channel, and warp 0 of the channel gates and stores it. */
 #define ROWS (2 * MAXN + 3 * CPB) /* B rows, C rows, then u, delta, z per channel */
 
 static __device__ __forceinline__ void cp_async16(void *dst, const void *src)
@@ -243,7 +253,7 @@ static __device__ __forceinline__ void stage_tile(__half *buf, const __half *Bb,
 						  int64_t t0, int64_t L, int dstate, bool async_ok)
 {
 	const bool full = async_ok && t0 + TILE <= L;
-	for (int idx = threadIdx.x; idx < ROWS * (TILE / 8); idx += 32 * CPB) {
+	for (int idx = threadIdx.x; idx < ROWS * (TILE / 8); idx += 32 * CPB * SPLIT) {
 		const int r = idx / (TILE / 8), j = (idx % (TILE / 8)) * 8;
 		const __half *src;
 		bool zero = false;
@@ -288,7 +298,9 @@ static __device__ __forceinline__ void lds_items(const __half *p, float (&v)[ITE
 	}
 }
 
-__global__ void __launch_bounds__(32 * CPB)
+#define NS (MAXN / SPLIT) /* states per warp */
+
+__global__ void __launch_bounds__(32 * CPB * SPLIT)
 	scan_state_outer_pf(const __half *__restrict__ u, const __half *__restrict__ delta,
 			    const float *__restrict__ A, const __half *__restrict__ B,
 			    const __half *__restrict__ C, const float *__restrict__ D,
@@ -298,7 +310,9 @@ __global__ void __launch_bounds__(32 * CPB)
 {
 	extern __shared__ __align__(16) __half smem[]; /* 2 buffers of ROWS x TILE */
 	__shared__ float s_A2[CPB][MAXN], s_carry[CPB][MAXN];
-	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	/* the channels' C.h sums of one tile (SPLIT > 1) */
+	__shared__ float s_acc[SPLIT > 1 ? CPB : 1][SPLIT > 1 ? TILE : 1];
+	const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) / SPLIT, part = (threadIdx.x >> 5) % SPLIT;
 	const int64_t nch = (int64_t)batch * dim, L = seqlen;
 	/* a block's channels share one batch index, so they share B and C: blocks never straddle
 	 * two batches (dim is padded up to CPB channels per batch) */
@@ -309,10 +323,13 @@ __global__ void __launch_bounds__(32 * CPB)
 	const __half *Bb = B + b * dstate * L, *Cb = C + b * dstate * L;
 	const float bias = delta_bias[active ? d : 0], Dd = D[active ? d : 0];
 	float *A2 = s_A2[w], *carry = s_carry[w];
-	if (lane < MAXN) {
+	if (lane < MAXN && part == 0) {
 		A2[lane] = lane < dstate ? A[(active ? d : 0) * dstate + lane] * KS_LOG2E : 0.0f;
 		carry[lane] = 0.0f;
 	}
+	if constexpr (SPLIT > 1)
+		for (int i = threadIdx.x; i < CPB * TILE; i += 32 * CPB * SPLIT)
+			(&s_acc[0][0])[i] = 0.0f; /* read after the first tile's barrier */
 	/* rows of other blocks' channels are never staged: u, delta, z rows are this block's */
 	const bool async_ok = L % 8 == 0;
 	const int64_t ntiles = (L + TILE - 1) / TILE;
@@ -336,11 +353,11 @@ __global__ void __launch_bounds__(32 * CPB)
 #pragma unroll
 		for (int k = 0; k < ITEMS; k++) {
 			dt[k] = base + k < L ? softplus(dt[k] + bias) : 0.0f;
-			acc[k] = Dd * dtu[k];
+			acc[k] = part == 0 ? Dd * dtu[k] : 0.0f;
 			dtu[k] *= dt[k];
 		}
 #pragma unroll 1
-		for (int n0 = 0; n0 < MAXN; n0 += UNR) {
+		for (int n0 = part * NS; n0 < part * NS + NS; n0 += UNR) {
 			if (n0 >= dstate)
 				break;
 			float P[UNR][ITEMS], Q[UNR][ITEMS];
@@ -385,12 +402,23 @@ __global__ void __launch_bounds__(32 * CPB)
 					acc[k] = fmaf(cv[k], fmaf(P[j][k], h_in, Q[j][k]), acc[k]);
 			}
 		}
+		if constexpr (SPLIT > 1) {
+			float *sum = &s_acc[w][lane * ITEMS];
+#pragma unroll
+			for (int k = 0; k < ITEMS; k++)
+				atomicAdd(&sum[k], acc[k]);
+			__syncthreads(); /* every part is in */
+			if (part == 0)
+#pragma unroll
+				for (int k = 0; k < ITEMS; k++)
+					acc[k] = sum[k], sum[k] = 0.0f; /* zeroed before the tile-end barrier */
+		}
 		float zv[ITEMS];
 		lds_items(mine + 2 * TILE, zv);
 #pragma unroll
 		for (int k = 0; k < ITEMS; k++)
 			acc[k] *= zv[k] / (1.0f + __expf(-zv[k]));
-		if (active)
+		if (active && part == 0)
 			store_items(y + bd * L, base, L, L % VEC == 0, acc);
 		__syncthreads(); /* this buffer is refilled by the next iteration's stage */
 	}
@@ -436,7 +464,7 @@ void selective_scan(const __half *u, const __half *delta, const float *A, const 
 			cudaFuncSetAttribute(scan_state_outer_pf,
 					     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
 		const int64_t blocks = (int64_t)batch * ((dim + CPB - 1) / CPB);
-		scan_state_outer_pf<<<(unsigned)blocks, 32 * CPB, smem, stream>>>(
+		scan_state_outer_pf<<<(unsigned)blocks, 32 * CPB * SPLIT, smem, stream>>>(
 			u, delta, A, B, C, D, z, delta_bias, y, batch, dim, seqlen, dstate);
 	} else if (dstate <= MAXN)
 		scan_state_outer<<<(unsigned)((ch + CPB - 1) / CPB), 32 * CPB, 0, stream>>>(
