@@ -46,6 +46,20 @@ for (data,) in db.execute("select data from events where kind='eval_times'"):
     assert d["runner_cached_bytes"] >= 4 << 20, d
 PY
 ok $? "... its phases are measured and add up to the candidate's wall time"
+# the cpu backend's quiet cores: in each round (--jobs 2) every compile ended before the
+# first evaluation began (a device backend may overlap them: tests/unit/test_round.c)
+python3 - "$TMP/a/run.db" <<'PY'
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rounds = {}
+for (data,) in db.execute("select data from events where kind='eval_times'"):
+    d = json.loads(data)
+    rounds.setdefault(d["batch"], []).append(d)
+assert max(len(r) for r in rounds.values()) == 2, rounds
+for r in rounds.values():
+    assert max(d["compile_end_at_s"] for d in r) <= min(d["eval_start_at_s"] for d in r), r
+PY
+ok $? "... and on the cpu no candidate of a round is evaluated before all are compiled"
 json_get "$TMP/a.json" 'd["time_per_candidate"]' | grep -q "per candidate (5 evaluated here): .* s = compile .* compare .* timing .* other .*; runner: generate .* checksum .*; input cache [0-9]* MiB"
 ok $? "--json gives the mean breakdown per candidate"
 grep -q "## Where the time went" "$TMP/a/report.md" && grep -q "| timing |" "$TMP/a/report.md"
