@@ -97,6 +97,11 @@ struct ks_backend_i {
 	 * runtime, with the reason in why (mlx: a Metal template where MLX has CUDA); the
 	 * search leaves such templates out.  NULL: every template can run */
 	int (*template_runs)(const char *source, char *why, size_t n);
+	/* 1: the kernels' timing is not disturbed by compilers on the host's cores (a device
+	 * runs and times them), so a search round evaluates its candidate i while the later
+	 * ones still compile; 0 (cpu): every compile of a round ends before its first timing,
+	 * the quiet-cores rule of docs/evaluation.md */
+	int timing_tolerates_host_load;
 };
 
 /* be's baseline_label, "baseline" when it has none (or be is NULL) */
@@ -120,6 +125,8 @@ int ks_backend_template_runs(const struct ks_backend_i *b, const char *source, c
 			     size_t n);
 /* 1 when b's kernels run on the host CPU (0 for NULL, an unknown backend) */
 int ks_backend_on_host(const struct ks_backend_i *b);
+/* 1 when compiles may run on the host while b's kernels are timed (0 for NULL) */
+int ks_backend_timing_tolerates_host_load(const struct ks_backend_i *b);
 /* the file name of b's device reference ("reference.cu"), or NULL when it has none */
 const char *ks_backend_device_reference(const struct ks_backend_i *b);
 

@@ -91,17 +91,30 @@ enum ks_eval_phase {
 /* "reference", "start", "inputs", "check", "compare", "timing" */
 const char *ks_eval_phase_name(enum ks_eval_phase p);
 
-/* What the candidate's runner says its fill and correctness-call commands spent, seconds
- * of its wall clock (inside the inputs and check phases; timing blocks not included) */
+/* What the candidate's runner says its commands spent, seconds of its wall clock: its fill
+ * and correctness-call steps (inside the inputs and check phases; timing blocks not
+ * included), then the steps of its start (inside the start phase) */
 enum ks_eval_part {
 	KS_PART_GENERATE, /* input generation (or a copy from a set of the same seed) */
 	KS_PART_UPLOAD,   /* inputs to the device, outputs poisoned (on the device or uploaded) */
 	KS_PART_CALL,     /* correctness calls, device synchronisation included */
 	KS_PART_DOWNLOAD, /* outputs and (device inputs) inputs back to the host */
 	KS_PART_CHECKSUM, /* inputs hashed after each fill and each call */
+	KS_PART_EXEC,     /* the evaluator's spawn to the runner's main: fork, exec, the dynamic
+			     loader with the runner's libraries (libcudart) */
+	KS_PART_SANDBOX,  /* Landlock and seccomp entered */
+	KS_PART_LOAD,     /* the kernel's library loaded (dlopen, its constructors) */
+	KS_PART_INIT,     /* the device initialised (cuda: driver, context, stream, events, L2
+			     flush buffer, idle-sync calibration) */
+	KS_PART_ALLOC_HOST,   /* a workload's sets: host pages mapped and touched */
+	KS_PART_ALLOC_DEVICE, /* a workload's sets: device buffers allocated */
+	KS_PART_RESET,    /* the last workload's buffers released before the next one's */
 	KS_PART_COUNT
 };
-/* "generate", "upload", "call", "download", "checksum" */
+/* the first of the start phase's parts */
+#define KS_PART_START_FIRST KS_PART_EXEC
+/* "generate", "upload", "call", "download", "checksum", "exec", "sandbox", "load", "init",
+ * "alloc_host", "alloc_device", "reset" */
 const char *ks_eval_part_name(enum ks_eval_part p);
 
 struct ks_wl_result {

@@ -103,7 +103,7 @@ struct ks_run_result {
 	/* where the search phase's candidates spent their wall time, on average: "per
 	 * candidate (12 evaluated here): 3.9 s = compile 0.4, reference 0.1, start 0.2, ..."
 	 * ("" when nothing was evaluated here) */
-	char time_summary[320];
+	char time_summary[640];
 	char stopped[256];        /* why the search phase ended: "budget", "interrupted (Ctrl-C)",
 				     "--time-limit of 60 s reached", "8 unusable replies in a row", ... */
 };

@@ -99,6 +99,11 @@ int ks_backend_on_host(const struct ks_backend_i *b)
 	return b && b->on_host;
 }
 
+int ks_backend_timing_tolerates_host_load(const struct ks_backend_i *b)
+{
+	return b && b->timing_tolerates_host_load;
+}
+
 const char *ks_backend_device_reference(const struct ks_backend_i *b)
 {
 	return b->device_reference && b->device_reference[0] ? b->device_reference : NULL;

@@ -426,9 +426,20 @@ static void runner_size_candidate(const struct ks_evaluator *ev, struct runner_s
 	}
 }
 
+/* a reply "ok N1 N2 ..." (ns) into parts[first ...] (seconds); nothing from a runner that
+ * does not say */
+static void start_parts(const char *reply, const char *fmt, double *parts, int first, int n)
+{
+	unsigned long long v[3] = {0, 0, 0};
+	if (!parts || sscanf(reply, fmt, &v[0], &v[1], &v[2]) != n)
+		return;
+	for (int k = 0; k < n; k++)
+		parts[first + k] += v[k] * 1e-9;
+}
+
 static int runner_start_load(struct ks_evaluator *ev, const char *lib, int host,
 			     const struct runner_size *sz, struct ks_runner **out,
-			     struct ks_error *e)
+			     double *parts, struct ks_error *e)
 {
 	struct ks_runner_spawn sp = {
 		.runner_path = host ? ev->host_runner : ev->runner,
@@ -442,14 +453,16 @@ static int runner_start_load(struct ks_evaluator *ev, const char *lib, int host,
 	const char *reply;
 	*out = NULL;
 	int rc = ks_runner_start(&sp, out, e);
-	if (!rc)
-		rc = ks_runner_cmd(*out, 30, &reply, e, "load %s", lib);
+	if (!rc && parts)
+		parts[KS_PART_EXEC] += (*out)->exec_s;
+	if (!rc && !(rc = ks_runner_cmd(*out, 30, &reply, e, "load %s", lib)))
+		start_parts(reply, "ok %llu %llu %llu", parts, KS_PART_SANDBOX, 3);
 	return rc;
 }
 
 /* The workload's tensors, params and sets, sent in one batch (one round trip) */
 static int runner_setup_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, int nsets,
-				 struct ks_runner *r, struct ks_error *e)
+				 struct ks_runner *r, double *parts, struct ks_error *e)
 {
 	const struct ks_task *t = ev->task;
 	const char *reply;
@@ -485,6 +498,8 @@ static int runner_setup_workload(struct ks_evaluator *ev, struct ks_wl_state *ws
 			rc = w;
 		if (w)
 			break;
+		if (k == sent - 1 && !rc) /* alloc's */
+			start_parts(reply, "ok %*llu %llu %llu", parts, KS_PART_ALLOC_HOST, 2);
 	}
 	return rc;
 }
@@ -495,20 +510,23 @@ int ks_eval_open_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const c
 {
 	struct runner_size sz;
 	runner_size_of(ev, ws, nsets, host, mem_extra, &sz);
-	int rc = runner_start_load(ev, lib, host, &sz, out, e);
+	int rc = runner_start_load(ev, lib, host, &sz, out, NULL, e);
 	if (!rc)
-		rc = runner_setup_workload(ev, ws, nsets, *out, e);
+		rc = runner_setup_workload(ev, ws, nsets, *out, NULL, e);
 	return rc; /* *out set either way: the caller decides whether this is the kernel's fault */
 }
 
 int ks_eval_candidate_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
-			     int nsets, struct ks_runner **cand, struct ks_error *e)
+			     int nsets, struct ks_runner **cand, double part_s[KS_PART_COUNT],
+			     struct ks_error *e)
 {
 	const char *reply;
 	if (*cand && !(*cand)->reaped) {
 		struct ks_error re = {0};
-		if (ks_runner_cmd(*cand, 30, &reply, &re, "reset") == 0)
-			return runner_setup_workload(ev, ws, nsets, *cand, e);
+		if (ks_runner_cmd(*cand, 30, &reply, &re, "reset") == 0) {
+			start_parts(reply, "ok %llu", part_s, KS_PART_RESET, 1);
+			return runner_setup_workload(ev, ws, nsets, *cand, part_s, e);
+		}
 		/* a device without reset (or a runner that died between workloads, which the
 		 * last workload's status would have caught): a fresh process */
 		ks_debug("candidate runner not reused: %s", re.msg);
@@ -517,9 +535,9 @@ int ks_eval_candidate_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, co
 	*cand = NULL;
 	struct runner_size sz;
 	runner_size_candidate(ev, &sz);
-	int rc = runner_start_load(ev, lib, 0, &sz, cand, e);
+	int rc = runner_start_load(ev, lib, 0, &sz, cand, part_s, e);
 	if (!rc)
-		rc = runner_setup_workload(ev, ws, nsets, *cand, e);
+		rc = runner_setup_workload(ev, ws, nsets, *cand, part_s, e);
 	return rc;
 }
 

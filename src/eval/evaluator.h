@@ -97,10 +97,12 @@ int ks_eval_open_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const c
 			struct ks_error *e);
 /* The candidate's runner set up for workload ws: *cand reset and reused when it is running
  * (one process, one device init for all checks and workloads of a candidate), else a new
- * one sized for every workload of the candidate.  On failure *cand may hold the runner
+ * one sized for every workload of the candidate.  The runner's start steps (exec ...
+ * reset, enum ks_eval_part) are added to part_s.  On failure *cand may hold the runner
  * whose fate says why (the kernel's constructors run at load). */
 int ks_eval_candidate_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
-			     int nsets, struct ks_runner **cand, struct ks_error *e);
+			     int nsets, struct ks_runner **cand, double part_s[KS_PART_COUNT],
+			     struct ks_error *e);
 /* The input cache's directory, <cache root>/inputs/v<KS_INPUTS_VERSION>, created, into
  * out: 0, or -1 when the cache is off ($KSEARCH_NO_INPUT_CACHE set, not "0") or the
  * directory cannot be made (runners then generate every input, as without a cache). */

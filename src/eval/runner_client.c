@@ -118,6 +118,7 @@ int ks_runner_start(const struct ks_runner_spawn *sp, struct ks_runner **out,
 		.ctx = (void *)&sp->limits,
 		.prepare_sets_group = 1,
 	};
+	uint64_t spawned = ks_clock_ns();
 	if ((rc = ks_spawn(&cs, &r->pid, e))) {
 		r->pid = -1;
 		goto fail;
@@ -138,6 +139,9 @@ int ks_runner_start(const struct ks_runner_spawn *sp, struct ks_runner **out,
 	const char *reply;
 	if ((rc = ks_runner_cmd(r, 30, &reply, e, "hello")))
 		goto fail_started;
+	unsigned long long main_ns = 0;
+	if (sscanf(reply, "ok ksearch-runner %*d %llu", &main_ns) == 1 && main_ns > spawned)
+		r->exec_s = (double)(main_ns - spawned) * 1e-9;
 	/* before the sandbox: its file rules give the runner this directory read-only */
 	if (sp->inputs_dir && (rc = ks_runner_cmd(r, 30, &reply, e, "inputs %s", sp->inputs_dir)))
 		goto fail_started;

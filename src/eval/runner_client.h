@@ -35,6 +35,8 @@ struct ks_runner {
 	int killed;            /* we killed it (after an error reply or a timeout) */
 	int paused;            /* stopped by ks_runner_pause */
 	int reaped, wstatus;
+	double exec_s;         /* from the spawn to the runner's main (its hello says when), 0
+				  when it does not say */
 };
 
 int ks_runner_start(const struct ks_runner_spawn *sp, struct ks_runner **out,

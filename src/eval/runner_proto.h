@@ -7,15 +7,22 @@
  * stdout and stderr go to a capped log pipe, so a kernel's prints never reach the protocol.
  *
  * Commands (replies in brackets; any command may instead get "error <message>"):
- *   hello                                        [ok ksearch-runner <version>]
+ *   hello                                        [ok ksearch-runner <version> <main_ns>]
+ *                                                 main_ns: CLOCK_MONOTONIC when the
+ *                                                 runner's main began (the evaluator's
+ *                                                 spawn to there: exec and loader)
  *   inputs <dir>                                 [ok]  the input cache (rest of the line),
  *                                                 before sandbox: read-only there, read by
  *                                                 fill (src/task/input_cache.h)
  *   sandbox <scratch>                            [ok]  landlock + seccomp from load on
- *   load <path-to-so>                            [ok]  dlopen, find ks__entry_v1
+ *   load <path-to-so>                            [ok <sandbox_ns> <load_ns> <init_ns>]
+ *                                                 sandbox entered, dlopen and
+ *                                                 ks__entry_v1 found, device initialised
  *   tensor <i> <dtype> <numel> <is_out> <kind> <a> <b> <key>   [ok]
  *   params <n> <v0> ...                          [ok]
- *   alloc <nsets>                                [ok <bytes>]
+ *   alloc <nsets>                                [ok <bytes> <host_ns> <device_ns>]
+ *                                                 host pages mapped and touched, device
+ *                                                 buffers allocated
  *   fill <set> <seed>                            [ok <gen_ns> <upload_ns> <checksum_ns>
  *                                                  <cached_bytes>]
  *                                                 inputs regenerated (or copied from a set
@@ -35,7 +42,7 @@
  *                                                 at least ci_min_reps put the median
  *                                                 within +-ci_ppm/1e6 (95%), at most
  *                                                 max_reps / max_ns
- *   reset                                        [ok]  forget the workload: tensors, params
+ *   reset                                        [ok <ns>]  forget the workload: tensors, params
  *                                                 and sets go, the kernel stays loaded and
  *                                                 the device initialised (error: the device
  *                                                 cannot; start a new runner instead)

@@ -155,8 +155,9 @@ const char *ks_eval_phase_name(enum ks_eval_phase p)
 
 const char *ks_eval_part_name(enum ks_eval_part p)
 {
-	static const char *const names[KS_PART_COUNT] = {"generate", "upload", "call", "download",
-							 "checksum"};
+	static const char *const names[KS_PART_COUNT] = {
+		"generate", "upload", "call",       "download",     "checksum", "exec",
+		"sandbox",  "load",   "init",       "alloc_host",   "alloc_device", "reset"};
 	return p >= 0 && p < KS_PART_COUNT ? names[p] : "?";
 }
 
@@ -409,7 +410,7 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 			goto out;
 	int nsets = timed ? ws->nsets : 1;
 	lap(res, KS_PHASE_REFERENCE, &mark);
-	int failed_setup = ks_eval_candidate_runner(ev, ws, lib, nsets, candp, &ke);
+	int failed_setup = ks_eval_candidate_runner(ev, ws, lib, nsets, candp, res->part_s, &ke);
 	cand = *candp;
 	*candp = NULL; /* handed back below when this workload passes */
 	if (failed_setup) {

@@ -49,6 +49,8 @@ static FILE *cmd_in;
 static const struct ks_runner_device *dev;
 static char call_err[3072];
 static char inputs_dir[4096]; /* the input cache, read-only; "" when none */
+static uint64_t main_ns;      /* CLOCK_MONOTONIC when main began: the evaluator's spawn
+				 to here is exec and the dynamic loader (hello says it) */
 
 #define now_ns ks_clock_ns
 
@@ -221,6 +223,7 @@ static int cmd_alloc(int sets)
 		return -1;
 	}
 	size_t total = 0, outbytes = 0;
+	uint64_t host_ns = 0, dev_ns = 0, t0;
 	long page = sysconf(_SC_PAGESIZE);
 	for (int i = 0; i < ntensors; i++) {
 		struct tensor *t = &tensors[i];
@@ -228,6 +231,7 @@ static int cmd_alloc(int sets)
 		if (!t->mapped)
 			t->mapped = (size_t)page;
 		for (int s = 0; s < sets; s++) {
+			t0 = now_ns();
 			void *p = mmap(NULL, t->mapped, PROT_READ | PROT_WRITE,
 				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 			if (p == MAP_FAILED) {
@@ -241,8 +245,11 @@ static int cmd_alloc(int sets)
 			if (t->is_out)
 				poison(t, p);
 			t->set[s] = p;
+			host_ns += now_ns() - t0;
+			t0 = now_ns();
 			t->dev[s] = dev->alloc_tensor ? dev->alloc_tensor(i, s, p, t->mapped)
 						      : dev->alloc(p, t->mapped);
+			dev_ns += now_ns() - t0;
 			if (!t->dev[s]) {
 				reply("error cannot allocate %zu bytes on the %s device", t->mapped,
 				      dev->name);
@@ -262,7 +269,7 @@ static int cmd_alloc(int sets)
 		}
 	}
 	nsets = sets;
-	reply("ok %zu", total);
+	reply("ok %zu %llu %llu", total, (unsigned long long)host_ns, (unsigned long long)dev_ns);
 	return 0;
 }
 
@@ -274,6 +281,7 @@ static int cmd_reset(void)
 		reply("error the %s device cannot reset", dev->name);
 		return -1;
 	}
+	uint64_t t0 = now_ns();
 	for (int i = 0; i < ntensors; i++) {
 		struct tensor *t = &tensors[i];
 		for (int s = 0; s < nsets; s++) {
@@ -291,7 +299,7 @@ static int cmd_reset(void)
 	ntensors = nsets = 0;
 	memset(set_filled, 0, sizeof(set_filled));
 	memset(set_seed, 0, sizeof(set_seed));
-	reply("ok");
+	reply("ok %llu", (unsigned long long)(now_ns() - t0));
 	return 0;
 }
 
@@ -517,6 +525,7 @@ static int cmd_sandbox(char *args)
 static int cmd_load(char *path)
 {
 	char why[1024];
+	uint64_t t0 = now_ns(), sandbox_ns, load_ns;
 	/* enter the sandbox before dlopen: the kernel's constructors run inside it */
 	if (ks_runner_scratch[0]) {
 		if (ks_sandbox_enter(ks_runner_scratch, path, inputs_dir[0] ? inputs_dir : NULL,
@@ -526,6 +535,8 @@ static int cmd_load(char *path)
 		}
 		ks_runner_watch = 1;
 	}
+	sandbox_ns = now_ns() - t0;
+	t0 = now_ns();
 	if (dev->load) {
 		if (dev->load(path, &entry, why, sizeof(why))) {
 			reply("error %s", why);
@@ -543,16 +554,20 @@ static int cmd_load(char *path)
 			return -1;
 		}
 	}
+	load_ns = now_ns() - t0;
+	t0 = now_ns();
 	if (dev->init(why, sizeof(why))) {
 		reply("error %s device: %s", dev->name, why);
 		return -1;
 	}
-	reply("ok");
+	reply("ok %llu %llu %llu", (unsigned long long)sandbox_ns, (unsigned long long)load_ns,
+	      (unsigned long long)(now_ns() - t0));
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
+	main_ns = now_ns();
 	if (argc > 1 && !strcmp(argv[1], "--probe")) {
 		const struct ks_runner_device *d = ks_runner_device_get();
 		if (!d->probe) {
@@ -580,7 +595,8 @@ int main(int argc, char **argv)
 		int s, a, b, c;
 		unsigned long long x, y;
 		if (!strcmp(line, "hello")) {
-			reply("ok ksearch-runner %d", KS_RUNNER_PROTO_VERSION);
+			reply("ok ksearch-runner %d %llu", KS_RUNNER_PROTO_VERSION,
+			      (unsigned long long)main_ns);
 		} else if (!strcmp(line, "inputs")) {
 			/* only before the sandbox: its file rules are fixed when it is entered */
 			if (ks_runner_scratch[0] || !*args ||

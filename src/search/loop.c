@@ -1,9 +1,12 @@
 /* The search driver, the only one: every policy (builtin, llm, cmd) is driven here.
  *
  * Each round asks the policy for up to `jobs` candidates, compiles them in parallel (once:
- * the artifact is what gets evaluated), then evaluates them one at a time so no timing
- * shares the cores with a compiler — or hands the batch to the worker pool (--devices,
- * --worker-cmd) — records every outcome and reports it back in proposal order.
+ * the artifact is what gets evaluated), then evaluates them one at a time — or hands the
+ * batch to the worker pool (--devices, --worker-cmd) — records every outcome and reports it
+ * back in proposal order.  Where the backend's timing shares the host's cores (cpu), every
+ * compile of the round ends before its first evaluation; where a device times the kernels
+ * (timing_tolerates_host_load), candidate i is evaluated as soon as 0..i are compiled, while
+ * the later ones still compile (round.c).
  *
  * A candidate the store already holds with a result is not evaluated again: when it was
  * recorded before this process started (a resumed run) its outcome is replayed to the
@@ -12,14 +15,16 @@
  * definition, outcome_set(). */
 #include <jansson.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ksearch/log.h"
 #include "ksearch/worker.h"
+#include "search/round.h"
 #include "search/run_internal.h"
+
+_Static_assert(KS_ROUND_MAX >= KS_POLICY_MAX_PROPOSALS, "a round holds one propose call");
 
 #define MAX_REPEATS 50 /* consecutive repeated candidates before the driver gives up */
 
@@ -32,6 +37,7 @@ struct job {
 	struct ks_artifact art;
 	int compiled;
 	double compile_ms;
+	double compile_end; /* ks_run_now() when its compile ended (0: not compiled here) */
 	/* evaluated by the worker pool (see pool_evaluate) */
 	int pooled;
 	struct ks_eval_result pres;
@@ -47,9 +53,8 @@ static void outcome_set(struct ks_policy_outcome *oc, int status, double speedup
 	oc->score = oc->passed ? speedup : 0;
 }
 
-static void *compile_job(void *arg)
+static void compile_job(struct job *j)
 {
-	struct job *j = arg;
 	struct ks_compile_req req = {.task = j->st->task, .source = j->c.source,
 				     .defines = j->c.defines, .flags = j->st->o.eval.cflags};
 	double t0 = ks_run_now();
@@ -58,8 +63,8 @@ static void *compile_job(void *arg)
 		j->compiled = 1;
 	else
 		ks_warn("compile: %s", e.msg);
-	j->compile_ms = (ks_run_now() - t0) * 1e3;
-	return NULL;
+	j->compile_end = ks_run_now();
+	j->compile_ms = (j->compile_end - t0) * 1e3;
 }
 
 int ks_run_record(struct ks_run_state *st, int64_t id, const char *phase,
@@ -139,7 +144,7 @@ static const char *failure_reason(const struct ks_eval_result *res)
  * of kind "eval_times" and summed for the run's summary line.  Workers report no phases:
  * their evaluation is one "other" figure. */
 static void record_times(struct ks_run_state *st, int64_t id, const struct job *j,
-			 const struct ks_eval_result *res, double wall_s)
+			 const struct ks_eval_result *res, double t_eval, double wall_s)
 {
 	double compile_s = j->pooled ? 0 : j->compile_ms / 1e3, phases = 0;
 	json_t *d = json_object();
@@ -164,6 +169,12 @@ static void record_times(struct ks_run_state *st, int64_t id, const struct job *
 	double other = wall_s > phases ? wall_s - phases : 0;
 	json_object_set_new(d, "other_s", json_real(other));
 	json_object_set_new(d, "total_s", json_real(compile_s + wall_s));
+	/* when, in seconds since the run started, its compile ended and its evaluation began:
+	 * the order of a round's compiles and evaluations, as it happened (tests/cli/t0600) */
+	json_object_set_new(d, "batch", json_integer(st->batches));
+	if (j->compile_end > 0)
+		json_object_set_new(d, "compile_end_at_s", json_real(j->compile_end - st->t0));
+	json_object_set_new(d, "eval_start_at_s", json_real(t_eval - st->t0));
 	st->compile_sum += compile_s;
 	st->other_sum += other;
 	st->wall_sum += compile_s + wall_s;
@@ -238,7 +249,7 @@ static int evaluate_job(struct ks_run_state *st, struct job *j, struct ks_eval_r
 	}
 	rc = ks_run_record(st, id, "search", res, e);
 	if (!rc)
-		record_times(st, id, j, res, ks_run_now() - t_eval);
+		record_times(st, id, j, res, t_eval, ks_run_now() - t_eval);
 	oc->candidate = (long)id;
 	oc->res = res;
 	outcome_set(oc, res->status, res->speedup);
@@ -396,6 +407,29 @@ static void snapshot(struct ks_run_state *st)
 	ks_buf_release(&snap);
 }
 
+struct batch {
+	struct ks_run_state *st;
+	struct job *js;
+	struct ks_error *e;
+};
+
+static void batch_compile(void *ctx, int i)
+{
+	compile_job(&((struct batch *)ctx)->js[i]);
+}
+
+/* settle in proposal order: the policy sees outcomes in the same sequence on every run with
+ * this seed; a Ctrl-C leaves the rest of the batch unevaluated and unobserved (the run
+ * ends; a resume proposes them again) */
+static int batch_settle(void *ctx, int i)
+{
+	struct batch *b = ctx;
+	struct job *j = &b->js[i];
+	if (ks_run_stop_requested() && !j->pooled && !(j->stored_id && j->has_result))
+		return 0;
+	return settle_job(b->st, j, b->e);
+}
+
 /* one batch: look up, compile, evaluate (here or on the pool), settle in proposal order */
 static int run_batch(struct ks_run_state *st, const struct ks_policy_cand *cands, int n,
 		     struct ks_error *e)
@@ -403,8 +437,8 @@ static int run_batch(struct ks_run_state *st, const struct ks_policy_cand *cands
 	struct job *js = calloc((size_t)n, sizeof(*js));
 	if (!js)
 		return ks_error_set(e, KS_ENOMEM, "out of memory");
-	pthread_t th[KS_POLICY_MAX_PROPOSALS];
-	int started[KS_POLICY_MAX_PROPOSALS] = {0}, rc = 0;
+	int compile[KS_ROUND_MAX] = {0};
+	st->batches++;
 	for (int i = 0; i < n; i++) {
 		struct job *j = &js[i];
 		j->st = st;
@@ -416,23 +450,13 @@ static int run_batch(struct ks_run_state *st, const struct ks_policy_cand *cands
 					&j->has_result, NULL);
 		j->seen = j->stored_id && j->has_result && seen_has(st, j->stored_id);
 		/* workers compile for themselves; here only for local evaluation */
-		if (!(j->stored_id && j->has_result) && !st->pool)
-			started[i] = pthread_create(&th[i], NULL, compile_job, j) == 0;
+		compile[i] = !(j->stored_id && j->has_result) && !st->pool;
 	}
-	for (int i = 0; i < n; i++)
-		if (started[i])
-			pthread_join(th[i], NULL);
 	if (st->pool)
-		pool_evaluate(st, js, n);
-	/* settle in proposal order: the policy sees outcomes in the same sequence on every run
-	 * with this seed; a Ctrl-C leaves the rest of the batch unevaluated and unobserved
-	 * (the run ends; a resume proposes them again) */
-	for (int i = 0; i < n && !rc; i++) {
-		struct job *j = &js[i];
-		if (ks_run_stop_requested() && !j->pooled && !(j->stored_id && j->has_result))
-			continue;
-		rc = settle_job(st, j, e);
-	}
+		pool_evaluate(st, js, n); /* the whole batch, before any is settled */
+	struct batch b = {.st = st, .js = js, .e = e};
+	struct ks_round_ops ops = {.compile = batch_compile, .settle = batch_settle, .ctx = &b};
+	int rc = ks_round_run(n, compile, ks_backend_timing_tolerates_host_load(st->be), &ops);
 	for (int i = 0; i < n; i++) {
 		ks_artifact_release(&js[i].art);
 		if (js[i].pooled)

@@ -474,9 +474,12 @@ static void time_summary(const struct ks_run_state *st, char *out, size_t n)
 					st->phase_sum[p] * k);
 	if (len < n)
 		len += (size_t)snprintf(out + len, n - len, ", other %.2f s", st->other_sum * k);
-	/* inside inputs and check: the candidate runner's own steps */
+	/* inside inputs and check, then inside start: the candidate runner's own steps */
 	for (int p = 0; p < KS_PART_COUNT && len < n; p++)
-		len += (size_t)snprintf(out + len, n - len, "%s%s %.2f s", p ? ", " : "; runner: ",
+		len += (size_t)snprintf(out + len, n - len, "%s%s %.2f s",
+					!p			      ? "; runner: "
+					: p == KS_PART_START_FIRST ? "; runner start: "
+								    : ", ",
 					ks_eval_part_name(p), st->part_sum[p] * k);
 	/* inputs the runner read instead of generating (their read time is in generate) */
 	if (len < n)

@@ -27,6 +27,7 @@ struct ks_run_state {
 	int resumed;
 	int finished;       /* resumed a run that had ended: only its reports are written */
 	int round;
+	int batches;        /* rounds this process has run (run_batch), numbering eval_times */
 	int evaluated, evaluated_at_start, passed, failed, reused;
 	double best;
 	const char *last_status;

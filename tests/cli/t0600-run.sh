@@ -42,11 +42,32 @@ for (data,) in db.execute("select data from events where kind='eval_times'"):
     runner = [d["runner_" + k + "_s"] for k in ("generate", "upload", "call", "download", "checksum")]
     assert d["runner_generate_s"] > 0 and d["runner_call_s"] > 0, d
     assert sum(runner) <= d["inputs_s"] + d["check_s"] + 1e-3, d
+    # ... and the steps of its start inside the start phase: exec, sandbox and the host
+    # pages of the sets are never free; device init is nothing on the cpu
+    start = [d["runner_" + k + "_s"] for k in ("exec", "sandbox", "load", "init", "alloc_host",
+                                                "alloc_device", "reset")]
+    assert d["runner_exec_s"] > 0 and d["runner_sandbox_s"] > 0, d
+    assert d["runner_alloc_host_s"] > 0, d
+    assert sum(start) <= d["start_s"] + 1e-3, d
     # the workload's 4 MiB input comes from the input cache (issue 12)
     assert d["runner_cached_bytes"] >= 4 << 20, d
 PY
 ok $? "... its phases are measured and add up to the candidate's wall time"
-json_get "$TMP/a.json" 'd["time_per_candidate"]' | grep -q "per candidate (5 evaluated here): .* s = compile .* compare .* timing .* other .*; runner: generate .* checksum .*; input cache [0-9]* MiB"
+# the cpu backend's quiet cores: in each round (--jobs 2) every compile ended before the
+# first evaluation began (a device backend may overlap them: tests/unit/test_round.c)
+python3 - "$TMP/a/run.db" <<'PY'
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rounds = {}
+for (data,) in db.execute("select data from events where kind='eval_times'"):
+    d = json.loads(data)
+    rounds.setdefault(d["batch"], []).append(d)
+assert max(len(r) for r in rounds.values()) == 2, rounds
+for r in rounds.values():
+    assert max(d["compile_end_at_s"] for d in r) <= min(d["eval_start_at_s"] for d in r), r
+PY
+ok $? "... and on the cpu no candidate of a round is evaluated before all are compiled"
+json_get "$TMP/a.json" 'd["time_per_candidate"]' | grep -q "per candidate (5 evaluated here): .* s = compile .* compare .* timing .* other .*; runner: generate .* checksum .*; runner start: exec .* init .* reset .*; input cache [0-9]* MiB"
 ok $? "--json gives the mean breakdown per candidate"
 grep -q "## Where the time went" "$TMP/a/report.md" && grep -q "| timing |" "$TMP/a/report.md"
 ok $? "the report shows where the time went"

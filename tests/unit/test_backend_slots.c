@@ -88,6 +88,9 @@ static void check_defaults(const struct ks_task *t)
 		   !s->rw_paths && !s->unix_sockets && !s->syscalls,
 	   "default sandbox needs: the base rules, address space limited");
 	ok(ks_backend_device_reference(&bare) == NULL, "default: no device reference");
+	ok(!ks_backend_timing_tolerates_host_load(&bare) &&
+		   !ks_backend_timing_tolerates_host_load(NULL),
+	   "default: a round's compiles end before its first timing");
 	ok(!ks_backend_on_host(&bare) && !ks_backend_on_host(NULL),
 	   "default: not on the host (--spec auto asks detect_spec, which is absent)");
 	struct ks_buf y = KS_BUF_INIT;
@@ -122,6 +125,11 @@ int main(void)
 	ok(!ks_backend_sandbox(ks_backend_find("cpu"))->unlimited_address_space &&
 		   ks_backend_sandbox(ks_backend_find("cuda"))->unlimited_address_space,
 	   "address space: limited for cpu, not for cuda (as before version 2)");
+	/* the quiet-cores rule: host timing never shares a round with its compiles */
+	ok(!ks_backend_timing_tolerates_host_load(ks_backend_find("cpu")) &&
+		   ks_backend_timing_tolerates_host_load(ks_backend_find("cuda")) &&
+		   ks_backend_timing_tolerates_host_load(ks_backend_find("mlx")),
+	   "cpu times after its round's compiles; cuda and mlx evaluate while later ones compile");
 	/* --jobs default from the on_host capability: more compiles where timing is on a device */
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int want = cpus / 2 > 8 ? 8 : cpus / 2 < 2 ? 2 : (int)(cpus / 2);
