@@ -9,7 +9,7 @@ knobs:
   UNR: {values: [1, 2, 4], default: 2, summary: "states interleaved in one pass over the items: independent chains for the scheduler, more registers", impacts: {register_pressure: 7, compute_hw_fit: 6}}
   VEC: {values: [2, 4, 8], default: 8, summary: "f16 values per vector load and store (8 = 16 bytes); rows whose length is no multiple fall back to scalar accesses", impacts: {memory_bandwidth: 6}}
   PF: {values: [0, 1], default: 1, summary: "1 stages the next tile's B, C (shared by the block's channels) and u, delta, z in shared memory with cp.async while the current tile is computed (two buffers, one barrier per tile); 0 loads each state's rows when it is needed", impacts: {memory_bandwidth: 7, compute_hw_fit: 5}}
-  SPLIT: {values: [1, 2, 4], default: 1, summary: "warps per channel (PF = 1), each scanning 16 / SPLIT of the states; their C.h sums meet in shared memory (float atomics) once per tile: SPLIT times the warps in flight at batch 1, where one warp per channel leaves the SMs mostly idle", impacts: {compute_hw_fit: 8, register_pressure: 2}}
+  SPLIT: {values: [1, 2, 4], default: 1, summary: "warps per channel (PF = 1), each scanning 16 / SPLIT of the states; their C.h sums meet in shared memory (float atomics) once per tile. Measured on an H200 at b1 L2048: correct but 4x to 11x slower than SPLIT 1 (ITEMS 16: CPB 4 SPLIT 2 403 us, CPB 2 SPLIT 4 743 us, against CPB 8 SPLIT 1 64.6 us); why was not found", impacts: {compute_hw_fit: 3, register_pressure: 2}}
 require:
   - "ITEMS % VEC == 0"
   - "ITEMS * UNR <= 64"
@@ -460,7 +460,10 @@ void selective_scan(const __half *u, const __half *delta, const float *A, const 
 	const int64_t ch = (int64_t)batch * dim;
 	if (dstate <= MAXN && PF) {
 		const size_t smem = (size_t)2 * ROWS * TILE * sizeof(__half);
-		if (smem > 48 * 1024)
+		/* the 48 KB default limit counts the static arrays too (s_A2, s_carry, s_acc):
+		 * measured, ITEMS 8 CPB 4 SPLIT 2 (45 KB dynamic) failed to launch without this */
+		const size_t fixed = (2 * CPB * MAXN + (SPLIT > 1 ? CPB * TILE : 1)) * sizeof(float);
+		if (smem + fixed > 48 * 1024)
 			cudaFuncSetAttribute(scan_state_outer_pf,
 					     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
 		const int64_t blocks = (int64_t)batch * ((dim + CPB - 1) / CPB);
