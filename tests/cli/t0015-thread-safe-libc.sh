@@ -7,17 +7,8 @@
 # candidates failed to compile with each other's flags.  Use the _r forms.  First proves on a
 # planted tree that it catches one.
 # needs: nothing (reads the sources only)
-set -u
-SRC="${KSEARCH_HOME:-$(pwd)}"
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fails=0 n=0
-check() { # check NAME COND...
-	local name=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then echo "ok $n - $name"; else echo "not ok $n - $name"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/lib.sh"
+SRC=$ROOT
 # scan ROOT: every call of one of them in ROOT's src/ and include/ (a word boundary before
 # the name, so "torch.rand(" inside a string does not count)
 scan() {
@@ -26,9 +17,8 @@ scan() {
 }
 mkdir -p "$TMP/planted/src" "$TMP/planted/include"
 printf 'int f(char *s) { return strtok(s, " ") != 0; }\nint g(void) { return rand(); }\n' >"$TMP/planted/src/x.c"
-check "the scan catches a planted strtok and rand" test "$(scan "$TMP/planted" | wc -l)" -eq 2
+is "$(scan "$TMP/planted" | wc -l)" 2 "the scan catches a planted strtok and rand"
 found=$(scan "$SRC")
 [ -n "$found" ] && echo "$found" | sed 's/^/# /'
-check "no shared-state libc call in src/ or include/" test -z "$found"
-echo "1..$n"
-[ "$fails" -eq 0 ]
+is "$found" "" "no shared-state libc call in src/ or include/"
+done_testing
