@@ -278,8 +278,11 @@ int ks_runner_wait(struct ks_runner *r, double timeout_s, const char **reply, st
 				unescape(r->launch_error, sizeof(r->launch_error), l + 14);
 				continue;
 			}
-			if (!strncmp(l, "error ", 6))
-				return ks_error_set(e, KS_EPROTO, "%s", l + 6);
+			if (!strncmp(l, "error ", 6)) {
+				char why[1024];
+				unescape(why, sizeof(why), l + 6);
+				return ks_error_set(e, KS_EPROTO, "%s", why);
+			}
 			*reply = l;
 			return 0;
 		}

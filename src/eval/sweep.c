@@ -60,7 +60,9 @@ static int sweep_scratch(void)
 	return removed;
 }
 
-static int sweep_kernel_dir(const char *dir)
+/* the files in dir whose name holds tag followed by the pid of a process that is gone
+ * ("kernel.so.tmp.PID", "NAME.bin.tmp.PID") */
+static int sweep_dead_tmp(const char *dir, const char *tag)
 {
 	DIR *d = opendir(dir);
 	if (!d)
@@ -69,7 +71,8 @@ static int sweep_kernel_dir(const char *dir)
 	char path[PATH_MAX * 2];
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		long pid = name_pid(de->d_name, "kernel.so.tmp.");
+		const char *at = strstr(de->d_name, tag);
+		long pid = at ? name_pid(at, tag) : 0;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (pid && pid_gone(pid) && unlink(path) == 0)
 			removed++;
@@ -98,7 +101,7 @@ static int sweep_kernels(void)
 		while ((b = readdir(s)))
 			if (b->d_name[0] != '.') {
 				snprintf(leaf, sizeof(leaf), "%s/%s", sub, b->d_name);
-				removed += sweep_kernel_dir(leaf);
+				removed += sweep_dead_tmp(leaf, "kernel.so.tmp.");
 			}
 		closedir(s);
 	}
@@ -109,22 +112,9 @@ static int sweep_kernels(void)
 /* the input cache's temporaries: a 256 MiB tensor left by a killed write is worth finding */
 static int sweep_inputs(void)
 {
-	char dir[PATH_MAX], path[PATH_MAX * 2];
+	char dir[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s/inputs/v%d", ks_cache_root(), KS_INPUTS_VERSION);
-	DIR *d = opendir(dir);
-	if (!d)
-		return 0;
-	int removed = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		const char *tmp = strstr(de->d_name, ".tmp.");
-		long pid = tmp ? name_pid(tmp, ".tmp.") : 0;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (pid && pid_gone(pid) && unlink(path) == 0)
-			removed++;
-	}
-	closedir(d);
-	return removed;
+	return sweep_dead_tmp(dir, ".tmp.");
 }
 
 static int swept;
