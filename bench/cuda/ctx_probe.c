@@ -29,6 +29,15 @@ static double now(void)
 	return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
+/* keep what this process holds open for the seconds given */
+static int hold(const char *what, int rc, const char *seconds)
+{
+	printf("keeper: %s rc=%d, holding\n", what, rc);
+	fflush(stdout);
+	sleep((unsigned)atoi(seconds));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	double t0 = now();
@@ -45,12 +54,8 @@ int main(int argc, char **argv)
 	f_alloc ma = (f_alloc)dlsym(h, "cuMemAlloc_v2");
 	int r = ci(0);
 	double t2 = now();
-	if (argc > 2 && !strcmp(argv[1], "hold-init")) {
-		printf("keeper: cuInit only rc=%d, holding\n", r);
-		fflush(stdout);
-		sleep(atoi(argv[2]));
-		return 0;
-	}
+	if (argc > 2 && !strcmp(argv[1], "hold-init"))
+		return hold("cuInit only", r, argv[2]);
 	int dev;
 	dg(&dev, 0);
 	void *ctx;
@@ -59,12 +64,8 @@ int main(int argc, char **argv)
 	unsigned long long p;
 	r |= ma(&p, 1 << 20);
 	double t3 = now();
-	if (argc > 2 && !strcmp(argv[1], "hold")) {
-		printf("keeper: ctx rc=%d, holding\n", r);
-		fflush(stdout);
-		sleep(atoi(argv[2]));
-		return 0;
-	}
+	if (argc > 2 && !strcmp(argv[1], "hold"))
+		return hold("ctx", r, argv[2]);
 	printf("rc=%d dlopen %.3f s cuInit %.3f s ctx+alloc %.3f s total %.3f s\n", r, t1 - t0,
 	       t2 - t1, t3 - t2, t3 - t0);
 	return 0;
