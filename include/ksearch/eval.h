@@ -45,6 +45,10 @@ struct ks_eval_opts {
 				     reps is known to +-rep_ci_rel (95%) (0: off, the default) */
 	int rep_ci_min_reps;      /* ...and only after this many reps (default 20) */
 	int warmup;               /* untimed calls first (default 2) */
+	int yard_reps;            /* > 0: a yardstick's (baseline, library) block takes one
+				     warm-up call and this count floor instead of warmup and
+				     min_reps, the time floor unchanged: a naive baseline of
+				     0.2 s a call needs no 12 calls a block to be known (final) */
 	int blocks;               /* interleaved baseline/candidate blocks (default 2) */
 	double ci_rel;            /* after `blocks`, add blocks until the candidate's median is
 				     known to +-ci_rel (95%, e.g. 0.02) or max_blocks (0: off) */

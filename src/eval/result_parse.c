@@ -103,6 +103,7 @@ json_t *ks_wire_opts(const struct ks_eval_opts *o)
 	json_object_set_new(j, "rep_ci_rel", real(o->rep_ci_rel));
 	json_object_set_new(j, "rep_ci_min_reps", json_integer(o->rep_ci_min_reps));
 	json_object_set_new(j, "warmup", json_integer(o->warmup));
+	json_object_set_new(j, "yard_reps", json_integer(o->yard_reps));
 	json_object_set_new(j, "blocks", json_integer(o->blocks));
 	json_object_set_new(j, "rotate_bytes", json_integer((json_int_t)o->rotate_bytes));
 	json_object_set_new(j, "workloads", o->workloads ? json_string(o->workloads) : json_null());
@@ -193,6 +194,7 @@ int ks_wire_opts_parse(json_t *j, struct ks_eval_opts *o, const char **defs,
 	INT("rep_ci_min_reps", rep_ci_min_reps, 0, 1000000);
 	REAL("rep_ci_rel", rep_ci_rel);
 	INT("warmup", warmup, 0, 1000000);
+	INT("yard_reps", yard_reps, 0, 1000000);
 	INT("blocks", blocks, 0, 1000);
 	INT("rotate_bytes", rotate_bytes, 0, (long long)1 << 50);
 	INT("threads", threads, 0, 1 << 16);

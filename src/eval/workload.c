@@ -93,9 +93,12 @@ static int time_block(struct ks_evaluator *ev, struct ks_runner *r, int is_basel
 	const struct ks_eval_opts *o = &ev->o;
 	const char *reply;
 	double max_s = o->min_time_s * 10 > 2 ? o->min_time_s * 10 : 2;
+	int yard = is_baseline && o->yard_reps > 0;
+	int warmup = yard ? (o->warmup < 1 ? o->warmup : 1) : o->warmup;
+	int min_reps = yard ? o->yard_reps : o->min_reps;
 	double t0 = ks_clock_s();
 	int rc = ks_runner_cmd(r, o->timeout_s + max_s, &reply, e, "time %d %d %llu %d %llu %u %d",
-			       o->warmup, o->min_reps, (unsigned long long)(o->min_time_s * 1e9),
+			       warmup, min_reps, (unsigned long long)(o->min_time_s * 1e9),
 			       o->max_reps, (unsigned long long)(max_s * 1e9),
 			       (unsigned)(o->rep_ci_rel * 1e6 + 0.5), o->rep_ci_min_reps);
 	double wall = ks_clock_s() - t0;

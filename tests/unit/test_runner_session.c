@@ -1,7 +1,7 @@
 /* The evaluator's fast paths (issue 12), on the real cpu runner and the scale test task:
  * one runner process serves every check and workload of a candidate (reset between them,
  * results still right), and a timing block ends early once the median is known, after its
- * floor on samples.  Runs from the source root (ctest's working directory). */
+ * floor on samples; the final's yardsticks take their own count floor (yard_reps).  Runs from the source root (ctest's working directory). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +95,45 @@ static void test_interval_stop(void)
 	ks_runner_free(r);
 }
 
+/* the final's yardsticks: yard_reps replaces the count floor of their blocks (and their
+ * warm-up is one call), the candidate's blocks keep min_reps */
+static void test_yard_reps(int yard_reps, int want_base)
+{
+	struct ks_eval_opts o;
+	ks_eval_opts_init(&o);
+	o.min_time_s = 1e-6; /* the count floors decide */
+	o.min_reps = 10;
+	o.blocks = 2;
+	o.yard_reps = yard_reps;
+	struct ks_evaluator *fev = NULL;
+	struct ks_error e = {0};
+	if (!ok(ks_evaluator_new(task, &o, &fev, &e) == 0, "evaluator (%s)", e.msg))
+		return;
+	for (int i = 0; i < fev->nwl; i++) {
+		struct ks_wl_state *ws = &fev->wl[i];
+		if (ws->is_check)
+			continue;
+		struct ks_runner *cand = NULL;
+		struct ks_wl_result res;
+		memset(&res, 0, sizeof(res));
+		res.status = KS_STATUS_PASSED;
+		int rc = ks_eval_workload(fev, ws, fev->yard[KS_YARD_BASELINE].art.path, &cand, &res, &e);
+		ok(rc == 0 && res.status == KS_STATUS_PASSED, "yard_reps %d: workload %d %s", yard_reps,
+		   ws->index, rc ? e.msg : ks_status_name(res.status));
+		ok(res.nsamples == 20, "yard_reps %d: the candidate's 2 blocks of 10 reps (%d)",
+		   yard_reps, res.nsamples);
+		ok(res.nbaseline_samples == want_base, "yard_reps %d: the baseline's %d samples (%d)",
+		   yard_reps, want_base, res.nbaseline_samples);
+		ks_runner_free(cand);
+		free(res.samples_us);
+		free(res.baseline_samples_us);
+		free(res.library_samples_us);
+		free(res.log);
+		break;
+	}
+	ks_evaluator_free(fev);
+}
+
 int main(void)
 {
 	struct ks_error e = {0};
@@ -116,6 +155,8 @@ int main(void)
 	test_one_runner(1);
 	test_one_runner(2); /* reuses the baseline's samples */
 	test_interval_stop();
+	test_yard_reps(0, 20);
+	test_yard_reps(3, 6);
 	ks_evaluator_free(ev);
 	ks_task_free(task);
 	return tap_done();
