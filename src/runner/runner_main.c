@@ -259,16 +259,16 @@ static int cmd_alloc(int sets)
 				      dev->name);
 				return -1;
 			}
-			/* a kernel that runs on these pages (the host device: dev == set) gets them
-			 * touched now, so no first-touch fault lands inside a timed call; a device
-			 * with its own memory only stages through them, outside any timed call
-			 * (fills write them, downloads land in them, outputs are poisoned before
-			 * every call by poison_set), so they are left for those writes to fault in */
-			if (t->dev[s] == p) {
+			/* a kernel that runs on these pages (the host device: dev == set) must take
+			 * no first-touch fault inside a timed call: its outputs are poisoned now
+			 * (timed calls rotate over sets no warm-up call has written), its inputs are
+			 * written by the fill every set gets before its first call.  A device with
+			 * its own memory only stages through them, outside any timed call (fills
+			 * write them, downloads land in them, outputs are poisoned before every
+			 * call by poison_set), so they are left for those writes to fault in */
+			if (t->dev[s] == p && t->is_out) {
 				t0 = now_ns();
-				memset(p, 0, t->mapped);
-				if (t->is_out)
-					poison(t, p);
+				poison(t, p);
 				host_ns += now_ns() - t0;
 			}
 			total += t->mapped;

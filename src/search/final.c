@@ -2,7 +2,8 @@
  * repetitions, interleaved with the baseline, and the best is chosen on that
  * re-measurement (a single lucky measurement never wins: no winner's curse).  Repetitions
  * stop when each median is known to +-2% (or at a cap); while the leaders' timings stay
- * spread, they are measured again in more rounds, alternating; the crown goes to another
+ * spread, they are measured again in more rounds, alternating (the candidates alone: the
+ * baseline's figure is the first round's, interleaved with each); the crown goes to another
  * candidate than the search's leader only when it wins by more than the noise, and the
  * verdict says by how much ("#30 beats #35 by 8% +- 3%").  A final taken on a loaded
  * machine, or one that disagrees with the search by more than 2x, is flagged noisy. */
@@ -359,8 +360,15 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 	for (int k = 0; k < np; k++)
 		if (!list[pd[k].index].has_final)
 			which[nw++] = k;
+	/* the rounds after the first only tell the leaders apart: the candidates alone, the
+	 * same binaries whose checks passed in round 1.  The yardsticks keep round 1's samples,
+	 * taken in blocks interleaved with every candidate's; timing them again (a naive
+	 * baseline of 0.17 s a call) was half of a round */
+	struct ks_eval_opts lo = fo;
+	lo.skip_baseline = lo.skip_library = lo.skip_checks = 1;
 	while (!rc && nw && rounds < KS_FINAL_MAX_ROUNDS && !ks_run_stop_requested()) {
-		rc = measure(st, &fo, list, pd, which, nw, ++rounds, e);
+		rc = measure(st, rounds ? &lo : &fo, list, pd, which, nw, rounds + 1, e);
+		rounds++;
 		struct ks_final_cand fc[16];
 		for (int k = 0; k < np; k++) {
 			ks_final_cand_stats(&pd[k].fc);

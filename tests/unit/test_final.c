@@ -133,10 +133,15 @@ static void test_choose(void)
  * are slowed 1.5-9x, the baseline's by up to 2x.  The candidates are equal by construction,
  * so any advantage the final sees is noise (the real timings of a loaded test machine
  * would otherwise decide the ranking) */
+struct seen {
+	int calls, baseline; /* timing blocks, and those of the baseline */
+};
+
 static void noisy_clock(void *ctx, int is_baseline, double *us, int n)
 {
-	int *calls = ctx;
-	++*calls;
+	struct seen *seen = ctx;
+	seen->calls++;
+	seen->baseline += is_baseline;
 	for (int i = 0; i < n; i++)
 		us[i] = 100.0 * (uniform() < 0.4 ? (is_baseline ? 1 + uniform() : 1.5 + 7.5 * uniform())
 						 : 1.0);
@@ -151,9 +156,9 @@ static void test_noisy_run(void)
 	}
 	char out[300];
 	snprintf(out, sizeof(out), "%s/run", dir);
-	int calls = 0;
+	struct seen seen = {0};
 	ks_eval_timing = (struct ks_eval_timing_seam){.version = 1, .adjust = noisy_clock,
-						      .ctx = &calls};
+						      .ctx = &seen};
 	struct ks_run_opts o;
 	ks_run_opts_init(&o);
 	o.task = "tests/fixtures/eval/scale";
@@ -172,8 +177,17 @@ static void test_noisy_run(void)
 		printf("# %s\n", e.msg);
 		return;
 	}
-	ok(calls > 10, "the seam saw the timing blocks (%d)", calls);
+	ok(seen.calls > 10, "the seam saw the timing blocks (%d)", seen.calls);
 	ok(r.final_noisy, "flagged noisy: %s", r.final_noise);
+	/* the later rounds time the leaders alone: the baseline's blocks are the search's (one
+	 * per round of 2 at most) and round 1's (3 candidates, at most 6 blocks each), 20 at
+	 * most; timing it in rounds 2 and 3 as well would add at least 2 x 2 x 3 = 12 to the
+	 * at least 1 + 9 of the others */
+	const char *after = strstr(r.final_noise, "after ");
+	int rounds = after ? atoi(after + 6) : 0;
+	is_int(rounds, 3, "the noise kept the final to its 3 rounds");
+	ok(seen.baseline > 0 && seen.baseline <= 2 + 3 * 6,
+	   "the baseline timed in the search and round 1 only (%d blocks)", seen.baseline);
 	ok(strstr(r.final_noise, "spread") != NULL, "the reason names the spread");
 	ok(r.final_verdict[0] && !strstr(r.final_verdict, "beats"),
 	   "no candidate crowned on an advantage inside the noise: %s", r.final_verdict);
