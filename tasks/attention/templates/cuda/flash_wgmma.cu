@@ -8,7 +8,7 @@ knobs:
   BN: {values: [64, 128], default: 128, summary: "keys per tile: the N of the S wgmma (BN/2 fp32 registers per thread for S)", impacts: {register_pressure: 6, compute_hw_fit: 4}}
   STAGES: {values: [2, 3], default: 2, summary: "cp.async pipeline depth of K/V tiles", impacts: {memory_bandwidth: 5}}
 require:
-  - "(64 * WG + 4 * STAGES * BN) * 128 * 2 + 1024 <= 232448"
+  - "(64 * WG + 2 * STAGES * BN) * 128 * 2 + 1024 <= 232448"
   - "WG <= 2 || BN <= 64"
 @end */
 /* Layout: q, k, v, o are [batch, heads, seqlen, head_dim] fp16.  head_dim 64 and 128 take the
@@ -64,6 +64,9 @@ template <int D> static constexpr int smem_bytes()
 	return (BM + 2 * STAGES * BN) * D * 2 + 1024;
 }
 
+/* The wgmma kernel's device code: compiled in the host pass and in a device pass for sm_90a;
+ * a device pass without the sm_90a features (sm_80, plain sm_90) gets none of it. */
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || !defined(__CUDA_ARCH__)
 static __device__ __forceinline__ uint32_t smem_addr(const void *p)
 {
 	return (uint32_t)__cvta_generic_to_shared(p);
@@ -128,7 +131,8 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lb
 	return d;
 }
 
-static __device__ __forceinline__ void wgmma_ss_n64(float (&d)[32], uint64_t da, uint64_t db, int acc)
+/* only one of the n64 / n128 wrappers is used by a configuration */
+[[maybe_unused]] static __device__ __forceinline__ void wgmma_ss_n64(float (&d)[32], uint64_t da, uint64_t db, int acc)
 {
 	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
 		     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
@@ -136,7 +140,7 @@ static __device__ __forceinline__ void wgmma_ss_n64(float (&d)[32], uint64_t da,
 		     : "l"(da), "l"(db), "r"(acc));
 }
 
-static __device__ __forceinline__ void wgmma_ss_n128(float (&d)[64], uint64_t da, uint64_t db, int acc)
+[[maybe_unused]] static __device__ __forceinline__ void wgmma_ss_n128(float (&d)[64], uint64_t da, uint64_t db, int acc)
 {
 	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
 		     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
@@ -144,7 +148,7 @@ static __device__ __forceinline__ void wgmma_ss_n128(float (&d)[64], uint64_t da
 		     : "l"(da), "l"(db), "r"(acc));
 }
 
-static __device__ __forceinline__ void wgmma_rs_n64(float (&d)[32], const uint32_t (&a)[4], uint64_t db, int acc)
+[[maybe_unused]] static __device__ __forceinline__ void wgmma_rs_n64(float (&d)[32], const uint32_t (&a)[4], uint64_t db, int acc)
 {
 	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
 		     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
@@ -152,7 +156,7 @@ static __device__ __forceinline__ void wgmma_rs_n64(float (&d)[32], const uint32
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
 }
 
-static __device__ __forceinline__ void wgmma_rs_n128(float (&d)[64], const uint32_t (&a)[4], uint64_t db, int acc)
+[[maybe_unused]] static __device__ __forceinline__ void wgmma_rs_n128(float (&d)[64], const uint32_t (&a)[4], uint64_t db, int acc)
 {
 	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
 		     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
@@ -383,6 +387,8 @@ static __device__ __forceinline__ void wgmma_cta(const __half *__restrict__ q,
 	}
 }
 
+#endif /* sm_90a or host */
+
 /* Any head_dim up to 512 and any architecture: one warp per query, each lane owns every
  * 32nd channel; plain online softmax in fp32.  Correct, not fast.  Query r of all
  * batch*heads*seqlen rows. */
@@ -435,8 +441,8 @@ static __device__ __forceinline__ void generic_row(const __half *__restrict__ q,
 	}
 }
 
-/* The wgmma kernel exists only where the device pass has the sm_90a features; elsewhere the
- * launcher sees binaryVersion < 90 (below) and never starts it, so its body may be empty. */
+/* The body is empty in a device pass without the sm_90a features; the launcher then never
+ * starts this kernel (wgmma_available below). */
 template <int D, bool CAUSAL>
 __global__ void __launch_bounds__(NTHREADS, 1)
 	attention_wgmma(const __half *__restrict__ q, const __half *__restrict__ k,
@@ -456,33 +462,32 @@ __global__ void attention_generic(const __half *__restrict__ q, const __half *__
 		generic_row(q, k, v, o, r, seqlen, hd, causal, scale);
 }
 
-/* the wgmma kernel runs only when the loaded binary was built for sm_90a: a plain sm_90 or
- * older build has an empty body there.  The device code's PTX version tells which (90 for
- * sm_90 and sm_90a alike, so also the feature macro in a one-thread probe). */
-__global__ void wgmma_probe(int *has)
+/* Which device code was loaded: a build for sm_90a has the wgmma kernel, any other build
+ * (sm_80, plain sm_90, PTX JIT-compiled for this GPU) has its empty body.  The compute
+ * capability cannot tell sm_90 from sm_90a code, so a one-thread probe compiled the same
+ * way answers once, on the first call. */
+__device__ int ks_has_wgmma;
+
+__global__ void wgmma_probe()
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-	*has = 1;
+	ks_has_wgmma = 1;
 #else
-	*has = 0;
+	ks_has_wgmma = 0;
 #endif
 }
 
 static bool wgmma_available(cudaStream_t stream)
 {
 	static int known = -1;
-	if (known >= 0)
-		return known == 1;
-	int *d_has = nullptr, has = 0;
-	known = 0;
-	if (cudaMalloc(&d_has, sizeof(int)) != cudaSuccess)
-		return false;
-	wgmma_probe<<<1, 1, 0, stream>>>(d_has);
-	if (cudaMemcpyAsync(&has, d_has, sizeof(int), cudaMemcpyDeviceToHost, stream) ==
-		    cudaSuccess &&
-	    cudaStreamSynchronize(stream) == cudaSuccess)
-		known = has;
-	cudaFree(d_has);
+	if (known < 0) {
+		int has = 0;
+		wgmma_probe<<<1, 1, 0, stream>>>();
+		const bool ok = cudaMemcpyFromSymbolAsync(&has, ks_has_wgmma, sizeof(int), 0,
+							  cudaMemcpyDeviceToHost, stream) == cudaSuccess &&
+				cudaStreamSynchronize(stream) == cudaSuccess;
+		known = ok && has == 1;
+	}
 	return known == 1;
 }
 
