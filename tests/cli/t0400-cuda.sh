@@ -74,6 +74,9 @@ else
 		A=$ROOT/tasks/attention
 		cu_compiles "$A" "$A/templates/cuda/flash2.cu" BM=64 BN=128 WARPS=4 STAGES=3 QREG=0 EXP2=0
 		cu_compiles "$A" "$A/templates/cuda/flash2.cu" BM=128 BN=32 WARPS=4 STAGES=2 QREG=1
+		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=1 BN=64 STAGES=2
+		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3
+		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=3 BN=64 STAGES=3
 	fi
 	if [ -f "$ROOT/tasks/selective_scan/task.yaml" ]; then
 		S=$ROOT/tasks/selective_scan/templates/cuda

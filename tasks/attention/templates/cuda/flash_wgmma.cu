@@ -1,0 +1,532 @@
+/* @ksearch
+family: flash-wgmma
+summary: "Hopper FlashAttention forward on wgmma (FA3's instruction route, without TMA or warp specialisation): one CTA of WG warpgroups, each owning 64 query rows; Q, K and V tiles in 128-byte-swizzled shared memory through a STAGES-deep cp.async pipeline; S = Q K^T by wgmma m64nBNk16 with both operands from shared-memory descriptors, online softmax on the accumulator registers (scale*log2(e) folded into one FFMA before ex2), O += P V by wgmma m64nDk16 with P from registers and V read transposed through the descriptor; causal blocks skip key tiles past each warpgroup's diagonal and run heaviest first; head_dim 64 and 128 only (other head_dims and builds without sm_90a take a plain warp-per-query kernel)"
+rating: 8
+difficulty: 5
+knobs:
+  WG: {values: [1, 2, 3], default: 2, summary: "consumer warpgroups per CTA, 64 query rows each (CTA = 64*WG queries, 128*WG threads)", impacts: {memory_bandwidth: 6, register_pressure: 5, compute_hw_fit: 5}}
+  BN: {values: [64, 128], default: 128, summary: "keys per tile: the N of the S wgmma (BN/2 fp32 registers per thread for S)", impacts: {register_pressure: 6, compute_hw_fit: 4}}
+  STAGES: {values: [2, 3], default: 2, summary: "cp.async pipeline depth of K/V tiles", impacts: {memory_bandwidth: 5}}
+require:
+  - "(64 * WG + 2 * STAGES * BN) * 128 * 2 + 1024 <= 232448"
+  - "WG <= 2 || BN <= 64"
+@end */
+/* Layout: q, k, v, o are [batch, heads, seqlen, head_dim] fp16.  head_dim 64 and 128 take the
+ * wgmma kernel; any other head_dim, or a build for an architecture without the sm_90a
+ * features (wgmma needs compute_90a), takes a plain warp-per-query kernel at the end of this
+ * file, so the entry point is total and the file compiles for sm_80 too.
+ *
+ * Shared memory: every tile (Q: 64*WG rows, K and V: BN rows per stage) is stored as D/64
+ * panels of ROWS x 64 halves, a panel row being 128 bytes whose 16-byte chunk c sits at chunk
+ * c ^ (row % 8): the 128-byte swizzle the wgmma descriptors name (swizzle mode 1).  Eight rows
+ * (1024 bytes) are one swizzle atom, so panels start 1024-aligned.
+ *   S = Q K^T: A = Q and B = K, both K-major (head_dim contiguous); a k16 step moves the start
+ *     address 32 bytes inside a panel, the next panel after four; the stride byte offset
+ *     (SBO) is 1024, the distance between 8-row groups; the leading byte offset is unused.
+ *   O += P V: A = P from registers (the fp16 pack of S's accumulators is wgmma's register
+ *     A-fragment layout), B = V, which is [keys, head_dim] with head_dim contiguous, i.e.
+ *     MN-major for this operand: transpose bit set, the same swizzled panels, a k16 step
+ *     (16 keys) moves the start 16 rows = 2048 bytes; SBO = 1024 (8 keys further along K),
+ *     LBO = the panel size (64 head_dim columns further along N).
+ * Accumulators (S: BN/2 floats, O: D/2 floats per thread): warp w of the warpgroup owns
+ * rows 16w..16w+15; element 4j+e is row g + 8*(e/2), column 8j + 2t + e%2 (g = lane/4,
+ * t = lane%4), the mma.sync m16n8 C layout repeated over n.
+ * Per tile, with c = scale*log2(e): m' = max(m, c*max S), alpha = 2^(m - m'),
+ * P = 2^(c*S - m'), l = l*alpha + sum P, O = O*alpha + P V; at the end o = O / l.  Masked
+ * scores are -inf; every row sees key 0 in the first tile, so m is finite from then on.
+ * Zero-filled K/V rows past seqlen keep the products finite. */
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#ifndef WG
+#define WG 2
+#endif
+#ifndef BN
+#define BN 128
+#endif
+#ifndef STAGES
+#define STAGES 2
+#endif
+
+#define BM (64 * WG)
+#define NTHREADS (128 * WG)
+
+static_assert(WG >= 1 && WG <= 4, "1 to 4 warpgroups");
+static_assert(BN == 64 || BN == 128, "the S wgmma is m64n64 or m64n128");
+static_assert(STAGES >= 2, "at least double buffering");
+
+/* bytes of dynamic shared memory: Q, then STAGES K tiles, then STAGES V tiles, and 1024
+ * bytes of slack to align the base to a swizzle atom */
+template <int D> static constexpr int smem_bytes()
+{
+	return (BM + 2 * STAGES * BN) * D * 2 + 1024;
+}
+
+/* The wgmma kernel's device code: compiled in the host pass and in a device pass for sm_90a;
+ * a device pass without the sm_90a features (sm_80, plain sm_90) gets none of it. */
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || !defined(__CUDA_ARCH__)
+static __device__ __forceinline__ uint32_t smem_addr(const void *p)
+{
+	return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+static __device__ __forceinline__ void cp_async16(uint32_t dst, const __half *src, int src_bytes)
+{
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+		     "r"(src_bytes));
+}
+
+static __device__ __forceinline__ void cp_async_commit()
+{
+	asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int N> static __device__ __forceinline__ void cp_async_wait()
+{
+	asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+/* cp.async and plain stores are generic-proxy writes; wgmma reads shared memory through the
+ * async proxy, which sees them only after this fence (then a barrier for other threads) */
+static __device__ __forceinline__ void fence_proxy_async()
+{
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+static __device__ __forceinline__ void wgmma_fence()
+{
+	asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
+static __device__ __forceinline__ void wgmma_commit()
+{
+	asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+static __device__ __forceinline__ void wgmma_wait0()
+{
+	asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}
+
+/* keeps the compiler from moving reads or writes of accumulator registers across the
+ * asynchronous wgmma window (issue .. wait) */
+template <int N> static __device__ __forceinline__ void reg_fence(float (&d)[N])
+{
+#pragma unroll
+	for (int i = 0; i < N; i++)
+		asm volatile("" : "+f"(d[i])::"memory");
+}
+
+/* a shared-memory matrix descriptor: start address, leading and stride byte offsets (all
+ * in 16-byte units, 14 bits each), 128-byte swizzle (mode 1 in bits 62-63); base offset 0
+ * because every swizzle atom starts 1024-aligned */
+static __device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo)
+{
+	uint64_t d = (uint64_t)((saddr & 0x3ffff) >> 4);
+	d |= (uint64_t)((lbo >> 4) & 0x3fff) << 16;
+	d |= (uint64_t)((sbo >> 4) & 0x3fff) << 32;
+	d |= (uint64_t)1 << 62;
+	return d;
+}
+
+/* only one of the n64 / n128 wrappers is used by a configuration */
+[[maybe_unused]] static __device__ __forceinline__ void wgmma_ss_n64(float (&d)[32], uint64_t da, uint64_t db, int acc)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+		     : "l"(da), "l"(db), "r"(acc));
+}
+
+[[maybe_unused]] static __device__ __forceinline__ void wgmma_ss_n128(float (&d)[64], uint64_t da, uint64_t db, int acc)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+		     : "l"(da), "l"(db), "r"(acc));
+}
+
+[[maybe_unused]] static __device__ __forceinline__ void wgmma_rs_n64(float (&d)[32], const uint32_t (&a)[4], uint64_t db, int acc)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
+}
+
+[[maybe_unused]] static __device__ __forceinline__ void wgmma_rs_n128(float (&d)[64], const uint32_t (&a)[4], uint64_t db, int acc)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
+}
+
+
+template <int N>
+static __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t da, uint64_t db, int acc)
+{
+	if constexpr (N == 64)
+		wgmma_ss_n64(d, da, db, acc);
+	else
+		wgmma_ss_n128(d, da, db, acc);
+}
+
+template <int N>
+static __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4],
+						uint64_t db, int acc)
+{
+	if constexpr (N == 64)
+		wgmma_rs_n64(d, a, db, acc);
+	else
+		wgmma_rs_n128(d, a, db, acc);
+}
+
+static __device__ __forceinline__ float fast_exp2(float x)
+{
+	float y;
+	asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+	return y;
+}
+
+static __device__ __forceinline__ uint32_t pack_half2(float lo, float hi)
+{
+	__half2 h = __floats2half2_rn(lo, hi);
+	return *reinterpret_cast<uint32_t *>(&h);
+}
+
+/* byte offset of (row, 16-byte chunk ch of the head_dim) in a swizzled tile of ROWS rows */
+template <int ROWS>
+static __device__ __forceinline__ uint32_t swz_offset(int row, int ch)
+{
+	return (uint32_t)((ch >> 3) * ROWS * 128 + row * 128 + (((ch & 7) ^ (row & 7)) << 4));
+}
+
+/* ROWS rows of D halves from row r0 of g into the swizzled tile at shared address s; rows at
+ * or past seqlen are zero-filled by the copy itself (source size 0) */
+template <int ROWS, int D>
+static __device__ __forceinline__ void load_tile(uint32_t s, const __half *g, int r0, int seqlen)
+{
+	constexpr int CH = D / 8, N = ROWS * CH, ITERS = (N + NTHREADS - 1) / NTHREADS;
+#pragma unroll
+	for (int it = 0; it < ITERS; it++) {
+		const int c = threadIdx.x + it * NTHREADS;
+		if (N % NTHREADS != 0 && c >= N)
+			break;
+		const int row = c / CH, ch = c % CH, gr = r0 + row;
+		const bool in = gr < seqlen;
+		cp_async16(s + swz_offset<ROWS>(row, ch), in ? g + (int64_t)gr * D + ch * 8 : g,
+			   in ? 16 : 0);
+	}
+}
+
+/* one key tile of one warpgroup: S = Q K^T, online softmax, O += P V.  MASK: the tile
+ * crosses the diagonal or the end of the sequence. */
+template <int D, bool CAUSAL, bool MASK>
+static __device__ __forceinline__ void tile_step(float (&o)[D / 2], float (&m)[2], float (&l)[2],
+						 uint32_t sq, uint32_t sk, uint32_t sv, int row0,
+						 int key0, int seqlen, float c)
+{
+	const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+	float s[BN / 2];
+
+	/* S = Q K^T over D/16 k-steps; the first one overwrites (scale-d 0) */
+	wgmma_fence();
+#pragma unroll
+	for (int kk = 0; kk < D / 16; kk++) {
+		const uint32_t off = (kk & 3) * 32;
+		const uint64_t da = make_desc(sq + (kk >> 2) * (BM * 128) + off, 16, 1024);
+		const uint64_t db = make_desc(sk + (kk >> 2) * (BN * 128) + off, 16, 1024);
+		wgmma_ss<BN>(s, da, db, kk > 0);
+	}
+	wgmma_commit();
+	wgmma_wait0();
+	reg_fence(s);
+
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const int row = row0 + g + h * 8;
+		float mx = -INFINITY;
+#pragma unroll
+		for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+			for (int e = 0; e < 2; e++) {
+				if (MASK) {
+					const int col = key0 + j * 8 + 2 * t + e;
+					if (col >= seqlen || (CAUSAL && col > row))
+						s[4 * j + 2 * h + e] = -INFINITY;
+				}
+				mx = fmaxf(mx, s[4 * j + 2 * h + e]);
+			}
+		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+		/* c > 0, so the max of the scaled scores is c times the max */
+		const float m_new = fmaxf(m[h], mx * c);
+		const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+		const float alpha = fast_exp2(m[h] - m_use);
+		float sum = 0.0f;
+#pragma unroll
+		for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+			for (int e = 0; e < 2; e++) {
+				const float p = fast_exp2(fmaf(s[4 * j + 2 * h + e], c, -m_use));
+				s[4 * j + 2 * h + e] = p;
+				sum += p;
+			}
+		m[h] = m_new;
+		l[h] = l[h] * alpha + sum;
+#pragma unroll
+		for (int jd = 0; jd < D / 8; jd++) {
+			o[4 * jd + 2 * h] *= alpha;
+			o[4 * jd + 2 * h + 1] *= alpha;
+		}
+	}
+
+	/* O += P V over BN/16 k-steps of 16 keys; P's fragment for keys 16kk..16kk+15 is the
+	 * accumulators of the 8-column groups 2kk and 2kk+1 */
+	uint32_t pa[BN / 16][4];
+#pragma unroll
+	for (int kk = 0; kk < BN / 16; kk++) {
+		pa[kk][0] = pack_half2(s[8 * kk + 0], s[8 * kk + 1]);
+		pa[kk][1] = pack_half2(s[8 * kk + 2], s[8 * kk + 3]);
+		pa[kk][2] = pack_half2(s[8 * kk + 4], s[8 * kk + 5]);
+		pa[kk][3] = pack_half2(s[8 * kk + 6], s[8 * kk + 7]);
+	}
+	reg_fence(o);
+	wgmma_fence();
+#pragma unroll
+	for (int kk = 0; kk < BN / 16; kk++)
+		wgmma_rs<D>(o, pa[kk], make_desc(sv + kk * 16 * 128, BN * 128, 1024), 1);
+	wgmma_commit();
+	wgmma_wait0();
+	reg_fence(o);
+}
+
+/* the work of one CTA: query block blockIdx.x (reversed when causal) of head blockIdx.y */
+template <int D, bool CAUSAL>
+static __device__ __forceinline__ void wgmma_cta(const __half *__restrict__ q,
+						 const __half *__restrict__ k,
+						 const __half *__restrict__ v, __half *__restrict__ o,
+						 int seqlen, float c)
+{
+	extern __shared__ __align__(1024) unsigned char smem_raw[];
+	constexpr uint32_t QB = BM * D * 2, KVB = BN * D * 2;
+	const uint32_t base_s = (smem_addr(smem_raw) + 1023) & ~1023u;
+	const uint32_t sq = base_s, sk0 = sq + QB, sv0 = sk0 + STAGES * KVB;
+	const int mb = CAUSAL ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+	const int64_t base = (int64_t)blockIdx.y * seqlen * D;
+	const __half *qg = q + base, *kg = k + base, *vg = v + base;
+	const int q0 = mb * BM, wg = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3;
+	const int lane = threadIdx.x & 31;
+
+	const int kv_end = CAUSAL ? min(seqlen, q0 + BM) : seqlen;
+	const int n_tiles = (kv_end + BN - 1) / BN;
+	/* this warpgroup's rows and the tiles it needs: causal rows row_wg..row_wg+63 see no
+	 * key past row_wg + 63; tiles before n_full need no mask */
+	const int row_wg = q0 + wg * 64;
+	const int n_mine = CAUSAL ? min(n_tiles, (row_wg + 64 + BN - 1) / BN) : n_tiles;
+	int n_full = seqlen / BN;
+	if (CAUSAL)
+		n_full = min(n_full, (row_wg + 1) / BN);
+
+	load_tile<BM, D>(sq, qg, q0, seqlen);
+	cp_async_commit();
+#pragma unroll
+	for (int st = 0; st < STAGES - 1; st++) {
+		if (st < n_tiles) {
+			load_tile<BN, D>(sk0 + st * KVB, kg, st * BN, seqlen);
+			load_tile<BN, D>(sv0 + st * KVB, vg, st * BN, seqlen);
+		}
+		cp_async_commit(); /* empty groups keep the count uniform */
+	}
+
+	float acc[D / 2], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+#pragma unroll
+	for (int i = 0; i < D / 2; i++)
+		acc[i] = 0.0f;
+
+	const uint32_t sqw = sq + wg * 64 * 128; /* this warpgroup's 64 rows in every Q panel */
+	const int row0 = row_wg + warp * 16;
+	for (int n = 0; n < n_tiles; n++) {
+		cp_async_wait<STAGES - 2>();
+		fence_proxy_async();
+		__syncthreads(); /* tile n is in; everyone is done with the stage refilled next */
+		const int pre = n + STAGES - 1;
+		if (pre < n_tiles) {
+			load_tile<BN, D>(sk0 + (pre % STAGES) * KVB, kg, pre * BN, seqlen);
+			load_tile<BN, D>(sv0 + (pre % STAGES) * KVB, vg, pre * BN, seqlen);
+		}
+		cp_async_commit();
+		if (n >= n_mine)
+			continue; /* past this warpgroup's diagonal: every score masked */
+		const uint32_t sk = sk0 + (n % STAGES) * KVB, sv = sv0 + (n % STAGES) * KVB;
+		if (n < n_full)
+			tile_step<D, CAUSAL, false>(acc, m, l, sqw, sk, sv, row0, n * BN, seqlen, c);
+		else
+			tile_step<D, CAUSAL, true>(acc, m, l, sqw, sk, sv, row0, n * BN, seqlen, c);
+	}
+	cp_async_wait<0>();
+
+	const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		float sum = l[h];
+		sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+		sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+		const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+		const int row = row0 + g + h * 8;
+		if (row >= seqlen)
+			continue;
+		__half *orow = o + base + (int64_t)row * D + 2 * t;
+#pragma unroll
+		for (int jd = 0; jd < D / 8; jd++)
+			*reinterpret_cast<__half2 *>(orow + jd * 8) =
+				__floats2half2_rn(acc[4 * jd + 2 * h] * inv, acc[4 * jd + 2 * h + 1] * inv);
+	}
+}
+
+#endif /* sm_90a or host */
+
+/* Any head_dim up to 512 and any architecture: one warp per query, each lane owns every
+ * 32nd channel; plain online softmax in fp32.  Correct, not fast.  Query r of all
+ * batch*heads*seqlen rows. */
+#define GEN_MAXC 16
+static __device__ __forceinline__ void generic_row(const __half *__restrict__ q,
+						   const __half *__restrict__ k,
+						   const __half *__restrict__ v,
+						   __half *__restrict__ o, int64_t r, int seqlen,
+						   int hd, int causal, float scale)
+{
+	const int lane = threadIdx.x & 31;
+	const int i = (int)(r % seqlen);
+	const int64_t head = r - i;
+	float qv[GEN_MAXC], acc[GEN_MAXC];
+#pragma unroll
+	for (int ch = 0; ch < GEN_MAXC; ch++) {
+		const int d = lane + 32 * ch;
+		qv[ch] = d < hd ? __half2float(q[r * hd + d]) : 0.0f;
+		acc[ch] = 0.0f;
+	}
+	float m = -INFINITY, l = 0.0f;
+	const int nkeys = causal ? i + 1 : seqlen;
+	for (int j = 0; j < nkeys; j++) {
+		const __half *kj = k + (head + j) * hd, *vj = v + (head + j) * hd;
+		float dot = 0.0f;
+#pragma unroll
+		for (int ch = 0; ch < GEN_MAXC; ch++) {
+			const int d = lane + 32 * ch;
+			if (d < hd)
+				dot += qv[ch] * __half2float(kj[d]);
+		}
+#pragma unroll
+		for (int off = 16; off > 0; off >>= 1)
+			dot += __shfl_xor_sync(0xffffffffu, dot, off);
+		const float s = dot * scale, m_new = fmaxf(m, s);
+		const float alpha = __expf(m - m_new), p = __expf(s - m_new);
+		l = l * alpha + p;
+#pragma unroll
+		for (int ch = 0; ch < GEN_MAXC; ch++) {
+			const int d = lane + 32 * ch;
+			acc[ch] = acc[ch] * alpha + (d < hd ? p * __half2float(vj[d]) : 0.0f);
+		}
+		m = m_new;
+	}
+#pragma unroll
+	for (int ch = 0; ch < GEN_MAXC; ch++) {
+		const int d = lane + 32 * ch;
+		if (d < hd)
+			o[r * hd + d] = __float2half_rn(acc[ch] / l);
+	}
+}
+
+/* The body is empty in a device pass without the sm_90a features; the launcher then never
+ * starts this kernel (wgmma_available below). */
+template <int D, bool CAUSAL>
+__global__ void __launch_bounds__(NTHREADS, 1)
+	attention_wgmma(const __half *__restrict__ q, const __half *__restrict__ k,
+			const __half *__restrict__ v, __half *__restrict__ o, int seqlen, float c)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+	wgmma_cta<D, CAUSAL>(q, k, v, o, seqlen, c);
+#endif
+}
+
+__global__ void attention_generic(const __half *__restrict__ q, const __half *__restrict__ k,
+				  const __half *__restrict__ v, __half *__restrict__ o, int64_t rows,
+				  int seqlen, int hd, int causal, float scale)
+{
+	const int64_t r = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+	if (r < rows)
+		generic_row(q, k, v, o, r, seqlen, hd, causal, scale);
+}
+
+/* Which device code was loaded: a build for sm_90a has the wgmma kernel, any other build
+ * (sm_80, plain sm_90, PTX JIT-compiled for this GPU) has its empty body.  The compute
+ * capability cannot tell sm_90 from sm_90a code, so a one-thread probe compiled the same
+ * way answers once, on the first call. */
+__device__ int ks_has_wgmma;
+
+__global__ void wgmma_probe()
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+	ks_has_wgmma = 1;
+#else
+	ks_has_wgmma = 0;
+#endif
+}
+
+static bool wgmma_available(cudaStream_t stream)
+{
+	static int known = -1;
+	if (known < 0) {
+		int has = 0;
+		wgmma_probe<<<1, 1, 0, stream>>>();
+		const bool ok = cudaMemcpyFromSymbolAsync(&has, ks_has_wgmma, sizeof(int), 0,
+							  cudaMemcpyDeviceToHost, stream) == cudaSuccess &&
+				cudaStreamSynchronize(stream) == cudaSuccess;
+		known = ok && has == 1;
+	}
+	return known == 1;
+}
+
+template <int D, bool CAUSAL>
+static void launch(const __half *q, const __half *k, const __half *v, __half *o, int bh,
+		   int seqlen, cudaStream_t stream)
+{
+	constexpr int smem = smem_bytes<D>();
+	static bool ready;
+	if (!ready) {
+		/* more than 48 KiB of dynamic shared memory needs the opt-in */
+		cudaFuncSetAttribute(attention_wgmma<D, CAUSAL>,
+				     cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+		ready = true;
+	}
+	const float c = 1.0f / sqrtf((float)D) * 1.4426950408889634f;
+	dim3 grid((seqlen + BM - 1) / BM, bh);
+	attention_wgmma<D, CAUSAL><<<grid, NTHREADS, smem, stream>>>(q, k, v, o, seqlen, c);
+}
+
+void attention(const __half *q, const __half *k, const __half *v, __half *o, int32_t batch,
+	       int32_t heads, int32_t seqlen, int32_t head_dim, int32_t causal,
+	       cudaStream_t stream)
+{
+	const int bh = batch * heads;
+	if (bh <= 0 || seqlen <= 0 || head_dim <= 0)
+		return;
+	if ((head_dim == 64 || head_dim == 128) && wgmma_available(stream)) {
+		if (head_dim == 64)
+			causal ? launch<64, true>(q, k, v, o, bh, seqlen, stream)
+			       : launch<64, false>(q, k, v, o, bh, seqlen, stream);
+		else
+			causal ? launch<128, true>(q, k, v, o, bh, seqlen, stream)
+			       : launch<128, false>(q, k, v, o, bh, seqlen, stream);
+		return;
+	}
+	if (head_dim > 32 * GEN_MAXC)
+		return; /* unsupported: o stays poisoned and the check reports it */
+	const int64_t rows = (int64_t)bh * seqlen;
+	attention_generic<<<(unsigned)((rows + 3) / 4), 128, 0, stream>>>(
+		q, k, v, o, rows, seqlen, head_dim, causal, 1.0f / sqrtf((float)head_dim));
+}
