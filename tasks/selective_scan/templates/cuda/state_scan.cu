@@ -33,7 +33,10 @@ require:
  * (|A dt| large): then h_k = Q_k, which is the exact limit.
  * Measured on an H200 (docs/results/cuda-selective_scan.md): without PF the kernel waits on
  * each state's B and C loads and is latency-bound; staging the next tile in shared memory
- * (PF = 1) halved its time at every size, so PF = 1, ITEMS 8, CPB 8 are the defaults. */
+ * (PF = 1) halved its time at every size, so PF = 1, ITEMS 8, CPB 8 are the defaults.  PF = 2
+ * (B and C staged, u, delta, z in registers) lets 16 warps of ITEMS 16 share an SM whatever CPB:
+ * at b1 d2048 L2048, ITEMS 16 CPB 16 PF 2 took 55 us against 61 us for CPB 8 PF 1
+ * (docs/results/cuda-selective_scan-occupancy.md). */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <math.h>
