@@ -5,18 +5,23 @@ rating: 8
 difficulty: 4
 knobs:
   ITEMS: {values: [4, 8, 16, 32], default: 8, summary: "consecutive steps per lane; more items, fewer shuffle levels per step, more registers", impacts: {register_pressure: 8, compute_hw_fit: 7}}
-  CPB: {values: [1, 2, 4, 8], default: 8, summary: "channels (warps) per block, sharing B and C tiles through L1", impacts: {memory_bandwidth: 5, compute_hw_fit: 3}}
+  CPB: {values: [1, 2, 4, 8, 16, 32], default: 8, summary: "channels per block, sharing B and C tiles (through L1 for PF 0, shared memory otherwise); 16 and 32 only with PF 2, whose shared memory does not grow with CPB", impacts: {memory_bandwidth: 5, compute_hw_fit: 3}}
   UNR: {values: [1, 2, 4], default: 2, summary: "states interleaved in one pass over the items: independent chains for the scheduler, more registers", impacts: {register_pressure: 7, compute_hw_fit: 6}}
   VEC: {values: [2, 4, 8], default: 8, summary: "f16 values per vector load and store (8 = 16 bytes); rows whose length is no multiple fall back to scalar accesses", impacts: {memory_bandwidth: 6}}
-  PF: {values: [0, 1], default: 1, summary: "1 stages the next tile's B, C (shared by the block's channels) and u, delta, z in shared memory with cp.async while the current tile is computed (two buffers, one barrier per tile); 0 loads each state's rows when it is needed", impacts: {memory_bandwidth: 7, compute_hw_fit: 5}}
-  SPLIT: {values: [1, 2, 4], default: 1, summary: "warps per channel (PF = 1), each scanning 16 / SPLIT of the states; their C.h sums meet in shared memory (float atomics) once per tile. Measured on an H200 at b1 L2048: correct but 4x to 11x slower than SPLIT 1 (ITEMS 16: CPB 4 SPLIT 2 403 us, CPB 2 SPLIT 4 743 us, against CPB 8 SPLIT 1 64.6 us); why was not found", impacts: {compute_hw_fit: 3, register_pressure: 2}}
+  PF: {values: [0, 1, 2], default: 1, summary: "1 stages the next tile's B, C (shared by the block's channels) and u, delta, z in shared memory with cp.async while the current tile is computed (two buffers, one barrier per tile); 2 stages only B and C there and keeps each lane's next u, delta, z in registers (f16 pairs, loaded one tile ahead), so a block needs 128 * TILE bytes whatever CPB and several blocks fit on one SM; 0 loads each state's rows when it is needed", impacts: {memory_bandwidth: 7, compute_hw_fit: 5}}
+  MINB: {values: [1, 2, 3, 4], default: 1, summary: "blocks per SM the PF >= 1 kernel is compiled for (the second __launch_bounds__ argument): caps registers at 64K / (MINB * 32 * CPB * SPLIT) so that many blocks fit, at the price of spills when the cap is low", impacts: {register_pressure: 8, compute_hw_fit: 6}}
+  SPLIT: {values: [1, 2, 4], default: 1, summary: "warps per channel (PF >= 1), each scanning 16 / SPLIT of the states; parts 1.. write their C.h sums to their own shared rows once per tile (conflict-free, no atomics) and part 0 adds them. Measured on an H200 at b1 L2048 (docs/results/cuda-selective_scan-occupancy.md): the float shared-memory atomics this replaced made ITEMS 16 CPB 4 SPLIT 2 3.2x slower (414 against 130 us); it is still about 2x slower than CPB 8 SPLIT 1, which has the same warps per block and twice the channels", impacts: {compute_hw_fit: 3, register_pressure: 2}}
 require:
   - "ITEMS % VEC == 0"
   - "ITEMS * UNR <= 64"
   - "(16 / SPLIT) % UNR == 0"
-  - "PF == 1 || SPLIT == 1"
-  - "SPLIT == 1 || CPB * SPLIT <= 8"
-  - "PF == 0 || 2 * (32 + 3 * CPB) * 32 * ITEMS * 2 + (SPLIT > 1) * CPB * 32 * ITEMS * 4 <= 227 * 1024"
+  - "PF >= 1 || SPLIT == 1"
+  - "PF >= 1 || MINB == 1"
+  # MINB blocks must fit in 64 warps per SM and leave at least 32 registers a thread
+  - "MINB * CPB * SPLIT <= 64"
+  - "CPB * SPLIT <= (PF == 2 ? 32 : 8)"
+  # two buffers of (32 + 3 CPB for PF 1) rows of TILE halves, the partial sums, s_A2 and s_carry
+  - "PF == 0 || 2 * (32 + (PF == 1) * 3 * CPB) * 32 * ITEMS * 2 + (SPLIT - 1) * CPB * 32 * ITEMS * 4 + 2 * CPB * 16 * 4 <= 227 * 1024"
 @end */
 /* Per state n and step t: a_t = 2^(dt_t A_n log2e), b_t = dt_t u_t B_nt, h_t = a_t h_{t-1} + b_t.
  * A lane turns its ITEMS pairs into inclusive prefixes (P_k, Q_k) = composition of pairs 0..k
@@ -28,7 +33,10 @@ require:
  * (|A dt| large): then h_k = Q_k, which is the exact limit.
  * Measured on an H200 (docs/results/cuda-selective_scan.md): without PF the kernel waits on
  * each state's B and C loads and is latency-bound; staging the next tile in shared memory
- * (PF = 1) halved its time at every size, so PF = 1, ITEMS 8, CPB 8 are the defaults. */
+ * (PF = 1) halved its time at every size, so PF = 1, ITEMS 8, CPB 8 are the defaults.  PF = 2
+ * (B and C staged, u, delta, z in registers) lets 16 warps of ITEMS 16 share an SM whatever CPB:
+ * at b1 d2048 L2048, ITEMS 16 CPB 16 PF 2 took 55 us against 61 us for CPB 8 PF 1
+ * (docs/results/cuda-selective_scan-occupancy.md). */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <math.h>
@@ -51,6 +59,9 @@ require:
 #endif
 #ifndef SPLIT
 #define SPLIT 1
+#endif
+#ifndef MINB
+#define MINB 1
 #endif
 
 #define KS_LOG2E 1.4426950408889634f
@@ -231,14 +242,20 @@ __global__ void __launch_bounds__(32 * CPB)
 }
 
 
-/* PF = 1: the same scan, fed from shared memory.  Per block and tile, one buffer holds B and
- * C of all MAXN states (shared by the CPB channels) and u, delta, z of each channel; the next
- * tile's buffer is filled by cp.async while this one is computed.  Rows whose length is no
- * multiple of 8, and the last partial tile, are filled by plain loads with zeros past L.
+/* PF >= 1: the same scan, fed from shared memory.  Per block and tile, one buffer holds B and
+ * C of all MAXN states (shared by the CPB channels) and, for PF = 1, u, delta, z of each
+ * channel; the next tile's buffer is filled by cp.async while this one is computed.  Rows
+ * whose length is no multiple of 8, and the last partial tile, are filled by plain loads with
+ * zeros past L.  PF = 2 keeps u, delta, z out of shared memory: each lane loads its own ITEMS
+ * steps of the next tile into registers (as f16 pairs) one tile ahead, so a block's shared
+ * memory no longer grows with CPB and several blocks fit on one SM.
  * SPLIT > 1: SPLIT warps per channel, warp s scanning states [s NS, (s + 1) NS) with
- * NS = MAXN / SPLIT (each state's carry has one owner); the partial C.h sums are added into
- * one shared row per channel, and warp 0 of the channel gates and stores it. */
-#define ROWS (2 * MAXN + 3 * CPB) /* B rows, C rows, then u, delta, z per channel */
+ * NS = MAXN / SPLIT (each state's carry has one owner); parts 1.. write their C.h sums to
+ * their own shared rows (step k of lane l at k * 32 + l: no bank conflicts), and part 0 adds
+ * them, gates and stores. */
+#define UDZ_ROWS (PF == 1 ? 3 * CPB : 0) /* staged u, delta, z rows per buffer */
+#define ROWS (2 * MAXN + UDZ_ROWS)        /* B rows, C rows, then u, delta, z per channel */
+#define NS (MAXN / SPLIT)                 /* states per warp */
 
 static __device__ __forceinline__ void cp_async16(void *dst, const void *src)
 {
@@ -261,7 +278,7 @@ static __device__ __forceinline__ void stage_tile(__half *buf, const __half *Bb,
 			const int n = r % MAXN;
 			zero = n >= dstate;
 			src = (r < MAXN ? Bb : Cb) + (int64_t)(zero ? 0 : n) * L;
-		} else {
+		} else { /* PF = 1 only: ROWS stops at 2 * MAXN otherwise */
 			const int q = r - 2 * MAXN, c = q / 3;
 			int64_t bd = bd0 + c;
 			bd = bd < nch ? bd : nch - 1; /* channels past the end read a real row */
@@ -298,9 +315,58 @@ static __device__ __forceinline__ void lds_items(const __half *p, float (&v)[ITE
 	}
 }
 
-#define NS (MAXN / SPLIT) /* states per warp */
+/* PF = 2: ITEMS f16 values of a row from step t0 into registers, kept as pairs (half the
+ * registers of floats) until the tile that uses them; steps past len read as 0 */
+static __device__ __forceinline__ void ldg_pairs(const __half *__restrict__ row, int64_t t0,
+						 int64_t len, bool vec_ok, __half2 (&r)[ITEMS / 2])
+{
+	if (vec_ok && t0 + ITEMS <= len) {
+#pragma unroll
+		for (int k = 0; k < ITEMS; k += VEC) {
+			if constexpr (VEC == 8) {
+				const uint4 v = __ldg(reinterpret_cast<const uint4 *>(row + t0 + k));
+				const __half2 *h = reinterpret_cast<const __half2 *>(&v);
+#pragma unroll
+				for (int j = 0; j < 4; j++)
+					r[k / 2 + j] = h[j];
+			} else if constexpr (VEC == 4) {
+				const uint2 v = __ldg(reinterpret_cast<const uint2 *>(row + t0 + k));
+				const __half2 *h = reinterpret_cast<const __half2 *>(&v);
+#pragma unroll
+				for (int j = 0; j < 2; j++)
+					r[k / 2 + j] = h[j];
+			} else {
+				r[k / 2] = __ldg(reinterpret_cast<const __half2 *>(row + t0 + k));
+			}
+		}
+	} else {
+		const __half zero = __float2half(0.0f);
+#pragma unroll
+		for (int k = 0; k < ITEMS; k += 2)
+			r[k / 2] = __halves2half2(t0 + k < len ? row[t0 + k] : zero,
+						  t0 + k + 1 < len ? row[t0 + k + 1] : zero);
+	}
+}
 
-__global__ void __launch_bounds__(32 * CPB * SPLIT)
+static __device__ __forceinline__ void pairs_to_float(const __half2 (&r)[ITEMS / 2],
+						      float (&v)[ITEMS])
+{
+#pragma unroll
+	for (int k = 0; k < ITEMS; k += 2) {
+		const float2 f = __half22float2(r[k / 2]);
+		v[k] = f.x, v[k + 1] = f.y;
+	}
+}
+
+/* MINB = 1 keeps the one-argument form: measured, (256, 1) made ptxas take 160 registers
+ * instead of 128 at ITEMS 16 CPB 8 PF 1 and the kernel 30% slower */
+#if MINB > 1
+#define PF_BOUNDS __launch_bounds__(32 * CPB * SPLIT, MINB)
+#else
+#define PF_BOUNDS __launch_bounds__(32 * CPB * SPLIT)
+#endif
+
+__global__ void PF_BOUNDS
 	scan_state_outer_pf(const __half *__restrict__ u, const __half *__restrict__ delta,
 			    const float *__restrict__ A, const __half *__restrict__ B,
 			    const __half *__restrict__ C, const float *__restrict__ D,
@@ -308,10 +374,9 @@ __global__ void __launch_bounds__(32 * CPB * SPLIT)
 			    __half *__restrict__ y, int32_t batch, int32_t dim, int32_t seqlen,
 			    int32_t dstate)
 {
-	extern __shared__ __align__(16) __half smem[]; /* 2 buffers of ROWS x TILE */
+	/* 2 buffers of ROWS x TILE halves, then (SPLIT - 1) x CPB x TILE floats of partial sums */
+	extern __shared__ __align__(16) __half smem[];
 	__shared__ float s_A2[CPB][MAXN], s_carry[CPB][MAXN];
-	/* the channels' C.h sums of one tile (SPLIT > 1) */
-	__shared__ float s_acc[SPLIT > 1 ? CPB : 1][SPLIT > 1 ? TILE : 1];
 	const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) / SPLIT, part = (threadIdx.x >> 5) % SPLIT;
 	const int64_t nch = (int64_t)batch * dim, L = seqlen;
 	/* a block's channels share one batch index, so they share B and C: blocks never straddle
@@ -321,23 +386,32 @@ __global__ void __launch_bounds__(32 * CPB * SPLIT)
 	const bool active = d < dim;
 	const int64_t bd0 = b * dim + d0, bd = b * dim + (active ? d : 0);
 	const __half *Bb = B + b * dstate * L, *Cb = C + b * dstate * L;
+	const __half *ur = u + bd * L, *dr = delta + bd * L, *zr = z + bd * L;
 	const float bias = delta_bias[active ? d : 0], Dd = D[active ? d : 0];
 	float *A2 = s_A2[w], *carry = s_carry[w];
+	/* part p > 0 of channel w: its row of partial sums */
+	float *psum = reinterpret_cast<float *>(smem + 2 * ROWS * TILE) +
+		      ((int64_t)(part > 0 ? part - 1 : 0) * CPB + w) * TILE;
 	if (lane < MAXN && part == 0) {
 		A2[lane] = lane < dstate ? A[(active ? d : 0) * dstate + lane] * KS_LOG2E : 0.0f;
 		carry[lane] = 0.0f;
 	}
-	if constexpr (SPLIT > 1)
-		for (int i = threadIdx.x; i < CPB * TILE; i += 32 * CPB * SPLIT)
-			(&s_acc[0][0])[i] = 0.0f; /* read after the first tile's barrier */
 	/* rows of other blocks' channels are never staged: u, delta, z rows are this block's */
-	const bool async_ok = L % 8 == 0;
+	const bool async_ok = L % 8 == 0, vec_ok = L % VEC == 0;
 	const int64_t ntiles = (L + TILE - 1) / TILE;
 	stage_tile(smem, Bb, Cb, u, delta, z, bd0, nch, 0, L, dstate, async_ok);
+	__half2 ru[ITEMS / 2], rd[ITEMS / 2], rz[ITEMS / 2]; /* PF = 2: this tile's u, delta, z */
+	if constexpr (PF == 2) {
+		ldg_pairs(ur, lane * ITEMS, L, vec_ok, ru);
+		ldg_pairs(dr, lane * ITEMS, L, vec_ok, rd);
+		if (part == 0)
+			ldg_pairs(zr, lane * ITEMS, L, vec_ok, rz);
+	}
 	for (int64_t it = 0; it < ntiles; it++) {
 		const int64_t t0 = it * TILE;
+		const bool more = it + 1 < ntiles;
 		__half *cur = smem + (it & 1) * ROWS * TILE;
-		if (it + 1 < ntiles) {
+		if (more) {
 			stage_tile(smem + ((it + 1) & 1) * ROWS * TILE, Bb, Cb, u, delta, z, bd0, nch,
 				   t0 + TILE, L, dstate, async_ok);
 			asm volatile("cp.async.wait_group 1;\n" ::);
@@ -346,10 +420,19 @@ __global__ void __launch_bounds__(32 * CPB * SPLIT)
 		}
 		__syncthreads();
 		const int64_t base = t0 + (int64_t)lane * ITEMS;
-		const __half *mine = cur + (2 * MAXN + 3 * w) * TILE + lane * ITEMS;
+		const __half *mine = cur + (2 * MAXN + 3 * w) * TILE + lane * ITEMS; /* PF = 1 */
 		float dt[ITEMS], dtu[ITEMS], acc[ITEMS];
-		lds_items(mine, dtu); /* u, for now */
-		lds_items(mine + TILE, dt);
+		if constexpr (PF == 2) {
+			pairs_to_float(ru, dtu); /* u, for now */
+			pairs_to_float(rd, dt);
+			if (more) { /* the next tile's loads fly while this tile is computed */
+				ldg_pairs(ur, base + TILE, L, vec_ok, ru);
+				ldg_pairs(dr, base + TILE, L, vec_ok, rd);
+			}
+		} else {
+			lds_items(mine, dtu);
+			lds_items(mine + TILE, dt);
+		}
 #pragma unroll
 		for (int k = 0; k < ITEMS; k++) {
 			dt[k] = base + k < L ? softplus(dt[k] + bias) : 0.0f;
@@ -403,23 +486,32 @@ __global__ void __launch_bounds__(32 * CPB * SPLIT)
 			}
 		}
 		if constexpr (SPLIT > 1) {
-			float *sum = &s_acc[w][lane * ITEMS];
-#pragma unroll
-			for (int k = 0; k < ITEMS; k++)
-				atomicAdd(&sum[k], acc[k]);
-			__syncthreads(); /* every part is in */
-			if (part == 0)
+			if (part > 0)
 #pragma unroll
 				for (int k = 0; k < ITEMS; k++)
-					acc[k] = sum[k], sum[k] = 0.0f; /* zeroed before the tile-end barrier */
+					psum[k * 32 + lane] = acc[k];
+			__syncthreads(); /* every part is in */
+			/* the rows are rewritten only after the next tile's first barrier */
+			if (part == 0)
+#pragma unroll
+				for (int p = 1; p < SPLIT; p++)
+#pragma unroll
+					for (int k = 0; k < ITEMS; k++)
+						acc[k] += psum[(int64_t)(p - 1) * CPB * TILE + k * 32 + lane];
 		}
 		float zv[ITEMS];
-		lds_items(mine + 2 * TILE, zv);
+		if constexpr (PF == 2) {
+			pairs_to_float(rz, zv);
+			if (more && part == 0)
+				ldg_pairs(zr, base + TILE, L, vec_ok, rz);
+		} else {
+			lds_items(mine + 2 * TILE, zv);
+		}
 #pragma unroll
 		for (int k = 0; k < ITEMS; k++)
 			acc[k] *= zv[k] / (1.0f + __expf(-zv[k]));
 		if (active && part == 0)
-			store_items(y + bd * L, base, L, L % VEC == 0, acc);
+			store_items(y + bd * L, base, L, vec_ok, acc);
 		__syncthreads(); /* this buffer is refilled by the next iteration's stage */
 	}
 }
@@ -459,10 +551,11 @@ void selective_scan(const __half *u, const __half *delta, const float *A, const 
 		return;
 	const int64_t ch = (int64_t)batch * dim;
 	if (dstate <= MAXN && PF) {
-		const size_t smem = (size_t)2 * ROWS * TILE * sizeof(__half);
-		/* the 48 KB default limit counts the static arrays too (s_A2, s_carry, s_acc):
-		 * measured, ITEMS 8 CPB 4 SPLIT 2 (45 KB dynamic) failed to launch without this */
-		const size_t fixed = (2 * CPB * MAXN + (SPLIT > 1 ? CPB * TILE : 1)) * sizeof(float);
+		const size_t smem = (size_t)2 * ROWS * TILE * sizeof(__half) +
+				    (size_t)(SPLIT - 1) * CPB * TILE * sizeof(float);
+		/* the 48 KB default limit counts the static arrays too (s_A2, s_carry): measured,
+		 * ITEMS 8 CPB 4 SPLIT 2 (45 KB dynamic) failed to launch without this */
+		const size_t fixed = 2 * CPB * MAXN * sizeof(float);
 		if (smem + fixed > 48 * 1024)
 			cudaFuncSetAttribute(scan_state_outer_pf,
 					     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
