@@ -222,6 +222,35 @@ static int cuda_describe(struct ks_buf *out)
 			   cc % 10);
 }
 
+/* A template whose fast path needs an arch-specific target names it in a line of its source,
+ * "@cuda arch: 90a 100a": on any other GPU the search leaves it out, since every candidate
+ * would run its plain fallback (flash_wgmma.cu's wgmma path exists only in sm_90a code).
+ * Without the line, or when the target is unknown (no GPU here), the template runs. */
+static int cuda_template_runs(const char *source, char *why, size_t n)
+{
+	const char *p = strstr(source, "@cuda arch:");
+	char arch[32];
+	struct ks_error e = {0};
+	if (!p || ks_cuda_arch(arch, sizeof(arch), &e))
+		return 1;
+	p += strlen("@cuda arch:");
+	p += strspn(p, " \t");
+	char named[128], list[128];
+	size_t len = strcspn(p, "\n*"); /* the line, up to a comment's end */
+	snprintf(named, sizeof(named), "%.*s", (int)(len < sizeof(named) ? len : sizeof(named) - 1),
+		 p);
+	while (len && (named[len - 1] == ' ' || named[len - 1] == '\t'))
+		named[--len] = '\0';
+	memcpy(list, named, sizeof(list));
+	char *save = NULL;
+	for (char *tok = strtok_r(list, " \t,", &save); tok; tok = strtok_r(NULL, " \t,", &save))
+		if (!strcmp(!strncmp(tok, "sm_", 3) ? tok + 3 : tok, arch))
+			return 1;
+	snprintf(why, n, "its fast path is for \"@cuda arch: %s\" only; this GPU builds for sm_%s",
+		 named, arch);
+	return 0;
+}
+
 /* CUDA C++: the entry point is host code that launches on ksearch's stream; the shim has C
  * linkage so the runner finds ks__entry_v1 */
 const struct ks_abi ks_abi_cuda = {
@@ -243,6 +272,7 @@ const struct ks_backend_i ks_backend_cuda = {
 	.compile = cuda_compile,
 	.runner = "ksearch-runner-cuda",
 	.describe_target = cuda_describe,
+	.template_runs = cuda_template_runs,
 	.abi = &ks_abi_cuda,
 	.sandbox = &ks_sandbox_cuda,
 	.detect_spec = ks_cuda_detect,

@@ -3,6 +3,7 @@
  * defaults themselves on a backend that fills none of the optional slots (never
  * registered).  Runs from the source root (ctest's working directory). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include "ksearch/run.h"
 #include "ksearch/task.h"
 #include "tap.h"
+#include "util/fs.h"
 
 static int list_ok(const char *const *l, int absolute)
 {
@@ -110,6 +112,40 @@ static void check_languages(const struct ks_task *t)
 	ks_buf_release(&p);
 }
 
+/* the cuda backend leaves out a template whose "@cuda arch:" line does not name this GPU's
+ * target (KSEARCH_CUDA_ARCH stands in for the GPU), on the shipped wgmma template too */
+static void check_cuda_arch_line(void)
+{
+	const struct ks_backend_i *cu = ks_backend_find("cuda");
+	const char *tpl = "/* @ksearch ... @end */\n/* @cuda arch: 90a 100a\n * why */\n";
+	char why[256] = "";
+	setenv("KSEARCH_CUDA_ARCH", "80", 1);
+	ok(!ks_backend_template_runs(cu, tpl, why, sizeof(why)) && strstr(why, "90a 100a") &&
+		   strstr(why, "sm_80"),
+	   "sm_80: a 90a/100a template is left out (%s)", why);
+	ok(ks_backend_template_runs(cu, "/* no arch line */", why, sizeof(why)),
+	   "sm_80: a template without the line runs");
+	setenv("KSEARCH_CUDA_ARCH", "sm_90a", 1);
+	ok(ks_backend_template_runs(cu, tpl, why, sizeof(why)), "sm_90a: the template runs");
+	setenv("KSEARCH_CUDA_ARCH", "9.0", 1); /* a 9.0 GPU builds for 90a */
+	ok(ks_backend_template_runs(cu, tpl, why, sizeof(why)), "compute capability 9.0: runs");
+	setenv("KSEARCH_CUDA_ARCH", "100a", 1);
+	ok(ks_backend_template_runs(cu, tpl, why, sizeof(why)), "sm_100a: runs (named second)");
+	struct ks_buf src = KS_BUF_INIT;
+	struct ks_error e = {0};
+	setenv("KSEARCH_CUDA_ARCH", "100a", 1);
+	if (ok(ks_file_read("tasks/attention/templates/cuda/flash_wgmma.cu", 1 << 20, &src, &e) == 0,
+	       "read flash_wgmma.cu (%s)", e.msg)) {
+		ok(!ks_backend_template_runs(cu, ks_buf_str(&src), why, sizeof(why)),
+		   "flash_wgmma.cu is left out on sm_100a (%s)", why);
+		setenv("KSEARCH_CUDA_ARCH", "90a", 1);
+		ok(ks_backend_template_runs(cu, ks_buf_str(&src), why, sizeof(why)),
+		   "flash_wgmma.cu runs on sm_90a");
+	}
+	ks_buf_release(&src);
+	unsetenv("KSEARCH_CUDA_ARCH");
+}
+
 int main(void)
 {
 	struct ks_task *t = NULL;
@@ -138,6 +174,7 @@ int main(void)
 	       "cuda: half the cores, 2 to 8 proposals per round");
 	check_defaults(t);
 	check_languages(t);
+	check_cuda_arch_line();
 	ks_task_free(t);
 	return tap_done();
 }

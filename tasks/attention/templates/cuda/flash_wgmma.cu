@@ -11,6 +11,9 @@ require:
   - "(64 * WG + 2 * STAGES * BN) * 128 * 2 + 1024 <= 232448"
   - "WG <= 2 || BN <= 64"
 @end */
+/* @cuda arch: 90a
+ * (the search leaves this template out on other GPUs: there every candidate would run the
+ * plain fallback kernel; src/backend/cuda.c, cuda_template_runs) */
 /* Layout: q, k, v, o are [batch, heads, seqlen, head_dim] fp16.  head_dim 64 and 128 take the
  * wgmma kernel; any other head_dim, or a build for an architecture without the sm_90a
  * features (wgmma needs compute_90a), takes a plain warp-per-query kernel at the end of this
