@@ -1,7 +1,7 @@
 /* @ksearch
 family: flash-wgmma
 summary: "Hopper FlashAttention forward on wgmma (FA3's instruction route, without TMA or warp specialisation): one CTA of WG warpgroups, each owning 64 query rows; Q, K and V tiles in 128-byte-swizzled shared memory through a STAGES-deep cp.async pipeline; S = Q K^T by wgmma m64nBNk16 with both operands from shared-memory descriptors, online softmax on the accumulator registers (scale*log2(e) folded into one FFMA before ex2), O += P V by wgmma m64nDk16 with P from registers and V read transposed through the descriptor; causal blocks skip key tiles past each warpgroup's diagonal and run heaviest first; head_dim 64 and 128 only (other head_dims and builds without sm_90a take a plain warp-per-query kernel)"
-rating: 8
+rating: 9
 difficulty: 5
 knobs:
   WG: {values: [1, 2, 3], default: 2, summary: "consumer warpgroups per CTA, 64 query rows each (CTA = 64*WG queries, 128*WG threads)", impacts: {memory_bandwidth: 6, register_pressure: 5, compute_hw_fit: 5}}
@@ -13,7 +13,10 @@ require:
 @end */
 /* @cuda arch: 90a
  * (the search leaves this template out on other GPUs: there every candidate would run the
- * plain fallback kernel; src/backend/cuda.c, cuda_template_runs) */
+ * plain fallback kernel; src/backend/cuda.c, cuda_template_runs).  Rated above flash2.cu
+ * (9 against 8), so the search tries it first where it runs: on an H200 the probe of
+ * docs/cuda.md, "The wgmma attention template", timed its defaults at 177.7 us on the
+ * headline workload, against flash2.cu's best 230.3 us by bench/cuda/attention.py. */
 /* Layout: q, k, v, o are [batch, heads, seqlen, head_dim] fp16.  head_dim 64 and 128 take the
  * wgmma kernel; any other head_dim, or a build for an architecture without the sm_90a
  * features (wgmma needs compute_90a), takes a plain warp-per-query kernel at the end of this
