@@ -229,18 +229,16 @@ static int cuda_describe(struct ks_buf *out)
 static int cuda_template_runs(const char *source, char *why, size_t n)
 {
 	const char *p = strstr(source, "@cuda arch:");
-	char arch[32];
+	char arch[32], named[128], list[128];
 	struct ks_error e = {0};
 	if (!p || ks_cuda_arch(arch, sizeof(arch), &e))
 		return 1;
 	p += strlen("@cuda arch:");
 	p += strspn(p, " \t");
-	char named[128], list[128];
-	size_t len = strcspn(p, "\n*"); /* the line, up to a comment's end */
-	snprintf(named, sizeof(named), "%.*s", (int)(len < sizeof(named) ? len : sizeof(named) - 1),
-		 p);
-	while (len && (named[len - 1] == ' ' || named[len - 1] == '\t'))
-		named[--len] = '\0';
+	/* the line, up to a comment's end, without trailing blanks */
+	snprintf(named, sizeof(named), "%.*s", (int)strcspn(p, "\n*"), p);
+	for (size_t len = strlen(named); len && strchr(" \t", named[len - 1]); len--)
+		named[len - 1] = '\0';
 	memcpy(list, named, sizeof(list));
 	char *save = NULL;
 	for (char *tok = strtok_r(list, " \t,", &save); tok; tok = strtok_r(NULL, " \t,", &save))
