@@ -162,9 +162,17 @@ if [[ " $PHASES " == *" attention "* ]]; then
 		label="template flash2.cu at its default knobs (ksearch run gave no best kernel, rc=$rc)"
 	fi
 	cp "$kernel" "$RES/best-attention.cu"
-	extra=(--extra "template flash2 (default knobs)=$A/templates/cuda/flash2.cu")
-	for c in ${ATTN_EXTRA:-}; do # more template configurations, e.g. BM=128,BN=32,WARPS=4,QREG=0
-		extra+=(--extra "flash2 ${c//=/}=$A/templates/cuda/flash2.cu:$c")
+	extra=()
+	for t in $A/templates/cuda/*.cu; do
+		n=$(basename "$t" .cu)
+		extra+=(--extra "template $n (default knobs)=$t")
+	done
+	# more template configurations, TEMPLATE:K=V,... (flash2 when TEMPLATE: is left out),
+	# e.g. ATTN_EXTRA='BM=128,BN=32,WARPS=4,QREG=0 flash_wgmma:WG=2,BN=64'
+	for c in ${ATTN_EXTRA:-}; do
+		t=flash2
+		[[ $c == *:* ]] && t=${c%%:*} c=${c#*:}
+		extra+=(--extra "$t ${c//=/}=$A/templates/cuda/$t.cu:$c")
 	done
 	log "compare attention: $label"
 	python3 bench/cuda/attention.py --kernel "$kernel" --kernel-label "$label" "${extra[@]}" \
