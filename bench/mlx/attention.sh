@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# The FlashAttention-2 template through MLX on an NVIDIA GPU, against MLX's own attention
+# The attention templates through MLX on an NVIDIA GPU, against MLX's own attention
 # (mx.fast.scaled_dot_product_attention), in a few minutes, from the repository root:
 #
 #   KS_BIN=DIR OUT=DIR bash bench/mlx/attention.sh
 #
-# `ksearch eval attention tasks/attention/templates/mlx/flash2.cuda.mlx --backend mlx` with
-# the knob values of the CUDA run's best (docs/results/cuda-attention.md) and the best
-# configuration measured there, every mlx workload and check; then REPEATS timing-only
-# evaluations of the first configuration on the headline workloads, for the spread of the
-# ratio between processes; writes docs/results/mlx-attention.md.  Environment:
+# `ksearch eval attention tasks/attention/templates/mlx/TEMPLATE.cuda.mlx --backend mlx` for
+# each configuration (by default the wgmma template at its defaults, the CUDA run's best of
+# docs/results/cuda-attention.md, and flash2's best configuration measured there), every mlx
+# workload and check; then REPEATS timing-only evaluations of the first configuration on the
+# headline workloads, for the spread of the ratio between processes; writes
+# docs/results/mlx-attention.md.  Environment:
 #   KS_BIN=DIR      ksearch, ksearch-runner, ksearch-runner-mlx (and DIR/devlibs: libraries
 #                   the machine lacks), built elsewhere (default build)
 #   MLX_SITE=DIR    MLX's CUDA build unpacked (default /tmp/site; bench/mlx/gpu_env.sh)
-#   CONFIGS="A=1,B=2 ..."  knob configurations (default: the CUDA best, BM128 BN32 QREG0)
+#   CONFIGS="T:A=1,B=2 ..."  template T (tasks/attention/templates/mlx/T.cuda.mlx; flash2
+#                   when "T:" is left out) and its knob values
 #   REPS=N          timed repetitions per block (default 20); REPEATS=N (default 3)
 #   RUN_BUDGET=N    also `ksearch run attention --backend mlx --budget N --workloads 2,3`
 #   OUT=DIR         copy the table and the JSON there
@@ -36,16 +38,18 @@ log "probe: $probe"
 case "$probe" in *cuda=1*) ;; *) echo "ksearch-runner-mlx has no CUDA MLX here: $probe"; exit 1 ;; esac
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$RES/gpu.txt"
 
-T=tasks/attention/templates/mlx/flash2.cuda.mlx
-CONFIGS=${CONFIGS:-BM=64,BN=64,WARPS=4,STAGES=2,QREG=1,EXP2=1 BM=128,BN=32,WARPS=4,STAGES=2,QREG=0,EXP2=1}
+CONFIGS=${CONFIGS:-flash_wgmma:WG=2,BN=128,STAGES=2 flash2:BM=128,BN=32,WARPS=4,STAGES=2,QREG=0,EXP2=1}
 REPS=${REPS:-20}
+# template file and knob values of a CONFIGS entry
+tmpl() { local t=flash2; [[ $1 == *:* ]] && t=${1%%:*}; echo "tasks/attention/templates/mlx/$t.cuda.mlx"; }
+knobs() { echo "${1#*:}"; }
 evals=()
 n=0
 for c in $CONFIGS; do
 	n=$((n + 1))
 	log "eval $c: every mlx workload and check"
-	timeout 150 "$KS_BIN/ksearch" eval attention "$T" --backend mlx --define "$c" --reps "$REPS" \
-		--json >"$RES/eval-$n.json" 2>"$RES/eval-$n.err"
+	timeout 150 "$KS_BIN/ksearch" eval attention "$(tmpl "$c")" --backend mlx --define "$(knobs "$c")" \
+		--reps "$REPS" --json >"$RES/eval-$n.json" 2>"$RES/eval-$n.err"
 	echo "rc=$?"
 	tail -3 "$RES/eval-$n.err"
 	evals+=(--eval "$c=$RES/eval-$n.json")
@@ -54,7 +58,7 @@ first=${CONFIGS%% *}
 reps=()
 for r in $(seq 1 "${REPEATS:-3}"); do
 	log "repeat $r: $first, headline workloads, timing only"
-	timeout 60 "$KS_BIN/ksearch" eval attention "$T" --backend mlx --define "$first" --reps "$REPS" \
+	timeout 60 "$KS_BIN/ksearch" eval attention "$(tmpl "$first")" --backend mlx --define "$(knobs "$first")" --reps "$REPS" \
 		--workloads 2,3 --no-checks --json >"$RES/repeat-$r.json" 2>"$RES/repeat-$r.err"
 	echo "rc=$?"
 	reps+=(--repeat "$RES/repeat-$r.json")

@@ -61,12 +61,13 @@ def main():
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    o = ["# Attention through MLX: the FlashAttention-2 template against MLX's native attention", "",
+    o = ["# Attention through MLX: ksearch's templates against MLX's native attention", "",
          "Produced by `%s` on %s." % (a.command, now), "",
          "- device: %s; %s" % (a.device.strip(), a.probe.strip()),
-         "- kernel: `tasks/attention/templates/mlx/flash2.cuda.mlx`, an `mx.fast.cuda_kernel` "
-         "whose header is `templates/cuda/flash2.cu`'s device code (`// @mlx include:`), "
-         "compiled by NVRTC inside MLX; baseline: `mx.fast.scaled_dot_product_attention` "
+         "- kernels: `tasks/attention/templates/mlx/T.cuda.mlx` for the configuration's "
+         "template T (`T:knobs`; flash2 when T is left out), an `mx.fast.cuda_kernel` whose "
+         "header is `templates/cuda/T.cu`'s device code (`// @mlx include:`), compiled by "
+         "NVRTC inside MLX; baseline: `mx.fast.scaled_dot_product_attention` "
          "(`tasks/attention/baseline.mlx`)",
          "- method: `ksearch eval --backend mlx`: correctness on 3 seeds and every check against "
          "reference.c, then blocks of timed calls interleaved with the native op, each call 8 "

@@ -41,10 +41,18 @@ require:
  * P = 2^(c*S - m'), l = l*alpha + sum P, O = O*alpha + P V; at the end o = O / l.  Masked
  * scores are -inf; every row sees key 0 in the first tile, so m is finite from then on.
  * Zero-filled K/V rows past seqlen keep the products finite. */
+/* The same device code runs through MLX (tasks/attention/templates/mlx/flash_wgmma.cuda.mlx
+ * includes this file): under NVRTC (__CUDACC_RTC__) there is no host code, no math.h, and
+ * cuda_fp16.h is included already, so everything host-side is skipped there. */
+#ifndef __CUDACC_RTC__
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
+#endif
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
 
 #ifndef WG
 #define WG 2
@@ -483,6 +491,7 @@ __global__ void wgmma_probe()
 #endif
 }
 
+#ifndef __CUDACC_RTC__
 static bool wgmma_available(cudaStream_t stream)
 {
 	static int known = -1;
@@ -536,3 +545,4 @@ void attention(const __half *q, const __half *k, const __half *v, __half *o, int
 	attention_generic<<<(unsigned)((rows + 3) / 4), 128, 0, stream>>>(
 		q, k, v, o, rows, seqlen, head_dim, causal, 1.0f / sqrtf((float)head_dim));
 }
+#endif /* !__CUDACC_RTC__ */
