@@ -11,7 +11,16 @@ baseline.cu, and torch.nn.functional.scaled_dot_product_attention with each back
 FLASH_ATTENTION (FlashAttention-2), CUDNN_ATTENTION and MATH (materialise S, softmax, P V).
 Reports median and interquartile spread, TFLOP/s by the task's flops, the ratio to FA2 and to
 cuDNN, and each output's relative L2 error against an fp32 reference (torch math backend on
-fp32 copies of the inputs).
+fp32 copies of the inputs, k and v repeated to every query head).
+
+Shapes follow the task: q, o [batch, heads, seqlen, head_dim], k, v [batch, kv_heads,
+kv_seqlen, head_dim] (a workload without kv_heads or kv_seqlen has kv_heads = heads,
+kv_seqlen = seqlen); causal is top-left aligned (torch's is_causal).  For grouped-query
+workloads (kv_heads < heads) each torch backend is first called with enable_gqa=True; one that
+refuses it gets k and v repeated to every query head (repeat_interleave, done once outside the
+timed call, so its time excludes the copy); the "gqa" column says which.  A backend that
+refuses a shape (FlashAttention with is_causal and seqlen != kv_seqlen) is left out of that
+workload's rows, with its reason on stderr.
 
 usage: attention.py --kernel BEST.cu [--kernel-label L] [--extra LABEL=FILE.cu[:K=V,...]]
                     [--baseline baseline.cu] [--workloads 2,3] [--reps 20] --out X.md
@@ -37,12 +46,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 WRAPPER = (
     "#include <cuda_fp16.h>\n#include <cuda_runtime.h>\n#include <stdint.h>\n"
     "void attention(const __half *q, const __half *k, const __half *v, __half *o, int32_t batch,\n"
-    "               int32_t heads, int32_t seqlen, int32_t head_dim, int32_t causal,\n"
-    "               cudaStream_t stream);\n"
+    "               int32_t heads, int32_t kv_heads, int32_t seqlen, int32_t kv_seqlen,\n"
+    "               int32_t head_dim, int32_t causal, cudaStream_t stream);\n"
     'extern "C" void ks_bench_call(void **t, const int64_t *p, void *s)\n'
     "{ attention((const __half *)t[0], (const __half *)t[1], (const __half *)t[2], (__half *)t[3],\n"
     "            (int32_t)p[0], (int32_t)p[1], (int32_t)p[2], (int32_t)p[3], (int32_t)p[4],\n"
-    "            (cudaStream_t)s); }\n"
+    "            (int32_t)p[5], (int32_t)p[6], (cudaStream_t)s); }\n"
 )
 TORCH = [("torch SDPA flash (FA2)", SDPBackend.FLASH_ATTENTION),
          ("torch SDPA cuDNN", SDPBackend.CUDNN_ATTENTION),
@@ -88,22 +97,49 @@ def quartiles(v):
     return q[0], statistics.median(s), q[2]
 
 
-def sdpa(q, k, v, causal, backend):
+def sdpa(q, k, v, causal, backend, gqa=False):
     with sdpa_kernel([backend]):
+        if gqa:
+            return F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal), enable_gqa=True)
         return F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
+
+
+def expand_kv(x, heads):
+    """[b, kv_heads, s, d] to [b, heads, s, d]: query head h reads kv head h // (heads // kv_heads)"""
+    return x if x.shape[1] == heads else x.repeat_interleave(heads // x.shape[1], dim=1)
 
 
 def reference(q, k, v, causal):
     """fp32 math attention, a head group at a time so the scores stay under ~4 GiB"""
     b, h, l, _ = q.shape
-    step = max(1, (1 << 30) // (l * l))
+    s = k.shape[2]
+    step = max(1, (1 << 30) // (l * s))
     out = torch.empty(q.shape, dtype=torch.float32, device=q.device)
-    qf, kf, vf = (x.reshape(b * h, 1, l, -1) for x in (q, k, v))
+    qf = q.reshape(b * h, 1, l, -1)
+    kf, vf = (expand_kv(x, h).reshape(b * h, 1, s, -1) for x in (k, v))
     of = out.view(b * h, 1, l, -1)
     for i in range(0, b * h, step):
         of[i:i + step] = sdpa(qf[i:i + step].float(), kf[i:i + step].float(),
                               vf[i:i + step].float(), causal, SDPBackend.MATH)
     return out
+
+
+def task_flops(b, h, l, s, d, causal):
+    """the task's flops: 4*batch*heads*head_dim per visible (query, key) pair, top-left causal"""
+    if not causal:
+        pairs = l * s
+    elif l <= s:
+        pairs = l * (l + 1) // 2
+    else:
+        pairs = s * (s + 1) // 2 + (l - s) * s
+    return 4 * b * h * d * pairs
+
+
+def wl_label(b, h, kvh, l, s, d, causal):
+    """B1 H32 L2048 D128 for the shapes without GQA or a second length (the labels of the
+    earlier tables), KV8 and Lkv200 added when they differ"""
+    return (f"B{b} H{h}" + (f" KV{kvh}" if kvh != h else "") + f" L{l}" +
+            (f" Lkv{s}" if s != l else "") + f" D{d}" + (" causal" if causal else ""))
 
 
 def main():
@@ -153,30 +189,55 @@ def main():
         if picked is None and "backends" in w and "cuda" not in w["backends"]:
             continue
         b, h, l, d, causal = (w[x] for x in ("batch", "heads", "seqlen", "head_dim", "causal"))
-        shape = (b, h, l, d)
-        q, k, v = (torch.randn(shape, device=dev, generator=gen).half() for _ in range(3))
+        kvh, s = w.get("kv_heads", h), w.get("kv_seqlen", l)
+        shape, kv_shape = (b, h, l, d), (b, kvh, s, d)
+        q = torch.randn(shape, device=dev, generator=gen).half()
+        k, v = (torch.randn(kv_shape, device=dev, generator=gen).half() for _ in range(2))
         ref = reference(q, k, v, causal)
-        cands = []
-        for label, fn in impls:
+        gqa = kvh != h
+        kx, vx = None, None  # k and v repeated to every query head, made when first needed
+        cands, how = [], {}
+        for lab, fn in impls:
             o = torch.empty(shape, device=dev, dtype=torch.half)
-            cands.append((label, ext_call(fn, [q, k, v, o], [b, h, l, d, causal]), [o]))
-        for label, backend in TORCH:
+            cands.append((lab, ext_call(fn, [q, k, v, o], [b, h, kvh, l, s, d, causal]), [o]))
+            how[lab] = "native" if gqa else "-"
+        for lab, backend in TORCH:
             holder = [torch.empty(shape, device=dev, dtype=torch.half)]
+            # kvarg[0]: the k, v and enable_gqa of the call; the check below may switch it
+            # to the repeated k and v when the backend refuses enable_gqa
+            kvarg = [(k, v, gqa)]
 
-            def fn(backend=backend, holder=holder, q=q, k=k, v=v, causal=causal):
-                holder[0] = sdpa(q, k, v, causal, backend)
+            def fn(backend=backend, holder=holder, kvarg=kvarg, q=q, causal=causal):
+                kk, vv, g = kvarg[0]
+                holder[0] = sdpa(q, kk, vv, causal, backend, g)
 
-            cands.append((label, fn, holder))
+            cands.append((lab, fn, holder, kvarg))
+            how[lab] = "enable_gqa" if gqa else "-"
         # correctness of every output (poisoned first), then warm-up; an implementation
         # that cannot run this shape (a backend refusing it) is dropped with its reason
         errs, ok = {}, []
-        for label, fn, out in cands:
+        for cand in cands:
+            label, fn, out = cand[:3]
             out[0].fill_(float("nan"))
             try:
-                fn()
-                torch.cuda.synchronize()
+                try:
+                    fn()
+                    torch.cuda.synchronize()
+                except (RuntimeError, TypeError) as err:
+                    if not (gqa and len(cand) > 3):
+                        raise RuntimeError(str(err)) from err
+                    # this backend (or this torch) refuses enable_gqa: repeat k and v
+                    print(f"{label}: enable_gqa refused ({str(err).splitlines()[0]}); "
+                          "k, v repeated to every head outside the timed call", file=sys.stderr)
+                    if kx is None:
+                        kx, vx = expand_kv(k, h), expand_kv(v, h)
+                    cand[3][0] = (kx, vx, False)
+                    how[label] = "repeat_interleave (untimed)"
+                    fn()
+                    torch.cuda.synchronize()
             except RuntimeError as err:
-                print(f"{label}: cannot run {shape}: {str(err).splitlines()[0]}", file=sys.stderr)
+                print(f"{label}: cannot run q {shape} k, v {kv_shape} causal {causal}: "
+                      f"{str(err).splitlines()[0]}", file=sys.stderr)
                 continue
             dd = (out[0].float() - ref).norm() / ref.norm()
             errs[label] = float(dd) if torch.isfinite(dd) else float("inf")
@@ -205,20 +266,20 @@ def main():
                 ev[i][1].record()
                 torch.cuda.synchronize()
                 times[label].append(ev[i][0].elapsed_time(ev[i][1]) * 1e3)  # us
-        flops = (2 * b * h * l * (l + 1) * d) if causal else 4 * b * h * l * l * d
+        flops = task_flops(b, h, l, s, d, causal)
         med = {label: statistics.median(times[label]) for label, _, _ in cands}
-        wl = f"B{b} H{h} L{l} D{d}{' causal' if causal else ''}"
+        wl = wl_label(b, h, kvh, l, s, d, causal)
         for label, _, _ in cands:
             q1, m, q3 = quartiles(times[label])
             rows.append({"workload": wl, "index": wi, "impl": label, "median_us": m,
                          "spread_pct": (q3 - q1) / m * 100, "tflops": flops / (m * 1e-6) / 1e12,
                          "vs_fa2": med[FA2] / m if FA2 in med else None,
                          "vs_cudnn": med[CUDNN] / m if CUDNN in med else None,
-                         "rel_l2": errs[label], "reps": len(times[label])})
+                         "rel_l2": errs[label], "reps": len(times[label]), "gqa": how[label]})
             r = rows[-1]
             print(f"{wl:28s} {label:44s} {m:10.1f} us {r['tflops']:7.1f} TFLOP/s  "
                   f"x{r['vs_fa2'] or 0:5.3f} FA2  x{r['vs_cudnn'] or 0:5.3f} cuDNN  "
-                  f"err {r['rel_l2']:.1e}", flush=True)
+                  f"err {r['rel_l2']:.1e}  gqa {r['gqa']}", flush=True)
 
     if args.json:
         with open(args.json, "w") as f:
@@ -233,14 +294,18 @@ def main():
         f.write(f"- method: one process, same fp16 inputs (normal(0, 1)), {args.reps} interleaved repetitions "
                 "(5 for the naive kernels), L2 flushed (2x L2 zeroed) before each call, then a ~200 us "
                 "GPU spin (torch.cuda._sleep) so host dispatch is not timed, CUDA events on torch's stream; median, spread = interquartile range / median; TFLOP/s from the task's "
-                "flops (4BHL^2D, causal 2BHL(L+1)D); rel L2 error against fp32 math attention\n\n")
-        f.write("| workload | implementation | median us | spread | TFLOP/s | FA2 time / this | cuDNN time / this | rel L2 err |\n")
-        f.write("|---|---|---:|---:|---:|---:|---:|---:|\n")
+                "flops (4BHD times the visible (query, key) pairs: L*Lkv, causal top-left L(L+1)/2 when L <= Lkv, "
+                "else Lkv(Lkv+1)/2 + (L-Lkv)Lkv); rel L2 error against fp32 math attention; "
+                "workload KVn: n kv heads (grouped-query), Lkvn: n keys; gqa: how a torch backend got "
+                "the grouped k and v (enable_gqa, or repeat_interleave outside the timed call), "
+                "native for the ksearch kernels, - without GQA\n\n")
+        f.write("| workload | implementation | median us | spread | TFLOP/s | FA2 time / this | cuDNN time / this | rel L2 err | gqa |\n")
+        f.write("|---|---|---:|---:|---:|---:|---:|---:|---|\n")
         for r in rows:
             fa2 = f"{r['vs_fa2']:.3f}" if r["vs_fa2"] else "n/a"
             cud = f"{r['vs_cudnn']:.3f}" if r["vs_cudnn"] else "n/a"
             f.write(f"| {r['workload']} | {r['impl']} | {r['median_us']:.1f} | {r['spread_pct']:.1f}% | "
-                    f"{r['tflops']:.1f} | {fa2} | {cud} | {r['rel_l2']:.1e} |\n")
+                    f"{r['tflops']:.1f} | {fa2} | {cud} | {r['rel_l2']:.1e} | {r['gqa']} |\n")
     print(f"wrote {args.out}")
 
 

@@ -1,16 +1,20 @@
 /* A quick check of a CUDA attention template on one shape, without ksearch (for a GPU machine
  * where ksearch does not build): fp16 inputs from a fixed xorshift normal generator, the
  * template's attention() entry, an fp32 online-softmax reference on the GPU (one thread per
- * query), and the task's tolerance per element (atol 2e-3 + rtol 2e-2).  The output is set to
- * NaN first, so an element the kernel skips fails.  With REPS > 0 it also times REPS
- * back-to-back calls after 3 warm-up calls with CUDA events: no L2 flush between calls, so the
- * figure is a little better than bench/cuda/attention.py's protocol.
+ * query), and the task's tolerance: per element atol 2e-3 + rtol 2e-2, and the relative L2
+ * error of the whole output at most 5e-3.  The output is set to NaN first, so an element the
+ * kernel skips fails.  q and o are [batch, heads, seqlen, head_dim], k and v [batch, kv_heads,
+ * kv_seqlen, head_dim]; query head h reads kv head h / (heads / kv_heads); causal is top-left
+ * (key j visible to query i iff j <= i).  With REPS > 0 it also times REPS back-to-back calls
+ * after 3 warm-up calls with CUDA events: no L2 flush between calls, so the figure is a little
+ * better than bench/cuda/attention.py's protocol.
  *
  *   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -DKS_TEMPLATE='"FILE.cu"' \
  *        [-DKNOB=V ...] -o probe bench/cuda/attention_probe.cu
- *   ./probe BATCH HEADS SEQLEN HEAD_DIM CAUSAL [SD [REPS]]
+ *   ./probe BATCH HEADS KV_HEADS SEQLEN KV_SEQLEN HEAD_DIM CAUSAL [SD [REPS]]
  *
- * SD scales q and k (large logits); exit 0 when every element is within tolerance. */
+ * SD scales q and k (large logits); exit 0 when the output is within tolerance, 1 when not,
+ * 2 on a usage or CUDA error. */
 #include KS_TEMPLATE
 #include <cmath>
 #include <cstdio>
@@ -20,26 +24,32 @@
 #define MAX_D 128
 
 static __global__ void reference(const __half *q, const __half *k, const __half *v, float *o,
-				 int bh, int len, int d, int causal)
+				 int bh, int heads, int kv_heads, int len, int kv_len, int d,
+				 int causal)
 {
 	long row = blockIdx.x * (long)blockDim.x + threadIdx.x;
 	if (row >= (long)bh * len)
 		return;
-	int i = (int)(row % len);
-	long head = row - i; /* first row of this (batch, head) */
-	float acc[MAX_D], m = -INFINITY, l = 0, scale = 1.f / sqrtf((float)d);
-	for (int c = 0; c < d; c++)
+	int i = (int)(row % len), qh = (int)(row / len); /* qh = b * heads + h */
+	/* kv head b * kv_heads + h / (heads / kv_heads), written out the long way on purpose:
+	 * the kernels may simplify it, the reference should not share their shortcut */
+	long kvh = (long)(qh / heads) * kv_heads + qh % heads / (heads / kv_heads);
+	const __half *kh = k + kvh * kv_len * d, *vh = v + kvh * kv_len * d;
+	float qv[MAX_D], acc[MAX_D], m = -INFINITY, l = 0, scale = 1.f / sqrtf((float)d);
+	for (int c = 0; c < d; c++) {
+		qv[c] = __half2float(q[row * d + c]);
 		acc[c] = 0;
-	int keys = causal ? i + 1 : len;
+	}
+	int keys = causal ? (i + 1 < kv_len ? i + 1 : kv_len) : kv_len;
 	for (int j = 0; j < keys; j++) {
 		float s = 0;
 		for (int c = 0; c < d; c++)
-			s += __half2float(q[row * d + c]) * __half2float(k[(head + j) * d + c]);
+			s += qv[c] * __half2float(kh[(long)j * d + c]);
 		s *= scale;
 		float mn = fmaxf(m, s), a = expf(m - mn), p = expf(s - mn);
 		l = l * a + p;
 		for (int c = 0; c < d; c++)
-			acc[c] = acc[c] * a + p * __half2float(v[(head + j) * d + c]);
+			acc[c] = acc[c] * a + p * __half2float(vh[(long)j * d + c]);
 		m = mn;
 	}
 	for (int c = 0; c < d; c++)
@@ -62,83 +72,103 @@ static float normal(void)
 	return (float)(sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2));
 }
 
+#define CK(x)                                                                               \
+	do {                                                                                \
+		cudaError_t e_ = (x);                                                       \
+		if (e_ != cudaSuccess) {                                                    \
+			printf("CUDA error %s at %s\n", cudaGetErrorString(e_), #x);        \
+			return 2;                                                           \
+		}                                                                           \
+	} while (0)
+
 int main(int argc, char **argv)
 {
-	if (argc < 6) {
-		fprintf(stderr, "usage: %s BATCH HEADS SEQLEN HEAD_DIM CAUSAL [SD [REPS]]\n", argv[0]);
+	if (argc < 8) {
+		fprintf(stderr,
+			"usage: %s BATCH HEADS KV_HEADS SEQLEN KV_SEQLEN HEAD_DIM CAUSAL [SD [REPS]]\n",
+			argv[0]);
 		return 2;
 	}
-	int b = atoi(argv[1]), h = atoi(argv[2]), len = atoi(argv[3]), d = atoi(argv[4]);
-	int causal = atoi(argv[5]), reps = argc > 7 ? atoi(argv[7]) : 0;
-	float sd = argc > 6 ? (float)atof(argv[6]) : 1;
-	if (d > MAX_D) {
-		fprintf(stderr, "head_dim above %d\n", MAX_D);
+	int b = atoi(argv[1]), h = atoi(argv[2]), kvh = atoi(argv[3]), len = atoi(argv[4]);
+	int kv_len = atoi(argv[5]), d = atoi(argv[6]), causal = atoi(argv[7]);
+	float sd = argc > 8 ? (float)atof(argv[8]) : 1;
+	int reps = argc > 9 ? atoi(argv[9]) : 0;
+	if (d > MAX_D || d <= 0 || b <= 0 || h <= 0 || kvh <= 0 || h % kvh || len <= 0 ||
+	    kv_len <= 0) {
+		fprintf(stderr, "bad shape (head_dim 1..%d, heads a multiple of kv_heads)\n", MAX_D);
 		return 2;
 	}
-	size_t n = (size_t)b * h * len * d;
-	std::vector<__half> hq(n), hk(n), hv(n), ho(n);
-	for (size_t i = 0; i < n; i++) {
+	size_t nq = (size_t)b * h * len * d, nkv = (size_t)b * kvh * kv_len * d;
+	std::vector<__half> hq(nq), hk(nkv), hv(nkv), ho(nq);
+	for (size_t i = 0; i < nq; i++)
 		hq[i] = __float2half(sd * normal());
+	for (size_t i = 0; i < nkv; i++)
 		hk[i] = __float2half(sd * normal());
+	for (size_t i = 0; i < nkv; i++)
 		hv[i] = __float2half(normal());
-	}
 	__half *q, *k, *v, *o;
 	float *ref;
-	cudaMalloc(&q, n * 2);
-	cudaMalloc(&k, n * 2);
-	cudaMalloc(&v, n * 2);
-	cudaMalloc(&o, n * 2);
-	cudaMalloc(&ref, n * 4);
-	cudaMemcpy(q, hq.data(), n * 2, cudaMemcpyHostToDevice);
-	cudaMemcpy(k, hk.data(), n * 2, cudaMemcpyHostToDevice);
-	cudaMemcpy(v, hv.data(), n * 2, cudaMemcpyHostToDevice);
-	cudaMemset(o, 0xff, n * 2); /* NaN in fp16 */
-	attention(q, k, v, o, b, h, len, d, causal, 0);
-	cudaError_t err = cudaDeviceSynchronize();
-	if (err) {
-		printf("CUDA error %s\n", cudaGetErrorString(err));
-		return 2;
-	}
-	reference<<<(unsigned)((b * h * (long)len + 127) / 128), 128>>>(q, k, v, ref, b * h, len, d,
-								  causal);
-	cudaDeviceSynchronize();
-	std::vector<float> hr(n);
-	cudaMemcpy(hr.data(), ref, n * 4, cudaMemcpyDeviceToHost);
-	cudaMemcpy(ho.data(), o, n * 2, cudaMemcpyDeviceToHost);
-	double worst = 0;
-	size_t bad = 0, first = n;
-	for (size_t i = 0; i < n; i++) {
+	/* exact sizes: a read past k or v's end is an error compute-sanitizer can name */
+	CK(cudaMalloc(&q, nq * 2));
+	CK(cudaMalloc(&k, nkv * 2));
+	CK(cudaMalloc(&v, nkv * 2));
+	CK(cudaMalloc(&o, nq * 2));
+	CK(cudaMalloc(&ref, nq * 4));
+	CK(cudaMemcpy(q, hq.data(), nq * 2, cudaMemcpyHostToDevice));
+	CK(cudaMemcpy(k, hk.data(), nkv * 2, cudaMemcpyHostToDevice));
+	CK(cudaMemcpy(v, hv.data(), nkv * 2, cudaMemcpyHostToDevice));
+	CK(cudaMemset(o, 0xff, nq * 2)); /* NaN in fp16 */
+	attention(q, k, v, o, b, h, kvh, len, kv_len, d, causal, 0);
+	CK(cudaGetLastError());
+	CK(cudaDeviceSynchronize());
+	reference<<<(unsigned)((b * h * (long)len + 127) / 128), 128>>>(q, k, v, ref, b * h, h, kvh,
+								  len, kv_len, d, causal);
+	CK(cudaGetLastError());
+	CK(cudaDeviceSynchronize());
+	std::vector<float> hr(nq);
+	CK(cudaMemcpy(hr.data(), ref, nq * 4, cudaMemcpyDeviceToHost));
+	CK(cudaMemcpy(ho.data(), o, nq * 2, cudaMemcpyDeviceToHost));
+	double worst = 0, e2 = 0, r2 = 0;
+	size_t bad = 0, first = nq;
+	for (size_t i = 0; i < nq; i++) {
 		double got = __half2float(ho[i]), want = hr[i], diff = fabs(got - want);
 		if (!(diff <= 2e-3 + 2e-2 * fabs(want))) { /* NaN fails too */
-			first = first == n ? i : first;
+			first = first == nq ? i : first;
 			bad++;
 		}
 		if (!(diff <= worst))
 			worst = diff;
+		e2 += (got - want) * (got - want);
+		r2 += want * want;
 	}
-	printf("B%d H%d L%d D%d causal %d sd %g: max abs err %.3g, %zu bad", b, h, len, d, causal,
-	       sd, worst, bad);
+	double rel_l2 = sqrt(e2 / (r2 > 0 ? r2 : 1));
+	bool ok = bad == 0 && rel_l2 <= 5e-3; /* NaN in rel_l2 fails too */
+	printf("B%d H%d KV%d L%d Lkv%d D%d causal %d sd %g: max abs err %.3g, rel l2 %.2g, %zu bad", b,
+	       h, kvh, len, kv_len, d, causal, sd, worst, rel_l2, bad);
 	if (bad)
-		printf(" (first: row %zu col %zu got %g want %g)", first / d % len, first % d,
-		       __half2float(ho[first]), hr[first]);
+		printf(" (first: head %zu row %zu col %zu got %g want %g)", first / d / len,
+		       first / d % len, first % d, __half2float(ho[first]), hr[first]);
 	if (reps > 0) {
 		cudaEvent_t start, stop;
 		cudaEventCreate(&start);
 		cudaEventCreate(&stop);
 		for (int i = 0; i < 3; i++)
-			attention(q, k, v, o, b, h, len, d, causal, 0);
+			attention(q, k, v, o, b, h, kvh, len, kv_len, d, causal, 0);
 		cudaEventRecord(start);
 		for (int i = 0; i < reps; i++)
-			attention(q, k, v, o, b, h, len, d, causal, 0);
+			attention(q, k, v, o, b, h, kvh, len, kv_len, d, causal, 0);
 		cudaEventRecord(stop);
-		cudaEventSynchronize(stop);
+		CK(cudaEventSynchronize(stop));
 		float ms;
 		cudaEventElapsedTime(&ms, start, stop);
 		double us = ms * 1e3 / reps;
-		double flops = causal ? 2.0 * b * h * len * (len + 1.0) * d
-				      : 4.0 * b * h * (double)len * len * d;
+		/* the task's flops: 4 * batch * heads * head_dim per visible (query, key) pair */
+		double pairs = !causal ? (double)len * kv_len
+			       : len <= kv_len ? len * (len + 1.0) / 2
+					       : kv_len * (kv_len + 1.0) / 2 + (double)(len - kv_len) * kv_len;
+		double flops = 4.0 * b * h * d * pairs;
 		printf(" | %.1f us, %.0f TFLOP/s", us, flops / us * 1e-6);
 	}
-	printf("\n");
-	return bad ? 1 : 0;
+	printf("%s\n", ok ? "" : "  FAIL");
+	return ok ? 0 : 1;
 }

@@ -16,7 +16,11 @@ require:
   - "BM / (16 * WARPS) * BN <= 128"
   - "(BM + 2 * STAGES * BN) * 136 * 2 <= 232448"
 @end */
-/* Layout: q, k, v, o are [batch, heads, seqlen, head_dim] fp16.  head_dim 32, 64 and 128 take
+/* Layout: q and o are [batch, heads, seqlen, head_dim], k and v [batch, kv_heads, kv_seqlen,
+ * head_dim], all fp16; query head h reads kv head h / (heads / kv_heads) (grouped-query
+ * attention; heads % kv_heads == 0).  Causal is top-left aligned: query i sees key j iff
+ * j <= i (and j < kv_seqlen), so rows at or past kv_seqlen see every key, and keys at or past
+ * seqlen are seen by no row (their tiles are never loaded).  head_dim 32, 64 and 128 take
  * the tensor-core kernel (a template per head_dim); any other head_dim takes a plain
  * warp-per-query kernel at the end of this file, so the entry point is total.
  *
@@ -28,7 +32,7 @@ require:
  * m16k16 operand layout).  Each thread holds 2 rows per 16-row tile and keeps its partial
  * row sum l unreduced until the end; the row max is reduced over the 4 threads of a quad.
  * Masked scores are -inf; every row sees key 0 in the first tile, so m is finite from then
- * on, and 2^(-inf) = 0 removes masked keys.  Zero-filled K/V rows past seqlen keep the
+ * on, and 2^(-inf) = 0 removes masked keys.  Zero-filled K/V rows past kv_seqlen keep the
  * products finite. */
 /* The same device code runs through MLX (tasks/attention/templates/mlx/flash2.cuda.mlx
  * includes this file): NVRTC, which MLX compiles with, defines __CUDACC_RTC__, has no host
@@ -150,11 +154,11 @@ template <int D> struct frags {
 };
 
 /* one key tile: S = Q K^T, online softmax, O += P V.  MASK: the tile crosses the diagonal
- * or the end of the sequence, so scores get the -inf mask. */
+ * or the end of the keys (kv_seqlen), so scores get the -inf mask. */
 template <int D, bool CAUSAL, bool MASK>
 static __device__ __forceinline__ void tile_step(frags<D> &f, const __half *sq, const __half *sk,
-						 const __half *sv, int row0, int key0, int seqlen,
-						 float c)
+						 const __half *sv, int row0, int key0,
+						 int kv_seqlen, float c)
 {
 	const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 	constexpr int DS = D + 8;
@@ -206,7 +210,7 @@ static __device__ __forceinline__ void tile_step(frags<D> &f, const __half *sq, 
 				for (int e = 0; e < 2; e++) {
 					if (MASK) {
 						const int col = key0 + j * 8 + 2 * t + e;
-						if (col >= seqlen || (CAUSAL && col > row))
+						if (col >= kv_seqlen || (CAUSAL && col > row))
 							s[i][j][h * 2 + e] = -INFINITY;
 					}
 					mx = fmaxf(mx, s[i][j][h * 2 + e]);
@@ -272,37 +276,47 @@ static __device__ __forceinline__ void tile_step(frags<D> &f, const __half *sq, 
 	}
 }
 
-/* the work of one CTA: query block blockIdx.x (reversed when causal) of head blockIdx.y */
+/* the work of one CTA: query block blockIdx.x (reversed when causal) of query head
+ * blockIdx.y = b * heads + h, which reads kv head h / (heads / kv_heads) of batch b */
 template <int D, bool CAUSAL>
 static __device__ __forceinline__ void fa2_cta(const __half *__restrict__ q,
 					       const __half *__restrict__ k,
 					       const __half *__restrict__ v, __half *__restrict__ o,
-					       int seqlen, float c)
+					       int heads, int kv_heads, int seqlen, int kv_seqlen,
+					       float c)
 {
 	extern __shared__ __align__(16) __half smem[];
 	constexpr int DS = D + 8, KV = 2 * BN * DS;
 	__half *sq = smem, *skv = smem + BM * DS;
-	/* causal: the last query blocks have the most key tiles; launch them first */
+	/* causal: the last query blocks have the most key tiles (the count grows with the
+	 * block index whatever seqlen and kv_seqlen are); launch them first */
 	const int mb = CAUSAL ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-	const int64_t base = (int64_t)blockIdx.y * seqlen * D;
-	const __half *qg = q + base, *kg = k + base, *vg = v + base;
+	/* b * kv_heads + h / group = (b * heads + h) / group, as heads = group * kv_heads */
+	const int bh = blockIdx.y, kvh = bh / (heads / kv_heads);
+	const int64_t base = (int64_t)bh * seqlen * D, kv_base = (int64_t)kvh * kv_seqlen * D;
+	const __half *qg = q + base, *kg = k + kv_base, *vg = v + kv_base;
 	const int q0 = mb * BM, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 
-	const int kv_end = CAUSAL ? min(seqlen, q0 + BM) : seqlen;
+	/* causal: the block's queries (those below seqlen) see no key past the last of them */
+	const int kv_end = CAUSAL ? min(kv_seqlen, min(seqlen, q0 + BM)) : kv_seqlen;
 	const int n_tiles = (kv_end + BN - 1) / BN;
-	/* tiles before n_full need no mask: inside the sequence and (causal) left of the
-	 * block's first query */
-	int n_full = seqlen / BN;
+	/* this warp's rows row0..row0+16*MT-1.  Causal: they need the tiles before n_mine (the
+	 * warp skips the rest of the block's, every score of them masked), and the tiles before
+	 * n_full need no mask: inside the keys and left of the warp's first query */
+	const int row0 = q0 + warp * MT * 16;
+	const int n_mine =
+		CAUSAL ? min(n_tiles, (min(seqlen, row0 + MT * 16) + BN - 1) / BN) : n_tiles;
+	int n_full = kv_seqlen / BN;
 	if (CAUSAL)
-		n_full = min(n_full, (q0 + 1) / BN);
+		n_full = min(n_full, (row0 + 1) / BN);
 
 	load_rows<BM, D>(sq, qg, q0, seqlen);
 	cp_async_commit();
 #pragma unroll
 	for (int s = 0; s < STAGES - 1; s++) {
 		if (s < n_tiles) {
-			load_rows<BN, D>(skv + s * KV, kg, s * BN, seqlen);
-			load_rows<BN, D>(skv + s * KV + BN * DS, vg, s * BN, seqlen);
+			load_rows<BN, D>(skv + s * KV, kg, s * BN, kv_seqlen);
+			load_rows<BN, D>(skv + s * KV + BN * DS, vg, s * BN, kv_seqlen);
 		}
 		cp_async_commit(); /* empty groups keep the count uniform */
 	}
@@ -330,22 +344,25 @@ static __device__ __forceinline__ void fa2_cta(const __half *__restrict__ q,
 		f.l[i][0] = f.l[i][1] = 0.0f;
 	}
 
-	const int row0 = q0 + warp * MT * 16;
 	for (int n = 0; n < n_tiles; n++) {
 		cp_async_wait<STAGES - 2>();
 		__syncthreads(); /* tile n is in; everyone is done with the stage refilled next */
 		const int pre = n + STAGES - 1;
 		if (pre < n_tiles) {
 			__half *st = skv + (pre % STAGES) * KV;
-			load_rows<BN, D>(st, kg, pre * BN, seqlen);
-			load_rows<BN, D>(st + BN * DS, vg, pre * BN, seqlen);
+			load_rows<BN, D>(st, kg, pre * BN, kv_seqlen);
+			load_rows<BN, D>(st + BN * DS, vg, pre * BN, kv_seqlen);
 		}
 		cp_async_commit();
+		if (n >= n_mine)
+			continue; /* past this warp's diagonal (whole warps agree: no divergence) */
 		const __half *sk = skv + (n % STAGES) * KV;
 		if (n < n_full)
-			tile_step<D, CAUSAL, false>(f, sqw, sk, sk + BN * DS, row0, n * BN, seqlen, c);
+			tile_step<D, CAUSAL, false>(f, sqw, sk, sk + BN * DS, row0, n * BN, kv_seqlen,
+						    c);
 		else
-			tile_step<D, CAUSAL, true>(f, sqw, sk, sk + BN * DS, row0, n * BN, seqlen, c);
+			tile_step<D, CAUSAL, true>(f, sqw, sk, sk + BN * DS, row0, n * BN, kv_seqlen,
+						   c);
 	}
 	cp_async_wait<0>();
 
@@ -372,15 +389,16 @@ static __device__ __forceinline__ void fa2_cta(const __half *__restrict__ q,
 template <int D, bool CAUSAL>
 __global__ void __launch_bounds__(NTHREADS, 1)
 	attention_fa2(const __half *__restrict__ q, const __half *__restrict__ k,
-		      const __half *__restrict__ v, __half *__restrict__ o, int seqlen, float c)
+		      const __half *__restrict__ v, __half *__restrict__ o, int heads, int kv_heads,
+		      int seqlen, int kv_seqlen, float c)
 {
-	fa2_cta<D, CAUSAL>(q, k, v, o, seqlen, c);
+	fa2_cta<D, CAUSAL>(q, k, v, o, heads, kv_heads, seqlen, kv_seqlen, c);
 }
 
 #ifndef __CUDACC_RTC__
 template <int D, bool CAUSAL>
-static void launch(const __half *q, const __half *k, const __half *v, __half *o, int bh,
-		   int seqlen, cudaStream_t stream)
+static void launch(const __half *q, const __half *k, const __half *v, __half *o, int batch,
+		   int heads, int kv_heads, int seqlen, int kv_seqlen, cudaStream_t stream)
 {
 	constexpr int smem = (BM + 2 * STAGES * BN) * (D + 8) * 2;
 	static bool ready;
@@ -392,8 +410,10 @@ static void launch(const __half *q, const __half *k, const __half *v, __half *o,
 	}
 	const float scale = 1.0f / sqrtf((float)D);
 	const float c = EXP2 ? scale * 1.4426950408889634f : scale;
-	dim3 grid((seqlen + BM - 1) / BM, bh);
-	attention_fa2<D, CAUSAL><<<grid, NTHREADS, smem, stream>>>(q, k, v, o, seqlen, c);
+	/* the grid of the MLX template: x query blocks, y = b * heads + h */
+	dim3 grid((seqlen + BM - 1) / BM, batch * heads);
+	attention_fa2<D, CAUSAL><<<grid, NTHREADS, smem, stream>>>(q, k, v, o, heads, kv_heads,
+								     seqlen, kv_seqlen, c);
 }
 
 #endif /* !__CUDACC_RTC__ */
@@ -404,13 +424,17 @@ static void launch(const __half *q, const __half *k, const __half *v, __half *o,
 static __device__ __forceinline__ void generic_row(const __half *__restrict__ q,
 						   const __half *__restrict__ k,
 						   const __half *__restrict__ v,
-						   __half *__restrict__ o, int64_t r, int seqlen,
-						   int hd, int causal, float scale)
+						   __half *__restrict__ o, int64_t r, int heads,
+						   int kv_heads, int seqlen, int kv_seqlen, int hd,
+						   int causal, float scale)
 {
 	const int lane = threadIdx.x & 31;
 	const int i = (int)(r % seqlen);
-	const int64_t head = r - i;
-	const __half *qi = q + r * hd;
+	/* query head b * heads + h reads kv head b * kv_heads + h / group, group = heads /
+	 * kv_heads, which is (b * heads + h) / group */
+	const int64_t kv_head = (int)(r / seqlen) / (heads / kv_heads);
+	const __half *qi = q + r * hd, *kh = k + kv_head * kv_seqlen * hd,
+		     *vh = v + kv_head * kv_seqlen * hd;
 	float qv[GEN_MAXC], acc[GEN_MAXC];
 #pragma unroll
 	for (int c = 0; c < GEN_MAXC; c++) {
@@ -419,9 +443,10 @@ static __device__ __forceinline__ void generic_row(const __half *__restrict__ q,
 		acc[c] = 0.0f;
 	}
 	float m = -INFINITY, l = 0.0f;
-	const int nkeys = causal ? i + 1 : seqlen;
+	/* top-left causal: keys 0..i, all of them once i reaches kv_seqlen */
+	const int nkeys = causal ? min(i + 1, kv_seqlen) : kv_seqlen;
 	for (int j = 0; j < nkeys; j++) {
-		const __half *kj = k + (head + j) * hd, *vj = v + (head + j) * hd;
+		const __half *kj = kh + (int64_t)j * hd, *vj = vh + (int64_t)j * hd;
 		float dot = 0.0f;
 #pragma unroll
 		for (int c = 0; c < GEN_MAXC; c++) {
@@ -456,43 +481,49 @@ static __device__ __forceinline__ void generic_row(const __half *__restrict__ q,
  * run the plain kernel on the block's queries, a warp per query. */
 template <int D, bool CAUSAL>
 static __device__ __forceinline__ void attention_cta(const __half *q, const __half *k,
-						     const __half *v, __half *o, int seqlen)
+						     const __half *v, __half *o, int heads,
+						     int kv_heads, int seqlen, int kv_seqlen)
 {
 	if constexpr (D == 32 || D == 64 || D == 128) {
 		const float scale = 1.0f / sqrtf((float)D);
-		fa2_cta<D, CAUSAL>(q, k, v, o, seqlen, EXP2 ? scale * 1.4426950408889634f : scale);
+		fa2_cta<D, CAUSAL>(q, k, v, o, heads, kv_heads, seqlen, kv_seqlen,
+				   EXP2 ? scale * 1.4426950408889634f : scale);
 	} else {
 		static_assert(D <= 32 * GEN_MAXC, "head_dim up to 512");
 		const int64_t head = (int64_t)blockIdx.y * seqlen;
 		const int end = min(seqlen, (int)(blockIdx.x + 1) * BM);
 		for (int i = blockIdx.x * BM + (threadIdx.x >> 5); i < end; i += WARPS)
-			generic_row(q, k, v, o, head + i, seqlen, D, CAUSAL, 1.0f / sqrtf((float)D));
+			generic_row(q, k, v, o, head + i, heads, kv_heads, seqlen, kv_seqlen, D,
+				    CAUSAL, 1.0f / sqrtf((float)D));
 	}
 }
 
 #ifndef __CUDACC_RTC__
 __global__ void attention_generic(const __half *__restrict__ q, const __half *__restrict__ k,
 				  const __half *__restrict__ v, __half *__restrict__ o, int64_t rows,
-				  int seqlen, int hd, int causal, float scale)
+				  int heads, int kv_heads, int seqlen, int kv_seqlen, int hd,
+				  int causal, float scale)
 {
 	const int64_t r = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
 	if (r < rows)
-		generic_row(q, k, v, o, r, seqlen, hd, causal, scale);
+		generic_row(q, k, v, o, r, heads, kv_heads, seqlen, kv_seqlen, hd, causal, scale);
 }
 
 void attention(const __half *q, const __half *k, const __half *v, __half *o, int32_t batch,
-	       int32_t heads, int32_t seqlen, int32_t head_dim, int32_t causal,
-	       cudaStream_t stream)
+	       int32_t heads, int32_t kv_heads, int32_t seqlen, int32_t kv_seqlen,
+	       int32_t head_dim, int32_t causal, cudaStream_t stream)
 {
-	const int bh = batch * heads;
-	if (bh <= 0 || seqlen <= 0 || head_dim <= 0)
-		return;
-#define KS_ATTN_CASE(DIM)                                                   \
-	case DIM:                                                           \
-		if (causal)                                                 \
-			launch<DIM, true>(q, k, v, o, bh, seqlen, stream);  \
-		else                                                        \
-			launch<DIM, false>(q, k, v, o, bh, seqlen, stream); \
+	if (batch <= 0 || heads <= 0 || kv_heads <= 0 || heads % kv_heads != 0 || seqlen <= 0 ||
+	    kv_seqlen <= 0 || head_dim <= 0)
+		return; /* nothing to do, or a shape outside the task: o stays as it is */
+#define KS_ATTN_CASE(DIM)                                                              \
+	case DIM:                                                                      \
+		if (causal)                                                            \
+			launch<DIM, true>(q, k, v, o, batch, heads, kv_heads, seqlen,  \
+					  kv_seqlen, stream);                          \
+		else                                                                   \
+			launch<DIM, false>(q, k, v, o, batch, heads, kv_heads, seqlen, \
+					   kv_seqlen, stream);                         \
 		return;
 	switch (head_dim) {
 		KS_ATTN_CASE(32)
@@ -504,8 +535,9 @@ void attention(const __half *q, const __half *k, const __half *v, __half *o, int
 #undef KS_ATTN_CASE
 	if (head_dim > 32 * GEN_MAXC)
 		return; /* unsupported: o stays poisoned and the check reports it */
-	const int64_t rows = (int64_t)bh * seqlen;
+	const int64_t rows = (int64_t)batch * heads * seqlen;
 	attention_generic<<<(unsigned)((rows + 3) / 4), 128, 0, stream>>>(
-		q, k, v, o, rows, seqlen, head_dim, causal, 1.0f / sqrtf((float)head_dim));
+		q, k, v, o, rows, heads, kv_heads, seqlen, kv_seqlen, head_dim, causal,
+		1.0f / sqrtf((float)head_dim));
 }
 #endif /* !__CUDACC_RTC__ */

@@ -17,7 +17,11 @@ require:
  * (9 against 8), so the search tries it first where it runs: on an H200 the probe of
  * docs/cuda.md, "The wgmma attention template", timed its defaults at 177.7 us on the
  * headline workload, against flash2.cu's best 230.3 us by bench/cuda/attention.py. */
-/* Layout: q, k, v, o are [batch, heads, seqlen, head_dim] fp16.  head_dim 64 and 128 take the
+/* Layout: q and o are [batch, heads, seqlen, head_dim], k and v [batch, kv_heads, kv_seqlen,
+ * head_dim], all fp16; query head h reads kv head h / (heads / kv_heads) (grouped-query
+ * attention; heads % kv_heads == 0).  Causal is top-left aligned: query i sees key j iff
+ * j <= i (and j < kv_seqlen), so rows at or past kv_seqlen see every key, and keys at or past
+ * seqlen are seen by no row (their tiles are never loaded).  head_dim 64 and 128 take the
  * wgmma kernel; any other head_dim, or a build for an architecture without the sm_90a
  * features (wgmma needs compute_90a), takes a plain warp-per-query kernel at the end of this
  * file, so the entry point is total and the file compiles for sm_80 too.
@@ -40,10 +44,10 @@ require:
  * Per tile, with c = scale*log2(e): m' = max(m, c*max S), alpha = 2^(m - m'),
  * P = 2^(c*S - m'), l = l*alpha + sum P, O = O*alpha + P V; at the end o = O / l.  Masked
  * scores are -inf; every row sees key 0 in the first tile, so m is finite from then on.
- * Zero-filled K/V rows past seqlen keep the products finite. */
-/* The same device code runs through MLX (tasks/attention/templates/mlx/flash_wgmma.cuda.mlx
- * includes this file): under NVRTC (__CUDACC_RTC__) there is no host code, no math.h, and
- * cuda_fp16.h is included already, so everything host-side is skipped there. */
+ * Zero-filled K/V rows past kv_seqlen keep the products finite. */
+/* The device functions wgmma_cta (the body an MLX template would call, on MLX's grid) and
+ * generic_row compile under NVRTC too (__CUDACC_RTC__: no host code, no math.h, cuda_fp16.h
+ * included already); everything host-side is skipped there. */
 #ifndef __CUDACC_RTC__
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -219,9 +223,10 @@ static __device__ __forceinline__ uint32_t swz_offset(int row, int ch)
 }
 
 /* ROWS rows of D halves from row r0 of g into the swizzled tile at shared address s; rows at
- * or past seqlen are zero-filled by the copy itself (source size 0) */
+ * or past len (seqlen for Q, kv_seqlen for K and V) are zero-filled by the copy itself
+ * (source size 0) */
 template <int ROWS, int D>
-static __device__ __forceinline__ void load_tile(uint32_t s, const __half *g, int r0, int seqlen)
+static __device__ __forceinline__ void load_tile(uint32_t s, const __half *g, int r0, int len)
 {
 	constexpr int CH = D / 8, N = ROWS * CH, ITERS = (N + NTHREADS - 1) / NTHREADS;
 #pragma unroll
@@ -230,18 +235,18 @@ static __device__ __forceinline__ void load_tile(uint32_t s, const __half *g, in
 		if (N % NTHREADS != 0 && c >= N)
 			break;
 		const int row = c / CH, ch = c % CH, gr = r0 + row;
-		const bool in = gr < seqlen;
+		const bool in = gr < len;
 		cp_async16(s + swz_offset<ROWS>(row, ch), in ? g + (int64_t)gr * D + ch * 8 : g,
 			   in ? 16 : 0);
 	}
 }
 
 /* one key tile of one warpgroup: S = Q K^T, online softmax, O += P V.  MASK: the tile
- * crosses the diagonal or the end of the sequence. */
+ * crosses the diagonal or the end of the keys (kv_seqlen). */
 template <int D, bool CAUSAL, bool MASK>
 static __device__ __forceinline__ void tile_step(float (&o)[D / 2], float (&m)[2], float (&l)[2],
 						 uint32_t sq, uint32_t sk, uint32_t sv, int row0,
-						 int key0, int seqlen, float c)
+						 int key0, int kv_seqlen, float c)
 {
 	const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 	float s[BN / 2];
@@ -269,7 +274,7 @@ static __device__ __forceinline__ void tile_step(float (&o)[D / 2], float (&m)[2
 			for (int e = 0; e < 2; e++) {
 				if (MASK) {
 					const int col = key0 + j * 8 + 2 * t + e;
-					if (col >= seqlen || (CAUSAL && col > row))
+					if (col >= kv_seqlen || (CAUSAL && col > row))
 						s[4 * j + 2 * h + e] = -INFINITY;
 				}
 				mx = fmaxf(mx, s[4 * j + 2 * h + e]);
@@ -318,30 +323,39 @@ static __device__ __forceinline__ void tile_step(float (&o)[D / 2], float (&m)[2
 	reg_fence(o);
 }
 
-/* the work of one CTA: query block blockIdx.x (reversed when causal) of head blockIdx.y */
+/* the work of one CTA on the tensor cores: query block blockIdx.x (reversed when causal) of
+ * query head blockIdx.y = b * heads + h, which reads kv head h / (heads / kv_heads) of
+ * batch b */
 template <int D, bool CAUSAL>
-static __device__ __forceinline__ void wgmma_cta(const __half *__restrict__ q,
-						 const __half *__restrict__ k,
-						 const __half *__restrict__ v, __half *__restrict__ o,
-						 int seqlen, float c)
+static __device__ __forceinline__ void wgmma_cta_90a(const __half *__restrict__ q,
+						     const __half *__restrict__ k,
+						     const __half *__restrict__ v,
+						     __half *__restrict__ o, int heads, int kv_heads,
+						     int seqlen, int kv_seqlen, float c)
 {
 	extern __shared__ __align__(1024) unsigned char smem_raw[];
 	constexpr uint32_t QB = BM * D * 2, KVB = BN * D * 2;
 	const uint32_t base_s = (smem_addr(smem_raw) + 1023) & ~1023u;
 	const uint32_t sq = base_s, sk0 = sq + QB, sv0 = sk0 + STAGES * KVB;
+	/* causal: the last query blocks have the most key tiles (the count grows with the
+	 * block index whatever seqlen and kv_seqlen are); launch them first */
 	const int mb = CAUSAL ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-	const int64_t base = (int64_t)blockIdx.y * seqlen * D;
-	const __half *qg = q + base, *kg = k + base, *vg = v + base;
+	/* b * kv_heads + h / group = (b * heads + h) / group, as heads = group * kv_heads */
+	const int bh = blockIdx.y, kvh = bh / (heads / kv_heads);
+	const int64_t base = (int64_t)bh * seqlen * D, kv_base = (int64_t)kvh * kv_seqlen * D;
+	const __half *qg = q + base, *kg = k + kv_base, *vg = v + kv_base;
 	const int q0 = mb * BM, wg = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3;
 	const int lane = threadIdx.x & 31;
 
-	const int kv_end = CAUSAL ? min(seqlen, q0 + BM) : seqlen;
+	/* causal: the block's queries (those below seqlen) see no key past the last of them */
+	const int kv_end = CAUSAL ? min(kv_seqlen, min(seqlen, q0 + BM)) : kv_seqlen;
 	const int n_tiles = (kv_end + BN - 1) / BN;
 	/* this warpgroup's rows and the tiles it needs: causal rows row_wg..row_wg+63 see no
-	 * key past row_wg + 63; tiles before n_full need no mask */
+	 * key past row_wg + 63; tiles before n_full need no mask: inside the keys and left of
+	 * the warpgroup's first query */
 	const int row_wg = q0 + wg * 64;
 	const int n_mine = CAUSAL ? min(n_tiles, (row_wg + 64 + BN - 1) / BN) : n_tiles;
-	int n_full = seqlen / BN;
+	int n_full = kv_seqlen / BN;
 	if (CAUSAL)
 		n_full = min(n_full, (row_wg + 1) / BN);
 
@@ -350,8 +364,8 @@ static __device__ __forceinline__ void wgmma_cta(const __half *__restrict__ q,
 #pragma unroll
 	for (int st = 0; st < STAGES - 1; st++) {
 		if (st < n_tiles) {
-			load_tile<BN, D>(sk0 + st * KVB, kg, st * BN, seqlen);
-			load_tile<BN, D>(sv0 + st * KVB, vg, st * BN, seqlen);
+			load_tile<BN, D>(sk0 + st * KVB, kg, st * BN, kv_seqlen);
+			load_tile<BN, D>(sv0 + st * KVB, vg, st * BN, kv_seqlen);
 		}
 		cp_async_commit(); /* empty groups keep the count uniform */
 	}
@@ -369,17 +383,19 @@ static __device__ __forceinline__ void wgmma_cta(const __half *__restrict__ q,
 		__syncthreads(); /* tile n is in; everyone is done with the stage refilled next */
 		const int pre = n + STAGES - 1;
 		if (pre < n_tiles) {
-			load_tile<BN, D>(sk0 + (pre % STAGES) * KVB, kg, pre * BN, seqlen);
-			load_tile<BN, D>(sv0 + (pre % STAGES) * KVB, vg, pre * BN, seqlen);
+			load_tile<BN, D>(sk0 + (pre % STAGES) * KVB, kg, pre * BN, kv_seqlen);
+			load_tile<BN, D>(sv0 + (pre % STAGES) * KVB, vg, pre * BN, kv_seqlen);
 		}
 		cp_async_commit();
 		if (n >= n_mine)
 			continue; /* past this warpgroup's diagonal: every score masked */
 		const uint32_t sk = sk0 + (n % STAGES) * KVB, sv = sv0 + (n % STAGES) * KVB;
 		if (n < n_full)
-			tile_step<D, CAUSAL, false>(acc, m, l, sqw, sk, sv, row0, n * BN, seqlen, c);
+			tile_step<D, CAUSAL, false>(acc, m, l, sqw, sk, sv, row0, n * BN, kv_seqlen,
+						    c);
 		else
-			tile_step<D, CAUSAL, true>(acc, m, l, sqw, sk, sv, row0, n * BN, seqlen, c);
+			tile_step<D, CAUSAL, true>(acc, m, l, sqw, sk, sv, row0, n * BN, kv_seqlen,
+						   c);
 	}
 	cp_async_wait<0>();
 
@@ -410,12 +426,16 @@ static __device__ __forceinline__ void wgmma_cta(const __half *__restrict__ q,
 static __device__ __forceinline__ void generic_row(const __half *__restrict__ q,
 						   const __half *__restrict__ k,
 						   const __half *__restrict__ v,
-						   __half *__restrict__ o, int64_t r, int seqlen,
-						   int hd, int causal, float scale)
+						   __half *__restrict__ o, int64_t r, int heads,
+						   int kv_heads, int seqlen, int kv_seqlen, int hd,
+						   int causal, float scale)
 {
 	const int lane = threadIdx.x & 31;
 	const int i = (int)(r % seqlen);
-	const int64_t head = r - i;
+	/* query head b * heads + h reads kv head b * kv_heads + h / group, group = heads /
+	 * kv_heads, which is (b * heads + h) / group */
+	const int64_t kv_head = (int)(r / seqlen) / (heads / kv_heads);
+	const __half *kh = k + kv_head * kv_seqlen * hd, *vh = v + kv_head * kv_seqlen * hd;
 	float qv[GEN_MAXC], acc[GEN_MAXC];
 #pragma unroll
 	for (int ch = 0; ch < GEN_MAXC; ch++) {
@@ -424,9 +444,10 @@ static __device__ __forceinline__ void generic_row(const __half *__restrict__ q,
 		acc[ch] = 0.0f;
 	}
 	float m = -INFINITY, l = 0.0f;
-	const int nkeys = causal ? i + 1 : seqlen;
+	/* top-left causal: keys 0..i, all of them once i reaches kv_seqlen */
+	const int nkeys = causal ? min(i + 1, kv_seqlen) : kv_seqlen;
 	for (int j = 0; j < nkeys; j++) {
-		const __half *kj = k + (head + j) * hd, *vj = v + (head + j) * hd;
+		const __half *kj = kh + (int64_t)j * hd, *vj = vh + (int64_t)j * hd;
 		float dot = 0.0f;
 #pragma unroll
 		for (int ch = 0; ch < GEN_MAXC; ch++) {
@@ -455,25 +476,54 @@ static __device__ __forceinline__ void generic_row(const __half *__restrict__ q,
 	}
 }
 
+/* One CTA of NTHREADS threads on the grid (ceil(seqlen / BM), batch * heads) with
+ * smem_bytes<D>() of dynamic shared memory, c = scale * log2(e): the body an MLX template
+ * calls, where the launch is MLX's.  Device code with the sm_90a features runs head_dim 64
+ * and 128 on wgmma; any other head_dim, or device code built without those features (NVRTC
+ * or nvcc for sm_80, plain sm_90), runs the plain kernel on the block's queries, a warp per
+ * query. */
+template <int D, bool CAUSAL>
+static __device__ __forceinline__ void wgmma_cta(const __half *q, const __half *k,
+						 const __half *v, __half *o, int heads,
+						 int kv_heads, int seqlen, int kv_seqlen, float c)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+	if constexpr (D == 64 || D == 128)
+		wgmma_cta_90a<D, CAUSAL>(q, k, v, o, heads, kv_heads, seqlen, kv_seqlen, c);
+	else
+#endif
+	{
+		static_assert(D <= 32 * GEN_MAXC, "head_dim up to 512");
+		const int64_t head = (int64_t)blockIdx.y * seqlen;
+		const int end = min(seqlen, (int)(blockIdx.x + 1) * BM);
+		for (int i = blockIdx.x * BM + (threadIdx.x >> 5); i < end; i += NTHREADS / 32)
+			generic_row(q, k, v, o, head + i, heads, kv_heads, seqlen, kv_seqlen, D,
+				    CAUSAL, 1.0f / sqrtf((float)D));
+	}
+}
+
+#ifndef __CUDACC_RTC__
 /* The body is empty in a device pass without the sm_90a features; the launcher then never
  * starts this kernel (wgmma_available below). */
 template <int D, bool CAUSAL>
 __global__ void __launch_bounds__(NTHREADS, 1)
 	attention_wgmma(const __half *__restrict__ q, const __half *__restrict__ k,
-			const __half *__restrict__ v, __half *__restrict__ o, int seqlen, float c)
+			const __half *__restrict__ v, __half *__restrict__ o, int heads,
+			int kv_heads, int seqlen, int kv_seqlen, float c)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-	wgmma_cta<D, CAUSAL>(q, k, v, o, seqlen, c);
+	wgmma_cta_90a<D, CAUSAL>(q, k, v, o, heads, kv_heads, seqlen, kv_seqlen, c);
 #endif
 }
 
 __global__ void attention_generic(const __half *__restrict__ q, const __half *__restrict__ k,
 				  const __half *__restrict__ v, __half *__restrict__ o, int64_t rows,
-				  int seqlen, int hd, int causal, float scale)
+				  int heads, int kv_heads, int seqlen, int kv_seqlen, int hd,
+				  int causal, float scale)
 {
 	const int64_t r = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
 	if (r < rows)
-		generic_row(q, k, v, o, r, seqlen, hd, causal, scale);
+		generic_row(q, k, v, o, r, heads, kv_heads, seqlen, kv_seqlen, hd, causal, scale);
 }
 
 /* Which device code was loaded: a build for sm_90a has the wgmma kernel, any other build
@@ -491,7 +541,6 @@ __global__ void wgmma_probe()
 #endif
 }
 
-#ifndef __CUDACC_RTC__
 static bool wgmma_available(cudaStream_t stream)
 {
 	static int known = -1;
@@ -507,8 +556,8 @@ static bool wgmma_available(cudaStream_t stream)
 }
 
 template <int D, bool CAUSAL>
-static void launch(const __half *q, const __half *k, const __half *v, __half *o, int bh,
-		   int seqlen, cudaStream_t stream)
+static void launch(const __half *q, const __half *k, const __half *v, __half *o, int batch,
+		   int heads, int kv_heads, int seqlen, int kv_seqlen, cudaStream_t stream)
 {
 	constexpr int smem = smem_bytes<D>();
 	static bool ready;
@@ -519,30 +568,37 @@ static void launch(const __half *q, const __half *k, const __half *v, __half *o,
 		ready = true;
 	}
 	const float c = 1.0f / sqrtf((float)D) * 1.4426950408889634f;
-	dim3 grid((seqlen + BM - 1) / BM, bh);
-	attention_wgmma<D, CAUSAL><<<grid, NTHREADS, smem, stream>>>(q, k, v, o, seqlen, c);
+	/* the grid an MLX template would launch: x query blocks, y = b * heads + h */
+	dim3 grid((seqlen + BM - 1) / BM, batch * heads);
+	attention_wgmma<D, CAUSAL><<<grid, NTHREADS, smem, stream>>>(q, k, v, o, heads, kv_heads,
+								       seqlen, kv_seqlen, c);
 }
 
 void attention(const __half *q, const __half *k, const __half *v, __half *o, int32_t batch,
-	       int32_t heads, int32_t seqlen, int32_t head_dim, int32_t causal,
-	       cudaStream_t stream)
+	       int32_t heads, int32_t kv_heads, int32_t seqlen, int32_t kv_seqlen,
+	       int32_t head_dim, int32_t causal, cudaStream_t stream)
 {
-	const int bh = batch * heads;
-	if (bh <= 0 || seqlen <= 0 || head_dim <= 0)
-		return;
+	if (batch <= 0 || heads <= 0 || kv_heads <= 0 || heads % kv_heads != 0 || seqlen <= 0 ||
+	    kv_seqlen <= 0 || head_dim <= 0)
+		return; /* nothing to do, or a shape outside the task: o stays as it is */
 	if ((head_dim == 64 || head_dim == 128) && wgmma_available(stream)) {
 		if (head_dim == 64)
-			causal ? launch<64, true>(q, k, v, o, bh, seqlen, stream)
-			       : launch<64, false>(q, k, v, o, bh, seqlen, stream);
+			causal ? launch<64, true>(q, k, v, o, batch, heads, kv_heads, seqlen,
+						  kv_seqlen, stream)
+			       : launch<64, false>(q, k, v, o, batch, heads, kv_heads, seqlen,
+						   kv_seqlen, stream);
 		else
-			causal ? launch<128, true>(q, k, v, o, bh, seqlen, stream)
-			       : launch<128, false>(q, k, v, o, bh, seqlen, stream);
+			causal ? launch<128, true>(q, k, v, o, batch, heads, kv_heads, seqlen,
+						   kv_seqlen, stream)
+			       : launch<128, false>(q, k, v, o, batch, heads, kv_heads, seqlen,
+						    kv_seqlen, stream);
 		return;
 	}
 	if (head_dim > 32 * GEN_MAXC)
 		return; /* unsupported: o stays poisoned and the check reports it */
-	const int64_t rows = (int64_t)bh * seqlen;
+	const int64_t rows = (int64_t)batch * heads * seqlen;
 	attention_generic<<<(unsigned)((rows + 3) / 4), 128, 0, stream>>>(
-		q, k, v, o, rows, seqlen, head_dim, causal, 1.0f / sqrtf((float)head_dim));
+		q, k, v, o, rows, heads, kv_heads, seqlen, kv_seqlen, head_dim, causal,
+		1.0f / sqrtf((float)head_dim));
 }
 #endif /* !__CUDACC_RTC__ */
