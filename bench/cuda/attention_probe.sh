@@ -11,7 +11,9 @@
 # A setting with no knobs at all is "-" (the file's defaults).  TEMPLATE (default
 # flash_wgmma.cu), ARCH (default 90a), REPS (default 20), SHAPES (checks, workloads or all, the
 # default), OUT (default /tmp/ks-attention-probe: the binaries and compile logs).  Exit 1 when
-# any shape fails or a setting does not compile.
+# any shape fails or a setting does not compile.  BUILD_ONLY=1 compiles the settings into OUT
+# and stops (nvcc needs no GPU); PREBUILT=1 then runs those binaries, given the same settings
+# in the same order, on the GPU machine without compiling again.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TEMPLATE=$(cd "$ROOT" && realpath "${TEMPLATE:-tasks/attention/templates/cuda/flash_wgmma.cu}")
@@ -47,6 +49,7 @@ TIMED=("1 32 32 2048 2048 128 0" "1 32 32 2048 2048 128 1" "4 32 32 4096 4096 12
 [ "$SHAPES" = checks ] && UNTIMED=() TIMED=()
 i=0
 for s in "$@"; do
+	[ -n "${PREBUILT:-}" ] && break
 	defs=
 	[ "$s" != - ] && defs=$(echo "$s" | tr ',' '\n' | sed 's/^/-D/' | tr '\n' ' ')
 	# shellcheck disable=SC2086
@@ -55,6 +58,7 @@ for s in "$@"; do
 	i=$((i + 1))
 done
 wait
+[ -n "${BUILD_ONLY:-}" ] && { ls "$OUT"/probe* 2>/dev/null; exit 0; }
 rc=0 i=0
 for s in "$@"; do
 	echo "== $(basename "$TEMPLATE") $s"
