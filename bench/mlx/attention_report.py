@@ -19,14 +19,29 @@ def load(path):
 
 
 def label(p):
-    s = "B%d H%d L%d D%d" % (p["batch"], p["heads"], p["seqlen"], p["head_dim"])
+    # kv_heads and kv_seqlen are named only where they differ from heads and seqlen (JSON of
+    # the ABI before GQA has neither)
+    s = "B%d H%d" % (p["batch"], p["heads"])
+    if p.get("kv_heads", p["heads"]) != p["heads"]:
+        s += " Hkv%d" % p["kv_heads"]
+    s += " L%d" % p["seqlen"]
+    if p.get("kv_seqlen", p["seqlen"]) != p["seqlen"]:
+        s += " Lk%d" % p["kv_seqlen"]
+    s += " D%d" % p["head_dim"]
     return s + (" causal" if p.get("causal") else "")
 
 
 def tflops(p, us):
-    L = p["seqlen"]
-    f = 2 * p["batch"] * p["heads"] * L * (L + 1) * p["head_dim"] if p.get("causal") else \
-        4 * p["batch"] * p["heads"] * L * L * p["head_dim"]
+    """the task's flops (tasks/attention/task.yaml): 4*B*H*D per visible (query, key) pair,
+    the causal mask top-left aligned"""
+    L, Lk = p["seqlen"], p.get("kv_seqlen", p["seqlen"])
+    if not p.get("causal"):
+        pairs = L * Lk
+    elif L <= Lk:
+        pairs = L * (L + 1) // 2
+    else:
+        pairs = Lk * (Lk + 1) // 2 + (L - Lk) * Lk
+    f = 4 * p["batch"] * p["heads"] * p["head_dim"] * pairs
     return f / us / 1e6 if us else 0.0
 
 

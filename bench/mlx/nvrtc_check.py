@@ -13,7 +13,7 @@ folder between #define and #undef lines for the knob values.
 
   python3 bench/mlx/nvrtc_check.py --mlx-src MLX_CHECKOUT --task-dir tasks/attention \\
       tasks/attention/templates/mlx/flash2.cuda.mlx --define BM=128 --define BN=32 \\
-      --params batch=1,heads=32,seqlen=2048,head_dim=128,causal=1
+      --params batch=1,heads=32,kv_heads=32,seqlen=2048,kv_seqlen=2048,head_dim=128,causal=1
 
 MLX_CHECKOUT is a clone of github.com/ml-explore/mlx (for mlx/backend/cuda/device/*).
 Prints "compiled NAME: N bytes of CUBIN" or NVRTC's log, and exits 1 on a compile error.

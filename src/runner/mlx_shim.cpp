@@ -156,18 +156,35 @@ mx::array native(const std::string &op, const std::vector<mx::array> &in, const 
 	if (op == "matmul")
 		return mx::matmul(in.at(0), in.at(1));
 	if (op == "scaled_dot_product_attention") {
-		float scale = 1.0f / std::sqrt((float)in.at(0).shape(-1));
-		const char *mask = param(c, "causal") != 0 ? "causal" : "";
+		// q [b, heads, seqlen, d]; k, v [b, kv_heads, kv_seqlen, d]: MLX maps query head h
+		// to kv head h / (heads / kv_heads) itself, as the task does
+		auto q = in.at(0), k = in.at(1), v = in.at(2);
+		float scale = 1.0f / std::sqrt((float)q.shape(-1));
+		const int seqlen = q.shape(-2), kv_seqlen = k.shape(-2);
+		std::string mask_mode;
+		std::optional<mx::array> mask;
+		if (param(c, "causal") != 0) {
+			// the task's mask is top-left aligned (query i sees keys j <= i); MLX's
+			// "causal" is bottom-right aligned, the same only when the lengths are equal,
+			// so otherwise the mask goes as a boolean array [seqlen, kv_seqlen]
+			if (seqlen == kv_seqlen) {
+				mask_mode = "causal";
+			} else {
+				auto i = mx::reshape(mx::arange(seqlen, mx::int32), {seqlen, 1});
+				auto j = mx::reshape(mx::arange(kv_seqlen, mx::int32), {1, kv_seqlen});
+				mask_mode = "array";
+				mask = mx::less_equal(j, i);
+			}
+		}
 		// MLX's GPU kernels keep the scores in float32; its CPU fallback rounds them to
 		// the inputs' f16 (the large-logits check then fails by 10x atol, measured), so
 		// on the CPU the op runs on float32 copies
-		if (mx::default_device() == mx::Device::cpu && in.at(0).dtype() != mx::float32) {
+		if (mx::default_device() == mx::Device::cpu && q.dtype() != mx::float32) {
 			auto f = [](const mx::array &a) { return mx::astype(a, mx::float32); };
-			return mx::fast::scaled_dot_product_attention(f(in.at(0)), f(in.at(1)),
-								      f(in.at(2)), scale, mask);
+			return mx::fast::scaled_dot_product_attention(f(q), f(k), f(v), scale,
+								      mask_mode, mask);
 		}
-		return mx::fast::scaled_dot_product_attention(in.at(0), in.at(1), in.at(2), scale,
-							      mask);
+		return mx::fast::scaled_dot_product_attention(q, k, v, scale, mask_mode, mask);
 	}
 	if (op == "mamba_selective_scan")
 		return mamba_scan(in);

@@ -1,7 +1,8 @@
 /* Ground truth for attention: scores, softmax and the weighted sum of v all in double,
  * rounded to f16 once at the end. K is transposed to double per head so the score loop is
  * unit-stride (the GPU workloads' reference then takes seconds); PARALLEL_FOR parallelises
- * over (batch, head) only when the file is built with OpenMP. */
+ * over (batch, head) only when the file is built with OpenMP. The semantics (README.md):
+ * query head h reads kv head h / (heads / kv_heads); the causal mask is top-left aligned. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,21 +14,29 @@
 #define PARALLEL_FOR
 #endif
 
+/* Keys query i sees: all kv_seqlen without the mask; with it (top-left aligned, torch's
+ * is_causal) keys 0..i, which is all of them for rows i >= kv_seqlen. Never zero. */
+static int64_t visible(int64_t i, int64_t kv_seqlen, int causal)
+{
+	return causal && i + 1 < kv_seqlen ? i + 1 : kv_seqlen;
+}
+
+/* The rows of query head h (q, o: seqlen x hd) against its kv head (k, v: kv_seqlen x hd). */
 static void head(const _Float16 *q, const _Float16 *k, const _Float16 *v, _Float16 *o,
-		 int64_t seqlen, int64_t hd, int causal, double *kt, double *s, double *acc)
+		 int64_t seqlen, int64_t kv_seqlen, int64_t hd, int causal, double *kt, double *s,
+		 double *acc)
 {
 	const double scale = 1.0 / sqrt((double)hd);
-	for (int64_t j = 0; j < seqlen; j++)
+	for (int64_t j = 0; j < kv_seqlen; j++)
 		for (int64_t d = 0; d < hd; d++)
-			kt[d * seqlen + j] = (double)k[j * hd + d];
+			kt[d * kv_seqlen + j] = (double)k[j * hd + d];
 	for (int64_t i = 0; i < seqlen; i++) {
-		/* query i sees keys 0..i under the causal mask, all keys otherwise */
-		const int64_t nkeys = causal ? i + 1 : seqlen;
+		const int64_t nkeys = visible(i, kv_seqlen, causal);
 		for (int64_t j = 0; j < nkeys; j++)
 			s[j] = 0.0;
 		for (int64_t d = 0; d < hd; d++) {
 			const double qd = (double)q[i * hd + d];
-			const double *kd = kt + d * seqlen;
+			const double *kd = kt + d * kv_seqlen;
 			for (int64_t j = 0; j < nkeys; j++)
 				s[j] += qd * kd[j];
 		}
@@ -51,17 +60,26 @@ static void head(const _Float16 *q, const _Float16 *k, const _Float16 *v, _Float
 	}
 }
 
+/* Grouped-query heads: query head h of a batch reads kv head h / (heads / kv_heads). */
 void attention(const _Float16 *q, const _Float16 *k, const _Float16 *v, _Float16 *o,
-	       int32_t batch, int32_t heads, int32_t seqlen, int32_t head_dim, int32_t causal)
+	       int32_t batch, int32_t heads, int32_t kv_heads, int32_t seqlen, int32_t kv_seqlen,
+	       int32_t head_dim, int32_t causal)
 {
+	if (kv_heads <= 0 || heads % kv_heads || kv_seqlen <= 0)
+		return; /* o stays unwritten, so the comparison cannot pass */
+	const int32_t group = heads / kv_heads;
 	PARALLEL_FOR
 	for (int64_t bh = 0; bh < (int64_t)batch * heads; bh++) {
-		double *kt = malloc(sizeof(double) * ((size_t)seqlen * head_dim + seqlen + head_dim));
+		const int64_t b = bh / heads, h = bh % heads;
+		const int64_t kvh = b * kv_heads + h / group;
+		double *kt = malloc(sizeof(double) *
+				    ((size_t)kv_seqlen * head_dim + kv_seqlen + head_dim));
 		if (!kt)
 			continue; /* o stays unwritten, so the comparison cannot pass */
-		const int64_t base = bh * seqlen * head_dim;
-		head(q + base, k + base, v + base, o + base, seqlen, head_dim, causal, kt,
-		     kt + (size_t)seqlen * head_dim, kt + (size_t)seqlen * head_dim + seqlen);
+		const int64_t qbase = bh * seqlen * head_dim, kvbase = kvh * kv_seqlen * head_dim;
+		head(q + qbase, k + kvbase, v + kvbase, o + qbase, seqlen, kv_seqlen, head_dim,
+		     causal, kt, kt + (size_t)kv_seqlen * head_dim,
+		     kt + (size_t)kv_seqlen * head_dim + kv_seqlen);
 		free(kt);
 	}
 }

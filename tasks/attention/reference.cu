@@ -28,17 +28,21 @@ __device__ static double score(const __half *qi, const __half *kj, int hd, doubl
 	return s * scale;
 }
 
+/* one thread per query row r = (b * heads + h) * seqlen + i; its kv head is
+ * b * kv_heads + h / (heads / kv_heads) (grouped-query heads); causal is top-left aligned */
 __global__ void attention_reference(const __half *q, const __half *k, const __half *v, __half *o,
-				    int64_t rows, int seqlen, int hd, int causal)
+				    int64_t rows, int heads, int kv_heads, int seqlen, int kv_seqlen,
+				    int hd, int causal)
 {
 	const int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
 	if (r >= rows)
 		return;
 	const int i = (int)(r % seqlen);
-	const int64_t head = (r - i) * hd;
-	const __half *qi = q + r * hd, *kh = k + head, *vh = v + head;
+	const int64_t bh = r / seqlen, b = bh / heads, h = bh % heads;
+	const int64_t kvhead = (b * kv_heads + h / (heads / kv_heads)) * kv_seqlen * hd;
+	const __half *qi = q + r * hd, *kh = k + kvhead, *vh = v + kvhead;
 	const double scale = 1.0 / sqrt((double)hd);
-	const int nkeys = causal ? i + 1 : seqlen;
+	const int nkeys = causal && i + 1 < kv_seqlen ? i + 1 : kv_seqlen;
 	double m = -INFINITY, l = 0.0, acc[MAX_HD];
 	for (int j = 0; j < nkeys; j++) {
 		const double s = score(qi, kh + (int64_t)j * hd, hd, scale);
@@ -58,12 +62,13 @@ __global__ void attention_reference(const __half *q, const __half *k, const __ha
 }
 
 void attention(const __half *q, const __half *k, const __half *v, __half *o, int32_t batch,
-	       int32_t heads, int32_t seqlen, int32_t head_dim, int32_t causal,
-	       cudaStream_t stream)
+	       int32_t heads, int32_t kv_heads, int32_t seqlen, int32_t kv_seqlen,
+	       int32_t head_dim, int32_t causal, cudaStream_t stream)
 {
 	const int64_t rows = (int64_t)batch * heads * seqlen;
-	if (rows <= 0 || head_dim <= 0 || head_dim > MAX_HD)
-		return; /* o stays unwritten: nothing is claimed for an unsupported head_dim */
+	if (rows <= 0 || head_dim <= 0 || head_dim > MAX_HD || kv_heads <= 0 ||
+	    heads % kv_heads || kv_seqlen <= 0)
+		return; /* o stays unwritten: nothing is claimed for an unsupported shape */
 	attention_reference<<<(unsigned)((rows + 127) / 128), 128, 0, stream>>>(
-		q, k, v, o, rows, seqlen, head_dim, causal);
+		q, k, v, o, rows, heads, kv_heads, seqlen, kv_seqlen, head_dim, causal);
 }

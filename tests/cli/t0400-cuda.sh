@@ -241,8 +241,10 @@ check_reference matmul_bf16 templates/cuda/mma_bf16.cu
 
 # attention's reference.cu does reference.c's double arithmetic in the same order: equal on
 # the small workloads and checks (max abs err 0 on an H200, docs/results/cuda-attention.md),
-# and the expected outputs of the headline workload (workload 2) come from it; the
-# tensor-core template is judged against it there with a small, non-zero error.
+# GQA and kv_seqlen != seqlen ones included, and the expected outputs of the headline
+# workload (workload 2) come from it; the tensor-core template is judged against it there
+# and on the GQA workloads (8, 9: 32 query heads on 8 kv heads) with a small, non-zero
+# error.
 A=$ROOT/tasks/attention
 if [ -f "$A/reference.cu" ]; then
 	"$KS" eval "$A" "$A/reference.cu" --backend cuda --json --quick --no-baseline \
@@ -254,16 +256,16 @@ if [ -f "$A/reference.cu" ]; then
 	python3 -c "import sys; e = $errs; sys.exit(0 if e and all(x == 0 for x in e) else 1)" \
 		2>/dev/null
 	ok $? "attention: reference.cu equals reference.c on the small workloads and checks ($errs)"
-	grep -q "reference.cu gives the expected outputs of batch=1 heads=32 seqlen=2048 head_dim=128 causal=0 (" \
+	grep -q "reference.cu gives the expected outputs of batch=1 heads=32 kv_heads=32 seqlen=2048 kv_seqlen=2048 head_dim=128 causal=0 (" \
 		"$TMP/aref.err"
 	ok $? "attention: the headline workload takes its expected outputs from reference.cu"
 	"$KS" eval "$A" "$A/templates/cuda/flash2.cu" --backend cuda --json --quick --no-baseline \
-		--no-checks --workloads 2,3 >"$TMP/abig.json" 2>"$TMP/abig.err"
+		--no-checks --workloads 2,3,8,9 >"$TMP/abig.json" 2>"$TMP/abig.err"
 	st=$(json_get "$TMP/abig.json" 'd["status"]' 2>/dev/null || echo "NO_JSON")
 	err=$(json_get "$TMP/abig.json" 'max(w["max_abs_err"] for w in d["workloads"])' 2>/dev/null ||
 		echo None)
 	python3 -c "import sys; sys.exit(0 if '$st' == 'PASSED' and $err > 0 else 1)" 2>/dev/null
-	ok $? "attention: flash2.cu on B1 H32 L2048 D128 (both masks) against reference.cu: $st, max abs err $err"
+	ok $? "attention: flash2.cu on B1 H32 L2048 D128, 32 and 8 kv heads (both masks) against reference.cu: $st, max abs err $err"
 fi
 
 # workers on GPUs: a chosen device, and one worker per GPU through --worker-cmd

@@ -187,6 +187,25 @@ int main(void)
 	ok(strstr(ks_buf_str(&skipped), "task has no param 'causal'") != NULL, "reason: causal");
 	expect(t, "assert:odd-seqlen", (double[]){1, 2, 67, 128}, NULL); /* causal: 0 ignored */
 	free_task(t);
+	/* the shipped task's ABI, with GQA and kv_seqlen: kv_heads and kv_seqlen default to heads
+	 * and seqlen, and the GQA / kv_seqlen checks apply */
+	const char *ap3[] = {"batch", "heads", "kv_heads", "seqlen", "kv_seqlen", "head_dim",
+			     "causal"};
+	struct tdesc at3[] = {{"q", KS_DT_F16, {"batch", "heads", "seqlen", "head_dim"}},
+			      {"k", KS_DT_F16, {"batch", "kv_heads", "kv_seqlen", "head_dim"}},
+			      {"v", KS_DT_F16, {"batch", "kv_heads", "kv_seqlen", "head_dim"}},
+			      {"o", KS_DT_F16, {"batch", "heads", "seqlen", "head_dim"}}};
+	t = make_task("attention-gqa", "attention", ap3, 7, at3, 4, 3,
+		      (double[]){1, 32, 8, 2048, 2048, 128, 0});
+	ok(ks_assertions_apply_ex(t, NULL, &added, &e) == 0, "apply GQA attention");
+	is_int(added, 12, "seven attention checks and five GQA / kv_seqlen ones");
+	expect(t, "assert:seqlen-1", (double[]){1, 2, 2, 1, 1, 128, 0}, NULL);
+	expect(t, "assert:batched", (double[]){3, 3, 3, 33, 33, 128, 0}, NULL);
+	expect(t, "assert:gqa", (double[]){1, 4, 2, 67, 67, 128, 0}, NULL);
+	expect(t, "assert:gqa-causal", (double[]){1, 4, 1, 129, 129, 128, 1}, NULL);
+	expect(t, "assert:kv-longer-causal", (double[]){1, 2, 2, 40, 150, 128, 1}, NULL);
+	expect(t, "assert:kv-shorter-causal", (double[]){1, 2, 2, 150, 40, 128, 1}, NULL);
+	free_task(t);
 
 	/* selective scan: dim = min(workload.dim, 64), dstate from the workload */
 	const char *cp[] = {"batch", "dim", "seqlen", "dstate"};

@@ -18,8 +18,10 @@ require:
 @end */
 /* Scores never leave the tile: per tile S = Q K^T (BQ x BK), then for each query row
  * m' = max(m, max_j S), P = exp(S - m'), l = l*exp(m - m') + sum P, O = O*exp(m - m') + P V.
- * Under the causal mask a query block stops at its last query's key and the mask is applied
- * only inside the diagonal tiles. Dynamic scheduling balances the triangular work. */
+ * Under the causal mask (top-left aligned: query i sees keys 0..i) a query block stops at its
+ * last query's key, or at kv_seqlen, and the mask is applied only inside the diagonal tiles.
+ * Dynamic scheduling balances the triangular work. Query head h reads kv head
+ * h / (heads / kv_heads) (grouped-query attention). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -97,8 +99,8 @@ struct scratch {
 };
 
 static void query_block(const _Float16 *q, const _Float16 *k, const _Float16 *v, _Float16 *o,
-			int32_t seqlen, int32_t hd, int32_t dp, int32_t causal, int32_t i0,
-			struct scratch *w)
+			int32_t seqlen, int32_t kv_seqlen, int32_t hd, int32_t dp, int32_t causal,
+			int32_t i0, struct scratch *w)
 {
 	const int32_t nq = seqlen - i0 < BQ ? seqlen - i0 : BQ;
 	const float scale = LOGE / sqrtf((float)hd);
@@ -117,7 +119,7 @@ static void query_block(const _Float16 *q, const _Float16 *k, const _Float16 *v,
 		for (int32_t d = hd; d < dp; d++)
 			w->vt[c * dp + d] = 0.0f;
 	/* keys beyond the block's last query are masked for every row of a causal block */
-	const int32_t kend = causal ? i0 + nq : seqlen;
+	const int32_t kend = causal && i0 + nq < kv_seqlen ? i0 + nq : kv_seqlen;
 	for (int32_t j0 = 0; j0 < kend; j0 += BK) {
 		const int32_t nk = kend - j0 < BK ? kend - j0 : BK;
 		/* branch-free conversion loops (they vectorise); padding is zeroed separately, and
@@ -157,7 +159,8 @@ static void query_block(const _Float16 *q, const _Float16 *k, const _Float16 *v,
 			for (int rr = 0; rr < RQ && r0 + rr < nq; rr++) {
 				const int32_t r = r0 + rr;
 				float *sr = w->s + r * BK;
-				/* number of visible keys in this tile for query i0 + r */
+				/* number of visible keys in this tile for query i0 + r (rows past
+				 * kv_seqlen keep all nk) */
 				int32_t vis = nk;
 				if (diag && i0 + r - j0 + 1 < vis)
 					vis = i0 + r - j0 + 1;
@@ -225,12 +228,14 @@ static void query_block(const _Float16 *q, const _Float16 *k, const _Float16 *v,
 }
 
 void attention(const _Float16 *q, const _Float16 *k, const _Float16 *v, _Float16 *o,
-	       int32_t batch, int32_t heads, int32_t seqlen, int32_t head_dim, int32_t causal)
+	       int32_t batch, int32_t heads, int32_t kv_heads, int32_t seqlen, int32_t kv_seqlen,
+	       int32_t head_dim, int32_t causal)
 {
 	int nt = THREADS > 0 ? THREADS : omp_get_max_threads();
 	const int32_t dp = (head_dim + VEC - 1) / VEC * VEC;
 	const int32_t nqb = (seqlen + BQ - 1) / BQ;
 	const int64_t tasks = (int64_t)batch * heads * nqb;
+	const int32_t group = heads / kv_heads;
 #pragma omp parallel num_threads(nt)
 	{
 		struct scratch w;
@@ -245,9 +250,10 @@ void attention(const _Float16 *q, const _Float16 *k, const _Float16 *v, _Float16
 		for (int64_t t = 0; t < tasks; t++) {
 			const int64_t bh = t / nqb;
 			const int32_t qb = causal ? nqb - 1 - (int32_t)(t % nqb) : (int32_t)(t % nqb);
-			const int64_t base = bh * seqlen * head_dim;
-			query_block(q + base, k + base, v + base, o + base, seqlen, head_dim, dp, causal,
-				    qb * BQ, &w);
+			const int64_t kvh = bh / heads * kv_heads + bh % heads / group;
+			const int64_t base = bh * seqlen * head_dim, kvbase = kvh * kv_seqlen * head_dim;
+			query_block(q + base, k + kvbase, v + kvbase, o + base, seqlen, kv_seqlen,
+				    head_dim, dp, causal, qb * BQ, &w);
 		}
 		free(mem);
 	}

@@ -15,9 +15,10 @@ require:
   - "VEC * 4 <= spec.simd_bytes"
   - "BQ % RQ == 0"
 @end */
-/* The textbook formulation: memory O(BQ * seqlen) per thread for the scores, two sweeps over
- * them. It has no online rescaling; its cost is converting all of K and V for every query
- * block, which a large BQ amortises. */
+/* The textbook formulation: memory O(BQ * kv_seqlen) per thread for the scores, two sweeps
+ * over them. It has no online rescaling; its cost is converting all of K and V for every query
+ * block, which a large BQ amortises. Query head h reads kv head h / (heads / kv_heads); the
+ * causal mask is top-left aligned (query i sees keys 0..i). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -77,11 +78,13 @@ static inline vf vexp(vf x)
 }
 
 static void query_block(const _Float16 *q, const _Float16 *k, const _Float16 *v, _Float16 *o,
-			int32_t seqlen, int32_t hd, int32_t dp, int32_t lp, int32_t causal,
-			int32_t i0, float *qs, float *kt, float *vf32, float *s, float *acc)
+			int32_t seqlen, int32_t kv_seqlen, int32_t hd, int32_t dp, int32_t lp,
+			int32_t causal, int32_t i0, float *qs, float *kt, float *vf32, float *s,
+			float *acc)
 {
 	const int32_t nq = seqlen - i0 < BQ ? seqlen - i0 : BQ;
-	const int32_t nk = causal ? i0 + nq : seqlen; /* keys any row of the block can see */
+	/* keys any row of the block can see */
+	const int32_t nk = causal && i0 + nq < kv_seqlen ? i0 + nq : kv_seqlen;
 	const int32_t nkp = (nk + VEC - 1) / VEC * VEC;
 	const float scale = 1.0f / sqrtf((float)hd);
 	memset(qs, 0, sizeof(float) * BQ * (size_t)dp);
@@ -118,7 +121,7 @@ static void query_block(const _Float16 *q, const _Float16 *k, const _Float16 *v,
 	}
 	for (int32_t r = 0; r < nq; r++) {
 		float *sr = s + (int64_t)r * lp;
-		const int32_t vis = causal ? i0 + r + 1 : nk;
+		const int32_t vis = causal && i0 + r + 1 < nk ? i0 + r + 1 : nk;
 		float m = -INFINITY;
 		for (int32_t j = 0; j < vis; j++)
 			m = sr[j] > m ? sr[j] : m;
@@ -171,13 +174,15 @@ static void query_block(const _Float16 *q, const _Float16 *k, const _Float16 *v,
 }
 
 void attention(const _Float16 *q, const _Float16 *k, const _Float16 *v, _Float16 *o,
-	       int32_t batch, int32_t heads, int32_t seqlen, int32_t head_dim, int32_t causal)
+	       int32_t batch, int32_t heads, int32_t kv_heads, int32_t seqlen, int32_t kv_seqlen,
+	       int32_t head_dim, int32_t causal)
 {
 	int nt = THREADS > 0 ? THREADS : omp_get_max_threads();
 	const int32_t dp = (head_dim + VEC - 1) / VEC * VEC;
-	const int32_t lp = (seqlen + VEC - 1) / VEC * VEC;
+	const int32_t lp = (kv_seqlen + VEC - 1) / VEC * VEC;
 	const int32_t nqb = (seqlen + BQ - 1) / BQ;
 	const int64_t tasks = (int64_t)batch * heads * nqb;
+	const int32_t group = heads / kv_heads;
 #pragma omp parallel num_threads(nt)
 	{
 		/* per thread: queries, K^T, V, scores (rows past nq are read by the RQ-wide
@@ -195,9 +200,10 @@ void attention(const _Float16 *q, const _Float16 *k, const _Float16 *v, _Float16
 		for (int64_t t = 0; t < tasks; t++) {
 			const int64_t bh = t / nqb;
 			const int32_t qb = causal ? nqb - 1 - (int32_t)(t % nqb) : (int32_t)(t % nqb);
-			const int64_t base = bh * seqlen * head_dim;
-			query_block(q + base, k + base, v + base, o + base, seqlen, head_dim, dp, lp,
-				    causal, qb * BQ, qs, kt, vv, s, acc);
+			const int64_t kvh = bh / heads * kv_heads + bh % heads / group;
+			const int64_t base = bh * seqlen * head_dim, kvbase = kvh * kv_seqlen * head_dim;
+			query_block(q + base, k + kvbase, v + kvbase, o + base, seqlen, kv_seqlen,
+				    head_dim, dp, lp, causal, qb * BQ, qs, kt, vv, s, acc);
 		}
 		free(mem);
 	}
