@@ -49,6 +49,15 @@ static void print_human(const struct ks_task *t, const char *backend, const char
 		printf("\ncompiler output:\n%s\n", r->compile_log ? r->compile_log : "");
 		return;
 	}
+	/* the label column fits the longest label ("batch=1 heads=32 kv_heads=8 seqlen=2048 ..."),
+	 * so that no two workloads read the same */
+	int lw = 28;
+	for (int l = 0; l < 2; l++)
+		for (int i = 0; i < (l ? r->nchecks : r->nworkloads); i++) {
+			const char *s = (l ? r->checks : r->workloads)[i].label;
+			if (s && (int)strlen(s) > lw)
+				lw = (int)strlen(s);
+		}
 	if (r->nworkloads) {
 		/* the library's columns, named after it ("OpenBLAS_us", "vs OpenBLAS") */
 		char lib_us[48] = "", lib_vs[48] = "";
@@ -56,14 +65,14 @@ static void print_human(const struct ks_task *t, const char *backend, const char
 			snprintf(lib_us, sizeof(lib_us), " %.20s_us", r->library);
 			snprintf(lib_vs, sizeof(lib_vs), " vs %.20s", r->library);
 		}
-		printf("\n%-28s %-20s %9s %9s %12s %7s %9s %8s %7s %12s %8s%*s%*s\n", "workload",
+		printf("\n%-*s %-20s %9s %9s %12s %7s %9s %8s %7s %12s %8s%*s%*s\n", lw, "workload",
 		       "status", "max_abs", "max_rel", "median_us", "+-%", "GFLOP/s", "GB/s", "roof%",
 		       "baseline_us", "speedup", r->library ? 13 : 0, lib_us, r->library ? 12 : 0,
 		       lib_vs);
 		for (int i = 0; i < r->nworkloads; i++) {
 			const struct ks_wl_result *w = &r->workloads[i];
-			printf("%-28.28s %-20s %9.2e %9.2e %12.1f %7.1f %9.2f %8.2f %7.1f %12.1f %7.2fx",
-			       w->label, ks_status_name(w->status), w->max_abs_err, w->max_rel_err,
+			printf("%-*s %-20s %9.2e %9.2e %12.1f %7.1f %9.2f %8.2f %7.1f %12.1f %7.2fx",
+			       lw, w->label, ks_status_name(w->status), w->max_abs_err, w->max_rel_err,
 			       w->median_us, w->spread_pct, w->gflops, w->gbps, w->roofline_pct,
 			       w->baseline_us, w->speedup);
 			if (r->library && w->library_us > 0)
@@ -74,10 +83,10 @@ static void print_human(const struct ks_task *t, const char *backend, const char
 		}
 	}
 	if (r->nchecks) {
-		printf("\n%-28s %-20s %9s %9s\n", "check", "status", "max_abs", "max_rel");
+		printf("\n%-*s %-20s %9s %9s\n", lw, "check", "status", "max_abs", "max_rel");
 		for (int i = 0; i < r->nchecks; i++) {
 			const struct ks_wl_result *w = &r->checks[i];
-			printf("%-28.28s %-20s %9.2e %9.2e\n", w->label, ks_status_name(w->status),
+			printf("%-*s %-20s %9.2e %9.2e\n", lw, w->label, ks_status_name(w->status),
 			       w->max_abs_err, w->max_rel_err);
 		}
 	}
