@@ -1,6 +1,6 @@
 /* @ksearch
 family: flash-wgmma
-summary: "Hopper FlashAttention forward on wgmma (FA3's instruction route, without TMA or warp specialisation): one CTA of WG warpgroups, each owning 64 query rows; Q, K and V tiles in 128-byte-swizzled shared memory through a STAGES-deep cp.async pipeline; S = Q K^T by wgmma m64nBNk16 with both operands from shared-memory descriptors, online softmax on the accumulator registers (scale*log2(e) folded into one FFMA before ex2), O += P V by wgmma m64nDk16 with P from registers and V read transposed through the descriptor; causal blocks skip key tiles past each warpgroup's diagonal and run heaviest first; head_dim 64 and 128 only (other head_dims and builds without sm_90a take a plain warp-per-query kernel)"
+summary: "Hopper FlashAttention forward on wgmma (FA3's instruction route, without TMA or warp specialisation): one CTA of WG warpgroups, each owning 64 query rows; Q, K and V tiles in 128-byte-swizzled shared memory through a STAGES-deep cp.async pipeline; S = Q K^T by wgmma m64nBNk16 with both operands from shared-memory descriptors, online softmax on the accumulator registers (scale*log2(e) folded into one FFMA before ex2), O += P V by wgmma m64nDk16 with P from registers and V read transposed through the descriptor; causal blocks skip key tiles past each warpgroup's diagonal and run heaviest first; head_dim 64 and 128 only (other head_dims and builds without sm_90a take a plain warp-per-query kernel); OVL=1 pipelines each warpgroup's softmax of tile n+1 under its P V of tile n"
 rating: 9
 difficulty: 5
 knobs:
@@ -375,12 +375,14 @@ static __device__ __forceinline__ void tile_step(float (&o)[D / 2], float (&m)[2
 	reg_fence(o);
 }
 
-/* one key tile n of one warpgroup, overlapped (OVL 1): S_n = Q K_n^T and then, when pv (n is
- * not the warpgroup's first tile), O += P_{n-1} V_{n-1} are issued as two commit groups;
- * waiting for all but the newest group waits for S_n alone, so the softmax of n runs while
- * the tensor cores do P_{n-1} V_{n-1}.  Only after the second wait may O be rescaled by
- * alpha_n (PV writes O) and pa take P_n (PV reads pa until it completes).  On return pa holds
- * P_n, for the next call or overlap_last_pv; sv is V_{n-1}'s stage. */
+/* one key tile n of one warpgroup, overlapped (OVL 1): S_n = Q K_n^T and then, with PV (n is
+ * not the first tile), O += P_{n-1} V_{n-1} are issued as two commit groups; waiting for all
+ * but the newest group waits for S_n alone, so the softmax of n runs while the tensor cores
+ * do P_{n-1} V_{n-1}.  Only after the second wait may O be rescaled by alpha_n (PV writes O)
+ * and pa take P_n (PV reads pa until it completes).  On return pa holds P_n, for the next
+ * call or overlap_last_pv; sv is V_{n-1}'s stage.  PV is a template argument, not a runtime
+ * flag: with the PV wgmma under a branch, ptxas inserts its own warpgroup.arrive and, in the
+ * causal kernel, serializes every wgmma (its C7520 "Potential Performance Loss"). */
 template <int D, bool CAUSAL, bool MASK, bool PV>
 static __device__ __forceinline__ void overlap_step(float (&o)[D / 2], float (&m)[2], float (&l)[2],
 						    uint32_t (&pa)[BN / 16][4], uint32_t sq,
