@@ -25,11 +25,11 @@ configs() {
 			echo "flash2.cu BM=$bm,BN=$bn,WARPS=$w,STAGES=$st,QREG=$qr,EXP2=$ex"
 		done; done
 	done; done; done; done
-	for wg in 1 2 3; do for bn in 64 128; do for st in 2 3; do
+	for wg in 1 2 3; do for bn in 64 128; do for st in 2 3; do for ov in 0 1; do
 		[ $(((64 * wg + 2 * st * bn) * 128 * 2 + 1024)) -le 232448 ] || continue
 		[ "$wg" -le 2 ] || [ "$bn" -le 64 ] || continue
-		echo "flash_wgmma.cu WG=$wg,BN=$bn,STAGES=$st"
-	done; done; done
+		echo "flash_wgmma.cu WG=$wg,BN=$bn,STAGES=$st,OVL=$ov"
+	done; done; done; done
 }
 one() { # FILE KNOBS: the table lines of one compile
 	local defs

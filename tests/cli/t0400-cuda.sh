@@ -77,6 +77,8 @@ else
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=1 BN=64 STAGES=2
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=3 BN=64 STAGES=3
+		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 OVL=1
+		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=3 BN=64 STAGES=2 OVL=1
 	fi
 	if [ -f "$ROOT/tasks/selective_scan/task.yaml" ]; then
 		S=$ROOT/tasks/selective_scan/templates/cuda

@@ -1,12 +1,13 @@
 /* @ksearch
 family: flash-wgmma
-summary: "Hopper FlashAttention forward on wgmma (FA3's instruction route, without TMA or warp specialisation): one CTA of WG warpgroups, each owning 64 query rows; Q, K and V tiles in 128-byte-swizzled shared memory through a STAGES-deep cp.async pipeline; S = Q K^T by wgmma m64nBNk16 with both operands from shared-memory descriptors, online softmax on the accumulator registers (scale*log2(e) folded into one FFMA before ex2), O += P V by wgmma m64nDk16 with P from registers and V read transposed through the descriptor; causal blocks skip key tiles past each warpgroup's diagonal and run heaviest first; head_dim 64 and 128 only (other head_dims and builds without sm_90a take a plain warp-per-query kernel)"
+summary: "Hopper FlashAttention forward on wgmma (FA3's instruction route, without TMA or warp specialisation): one CTA of WG warpgroups, each owning 64 query rows; Q, K and V tiles in 128-byte-swizzled shared memory through a STAGES-deep cp.async pipeline; S = Q K^T by wgmma m64nBNk16 with both operands from shared-memory descriptors, online softmax on the accumulator registers (scale*log2(e) folded into one FFMA before ex2), O += P V by wgmma m64nDk16 with P from registers and V read transposed through the descriptor; causal blocks skip key tiles past each warpgroup's diagonal and run heaviest first; head_dim 64 and 128 only (other head_dims and builds without sm_90a take a plain warp-per-query kernel); OVL=1 pipelines each warpgroup's softmax of tile n+1 under its P V of tile n"
 rating: 9
 difficulty: 5
 knobs:
   WG: {values: [1, 2, 3], default: 2, summary: "consumer warpgroups per CTA, 64 query rows each (CTA = 64*WG queries, 128*WG threads)", impacts: {memory_bandwidth: 6, register_pressure: 5, compute_hw_fit: 5}}
   BN: {values: [64, 128], default: 128, summary: "keys per tile: the N of the S wgmma (BN/2 fp32 registers per thread for S)", impacts: {register_pressure: 6, compute_hw_fit: 4}}
   STAGES: {values: [2, 3], default: 2, summary: "cp.async pipeline depth of K/V tiles", impacts: {memory_bandwidth: 5}}
+  OVL: {values: [0, 1], default: 0, summary: "1: FA3's intra-warpgroup pipelining: S of tile n+1 and O += P V of tile n are in flight together, so the softmax of n+1 runs while the tensor cores do P V (needs S, P and O live at once; V loads trail K by a tile)", impacts: {compute_hw_fit: 6, register_pressure: 5}}
 require:
   - "(64 * WG + 2 * STAGES * BN) * 128 * 2 + 1024 <= 232448"
   - "WG <= 2 || BN <= 64"
@@ -67,6 +68,9 @@ require:
 #ifndef STAGES
 #define STAGES 2
 #endif
+#ifndef OVL
+#define OVL 0
+#endif
 
 #define BM (64 * WG)
 #define NTHREADS (128 * WG)
@@ -74,6 +78,7 @@ require:
 static_assert(WG >= 1 && WG <= 4, "1 to 4 warpgroups");
 static_assert(BN == 64 || BN == 128, "the S wgmma is m64n64 or m64n128");
 static_assert(STAGES >= 2, "at least double buffering");
+static_assert(OVL == 0 || OVL == 1, "OVL is 0 or 1");
 
 /* bytes of dynamic shared memory: Q, then STAGES K tiles, then STAGES V tiles, and 1024
  * bytes of slack to align the base to a swizzle atom */
@@ -123,9 +128,10 @@ static __device__ __forceinline__ void wgmma_commit()
 	asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
 
-static __device__ __forceinline__ void wgmma_wait0()
+/* waits until at most N of this warpgroup's committed wgmma groups are pending */
+template <int N> static __device__ __forceinline__ void wgmma_wait()
 {
-	asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+	asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
 /* keeps the compiler from moving reads or writes of accumulator registers across the
@@ -135,6 +141,15 @@ template <int N> static __device__ __forceinline__ void reg_fence(float (&d)[N])
 #pragma unroll
 	for (int i = 0; i < N; i++)
 		asm volatile("" : "+f"(d[i])::"memory");
+}
+
+template <int N> static __device__ __forceinline__ void reg_fence(uint32_t (&d)[N][4])
+{
+#pragma unroll
+	for (int i = 0; i < N; i++)
+#pragma unroll
+		for (int j = 0; j < 4; j++)
+			asm volatile("" : "+r"(d[i][j])::"memory");
 }
 
 /* a shared-memory matrix descriptor: start address, leading and stride byte offsets (all
@@ -241,18 +256,11 @@ static __device__ __forceinline__ void load_tile(uint32_t s, const __half *g, in
 	}
 }
 
-/* one key tile of one warpgroup: S = Q K^T, online softmax, O += P V.  MASK: the tile
- * crosses the diagonal or the end of the keys (kv_seqlen). */
-template <int D, bool CAUSAL, bool MASK>
-static __device__ __forceinline__ void tile_step(float (&o)[D / 2], float (&m)[2], float (&l)[2],
-						 uint32_t sq, uint32_t sk, uint32_t sv, int row0,
-						 int key0, int kv_seqlen, float c)
+/* S = Q K^T over D/16 k-steps into s, issued, not waited for; the first step overwrites
+ * (scale-d 0).  The caller fences (wgmma_fence) and commits. */
+template <int D>
+static __device__ __forceinline__ void issue_s(float (&s)[BN / 2], uint32_t sq, uint32_t sk)
 {
-	const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-	float s[BN / 2];
-
-	/* S = Q K^T over D/16 k-steps; the first one overwrites (scale-d 0) */
-	wgmma_fence();
 #pragma unroll
 	for (int kk = 0; kk < D / 16; kk++) {
 		const uint32_t off = (kk & 3) * 32;
@@ -260,10 +268,29 @@ static __device__ __forceinline__ void tile_step(float (&o)[D / 2], float (&m)[2
 		const uint64_t db = make_desc(sk + (kk >> 2) * (BN * 128) + off, 16, 1024);
 		wgmma_ss<BN>(s, da, db, kk > 0);
 	}
-	wgmma_commit();
-	wgmma_wait0();
-	reg_fence(s);
+}
 
+/* O += P V over BN/16 k-steps of 16 keys, issued, not waited for; P's fragment for keys
+ * 16kk..16kk+15 is the accumulators of the 8-column groups 2kk and 2kk+1 */
+template <int D>
+static __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&pa)[BN / 16][4],
+						uint32_t sv)
+{
+#pragma unroll
+	for (int kk = 0; kk < BN / 16; kk++)
+		wgmma_rs<D>(o, pa[kk], make_desc(sv + kk * 16 * 128, BN * 128, 1024), 1);
+}
+
+/* the online softmax of one tile's scores s (rows row0 + g and row0 + g + 8 of this
+ * thread): masks them when MASK (the tile crosses the diagonal or kv_seqlen), turns them
+ * into P in place, updates m and l, and gives the factor alpha[h] by which O must be
+ * rescaled; O itself is left alone (with OVL it is still being accumulated) */
+template <bool CAUSAL, bool MASK>
+static __device__ __forceinline__ void softmax_tile(float (&s)[BN / 2], float (&m)[2], float (&l)[2],
+						    float (&alpha)[2], int row0, int key0,
+						    int kv_seqlen, float c)
+{
+	const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll
 	for (int h = 0; h < 2; h++) {
 		const int row = row0 + g + h * 8;
@@ -284,7 +311,7 @@ static __device__ __forceinline__ void tile_step(float (&o)[D / 2], float (&m)[2
 		/* c > 0, so the max of the scaled scores is c times the max */
 		const float m_new = fmaxf(m[h], mx * c);
 		const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-		const float alpha = fast_exp2(m[h] - m_use);
+		alpha[h] = fast_exp2(m[h] - m_use);
 		float sum = 0.0f;
 #pragma unroll
 		for (int j = 0; j < BN / 8; j++)
@@ -295,17 +322,25 @@ static __device__ __forceinline__ void tile_step(float (&o)[D / 2], float (&m)[2
 				sum += p;
 			}
 		m[h] = m_new;
-		l[h] = l[h] * alpha + sum;
+		l[h] = l[h] * alpha[h] + sum;
+	}
+}
+
+template <int D>
+static __device__ __forceinline__ void rescale_o(float (&o)[D / 2], const float (&alpha)[2])
+{
+#pragma unroll
+	for (int h = 0; h < 2; h++)
 #pragma unroll
 		for (int jd = 0; jd < D / 8; jd++) {
-			o[4 * jd + 2 * h] *= alpha;
-			o[4 * jd + 2 * h + 1] *= alpha;
+			o[4 * jd + 2 * h] *= alpha[h];
+			o[4 * jd + 2 * h + 1] *= alpha[h];
 		}
-	}
+}
 
-	/* O += P V over BN/16 k-steps of 16 keys; P's fragment for keys 16kk..16kk+15 is the
-	 * accumulators of the 8-column groups 2kk and 2kk+1 */
-	uint32_t pa[BN / 16][4];
+/* P (fp32, in s) as wgmma's fp16 register A fragments, one per 16 keys */
+static __device__ __forceinline__ void pack_p(uint32_t (&pa)[BN / 16][4], const float (&s)[BN / 2])
+{
 #pragma unroll
 	for (int kk = 0; kk < BN / 16; kk++) {
 		pa[kk][0] = pack_half2(s[8 * kk + 0], s[8 * kk + 1]);
@@ -313,13 +348,80 @@ static __device__ __forceinline__ void tile_step(float (&o)[D / 2], float (&m)[2
 		pa[kk][2] = pack_half2(s[8 * kk + 4], s[8 * kk + 5]);
 		pa[kk][3] = pack_half2(s[8 * kk + 6], s[8 * kk + 7]);
 	}
+}
+
+/* one key tile of one warpgroup in order (OVL 0): S = Q K^T, wait, online softmax, O += P V,
+ * wait. */
+template <int D, bool CAUSAL, bool MASK>
+static __device__ __forceinline__ void tile_step(float (&o)[D / 2], float (&m)[2], float (&l)[2],
+						 uint32_t sq, uint32_t sk, uint32_t sv, int row0,
+						 int key0, int kv_seqlen, float c)
+{
+	float s[BN / 2], alpha[2];
+	wgmma_fence();
+	issue_s<D>(s, sq, sk);
+	wgmma_commit();
+	wgmma_wait<0>();
+	reg_fence(s);
+	softmax_tile<CAUSAL, MASK>(s, m, l, alpha, row0, key0, kv_seqlen, c);
+	rescale_o<D>(o, alpha);
+	uint32_t pa[BN / 16][4];
+	pack_p(pa, s);
 	reg_fence(o);
 	wgmma_fence();
-#pragma unroll
-	for (int kk = 0; kk < BN / 16; kk++)
-		wgmma_rs<D>(o, pa[kk], make_desc(sv + kk * 16 * 128, BN * 128, 1024), 1);
+	issue_pv<D>(o, pa, sv);
 	wgmma_commit();
-	wgmma_wait0();
+	wgmma_wait<0>();
+	reg_fence(o);
+}
+
+/* one key tile n of one warpgroup, overlapped (OVL 1): S_n = Q K_n^T and then, with PV (n is
+ * not the first tile), O += P_{n-1} V_{n-1} are issued as two commit groups; waiting for all
+ * but the newest group waits for S_n alone, so the softmax of n runs while the tensor cores
+ * do P_{n-1} V_{n-1}.  Only after the second wait may O be rescaled by alpha_n (PV writes O)
+ * and pa take P_n (PV reads pa until it completes).  On return pa holds P_n, for the next
+ * call or overlap_last_pv; sv is V_{n-1}'s stage.  PV is a template argument, not a runtime
+ * flag: with the PV wgmma under a branch, ptxas inserts its own warpgroup.arrive and, in the
+ * causal kernel, serializes every wgmma (its C7520 "Potential Performance Loss"). */
+template <int D, bool CAUSAL, bool MASK, bool PV>
+static __device__ __forceinline__ void overlap_step(float (&o)[D / 2], float (&m)[2], float (&l)[2],
+						    uint32_t (&pa)[BN / 16][4], uint32_t sq,
+						    uint32_t sk, uint32_t sv, int row0, int key0,
+						    int kv_seqlen, float c)
+{
+	float s[BN / 2], alpha[2];
+	reg_fence(o);
+	wgmma_fence();
+	issue_s<D>(s, sq, sk);
+	wgmma_commit();
+	if constexpr (PV) {
+		issue_pv<D>(o, pa, sv);
+		wgmma_commit();
+		wgmma_wait<1>();
+	} else {
+		wgmma_wait<0>();
+	}
+	reg_fence(s);
+	softmax_tile<CAUSAL, MASK>(s, m, l, alpha, row0, key0, kv_seqlen, c);
+	wgmma_wait<0>();
+	/* O and pa may be touched again only now; the fences keep the compiler from moving
+	 * the rescale or P_n's pack above the wait (and pa's registers live until here) */
+	reg_fence(o);
+	reg_fence(pa);
+	rescale_o<D>(o, alpha);
+	pack_p(pa, s);
+}
+
+/* the last tile's O += P V of an overlapped warpgroup, waited for */
+template <int D>
+static __device__ __forceinline__ void overlap_last_pv(float (&o)[D / 2],
+						       const uint32_t (&pa)[BN / 16][4], uint32_t sv)
+{
+	reg_fence(o);
+	wgmma_fence();
+	issue_pv<D>(o, pa, sv);
+	wgmma_commit();
+	wgmma_wait<0>();
 	reg_fence(o);
 }
 
@@ -361,12 +463,16 @@ static __device__ __forceinline__ void wgmma_cta_90a(const __half *__restrict__ 
 
 	load_tile<BM, D>(sq, qg, q0, seqlen);
 	cp_async_commit();
+	/* cp.async group j holds K_j and V_j, or with OVL K_j and V_{j-1}: there tile n's step
+	 * reads K_n and V_{n-1}, so V trails K by one tile and group n is again the one that
+	 * iteration n waits for */
 #pragma unroll
 	for (int st = 0; st < STAGES - 1; st++) {
-		if (st < n_tiles) {
+		if (st < n_tiles)
 			load_tile<BN, D>(sk0 + st * KVB, kg, st * BN, kv_seqlen);
-			load_tile<BN, D>(sv0 + st * KVB, vg, st * BN, kv_seqlen);
-		}
+		const int vt = OVL ? st - 1 : st;
+		if (vt >= 0 && vt < n_tiles)
+			load_tile<BN, D>(sv0 + vt * KVB, vg, vt * BN, kv_seqlen);
 		cp_async_commit(); /* empty groups keep the count uniform */
 	}
 
@@ -377,6 +483,50 @@ static __device__ __forceinline__ void wgmma_cta_90a(const __half *__restrict__ 
 
 	const uint32_t sqw = sq + wg * 64 * 128; /* this warpgroup's 64 rows in every Q panel */
 	const int row0 = row_wg + warp * 16;
+#if OVL
+	/* P of the warpgroup's previous tile, waiting for its P V in the next step */
+	uint32_t pa[BN / 16][4];
+#pragma unroll
+	for (int kk = 0; kk < BN / 16; kk++)
+		pa[kk][0] = pa[kk][1] = pa[kk][2] = pa[kk][3] = 0;
+	/* one iteration more than tiles: the last P V needs V_{n_tiles-1}, in group n_tiles.  A
+	 * stage is refilled (after the barrier of iteration n: K_{n+STAGES-1} over K_{n-1},
+	 * V_{n+STAGES-2} over V_{n-2}) only when every warpgroup's wgmma reading it completed:
+	 * S_{n-1} and P_{n-2} V_{n-2} are waited for within iteration n-1 */
+	for (int n = 0; n <= n_tiles; n++) {
+		cp_async_wait<STAGES - 2>();
+		fence_proxy_async();
+		__syncthreads(); /* K_n and V_{n-1} are in; the stages refilled next are free */
+		const int pre = n + STAGES - 1;
+		if (pre < n_tiles)
+			load_tile<BN, D>(sk0 + (pre % STAGES) * KVB, kg, pre * BN, kv_seqlen);
+		if (pre - 1 < n_tiles)
+			load_tile<BN, D>(sv0 + ((pre - 1) % STAGES) * KVB, vg, (pre - 1) * BN,
+					 kv_seqlen);
+		cp_async_commit();
+		const uint32_t sv_prev = sv0 + ((n + STAGES - 1) % STAGES) * KVB; /* V_{n-1} */
+		if (n < n_mine) {
+			const uint32_t sk = sk0 + (n % STAGES) * KVB;
+			if (n == 0 && n_full == 0)
+				overlap_step<D, CAUSAL, true, false>(acc, m, l, pa, sqw, sk, sv_prev,
+								     row0, 0, kv_seqlen, c);
+			else if (n == 0)
+				overlap_step<D, CAUSAL, false, false>(acc, m, l, pa, sqw, sk, sv_prev,
+								      row0, 0, kv_seqlen, c);
+			else if (n < n_full)
+				overlap_step<D, CAUSAL, false, true>(acc, m, l, pa, sqw, sk, sv_prev,
+								     row0, n * BN, kv_seqlen, c);
+			else
+				overlap_step<D, CAUSAL, true, true>(acc, m, l, pa, sqw, sk, sv_prev,
+								    row0, n * BN, kv_seqlen, c);
+		} else if (n == n_mine) {
+			/* the warpgroup's last tile (n_mine >= 1): its P V, before the stage of
+			 * V_{n-1} is refilled in iteration n + 1 */
+			overlap_last_pv<D>(acc, pa, sv_prev);
+		}
+		/* past n_mine: past this warpgroup's diagonal, every score masked */
+	}
+#else
 	for (int n = 0; n < n_tiles; n++) {
 		cp_async_wait<STAGES - 2>();
 		fence_proxy_async();
@@ -397,6 +547,7 @@ static __device__ __forceinline__ void wgmma_cta_90a(const __half *__restrict__ 
 			tile_step<D, CAUSAL, true>(acc, m, l, sqw, sk, sv, row0, n * BN, kv_seqlen,
 						   c);
 	}
+#endif
 	cp_async_wait<0>();
 
 	const int g = lane >> 2, t = lane & 3;
