@@ -48,7 +48,7 @@ n=0
 for c in $CONFIGS; do
 	n=$((n + 1))
 	log "eval $c: every mlx workload and check"
-	timeout 300 "$KS_BIN/ksearch" eval attention "$(tmpl "$c")" --backend mlx --define "$(knobs "$c")" \
+	timeout 480 "$KS_BIN/ksearch" eval attention "$(tmpl "$c")" --backend mlx --define "$(knobs "$c")" \
 		--reps "$REPS" --json >"$RES/eval-$n.json" 2>"$RES/eval-$n.err"
 	echo "rc=$?"
 	tail -3 "$RES/eval-$n.err"
