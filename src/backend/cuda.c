@@ -225,8 +225,9 @@ static int cuda_describe(struct ks_buf *out)
 /* A template whose fast path needs an arch-specific target names it in a line of its source,
  * "@cuda arch: 90a 100a": on any other GPU the search leaves it out, since every candidate
  * would run its plain fallback (flash_wgmma.cu's wgmma path exists only in sm_90a code).
- * Without the line, or when the target is unknown (no GPU here), the template runs. */
-static int cuda_template_runs(const char *source, char *why, size_t n)
+ * Without the line, or when the target is unknown (no GPU here), the template runs.  The mlx
+ * backend asks the same of its CUDA-flavoured templates (flash_wgmma.cuda.mlx). */
+int ks_cuda_arch_line_runs(const char *source, char *why, size_t n)
 {
 	const char *p = strstr(source, "@cuda arch:");
 	char arch[32], named[128], list[128];
@@ -270,7 +271,7 @@ const struct ks_backend_i ks_backend_cuda = {
 	.compile = cuda_compile,
 	.runner = "ksearch-runner-cuda",
 	.describe_target = cuda_describe,
-	.template_runs = cuda_template_runs,
+	.template_runs = ks_cuda_arch_line_runs,
 	.abi = &ks_abi_cuda,
 	.sandbox = &ks_sandbox_cuda,
 	.detect_spec = ks_cuda_detect,

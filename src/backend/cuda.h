@@ -40,6 +40,11 @@ int ks_cuda_nvcc(char *out, size_t n, struct ks_error *e);
  * (default 0); 9.x and 10.x get the arch-specific "a" targets wgmma/tcgen05 need. */
 int ks_cuda_arch(char *out, size_t n, struct ks_error *e);
 
+/* 0 (and why) when source has a line "@cuda arch: 90a 100a ..." that does not name this GPU's
+ * target (ks_cuda_arch), so that a template whose fast path is arch-specific is left out of
+ * the search; 1 otherwise, and when the target is unknown */
+int ks_cuda_arch_line_runs(const char *source, char *why, size_t n);
+
 /* Compile a .cu kernel for task t with knob defines (and link flags libs, or NULL: a
  * library.cu links its library), exactly as the backend does, without needing a device:
  * set $KSEARCH_CUDA_ARCH (or have one).  The artifact's resources hold the ptxas report. */

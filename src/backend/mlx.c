@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "backend/backends.h"
+#include "backend/cuda.h"
 #include "backend/mlx_kernel.h"
 #include "eval/runner_client.h"
 #include "util/fs.h"
@@ -265,7 +266,9 @@ static int mlx_template_runs(const char *source, char *why, size_t n)
 			 probe_state.device, probe_state.metal ? "Metal" : "CUDA");
 		return 0;
 	}
-	return 1;
+	/* MLX's CUDA build compiles for this GPU's arch-specific target as nvcc does (sm_90a on
+	 * Hopper), so a CUDA template's "@cuda arch:" line means what it means on cuda */
+	return cuda ? ks_cuda_arch_line_runs(source, why, n) : 1;
 }
 
 static int mlx_describe(struct ks_buf *out)

@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include "backend/cuda.h"
 #include "ksearch/backend.h"
 #include "ksearch/run.h"
 #include "ksearch/task.h"
@@ -141,6 +142,22 @@ static void check_cuda_arch_line(void)
 		setenv("KSEARCH_CUDA_ARCH", "90a", 1);
 		ok(ks_backend_template_runs(cu, ks_buf_str(&src), why, sizeof(why)),
 		   "flash_wgmma.cu runs on sm_90a");
+	}
+	/* the mlx backend asks the same of its CUDA templates (on MLX's CUDA build; here, with
+	 * MLX's CPU build or none, its probe leaves every template in, so the gate is asked
+	 * directly) */
+	ks_buf_release(&src);
+	src = (struct ks_buf)KS_BUF_INIT;
+	if (ok(ks_file_read("tasks/attention/templates/mlx/flash_wgmma.cuda.mlx", 1 << 20, &src,
+			    &e) == 0,
+	       "read flash_wgmma.cuda.mlx (%s)", e.msg)) {
+		setenv("KSEARCH_CUDA_ARCH", "80", 1);
+		ok(!ks_cuda_arch_line_runs(ks_buf_str(&src), why, sizeof(why)) &&
+			   !strcmp(strstr(why, "\"") ? strstr(why, "\"") : "", "\"@cuda arch: 90a\" only; this GPU builds for sm_80"),
+		   "flash_wgmma.cuda.mlx is left out on sm_80 (%s)", why);
+		setenv("KSEARCH_CUDA_ARCH", "90a", 1);
+		ok(ks_cuda_arch_line_runs(ks_buf_str(&src), why, sizeof(why)),
+		   "flash_wgmma.cuda.mlx runs on sm_90a");
 	}
 	ks_buf_release(&src);
 	unsetenv("KSEARCH_CUDA_ARCH");
