@@ -4,6 +4,8 @@
 # torch, the task's atol/rtol/l2) and timed at b1 and b8 d2048 L2048 n16: median of 30 CUDA-event
 # blocks of 10 back-to-back calls.  A line per setting: NAME:KERNEL.cu:A=1,B=2
 #   python3 bench/cuda/state_scan_probe.py SETTINGS_FILE [--quick]   (--quick: first 4 checks)
+#   python3 bench/cuda/state_scan_probe.py SETTINGS_FILE --once   (one b1 d2048 L2048 call per
+#       setting, nothing else: for a profiler, bench/cuda/scan_profile.sh)
 import torch,ctypes,subprocess,sys,os,tempfile
 S=tempfile.mkdtemp()
 def build(f,defs,n):
@@ -53,6 +55,11 @@ from concurrent.futures import ThreadPoolExecutor
 L=[l.split(':') for l in open(sys.argv[1]).read().split()]
 with ThreadPoolExecutor(16) as ex: ks=list(ex.map(lambda a:build(a[1],a[2],a[0]),L))
 print('built',flush=True)
+if '--once' in sys.argv:
+    x=inputs(1,2048,2048,16,g=0);y=torch.empty_like(x[0])
+    for (n,f,d),k in zip(L,ks):
+        if k: call(k,x,y);torch.cuda.synchronize();print(n,'ran once',flush=True)
+    sys.exit(0)
 for (n,f,d),k in zip(L,ks):
     if not k: print(n,'COMPILE FAIL',flush=True);continue
     t1=tm(k,1,2048,2048);t8=tm(k,8,2048,2048);ck=' '.join(check(k,*c[:4],**c[4]) for c in (CH if '--quick' not in sys.argv else CH[:4]))
