@@ -210,11 +210,6 @@ void ks_roofline_fill(const struct ks_spec *s, struct ks_eval_opts *o);
  * unknown.  "% of roofline" is achieved / attainable. */
 double ks_roofline_attainable(const struct ks_eval_opts *o, enum ks_dtype dt, double flops,
 			      double bytes);
-/* Read a kernel source file into out (at most max bytes): KS_EINVAL for anything but a
- * regular file (a FIFO, a directory, a device) and for a file with a NUL byte. */
-int ks_kernel_source_read(const char *path, size_t max, struct ks_buf *out,
-			  struct ks_error *e);
-
 /* One-shot helper for `ksearch eval`: new + run + free. */
 int ks_eval_kernel(const struct ks_task *t, const char *source, const char *path,
 		   const struct ks_eval_opts *o, struct ks_eval_result *r, struct ks_error *e);

@@ -213,4 +213,11 @@ void ks_dtype_poison(enum ks_dtype t, void *base, size_t n);
 /* true when element i still holds the poison pattern */
 int ks_dtype_is_poison(enum ks_dtype t, const void *base, size_t i);
 
+/* Read a kernel source file into out (at most max bytes, includes counted): KS_EINVAL for
+ * anything but a regular file (a FIFO, a directory, a device) and for a file with a NUL
+ * byte; each `// @ksearch include: PATH` line (PATH relative to the file's folder, one level
+ * deep) replaced by that file's text, KS_EPARSE with file:line:col for a bad one. */
+int ks_kernel_source_read(const char *path, size_t max, struct ks_buf *out,
+			  struct ks_error *e);
+
 #endif

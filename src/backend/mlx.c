@@ -17,6 +17,7 @@
 #include "backend/backends.h"
 #include "backend/cuda.h"
 #include "backend/mlx_kernel.h"
+#include "ksearch/task.h"
 #include "eval/runner_client.h"
 #include "util/fs.h"
 #include "util/hash.h"
@@ -297,7 +298,7 @@ static int add_example(const struct ks_task *t, struct ks_buf *out)
 		char path[PATH_MAX];
 		snprintf(path, sizeof(path), "%s/templates/mlx/%s", t->dir, names[i]);
 		struct ks_buf src = KS_BUF_INIT;
-		if (ks_file_read(path, 1 << 20, &src, NULL) == 0) {
+		if (ks_kernel_source_read(path, 1 << 20, &src, NULL) == 0) {
 			const char *p = ks_buf_str(&src), *end = strstr(p, "@end */");
 			p = end ? end + 8 : p;
 			ks_buf_addf(out, "\nExample (%s, knob values become template args; "

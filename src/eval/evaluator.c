@@ -157,7 +157,7 @@ static int compile_file(const struct ks_backend_i *be, const struct ks_task *t,
 	char path[PATH_MAX];
 	struct ks_buf src = KS_BUF_INIT;
 	ks_path_join(path, sizeof(path), t->dir, file);
-	int rc = ks_file_read(path, 4 << 20, &src, e);
+	int rc = ks_kernel_source_read(path, 4 << 20, &src, e);
 	if (rc == 0) {
 		struct ks_compile_req req = {.task = t, .source = ks_buf_str(&src),
 					     .defines = defines, .flags = flags};

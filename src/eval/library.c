@@ -60,7 +60,7 @@ int ks_eval_library_setup(struct ks_evaluator *ev, struct ks_error *e)
 	snprintf(flags, sizeof(flags), "%s %s",
 		 ev->o.cflags ? ev->o.cflags : ev->be->default_flags, cflags);
 	struct ks_buf src = KS_BUF_INIT;
-	int rc = ks_file_read(path, 4 << 20, &src, e);
+	int rc = ks_kernel_source_read(path, 4 << 20, &src, e);
 	if (rc) {
 		ks_buf_release(&src);
 		return rc;

@@ -233,7 +233,7 @@ int ks_export_load(const char *path, const char *task_name, struct ks_export_loa
 		rc = load_run(path, l, task, sizeof(task), e);
 	} else {
 		snprintf(l->origin, sizeof(l->origin), "%s", path);
-		if ((rc = ks_file_read(path, MAX_SOURCE, &l->mem[0], e)))
+		if ((rc = ks_kernel_source_read(path, MAX_SOURCE, &l->mem[0], e)))
 			return rc;
 		long long cand;
 		parse_header(ks_buf_str(&l->mem[0]), task, sizeof(task), l->backend,

@@ -832,7 +832,7 @@ static int lp_open(void **state, const struct ks_policy_env *env, int cmd, struc
 	char path[PATH_MAX + 32];
 	snprintf(path, sizeof(path), "%s/baseline.%s", env->task->dir, env->be->ext);
 	struct ks_buf b = KS_BUF_INIT;
-	if ((rc = ks_file_read(path, KS_STORE_MAX_SOURCE, &b, e))) {
+	if ((rc = ks_kernel_source_read(path, KS_STORE_MAX_SOURCE, &b, e))) {
 		ks_buf_release(&b);
 		return ks_error_wrap(e, "the starting kernel");
 	}

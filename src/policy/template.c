@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ksearch/task.h"
 #include "util/expr.h"
 #include "util/fs.h"
 #include "util/yaml.h"
@@ -343,7 +344,7 @@ int ks_template_load(const char *path, struct ks_template **out, struct ks_error
 	struct ks_buf b;
 	int rc;
 	ks_buf_init(&b, KS_TEMPLATE_MAX_SOURCE);
-	rc = ks_file_read(path, KS_TEMPLATE_MAX_SOURCE, &b, e);
+	rc = ks_kernel_source_read(path, KS_TEMPLATE_MAX_SOURCE, &b, e);
 	if (!rc)
 		rc = ks_template_parse(ks_buf_str(&b), b.len, path, out, e);
 	ks_buf_release(&b);
@@ -633,7 +634,7 @@ int ks_template_load_dir(const char *dir, struct ks_template ***out, int *n, str
 		if (!ks_path_exists(path) || ks_is_dir(path))
 			continue;
 		ks_buf_init(&b, KS_TEMPLATE_MAX_SOURCE);
-		rc = ks_file_read(path, KS_TEMPLATE_MAX_SOURCE, &b, e);
+		rc = ks_kernel_source_read(path, KS_TEMPLATE_MAX_SOURCE, &b, e);
 		if (!rc && strstr(ks_buf_str(&b), "@ksearch")) {
 			if (*n == KS_TEMPLATE_MAX_DIR)
 				rc = ks_error_set(e, KS_ELIMIT, "more than %d templates in '%s'",

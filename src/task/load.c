@@ -772,11 +772,14 @@ void ks_strv_free(char **v, int n)
 	free(v);
 }
 
-static int hash_file(struct ks_sha256 *h, const char *path, struct ks_error *e)
+/* source: a reference kernel, hashed with its includes expanded, so that a change to an
+ * included file changes the hash (and so the cached references) */
+static int hash_file(struct ks_sha256 *h, const char *path, int source, struct ks_error *e)
 {
 	struct ks_buf b;
 	ks_buf_init(&b, 0);
-	int rc = ks_file_read(path, (size_t)64 << 20, &b, e);
+	int rc = source ? ks_kernel_source_read(path, (size_t)64 << 20, &b, e)
+			: ks_file_read(path, (size_t)64 << 20, &b, e);
 	if (rc == KS_ENOTFOUND) {
 		ks_sha256_update_str(h, "(absent)");
 		rc = 0;
@@ -795,19 +798,19 @@ int ks_task_hash(const struct ks_task *t, char out[65], struct ks_error *e)
 	struct ks_sha256 h;
 	ks_sha256_init(&h);
 	ks_sha256_update_str(&h, "ksearch task v1");
-	int rc = hash_file(&h, t->yaml_path, e);
+	int rc = hash_file(&h, t->yaml_path, 0, e);
 	if (rc)
 		return rc;
 	if (ks_path_join(ref, sizeof(ref), t->dir, "reference.c"))
 		return ks_error_set(e, KS_ELIMIT, "task path '%s' too long", t->dir);
-	if ((rc = hash_file(&h, ref, e)))
+	if ((rc = hash_file(&h, ref, 1, e)))
 		return rc;
 	/* a Python reference, only when there is one: other tasks' hashes stay what they were */
 	if (ks_path_join(ref, sizeof(ref), t->dir, "reference.py"))
 		return ks_error_set(e, KS_ELIMIT, "task path '%s' too long", t->dir);
 	if (ks_path_exists(ref)) {
 		ks_sha256_update_str(&h, "reference.py");
-		if ((rc = hash_file(&h, ref, e)))
+		if ((rc = hash_file(&h, ref, 1, e)))
 			return rc;
 	}
 	/* the backends' trusted device references are ground truth too; only those that exist,
@@ -825,7 +828,7 @@ int ks_task_hash(const struct ks_task *t, char out[65], struct ks_error *e)
 			return ks_error_set(e, KS_ELIMIT, "task path '%s' too long", t->dir);
 		if (ks_path_exists(ref)) {
 			ks_sha256_update_str(&h, file);
-			if ((rc = hash_file(&h, ref, e)))
+			if ((rc = hash_file(&h, ref, 1, e)))
 				return rc;
 		}
 	}
