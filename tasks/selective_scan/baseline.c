@@ -4,8 +4,21 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-void selective_scan(const _Float16 *u, const _Float16 *delta, const float *A, const _Float16 *B,
-		    const _Float16 *C, const float *D, const _Float16 *z, const float *delta_bias,
+#ifndef SS_GATE
+#define SS_GATE 1 /* 0: no z input, y = C.h + D*u (selective_scan_nogate) */
+#endif
+#if SS_GATE
+#define SS_FN selective_scan
+#else
+#define SS_FN selective_scan_nogate
+#endif
+
+void SS_FN(const _Float16 *u, const _Float16 *delta, const float *A, const _Float16 *B,
+		    const _Float16 *C, const float *D,
+#if SS_GATE
+		    const _Float16 *z,
+#endif
+		    const float *delta_bias,
 		    _Float16 *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
 {
 	float *h = malloc(sizeof(float) * (size_t)dstate);
@@ -30,8 +43,10 @@ void selective_scan(const _Float16 *u, const _Float16 *delta, const float *A, co
 					acc += (float)Cb[(int64_t)n * seqlen + t] * h[n];
 				}
 				acc += D[d] * ut;
+#if SS_GATE
 				const float zt = (float)z[row + t];
 				acc *= zt / (1.0f + expf(-zt));
+#endif
 				y[row + t] = (_Float16)acc;
 			}
 		}

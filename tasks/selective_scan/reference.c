@@ -5,6 +5,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#ifndef SS_GATE
+#define SS_GATE 1 /* 0: no z input, y = C.h + D*u (selective_scan_nogate) */
+#endif
+#if SS_GATE
+#define SS_FN selective_scan
+#else
+#define SS_FN selective_scan_nogate
+#endif
+
 /* rows / heads / channels in parallel when built with OpenMP, silently serial otherwise */
 #ifdef _OPENMP
 #define PARALLEL_FOR _Pragma("omp parallel for schedule(static)")
@@ -12,8 +21,12 @@
 #define PARALLEL_FOR
 #endif
 
-void selective_scan(const _Float16 *u, const _Float16 *delta, const float *A, const _Float16 *B,
-		    const _Float16 *C, const float *D, const _Float16 *z, const float *delta_bias,
+void SS_FN(const _Float16 *u, const _Float16 *delta, const float *A, const _Float16 *B,
+		    const _Float16 *C, const float *D,
+#if SS_GATE
+		    const _Float16 *z,
+#endif
+		    const float *delta_bias,
 		    _Float16 *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
 {
 	PARALLEL_FOR
@@ -35,8 +48,10 @@ void selective_scan(const _Float16 *u, const _Float16 *delta, const float *A, co
 				acc += (double)Cb[n * seqlen + t] * h[n];
 			}
 			acc += (double)D[d] * ut;
+#if SS_GATE
 			const double zt = z[row + t];
 			acc *= zt / (1.0 + exp(-zt));
+#endif
 			y[row + t] = (_Float16)acc;
 		}
 		free(h);

@@ -1,0 +1,3 @@
+// selective scan without the z gate: reference.c of selective_scan with SS_GATE 0
+#define SS_GATE 0
+// @ksearch include: ../selective_scan/reference.c
