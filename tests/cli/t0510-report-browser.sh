@@ -101,9 +101,10 @@ is "$W" 640 "screenshot width (1280 CSS pixels at half scale)"
 count() { echo "$rest" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 test "$(count nonwhite)" -gt $((W * H / 100))
 ok $? "the page is not blank ($(count nonwhite) non-white pixels)"
-# how many green pixels depends on the run (how often the best improved: 34 and over 40 seen
-# in two clean-clone runs); a chart that is not drawn has none
-test "$(count green)" -gt 15
+# how many green pixels depends on the run (how often the best improved: 14, 34 and over 40
+# seen in clean-clone runs); a chart that is not drawn has none, so the floor only guards
+# against a few stray anti-aliased pixels
+test "$(count green)" -gt 4
 ok $? "charts drawn: the best-so-far line and the best kernels in green ($(count green) px)"
 test "$(count roof)" -gt 200
 ok $? "the roofline's roof is drawn ($(count roof) px)"
