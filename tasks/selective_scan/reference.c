@@ -5,13 +5,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+/* a variant's wrapper defines SS_GATE 0 (no z input: y = C.h + D*u) and its entry's name */
 #ifndef SS_GATE
-#define SS_GATE 1 /* 0: no z input, y = C.h + D*u (selective_scan_nogate) */
-#endif
-#if SS_GATE
+#define SS_GATE 1
 #define SS_FN selective_scan
-#else
-#define SS_FN selective_scan_nogate
 #endif
 
 /* rows / heads / channels in parallel when built with OpenMP, silently serial otherwise */

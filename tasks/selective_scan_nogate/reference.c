@@ -1,3 +1,4 @@
 // selective scan without the z gate: reference.c of selective_scan with SS_GATE 0
 #define SS_GATE 0
+#define SS_FN selective_scan_nogate
 // @ksearch include: ../selective_scan/reference.c
