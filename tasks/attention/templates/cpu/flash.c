@@ -28,6 +28,43 @@ require:
 #include <string.h>
 #include <omp.h>
 
+/* The element type of q, k, v, o.  A variant's wrapper
+ * (tasks/attention_bf16/templates/cpu/flash.c) defines ATTN_BF16 1 and its entry point's name
+ * before including this file. */
+#ifndef ATTN_BF16
+#define ATTN_BF16 0
+#define ATTN_FN attention
+#endif
+
+#if ATTN_BF16
+/* bf16 is its bit pattern in C (docs/abi.md): widen exactly (a shift: it vectorises),
+ * round to nearest even */
+#define ATTN_T uint16_t
+static inline float bf16_to_float(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+static inline uint16_t float_to_bf16(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof(u));
+	if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu))
+		return (uint16_t)((u >> 16) | 0x40); /* NaN stays NaN */
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return (uint16_t)(u >> 16);
+}
+#define ATTN_LOAD(x) bf16_to_float(x)
+#define ATTN_STORE(f) float_to_bf16(f)
+#else
+#define ATTN_T _Float16
+#define ATTN_LOAD(x) ((float)(x))
+#define ATTN_STORE(f) ((_Float16)(f))
+#endif
+
 #ifndef BQ
 #define BQ 32
 #endif
@@ -98,7 +135,7 @@ struct scratch {
 	float m[BQ], l[BQ];
 };
 
-static void query_block(const _Float16 *q, const _Float16 *k, const _Float16 *v, _Float16 *o,
+static void query_block(const ATTN_T *q, const ATTN_T *k, const ATTN_T *v, ATTN_T *o,
 			int32_t seqlen, int32_t kv_seqlen, int32_t hd, int32_t dp, int32_t causal,
 			int32_t i0, struct scratch *w)
 {
@@ -108,7 +145,7 @@ static void query_block(const _Float16 *q, const _Float16 *k, const _Float16 *v,
 	memset(w->acc, 0, sizeof(float) * BQ * (size_t)dp);
 	for (int32_t r = 0; r < nq; r++)
 		for (int32_t d = 0; d < hd; d++)
-			w->qs[r * dp + d] = (float)q[(int64_t)(i0 + r) * hd + d] * scale;
+			w->qs[r * dp + d] = ATTN_LOAD(q[(int64_t)(i0 + r) * hd + d]) * scale;
 	for (int32_t r = 0; r < BQ; r++) {
 		w->m[r] = -INFINITY;
 		w->l[r] = 0.0f;
@@ -126,13 +163,13 @@ static void query_block(const _Float16 *q, const _Float16 *k, const _Float16 *v,
 		 * only in a short last tile: rows d >= hd of kt and columns d >= hd of vt are
 		 * zeroed once per block below */
 		for (int32_t c = 0; c < nk; c++) {
-			const _Float16 *kr = k + (int64_t)(j0 + c) * hd;
-			const _Float16 *vr = v + (int64_t)(j0 + c) * hd;
+			const ATTN_T *kr = k + (int64_t)(j0 + c) * hd;
+			const ATTN_T *vr = v + (int64_t)(j0 + c) * hd;
 			float *vo = w->vt + c * dp;
 			for (int32_t d = 0; d < hd; d++)
-				w->kt[d * BK + c] = (float)kr[d];
+				w->kt[d * BK + c] = ATTN_LOAD(kr[d]);
 			for (int32_t d = 0; d < hd; d++)
-				vo[d] = (float)vr[d];
+				vo[d] = ATTN_LOAD(vr[d]);
 		}
 		if (nk < BK) {
 			for (int32_t d = 0; d < hd; d++)
@@ -223,13 +260,13 @@ static void query_block(const _Float16 *q, const _Float16 *k, const _Float16 *v,
 	for (int32_t r = 0; r < nq; r++) {
 		const float inv = 1.0f / w->l[r];
 		for (int32_t d = 0; d < hd; d++)
-			o[(int64_t)(i0 + r) * hd + d] = (_Float16)(w->acc[r * dp + d] * inv);
+			o[(int64_t)(i0 + r) * hd + d] = ATTN_STORE(w->acc[r * dp + d] * inv);
 	}
 }
 
-void attention(const _Float16 *q, const _Float16 *k, const _Float16 *v, _Float16 *o,
-	       int32_t batch, int32_t heads, int32_t kv_heads, int32_t seqlen, int32_t kv_seqlen,
-	       int32_t head_dim, int32_t causal)
+void ATTN_FN(const ATTN_T *q, const ATTN_T *k, const ATTN_T *v, ATTN_T *o, int32_t batch,
+	     int32_t heads, int32_t kv_heads, int32_t seqlen, int32_t kv_seqlen, int32_t head_dim,
+	     int32_t causal)
 {
 	int nt = THREADS > 0 ? THREADS : omp_get_max_threads();
 	const int32_t dp = (head_dim + VEC - 1) / VEC * VEC;

@@ -25,6 +25,43 @@ require:
 #include <string.h>
 #include <omp.h>
 
+/* The element type of q, k, v, o.  A variant's wrapper
+ * (tasks/attention_bf16/templates/cpu/materialized.c) defines ATTN_BF16 1 and its entry point's name
+ * before including this file. */
+#ifndef ATTN_BF16
+#define ATTN_BF16 0
+#define ATTN_FN attention
+#endif
+
+#if ATTN_BF16
+/* bf16 is its bit pattern in C (docs/abi.md): widen exactly (a shift: it vectorises),
+ * round to nearest even */
+#define ATTN_T uint16_t
+static inline float bf16_to_float(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+static inline uint16_t float_to_bf16(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof(u));
+	if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu))
+		return (uint16_t)((u >> 16) | 0x40); /* NaN stays NaN */
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return (uint16_t)(u >> 16);
+}
+#define ATTN_LOAD(x) bf16_to_float(x)
+#define ATTN_STORE(f) float_to_bf16(f)
+#else
+#define ATTN_T _Float16
+#define ATTN_LOAD(x) ((float)(x))
+#define ATTN_STORE(f) ((_Float16)(f))
+#endif
+
 #ifndef BQ
 #define BQ 16
 #endif
@@ -77,7 +114,7 @@ static inline vf vexp(vf x)
 	return p * (vf)e;
 }
 
-static void query_block(const _Float16 *q, const _Float16 *k, const _Float16 *v, _Float16 *o,
+static void query_block(const ATTN_T *q, const ATTN_T *k, const ATTN_T *v, ATTN_T *o,
 			int32_t seqlen, int32_t kv_seqlen, int32_t hd, int32_t dp, int32_t lp,
 			int32_t causal, int32_t i0, float *qs, float *kt, float *vf32, float *s,
 			float *acc)
@@ -90,17 +127,17 @@ static void query_block(const _Float16 *q, const _Float16 *k, const _Float16 *v,
 	memset(qs, 0, sizeof(float) * BQ * (size_t)dp);
 	for (int32_t r = 0; r < nq; r++)
 		for (int32_t d = 0; d < hd; d++)
-			qs[r * dp + d] = (float)q[(int64_t)(i0 + r) * hd + d] * scale;
+			qs[r * dp + d] = ATTN_LOAD(q[(int64_t)(i0 + r) * hd + d]) * scale;
 	/* K^T as hd x lp (keys contiguous, zero padded), V as nk x dp */
 	for (int32_t d = 0; d < hd; d++) {
 		for (int32_t j = 0; j < nk; j++)
-			kt[(int64_t)d * lp + j] = (float)k[(int64_t)j * hd + d];
+			kt[(int64_t)d * lp + j] = ATTN_LOAD(k[(int64_t)j * hd + d]);
 		for (int32_t j = nk; j < nkp; j++)
 			kt[(int64_t)d * lp + j] = 0.0f;
 	}
 	for (int32_t j = 0; j < nk; j++) {
 		for (int32_t d = 0; d < hd; d++)
-			vf32[(int64_t)j * dp + d] = (float)v[(int64_t)j * hd + d];
+			vf32[(int64_t)j * dp + d] = ATTN_LOAD(v[(int64_t)j * hd + d]);
 		for (int32_t d = hd; d < dp; d++)
 			vf32[(int64_t)j * dp + d] = 0.0f;
 	}
@@ -170,12 +207,12 @@ static void query_block(const _Float16 *q, const _Float16 *k, const _Float16 *v,
 	}
 	for (int32_t r = 0; r < nq; r++)
 		for (int32_t d = 0; d < hd; d++)
-			o[(int64_t)(i0 + r) * hd + d] = (_Float16)acc[r * dp + d];
+			o[(int64_t)(i0 + r) * hd + d] = ATTN_STORE(acc[r * dp + d]);
 }
 
-void attention(const _Float16 *q, const _Float16 *k, const _Float16 *v, _Float16 *o,
-	       int32_t batch, int32_t heads, int32_t kv_heads, int32_t seqlen, int32_t kv_seqlen,
-	       int32_t head_dim, int32_t causal)
+void ATTN_FN(const ATTN_T *q, const ATTN_T *k, const ATTN_T *v, ATTN_T *o, int32_t batch,
+	     int32_t heads, int32_t kv_heads, int32_t seqlen, int32_t kv_seqlen, int32_t head_dim,
+	     int32_t causal)
 {
 	int nt = THREADS > 0 ? THREADS : omp_get_max_threads();
 	const int32_t dp = (head_dim + VEC - 1) / VEC * VEC;
