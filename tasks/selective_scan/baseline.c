@@ -4,19 +4,26 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-/* a variant's wrapper defines SS_GATE 0 (no z input: y = C.h + D*u) and its entry's name */
+/* a variant's wrapper defines SS_GATE (0: no z input, y = C.h + D*u), SS_F32 (1: f32 u, delta,
+ * B, C, z and y instead of f16; left undefined it is 0) and its entry's name SS_FN */
 #ifndef SS_GATE
 #define SS_GATE 1
+#define SS_F32 0
 #define SS_FN selective_scan
 #endif
+#if SS_F32
+typedef float ss_t; /* the element type of u, delta, B, C, z and y */
+#else
+typedef _Float16 ss_t;
+#endif
 
-void SS_FN(const _Float16 *u, const _Float16 *delta, const float *A, const _Float16 *B,
-		    const _Float16 *C, const float *D,
+void SS_FN(const ss_t *u, const ss_t *delta, const float *A, const ss_t *B,
+		    const ss_t *C, const float *D,
 #if SS_GATE
-		    const _Float16 *z,
+		    const ss_t *z,
 #endif
 		    const float *delta_bias,
-		    _Float16 *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
+		    ss_t *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
 {
 	float *h = malloc(sizeof(float) * (size_t)dstate);
 	if (!h)
@@ -24,8 +31,8 @@ void SS_FN(const _Float16 *u, const _Float16 *delta, const float *A, const _Floa
 	for (int32_t b = 0; b < batch; b++)
 		for (int32_t d = 0; d < dim; d++) {
 			const int64_t row = ((int64_t)b * dim + d) * seqlen;
-			const _Float16 *Bb = B + (int64_t)b * dstate * seqlen;
-			const _Float16 *Cb = C + (int64_t)b * dstate * seqlen;
+			const ss_t *Bb = B + (int64_t)b * dstate * seqlen;
+			const ss_t *Cb = C + (int64_t)b * dstate * seqlen;
 			for (int32_t n = 0; n < dstate; n++)
 				h[n] = 0.0f;
 			for (int32_t t = 0; t < seqlen; t++) {
@@ -44,7 +51,7 @@ void SS_FN(const _Float16 *u, const _Float16 *delta, const float *A, const _Floa
 				const float zt = (float)z[row + t];
 				acc *= zt / (1.0f + expf(-zt));
 #endif
-				y[row + t] = (_Float16)acc;
+				y[row + t] = (ss_t)acc;
 			}
 		}
 	free(h);

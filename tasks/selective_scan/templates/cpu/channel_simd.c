@@ -39,6 +39,19 @@ require:
 #define SCHED 0
 #endif
 
+/* a variant's wrapper defines SS_GATE (0: no z input, y = C.h + D*u), SS_F32 (1: f32 u, delta,
+ * B, C, z and y instead of f16; left undefined it is 0) and its entry's name SS_FN */
+#ifndef SS_GATE
+#define SS_GATE 1
+#define SS_F32 0
+#define SS_FN selective_scan
+#endif
+#if SS_F32
+typedef float ss_t; /* the element type of u, delta, B, C, z and y */
+#else
+typedef _Float16 ss_t;
+#endif
+
 typedef float vf __attribute__((vector_size(VEC * 4)));
 typedef int32_t vi __attribute__((vector_size(VEC * 4)));
 typedef float vfu __attribute__((vector_size(VEC * 4), aligned(4), may_alias));
@@ -90,9 +103,9 @@ static inline vf vsoftplus(vf x)
 }
 
 /* one group of VEC channels [d0, d0+nc) of batch b */
-static void group_scan(const _Float16 *u, const _Float16 *delta, const float *A,
-		       const _Float16 *Bb, const _Float16 *Cb, const float *D, const _Float16 *z,
-		       const float *delta_bias, _Float16 *y, int32_t dim, int32_t seqlen,
+static void group_scan(const ss_t *u, const ss_t *delta, const float *A,
+		       const ss_t *Bb, const ss_t *Cb, const float *D, const ss_t *z,
+		       const float *delta_bias, ss_t *y, int32_t dim, int32_t seqlen,
 		       int32_t dstate, int64_t rowbase, int32_t d0, int32_t nc, float *w)
 {
 	float *tu = w, *tdt = tu + TT * VEC, *tz = tdt + TT * VEC, *ty = tz + TT * VEC;
@@ -125,7 +138,9 @@ static void group_scan(const _Float16 *u, const _Float16 *delta, const float *A,
 				const int ok = l < nc;
 				tu[t * VEC + l] = ok ? (float)u[off + t] : 0.0f;
 				tdt[t * VEC + l] = ok ? (float)delta[off + t] : 0.0f;
+#if SS_GATE
 				tz[t * VEC + l] = ok ? (float)z[off + t] : 0.0f;
+#endif
 			}
 		}
 		for (int32_t n = 0; n < dstate; n++)
@@ -150,23 +165,32 @@ static void group_scan(const _Float16 *u, const _Float16 *delta, const float *A,
 				h[n] = a * h[n] + du * bt[n];
 				acc += ct[n] * h[n];
 			}
+#if SS_GATE
 			const vf zt = vload(tz + t * VEC);
 			/* silu(z) = z * sigmoid(z) */
 			acc *= zt / (1.0f + vexp(-zt));
+#endif
 			vstore(ty + t * VEC, acc);
 		}
 		for (int32_t l = 0; l < nc; l++) {
 			const int64_t off = rowbase + (int64_t)l * seqlen + t0;
 			for (int32_t t = 0; t < nt; t++)
-				y[off + t] = (_Float16)ty[t * VEC + l];
+				y[off + t] = (ss_t)ty[t * VEC + l];
 		}
 	}
 }
 
-void selective_scan(const _Float16 *u, const _Float16 *delta, const float *A, const _Float16 *B,
-		    const _Float16 *C, const float *D, const _Float16 *z, const float *delta_bias,
-		    _Float16 *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
+void SS_FN(const ss_t *u, const ss_t *delta, const float *A, const ss_t *B, const ss_t *C,
+	   const float *D,
+#if SS_GATE
+	   const ss_t *z,
+#endif
+	   const float *delta_bias, ss_t *y, int32_t batch, int32_t dim, int32_t seqlen,
+	   int32_t dstate)
 {
+#if !SS_GATE
+	const ss_t *z = NULL; /* never read */
+#endif
 	int nt = THREADS > 0 ? THREADS : omp_get_max_threads();
 	const int32_t ng = (dim + VEC - 1) / VEC;
 	const int64_t tasks = (int64_t)batch * ng;

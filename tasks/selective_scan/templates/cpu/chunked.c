@@ -41,6 +41,19 @@ require:
 #define SCHED 0
 #endif
 
+/* a variant's wrapper defines SS_GATE (0: no z input, y = C.h + D*u), SS_F32 (1: f32 u, delta,
+ * B, C, z and y instead of f16; left undefined it is 0) and its entry's name SS_FN */
+#ifndef SS_GATE
+#define SS_GATE 1
+#define SS_F32 0
+#define SS_FN selective_scan
+#endif
+#if SS_F32
+typedef float ss_t; /* the element type of u, delta, B, C, z and y */
+#else
+typedef _Float16 ss_t;
+#endif
+
 typedef float vf __attribute__((vector_size(VEC * 4)));
 typedef int32_t vi __attribute__((vector_size(VEC * 4)));
 typedef float vfu __attribute__((vector_size(VEC * 4), aligned(4), may_alias));
@@ -105,9 +118,9 @@ static inline vf vdecay(vf x)
 static void *alloc64(size_t n) { return aligned_alloc(64, (n + 63) / 64 * 64); }
 
 struct chan {
-	const _Float16 *u, *delta, *z;         /* channel rows */
+	const ss_t *u, *delta, *z;             /* channel rows (z: NULL without the gate) */
 	const float *bt, *ct;                  /* the batch's B and C as [t][state] floats */
-	_Float16 *y;
+	ss_t *y;
 	const float *A; /* dstate entries */
 	float D, bias;
 	int32_t seqlen, dstate, nv;
@@ -158,24 +171,30 @@ static float scan(const struct chan *c, int32_t t0, int32_t nt, vf *h, const vf 
 			float yt = 0.0f;
 			for (int l = 0; l < VEC; l++)
 				yt += acc[l];
-			const float ut = (float)c->u[t0 + t], zt = (float)c->z[t0 + t];
+			const float ut = (float)c->u[t0 + t];
+#if SS_GATE
+			const float zt = (float)c->z[t0 + t];
 			yt += c->D * ut;
-			c->y[t0 + t] = (_Float16)(yt * (zt / (1.0f + expf(-zt))));
+			c->y[t0 + t] = (ss_t)(yt * (zt / (1.0f + expf(-zt))));
+#else
+			yt += c->D * ut;
+			c->y[t0 + t] = (ss_t)yt;
+#endif
 		}
 	}
 	return sdt;
 }
 
-static void chan_init(struct chan *c, const _Float16 *u, const _Float16 *delta, const float *A,
-		      const float *B, const float *C, const float *D, const _Float16 *z,
-		      const float *delta_bias, _Float16 *y, int32_t dim, int32_t seqlen,
+static void chan_init(struct chan *c, const ss_t *u, const ss_t *delta, const float *A,
+		      const float *B, const float *C, const float *D, const ss_t *z,
+		      const float *delta_bias, ss_t *y, int32_t dim, int32_t seqlen,
 		      int32_t dstate, int64_t bd, vf *a2)
 {
 	const int32_t b = (int32_t)(bd / dim), d = (int32_t)(bd % dim);
 	const int64_t row = bd * seqlen;
 	c->u = u + row;
 	c->delta = delta + row;
-	c->z = z + row;
+	c->z = SS_GATE ? z + row : NULL;
 	c->y = y + row;
 	c->nv = (dstate + VEC - 1) / VEC;
 	c->bt = B + (int64_t)b * seqlen * c->nv * VEC;
@@ -193,10 +212,17 @@ static void chan_init(struct chan *c, const _Float16 *u, const _Float16 *delta, 
 		}
 }
 
-void selective_scan(const _Float16 *u, const _Float16 *delta, const float *A, const _Float16 *B,
-		    const _Float16 *C, const float *D, const _Float16 *z, const float *delta_bias,
-		    _Float16 *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
+void SS_FN(const ss_t *u, const ss_t *delta, const float *A, const ss_t *B, const ss_t *C,
+	   const float *D,
+#if SS_GATE
+	   const ss_t *z,
+#endif
+	   const float *delta_bias, ss_t *y, int32_t batch, int32_t dim, int32_t seqlen,
+	   int32_t dstate)
 {
+#if !SS_GATE
+	const ss_t *z = NULL; /* never read */
+#endif
 	int nthr = THREADS > 0 ? THREADS : omp_get_max_threads();
 	const int32_t clen = CHUNK > 0 && CHUNK < seqlen ? CHUNK : seqlen;
 	const int32_t nch = (seqlen + clen - 1) / clen;
