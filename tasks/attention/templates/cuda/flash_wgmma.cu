@@ -8,8 +8,11 @@ knobs:
   BN: {values: [64, 128], default: 128, summary: "keys per tile: the N of the S wgmma (BN/2 fp32 registers per thread for S)", impacts: {register_pressure: 6, compute_hw_fit: 4}}
   STAGES: {values: [2, 3], default: 2, summary: "cp.async pipeline depth of K/V tiles", impacts: {memory_bandwidth: 5}}
   OVL: {values: [0, 1], default: 0, summary: "1: FA3's intra-warpgroup pipelining: S of tile n+1 and O += P V of tile n are in flight together, so the softmax of n+1 runs while the tensor cores do P V (needs S, P and O live at once; V loads trail K by a tile)", impacts: {compute_hw_fit: 6, register_pressure: 5}}
+  WS: {values: [0, 1], default: 0, summary: "1: warp specialisation, FA3's CTA structure: one more warpgroup, a producer that only copies Q, K and V tiles (cp.async, each stage's arrival signalled on an mbarrier) while the WG consumer warpgroups only compute, with no CTA-wide barrier in the loop; setmaxnreg moves the producer's registers to the consumers", impacts: {memory_bandwidth: 5, compute_hw_fit: 6, register_pressure: 4}}
+  PP: {values: [0, 1], default: 0, summary: "1 (with WS, WG 2 and OVL): FA3's ping-pong: the two consumer warpgroups take turns issuing their wgmma (a named barrier each), so one's softmax runs while the other's matrix products do", impacts: {compute_hw_fit: 6}}
 require:
-  - "(64 * WG + 2 * STAGES * BN) * 128 * 2 + 1024 <= 232448"
+  - "(64 * WG + 2 * STAGES * BN) * 128 * 2 + 1024 + 128 * WS <= 232448"
+  - "PP == 0 || (WS == 1 && WG == 2 && OVL == 1)"
   - "WG <= 2 || BN <= 64"
 @end */
 /* @cuda arch: 90a
@@ -73,12 +76,22 @@ require:
 #endif
 
 #define BM (64 * WG)
-#define NTHREADS (128 * WG)
+#ifndef WS
+#define WS 0
+#endif
+#ifndef PP
+#define PP 0
+#endif
+
+/* WS adds the producer warpgroup (warpgroup 0); the consumers are warpgroups WS..WS+WG-1 */
+#define NTHREADS (128 * (WG + WS))
 
 static_assert(WG >= 1 && WG <= 4, "1 to 4 warpgroups");
 static_assert(BN == 64 || BN == 128, "the S wgmma is m64n64 or m64n128");
 static_assert(STAGES >= 2, "at least double buffering");
 static_assert(OVL == 0 || OVL == 1, "OVL is 0 or 1");
+static_assert(WS == 0 || WS == 1, "WS is 0 or 1");
+static_assert(PP == 0 || (WS == 1 && WG == 2 && OVL == 1), "PP needs WS, two consumer warpgroups and OVL");
 
 /* bytes of dynamic shared memory: Q, then STAGES K tiles, then STAGES V tiles, and 1024
  * bytes of slack to align the base to a swizzle atom */
@@ -240,14 +253,15 @@ static __device__ __forceinline__ uint32_t swz_offset(int row, int ch)
 /* ROWS rows of D halves from row r0 of g into the swizzled tile at shared address s; rows at
  * or past len (seqlen for Q, kv_seqlen for K and V) are zero-filled by the copy itself
  * (source size 0) */
-template <int ROWS, int D>
-static __device__ __forceinline__ void load_tile(uint32_t s, const __half *g, int r0, int len)
+template <int ROWS, int D, int THREADS = NTHREADS, int UNROLL = 0>
+static __device__ __forceinline__ void load_tile(uint32_t s, const __half *g, int r0, int len,
+						 int tid = threadIdx.x)
 {
-	constexpr int CH = D / 8, N = ROWS * CH, ITERS = (N + NTHREADS - 1) / NTHREADS;
-#pragma unroll
+	constexpr int CH = D / 8, N = ROWS * CH, ITERS = (N + THREADS - 1) / THREADS;
+#pragma unroll(UNROLL > 0 ? UNROLL : ITERS)
 	for (int it = 0; it < ITERS; it++) {
-		const int c = threadIdx.x + it * NTHREADS;
-		if (N % NTHREADS != 0 && c >= N)
+		const int c = tid + it * THREADS;
+		if (N % THREADS != 0 && c >= N)
 			break;
 		const int row = c / CH, ch = c % CH, gr = r0 + row;
 		const bool in = gr < len;
@@ -375,6 +389,23 @@ static __device__ __forceinline__ void tile_step(float (&o)[D / 2], float (&m)[2
 	reg_fence(o);
 }
 
+/* PP: the two consumer warpgroups take turns on the tensor cores (FA3's ping-pong).  A
+ * warpgroup issues its S and P V wgmma only holding the turn (named barrier 1 + its index,
+ * 256 threads: its own 128 waiting and the other's 128 arriving) and passes the turn right
+ * after issuing, so its softmax runs while the other's wgmma do.  turn or pass < 0: no
+ * ping-pong (the non-WS kernel, or a pass the other warpgroup will not wait for). */
+static __device__ __forceinline__ void pp_turn(int turn)
+{
+	if (turn >= 0)
+		asm volatile("bar.sync %0, 256;\n" ::"r"(1 + turn) : "memory");
+}
+
+static __device__ __forceinline__ void pp_pass(int pass)
+{
+	if (pass >= 0)
+		asm volatile("bar.arrive %0, 256;\n" ::"r"(1 + (pass ^ 1)) : "memory");
+}
+
 /* one key tile n of one warpgroup, overlapped (OVL 1): S_n = Q K_n^T and then, with PV (n is
  * not the first tile), O += P_{n-1} V_{n-1} are issued as two commit groups; waiting for all
  * but the newest group waits for S_n alone, so the softmax of n runs while the tensor cores
@@ -387,18 +418,21 @@ template <int D, bool CAUSAL, bool MASK, bool PV>
 static __device__ __forceinline__ void overlap_step(float (&o)[D / 2], float (&m)[2], float (&l)[2],
 						    uint32_t (&pa)[BN / 16][4], uint32_t sq,
 						    uint32_t sk, uint32_t sv, int row0, int key0,
-						    int kv_seqlen, float c)
+						    int kv_seqlen, float c, int turn = -1, int pass = -1)
 {
 	float s[BN / 2], alpha[2];
 	reg_fence(o);
+	pp_turn(turn);
 	wgmma_fence();
 	issue_s<D>(s, sq, sk);
 	wgmma_commit();
 	if constexpr (PV) {
 		issue_pv<D>(o, pa, sv);
 		wgmma_commit();
+		pp_pass(pass);
 		wgmma_wait<1>();
 	} else {
+		pp_pass(pass);
 		wgmma_wait<0>();
 	}
 	reg_fence(s);
@@ -415,14 +449,41 @@ static __device__ __forceinline__ void overlap_step(float (&o)[D / 2], float (&m
 /* the last tile's O += P V of an overlapped warpgroup, waited for */
 template <int D>
 static __device__ __forceinline__ void overlap_last_pv(float (&o)[D / 2],
-						       const uint32_t (&pa)[BN / 16][4], uint32_t sv)
+						       const uint32_t (&pa)[BN / 16][4], uint32_t sv,
+						       int turn = -1, int pass = -1)
 {
 	reg_fence(o);
+	pp_turn(turn);
 	wgmma_fence();
 	issue_pv<D>(o, pa, sv);
 	wgmma_commit();
+	pp_pass(pass);
 	wgmma_wait<0>();
 	reg_fence(o);
+}
+
+/* o = O / l for this thread's rows row0 + g and row0 + g + 8 (those below seqlen) of the head
+ * at o; l is the thread's partial row sum, completed across the quad here */
+template <int D>
+static __device__ __forceinline__ void store_o(__half *o, const float (&acc)[D / 2],
+					       const float (&l)[2], int row0, int seqlen)
+{
+	const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		float sum = l[h];
+		sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+		sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+		const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+		const int row = row0 + g + h * 8;
+		if (row >= seqlen)
+			continue;
+		__half *orow = o + (int64_t)row * D + 2 * t;
+#pragma unroll
+		for (int jd = 0; jd < D / 8; jd++)
+			*reinterpret_cast<__half2 *>(orow + jd * 8) =
+				__floats2half2_rn(acc[4 * jd + 2 * h] * inv, acc[4 * jd + 2 * h + 1] * inv);
+	}
 }
 
 /* the work of one CTA on the tensor cores: query block blockIdx.x (reversed when causal) of
@@ -447,7 +508,6 @@ static __device__ __forceinline__ void wgmma_cta_90a(const __half *__restrict__ 
 	const int64_t base = (int64_t)bh * seqlen * D, kv_base = (int64_t)kvh * kv_seqlen * D;
 	const __half *qg = q + base, *kg = k + kv_base, *vg = v + kv_base;
 	const int q0 = mb * BM, wg = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3;
-	const int lane = threadIdx.x & 31;
 
 	/* causal: the block's queries (those below seqlen) see no key past the last of them */
 	const int kv_end = CAUSAL ? min(kv_seqlen, min(seqlen, q0 + BM)) : kv_seqlen;
@@ -549,23 +609,203 @@ static __device__ __forceinline__ void wgmma_cta_90a(const __half *__restrict__ 
 	}
 #endif
 	cp_async_wait<0>();
+	store_o<D>(o + base, acc, l, row0, seqlen);
+}
 
-	const int g = lane >> 2, t = lane & 3;
-#pragma unroll
-	for (int h = 0; h < 2; h++) {
-		float sum = l[h];
-		sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-		sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-		const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-		const int row = row0 + g + h * 8;
-		if (row >= seqlen)
-			continue;
-		__half *orow = o + base + (int64_t)row * D + 2 * t;
-#pragma unroll
-		for (int jd = 0; jd < D / 8; jd++)
-			*reinterpret_cast<__half2 *>(orow + jd * 8) =
-				__floats2half2_rn(acc[4 * jd + 2 * h] * inv, acc[4 * jd + 2 * h + 1] * inv);
+/* ---- WS = 1: warp specialisation ----
+ * Warpgroup 0 is the producer: its 128 threads only copy (cp.async) Q once and the K and V
+ * tiles into a STAGES-deep ring; each copy signals a "full" mbarrier of its stage when it
+ * lands (cp.async.mbarrier.arrive.noinc: one arrival per producer thread, counted in the
+ * barrier's 128).  Warpgroups 1..WG are the consumers: they wait on "full", compute as with
+ * WS = 0, and when their wgmma reading a stage has completed one thread per warpgroup
+ * arrives on its "empty" mbarrier (count WG), which the producer waits on before refilling
+ * the stage.  K and V have barriers of their own, so S = Q K^T starts before V lands, and
+ * with OVL V_{n-1} and K_n are released as the step that read them completes.  There is no
+ * CTA-wide barrier in the loop: the consumer warpgroups drift apart, so one's softmax tends
+ * to run under the other's wgmma.  setmaxnreg gives the producer's registers to them. */
+struct ws_bars {
+	uint64_t q, full_k[STAGES], full_v[STAGES], empty_k[STAGES], empty_v[STAGES];
+};
+
+static __device__ __forceinline__ void mbar_init(uint64_t *b, unsigned count)
+{
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(b)), "r"(count));
+}
+
+static __device__ __forceinline__ void mbar_arrive(uint64_t *b)
+{
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(b)) : "memory");
+}
+
+/* the arrival fires when every cp.async this thread issued so far has landed */
+static __device__ __forceinline__ void mbar_arrive_cp_async(uint64_t *b)
+{
+	asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(b))
+		     : "memory");
+}
+
+/* waits until the phase of parity `parity` has completed (phase k has parity k & 1; a
+ * waiter is never more than one phase behind, the producer/consumer protocol sees to it) */
+static __device__ __forceinline__ void mbar_wait(uint64_t *b, unsigned parity)
+{
+	asm volatile("{\n.reg .pred done;\n"
+		     "WAIT_%=:\n"
+		     "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+		     "@!done bra WAIT_%=;\n}\n" ::"r"(smem_addr(b)),
+		     "r"(parity)
+		     : "memory");
+}
+
+/* registers per thread after the hand-over: the producer keeps 40 (ptxas allocates each
+ * side's code within its count; the producer's copy loops are unrolled only twice to fit:
+ * fully unrolled they needed ~72), the consumers share the rest of the 64K-register file, in steps of 8 */
+#define WS_PRODUCER_REGS 40
+#define WS_CONSUMER_REGS_RAW ((65536 - 128 * WS_PRODUCER_REGS) / (128 * WG) / 8 * 8)
+#define WS_CONSUMER_REGS (WS_CONSUMER_REGS_RAW > 256 ? 256 : WS_CONSUMER_REGS_RAW)
+
+template <int D, bool CAUSAL>
+static __device__ __forceinline__ void wgmma_ws_cta_90a(const __half *__restrict__ q,
+							const __half *__restrict__ k,
+							const __half *__restrict__ v,
+							__half *__restrict__ o, int heads, int kv_heads,
+							int seqlen, int kv_seqlen, float c)
+{
+	extern __shared__ __align__(1024) unsigned char smem_raw[];
+	__shared__ ws_bars bars;
+	constexpr uint32_t QB = BM * D * 2, KVB = BN * D * 2;
+	const uint32_t base_s = (smem_addr(smem_raw) + 1023) & ~1023u;
+	const uint32_t sq = base_s, sk0 = sq + QB, sv0 = sk0 + STAGES * KVB;
+	const int mb = CAUSAL ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+	const int bh = blockIdx.y, kvh = bh / (heads / kv_heads);
+	const int64_t base = (int64_t)bh * seqlen * D, kv_base = (int64_t)kvh * kv_seqlen * D;
+	const int q0 = mb * BM, wgi = threadIdx.x >> 7, tid = threadIdx.x & 127;
+	const int kv_end = CAUSAL ? min(kv_seqlen, min(seqlen, q0 + BM)) : kv_seqlen;
+	const int n_tiles = (kv_end + BN - 1) / BN;
+
+	if (threadIdx.x == 0) {
+		mbar_init(&bars.q, 128);
+		for (int st = 0; st < STAGES; st++) {
+			mbar_init(&bars.full_k[st], 128);
+			mbar_init(&bars.full_v[st], 128);
+			mbar_init(&bars.empty_k[st], WG);
+			mbar_init(&bars.empty_v[st], WG);
+		}
 	}
+	__syncthreads(); /* the only CTA-wide barrier: the mbarriers exist */
+
+	if (wgi == 0) { /* the producer */
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(WS_PRODUCER_REGS));
+		const __half *kg = k + kv_base, *vg = v + kv_base;
+		load_tile<BM, D, 128, 2>(sq, q + base, q0, seqlen, tid);
+		mbar_arrive_cp_async(&bars.q);
+		for (int n = 0; n < n_tiles; n++) {
+			const int st = n % STAGES;
+			const unsigned parity = ((n / STAGES) - 1) & 1; /* tile n - STAGES's release */
+			if (n >= STAGES)
+				mbar_wait(&bars.empty_k[st], parity);
+			load_tile<BN, D, 128, 2>(sk0 + st * KVB, kg, n * BN, kv_seqlen, tid);
+			mbar_arrive_cp_async(&bars.full_k[st]);
+			if (n >= STAGES)
+				mbar_wait(&bars.empty_v[st], parity);
+			load_tile<BN, D, 128, 2>(sv0 + st * KVB, vg, n * BN, kv_seqlen, tid);
+			mbar_arrive_cp_async(&bars.full_v[st]);
+		}
+		/* a thread may exit with its copies in flight: they still land and arrive */
+		return;
+	}
+
+	asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(WS_CONSUMER_REGS));
+	const int wg = wgi - 1, warp = (threadIdx.x >> 5) & 3;
+	const bool signals = tid == 0; /* the thread that releases stages for its warpgroup */
+	const int row_wg = q0 + wg * 64;
+	const int n_mine = CAUSAL ? min(n_tiles, (row_wg + 64 + BN - 1) / BN) : n_tiles;
+	int n_full = kv_seqlen / BN;
+	if (CAUSAL)
+		n_full = min(n_full, (row_wg + 1) / BN);
+
+	float acc[D / 2], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+#pragma unroll
+	for (int i = 0; i < D / 2; i++)
+		acc[i] = 0.0f;
+	const uint32_t sqw = sq + wg * 64 * 128;
+	const int row0 = row_wg + warp * 16;
+	/* wgmma reads shared memory through the async proxy; the cp.async data came through
+	 * the generic one: each waiter fences after its wait */
+	auto wait_full = [&](uint64_t *full, int n) {
+		mbar_wait(&full[n % STAGES], (n / STAGES) & 1);
+		fence_proxy_async();
+	};
+	auto release = [&](uint64_t *empty, int n) {
+		if (signals)
+			mbar_arrive(&empty[n % STAGES]);
+	};
+	mbar_wait(&bars.q, 0);
+	fence_proxy_async();
+#if OVL
+	uint32_t pa[BN / 16][4];
+#pragma unroll
+	for (int kk = 0; kk < BN / 16; kk++)
+		pa[kk][0] = pa[kk][1] = pa[kk][2] = pa[kk][3] = 0;
+	/* iteration n reads K_n and V_{n-1} (see the WS = 0 loop) and releases both once the
+	 * step's wgmma have completed; past n_mine the tiles are only waited for and released,
+	 * so every warpgroup releases every stage once per fill */
+	/* PP: every iteration takes and passes the turn, with wgmma or without, so the two
+	 * warpgroups' counts match; the second goes first's way once before the loop, and does
+	 * not pass after its last iteration, which the first no longer waits for */
+	const int turn = PP ? wg : -1;
+	if (PP && wg == 1)
+		pp_pass(1);
+	for (int n = 0; n <= n_tiles; n++) {
+		const bool kn = n < n_tiles, vp = n >= 1;
+		const int pass = PP && !(wg == 1 && n == n_tiles) ? wg : -1;
+		if (kn)
+			wait_full(bars.full_k, n);
+		if (vp)
+			wait_full(bars.full_v, n - 1);
+		const uint32_t sv_prev = sv0 + ((n + STAGES - 1) % STAGES) * KVB;
+		if (n < n_mine) {
+			const uint32_t sk = sk0 + (n % STAGES) * KVB;
+			if (n == 0 && n_full == 0)
+				overlap_step<D, CAUSAL, true, false>(acc, m, l, pa, sqw, sk, sv_prev,
+								     row0, 0, kv_seqlen, c, turn, pass);
+			else if (n == 0)
+				overlap_step<D, CAUSAL, false, false>(acc, m, l, pa, sqw, sk, sv_prev,
+								      row0, 0, kv_seqlen, c, turn, pass);
+			else if (n < n_full)
+				overlap_step<D, CAUSAL, false, true>(acc, m, l, pa, sqw, sk, sv_prev,
+								     row0, n * BN, kv_seqlen, c, turn, pass);
+			else
+				overlap_step<D, CAUSAL, true, true>(acc, m, l, pa, sqw, sk, sv_prev,
+								    row0, n * BN, kv_seqlen, c, turn, pass);
+		} else if (n == n_mine) {
+			overlap_last_pv<D>(acc, pa, sv_prev, turn, pass);
+		} else {
+			pp_turn(turn);
+			pp_pass(pass);
+		}
+		if (kn)
+			release(bars.empty_k, n);
+		if (vp)
+			release(bars.empty_v, n - 1);
+	}
+#else
+	for (int n = 0; n < n_tiles; n++) {
+		wait_full(bars.full_k, n);
+		wait_full(bars.full_v, n);
+		if (n < n_mine) {
+			const uint32_t sk = sk0 + (n % STAGES) * KVB, sv = sv0 + (n % STAGES) * KVB;
+			if (n < n_full)
+				tile_step<D, CAUSAL, false>(acc, m, l, sqw, sk, sv, row0, n * BN,
+							    kv_seqlen, c);
+			else
+				tile_step<D, CAUSAL, true>(acc, m, l, sqw, sk, sv, row0, n * BN,
+							   kv_seqlen, c);
+		}
+		release(bars.empty_k, n);
+		release(bars.empty_v, n);
+	}
+#endif
+	store_o<D>(o + base, acc, l, row0, seqlen);
 }
 
 #endif /* sm_90a or host */
@@ -639,7 +879,9 @@ static __device__ __forceinline__ void wgmma_cta(const __half *q, const __half *
 						 int kv_heads, int seqlen, int kv_seqlen, float c)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-	if constexpr (D == 64 || D == 128)
+	if constexpr ((D == 64 || D == 128) && WS)
+		wgmma_ws_cta_90a<D, CAUSAL>(q, k, v, o, heads, kv_heads, seqlen, kv_seqlen, c);
+	else if constexpr (D == 64 || D == 128)
 		wgmma_cta_90a<D, CAUSAL>(q, k, v, o, heads, kv_heads, seqlen, kv_seqlen, c);
 	else
 #endif
@@ -663,7 +905,10 @@ __global__ void __launch_bounds__(NTHREADS, 1)
 			int kv_heads, int seqlen, int kv_seqlen, float c)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-	wgmma_cta_90a<D, CAUSAL>(q, k, v, o, heads, kv_heads, seqlen, kv_seqlen, c);
+	if constexpr (WS)
+		wgmma_ws_cta_90a<D, CAUSAL>(q, k, v, o, heads, kv_heads, seqlen, kv_seqlen, c);
+	else
+		wgmma_cta_90a<D, CAUSAL>(q, k, v, o, heads, kv_heads, seqlen, kv_seqlen, c);
 #endif
 }
 

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Knob configurations of one attention template, checked and then timed side by side, on a GPU
+# machine, from the repository root:
+#
+#   KS_BIN=DIR OUT=DIR CONFIGS="WG=2,BN=128,STAGES=3 WG=2,BN=128,STAGES=2,WS=1" \
+#     WORKLOADS=2,3 bash bench/cuda/attention_configs.sh
+#
+# Each configuration first passes `ksearch eval attention TEMPLATE --backend cuda --define C
+# --quick --no-baseline` (3 seeds of every CUDA workload and every check against the
+# reference); those that pass are timed in one process with torch SDPA's FlashAttention-2,
+# cuDNN and math backends by bench/cuda/attention.py, the first as the kernel under test.
+#   TEMPLATE=FILE   default tasks/attention/templates/cuda/flash_wgmma.cu
+#   KS_BIN=DIR      ksearch and its runners (DIR/devlibs: libraries the machine lacks)
+#   REPS=N          attention.py repetitions (default 20); OUT=DIR: the tables and eval logs
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+KS_BIN=$(cd "${KS_BIN:-build}" && pwd)
+TEMPLATE=${TEMPLATE:-tasks/attention/templates/cuda/flash_wgmma.cu}
+OUT=${OUT:-/tmp/ks-attention-configs}
+TASK=${TASK:-attention}
+mkdir -p "$OUT"
+export KSEARCH_HOME=$ROOT KSEARCH_CACHE=${KSEARCH_CACHE:-$OUT/cache}
+if [ -d "$KS_BIN/devlibs" ]; then
+	for f in "$KS_BIN"/devlibs/*.so*; do
+		ldconfig -p | grep -q "$(basename "$f") " || cp -n "$f" /usr/local/lib/
+	done
+	ldconfig 2>/dev/null
+fi
+passed=()
+for c in ${CONFIGS:?CONFIGS: space-separated K=V,K=V lists}; do
+	log=$OUT/eval-${c//[=,]/_}.json
+	"$KS_BIN/ksearch" eval "$TASK" "$TEMPLATE" --backend cuda --define "$c" --quick \
+		--no-baseline --json >"$log" 2>"${log%.json}.err"
+	st=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["status"])' "$log" \
+		2>/dev/null || echo "NO_RESULT")
+	echo "eval $c: $st"
+	[ "$st" = PASSED ] && passed+=("$c") || tail -5 "${log%.json}.err"
+done
+[ ${#passed[@]} -gt 0 ] || { echo "no configuration passed"; exit 1; }
+name=$(basename "$TEMPLATE" .cu)
+extra=()
+for c in "${passed[@]:1}"; do
+	label=${c//=/}
+	extra+=(--extra "$name ${label//,/ }=$TEMPLATE:$c")
+done
+python3 bench/cuda/attention.py --kernel "$TEMPLATE:${passed[0]}" \
+	--kernel-label "$(first=${passed[0]//=/}; echo "$name ${first//,/ }")" "${extra[@]}" \
+	--workloads "${WORKLOADS:-2,3}" --reps "${REPS:-20}" --out "$OUT/configs.md" \
+	--json "$OUT/configs.json" \
+	--command "CONFIGS=\"${CONFIGS}\" WORKLOADS=${WORKLOADS:-2,3} bash bench/cuda/attention_configs.sh"
