@@ -83,6 +83,7 @@ else
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=2 WS=1
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=3 BN=64 STAGES=3 WS=1
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 WS=1 OVL=1 PP=1
+		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=192 STAGES=2 WS=1 OVL=1 PP=1
 	fi
 	if [ -f "$ROOT/tasks/selective_scan/task.yaml" ]; then
 		S=$ROOT/tasks/selective_scan/templates/cuda

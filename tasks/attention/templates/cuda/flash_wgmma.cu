@@ -5,7 +5,7 @@ rating: 9
 difficulty: 5
 knobs:
   WG: {values: [1, 2, 3], default: 2, summary: "consumer warpgroups per CTA, 64 query rows each (CTA = 64*WG queries, 128*WG threads)", impacts: {memory_bandwidth: 6, register_pressure: 5, compute_hw_fit: 5}}
-  BN: {values: [64, 128], default: 128, summary: "keys per tile: the N of the S wgmma (BN/2 fp32 registers per thread for S)", impacts: {register_pressure: 6, compute_hw_fit: 4}}
+  BN: {values: [64, 128, 192], default: 128, summary: "keys per tile: the N of the S wgmma (BN/2 fp32 registers per thread for S; 192 is FA3's choice for head_dim 128, non-causal)", impacts: {register_pressure: 6, compute_hw_fit: 4}}
   STAGES: {values: [2, 3], default: 2, summary: "cp.async pipeline depth of K/V tiles", impacts: {memory_bandwidth: 5}}
   OVL: {values: [0, 1], default: 0, summary: "1: FA3's intra-warpgroup pipelining: S of tile n+1 and O += P V of tile n are in flight together, so the softmax of n+1 runs while the tensor cores do P V (needs S, P and O live at once; V loads trail K by a tile)", impacts: {compute_hw_fit: 6, register_pressure: 5}}
   WS: {values: [0, 1], default: 0, summary: "1: warp specialisation, FA3's CTA structure: one more warpgroup, a producer that only copies Q, K and V tiles (cp.async, each stage's arrival signalled on an mbarrier) while the WG consumer warpgroups only compute, with no CTA-wide barrier in the loop; setmaxnreg moves the producer's registers to the consumers", impacts: {memory_bandwidth: 5, compute_hw_fit: 6, register_pressure: 4}}
@@ -14,6 +14,7 @@ require:
   - "(64 * WG + 2 * STAGES * BN) * 128 * 2 + 1024 + 128 * WS <= 232448"
   - "PP == 0 || (WS == 1 && WG == 2 && OVL == 1)"
   - "WG <= 2 || BN <= 64"
+  - "BN < 192 || WG <= 2"
 @end */
 /* @cuda arch: 90a
  * (the search leaves this template out on other GPUs: there every candidate would run the
@@ -87,7 +88,7 @@ require:
 #define NTHREADS (128 * (WG + WS))
 
 static_assert(WG >= 1 && WG <= 4, "1 to 4 warpgroups");
-static_assert(BN == 64 || BN == 128, "the S wgmma is m64n64 or m64n128");
+static_assert(BN == 64 || BN == 128 || BN == 192, "the S wgmma is m64n64, m64n128 or m64n192");
 static_assert(STAGES >= 2, "at least double buffering");
 static_assert(OVL == 0 || OVL == 1, "OVL is 0 or 1");
 static_assert(WS == 0 || WS == 1, "WS is 0 or 1");
@@ -194,6 +195,14 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lb
 		     : "l"(da), "l"(db), "r"(acc));
 }
 
+[[maybe_unused]] static __device__ __forceinline__ void wgmma_ss_n192(float (&d)[96], uint64_t da, uint64_t db, int acc)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, %96, %97, p, 1, 1, 0, 0;\n}\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+		     : "l"(da), "l"(db), "r"(acc));
+}
+
 [[maybe_unused]] static __device__ __forceinline__ void wgmma_rs_n64(float (&d)[32], const uint32_t (&a)[4], uint64_t db, int acc)
 {
 	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
@@ -216,8 +225,10 @@ static __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t da, 
 {
 	if constexpr (N == 64)
 		wgmma_ss_n64(d, da, db, acc);
-	else
+	else if constexpr (N == 128)
 		wgmma_ss_n128(d, da, db, acc);
+	else
+		wgmma_ss_n192(d, da, db, acc);
 }
 
 template <int N>
@@ -656,10 +667,11 @@ static __device__ __forceinline__ void mbar_wait(uint64_t *b, unsigned parity)
 		     : "memory");
 }
 
-/* registers per thread after the hand-over: the producer keeps 40 (ptxas allocates each
- * side's code within its count; the producer's copy loops are unrolled only twice to fit:
- * fully unrolled they needed ~72), the consumers share the rest of the 64K-register file, in steps of 8 */
-#define WS_PRODUCER_REGS 40
+/* registers per thread after the hand-over: the producer keeps 24 (ptxas allocates each
+ * side's code within its count; the producer's copy loops, unrolled only twice, fit without
+ * spilling, fully unrolled they needed ~72), the consumers share the rest of the 64K-register
+ * file, in steps of 8 (240 each for WG 2, as FA3) */
+#define WS_PRODUCER_REGS 24
 #define WS_CONSUMER_REGS_RAW ((65536 - 128 * WS_PRODUCER_REGS) / (128 * WG) / 8 * 8)
 #define WS_CONSUMER_REGS (WS_CONSUMER_REGS_RAW > 256 ? 256 : WS_CONSUMER_REGS_RAW)
 
