@@ -12,6 +12,24 @@
 #include <math.h>
 #include <stdint.h>
 
+/* The element type of q, k, v, o.  A variant's wrapper (tasks/attention_bf16/baseline.cu)
+ * defines ATTN_BF16 1 and its entry point's name before including this file. */
+#ifndef ATTN_BF16
+#define ATTN_BF16 0
+#define ATTN_FN attention
+#endif
+
+#if ATTN_BF16
+#include <cuda_bf16.h>
+#define ATTN_T __nv_bfloat16
+#define ATTN_LOAD(x) __bfloat162float(x)
+#define ATTN_STORE(f) __float2bfloat16_rn(f)
+#else
+#define ATTN_T __half
+#define ATTN_LOAD(x) __half2float(x)
+#define ATTN_STORE(f) __float2half_rn(f)
+#endif
+
 #define WS_BYTES ((size_t)1 << 30)
 
 /* the kv head that query head bh = b * heads + h reads */
@@ -28,7 +46,7 @@ __device__ static int visible(int64_t i, int kv_seqlen, int causal)
 
 /* heads h0 .. h0 + gridDim.z - 1 of all batch * heads; s holds the group's rows, kv_seqlen
  * floats each */
-__global__ void attn_scores(const __half *q, const __half *k, float *s, int64_t h0, int heads,
+__global__ void attn_scores(const ATTN_T *q, const ATTN_T *k, float *s, int64_t h0, int heads,
 			    int kv_heads, int seqlen, int kv_seqlen, int hd, int causal,
 			    float scale)
 {
@@ -39,11 +57,11 @@ __global__ void attn_scores(const __half *q, const __half *k, float *s, int64_t 
 	if (j >= visible(i, kv_seqlen, causal))
 		return;
 	const int64_t bh = h0 + h;
-	const __half *qi = q + (bh * seqlen + i) * hd;
-	const __half *kj = k + (kv_head(bh, heads, kv_heads) * kv_seqlen + j) * hd;
+	const ATTN_T *qi = q + (bh * seqlen + i) * hd;
+	const ATTN_T *kj = k + (kv_head(bh, heads, kv_heads) * kv_seqlen + j) * hd;
 	float dot = 0.0f;
 	for (int d = lane; d < hd; d += 32)
-		dot += __half2float(qi[d]) * __half2float(kj[d]);
+		dot += ATTN_LOAD(qi[d]) * ATTN_LOAD(kj[d]);
 	for (int off = 16; off > 0; off >>= 1)
 		dot += __shfl_xor_sync(0xffffffffu, dot, off);
 	if (lane == 0)
@@ -68,7 +86,7 @@ __global__ void attn_softmax(float *s, int64_t rows, int seqlen, int kv_seqlen, 
 		row[j] /= l;
 }
 
-__global__ void attn_pv(const float *p, const __half *v, __half *o, int64_t h0, int64_t rows,
+__global__ void attn_pv(const float *p, const ATTN_T *v, ATTN_T *o, int64_t h0, int64_t rows,
 			int heads, int kv_heads, int seqlen, int kv_seqlen, int hd, int causal)
 {
 	const int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -77,16 +95,16 @@ __global__ void attn_pv(const float *p, const __half *v, __half *o, int64_t h0, 
 	const int64_t r = e / hd, d = e % hd, bh = h0 + r / seqlen;
 	const int n = visible(r % seqlen, kv_seqlen, causal);
 	const float *pr = p + r * kv_seqlen;
-	const __half *vh = v + kv_head(bh, heads, kv_heads) * kv_seqlen * hd + d;
+	const ATTN_T *vh = v + kv_head(bh, heads, kv_heads) * kv_seqlen * hd + d;
 	float acc = 0.0f;
 	for (int j = 0; j < n; j++)
-		acc += pr[j] * __half2float(vh[(int64_t)j * hd]);
-	o[h0 * seqlen * hd + e] = __float2half_rn(acc);
+		acc += pr[j] * ATTN_LOAD(vh[(int64_t)j * hd]);
+	o[h0 * seqlen * hd + e] = ATTN_STORE(acc);
 }
 
-void attention(const __half *q, const __half *k, const __half *v, __half *o, int32_t batch,
-	       int32_t heads, int32_t kv_heads, int32_t seqlen, int32_t kv_seqlen,
-	       int32_t head_dim, int32_t causal, cudaStream_t stream)
+void ATTN_FN(const ATTN_T *q, const ATTN_T *k, const ATTN_T *v, ATTN_T *o, int32_t batch,
+	     int32_t heads, int32_t kv_heads, int32_t seqlen, int32_t kv_seqlen, int32_t head_dim,
+	     int32_t causal, cudaStream_t stream)
 {
 	static float *ws;
 	const int64_t bh = (int64_t)batch * heads;

@@ -1,6 +1,6 @@
 /* @ksearch
 family: flash2-mma
-summary: "FlashAttention-2 style forward on the tensor cores: one CTA per block of BM queries of one head, each warp owns 16*MT query rows; Q fragments loaded once (kept in registers or re-read from shared memory), K and V tiles of BN keys streamed through a cp.async multi-stage pipeline in padded shared memory; S = Q K^T and O += P V with mma.sync m16n8k16 (fp16 in, fp32 accumulate), fragments by ldmatrix (V transposed on the fly); online softmax in registers with the scale and log2(e) folded into one FFMA before ex2; causal blocks skip key tiles past the diagonal, mask only the diagonal and tail tiles, and start heaviest first"
+summary: "FlashAttention-2 style forward on the tensor cores: one CTA per block of BM queries of one head, each warp owns 16*MT query rows; Q fragments loaded once (kept in registers or re-read from shared memory), K and V tiles of BN keys streamed through a cp.async multi-stage pipeline in padded shared memory; S = Q K^T and O += P V with mma.sync m16n8k16 (fp16 or bf16 in, the task's dtype; fp32 accumulate), fragments by ldmatrix (V transposed on the fly); online softmax in registers with the scale and log2(e) folded into one FFMA before ex2; causal blocks skip key tiles past the diagonal, mask only the diagonal and tail tiles, and start heaviest first"
 rating: 8
 difficulty: 5
 knobs:
@@ -17,7 +17,7 @@ require:
   - "(BM + 2 * STAGES * BN) * 136 * 2 <= 232448"
 @end */
 /* Layout: q and o are [batch, heads, seqlen, head_dim], k and v [batch, kv_heads, kv_seqlen,
- * head_dim], all fp16; query head h reads kv head h / (heads / kv_heads) (grouped-query
+ * head_dim], all fp16 (bf16 in attention_bf16); query head h reads kv head h / (heads / kv_heads) (grouped-query
  * attention; heads % kv_heads == 0).  Causal is top-left aligned: query i sees key j iff
  * j <= i (and j < kv_seqlen), so rows at or past kv_seqlen see every key, and keys at or past
  * seqlen are seen by no row (their tiles are never loaded).  head_dim 32, 64 and 128 take
@@ -26,7 +26,7 @@ require:
  *
  * Per key tile of one warp (16*MT query rows, BN keys), with c = scale*log2(e):
  *   S = Q K^T (fp32);  m' = max(m, c*max_j S);  alpha = 2^(m - m');  P = 2^(c*S - m')
- *   l = l*alpha + sum_j P;  O = O*alpha + P V (P rounded to fp16 as the MMA's A operand)
+ *   l = l*alpha + sum_j P;  O = O*alpha + P V (P rounded to fp16 / bf16 as the MMA's A operand)
  * and at the end o = O / l.  The C fragment of S is reused as the A fragment of P V without
  * going through shared memory (the m16n8 accumulator layout of two adjacent key tiles is the
  * m16k16 operand layout).  Each thread holds 2 rows per 16-row tile and keeps its partial
@@ -37,11 +37,41 @@ require:
 /* The same device code runs through MLX (tasks/attention/templates/mlx/flash2.cuda.mlx
  * includes this file): NVRTC, which MLX compiles with, defines __CUDACC_RTC__, has no host
  * code, no math.h and cuda_fp16.h included already; everything host-side is skipped there. */
+
+/* The element type of q, k, v, o.  A variant's wrapper
+ * (tasks/attention_bf16/templates/cuda/flash2.cu) defines ATTN_BF16 1 and its entry point's
+ * name before including this file.  The kernel is the same for both: ldmatrix and cp.async
+ * move 16-bit elements whatever they are, the MMA takes the type in its name, and P is
+ * packed into the A operand in that type.  (bf16 is cuda only: the MLX template is fp16.) */
+#ifndef ATTN_BF16
+#define ATTN_BF16 0
+#define ATTN_FN attention
+#endif
+
 #ifndef __CUDACC_RTC__
 #include <cuda_fp16.h>
+#if ATTN_BF16
+#include <cuda_bf16.h>
+#endif
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
+#endif
+
+#if ATTN_BF16
+#define ATTN_T __nv_bfloat16
+#define ATTN_T2 __nv_bfloat162
+#define ATTN_LOAD(x) __bfloat162float(x)
+#define ATTN_STORE(f) __float2bfloat16_rn(f)
+#define ATTN_STORE2(lo, hi) __floats2bfloat162_rn(lo, hi) /* lo in the low half */
+#define ATTN_MMA "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+#else
+#define ATTN_T __half
+#define ATTN_T2 __half2
+#define ATTN_LOAD(x) __half2float(x)
+#define ATTN_STORE(f) __float2half_rn(f)
+#define ATTN_STORE2(lo, hi) __floats2half2_rn(lo, hi) /* lo in the low half */
+#define ATTN_MMA "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
 #endif
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)
@@ -78,30 +108,31 @@ static __device__ __forceinline__ unsigned smem_addr(const void *p)
 	return (unsigned)__cvta_generic_to_shared(p);
 }
 
-static __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const __half *p)
+static __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const ATTN_T *p)
 {
 	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
 		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
 		     : "r"(smem_addr(p)));
 }
 
-static __device__ __forceinline__ void ldsm_x4_t(uint32_t (&r)[4], const __half *p)
+static __device__ __forceinline__ void ldsm_x4_t(uint32_t (&r)[4], const ATTN_T *p)
 {
 	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
 		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
 		     : "r"(smem_addr(p)));
 }
 
-static __device__ __forceinline__ void mma_f16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
-					       uint32_t b1)
+/* c += a b on 16-bit ATTN_T operands with fp32 accumulation */
+static __device__ __forceinline__ void mma_16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+					      uint32_t b1)
 {
-	asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+	asm(ATTN_MMA
 	    "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
 	    : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
 	    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-static __device__ __forceinline__ void cp_async16(__half *dst, const __half *src, int src_bytes)
+static __device__ __forceinline__ void cp_async16(ATTN_T *dst, const ATTN_T *src, int src_bytes)
 {
 	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)),
 		     "l"(src), "r"(src_bytes));
@@ -124,16 +155,17 @@ static __device__ __forceinline__ float fast_exp2(float x)
 	return y;
 }
 
-static __device__ __forceinline__ uint32_t pack_half2(float lo, float hi)
+/* two floats rounded to nearest into the 16-bit pair of an MMA operand register */
+static __device__ __forceinline__ uint32_t pack2(float lo, float hi)
 {
-	__half2 h = __floats2half2_rn(lo, hi);
+	ATTN_T2 h = ATTN_STORE2(lo, hi);
 	return *reinterpret_cast<uint32_t *>(&h);
 }
 
 /* ROWS rows of D halves starting at row r0 of g into s (row stride D + 8); rows at or past
  * seqlen are zero-filled by the copy itself (source size 0) */
 template <int ROWS, int D>
-static __device__ __forceinline__ void load_rows(__half *s, const __half *g, int r0, int seqlen)
+static __device__ __forceinline__ void load_rows(ATTN_T *s, const ATTN_T *g, int r0, int seqlen)
 {
 	constexpr int CH = D / 8, N = ROWS * CH, ITERS = (N + NTHREADS - 1) / NTHREADS;
 #pragma unroll
@@ -156,8 +188,8 @@ template <int D> struct frags {
 /* one key tile: S = Q K^T, online softmax, O += P V.  MASK: the tile crosses the diagonal
  * or the end of the keys (kv_seqlen), so scores get the -inf mask. */
 template <int D, bool CAUSAL, bool MASK>
-static __device__ __forceinline__ void tile_step(frags<D> &f, const __half *sq, const __half *sk,
-						 const __half *sv, int row0, int key0,
+static __device__ __forceinline__ void tile_step(frags<D> &f, const ATTN_T *sq, const ATTN_T *sk,
+						 const ATTN_T *sv, int row0, int key0,
 						 int kv_seqlen, float c)
 {
 	const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
@@ -192,8 +224,8 @@ static __device__ __forceinline__ void tile_step(frags<D> &f, const __half *sq, 
 					   ((lane >> 3) & 1) * 8);
 #pragma unroll
 			for (int i = 0; i < MT; i++) {
-				mma_f16(s[i][j], qa[i], b[0], b[1]);
-				mma_f16(s[i][j + 1], qa[i], b[2], b[3]);
+				mma_16(s[i][j], qa[i], b[0], b[1]);
+				mma_16(s[i][j + 1], qa[i], b[2], b[3]);
 			}
 		}
 	}
@@ -257,10 +289,10 @@ static __device__ __forceinline__ void tile_step(frags<D> &f, const __half *sq, 
 		uint32_t pa[MT][4];
 #pragma unroll
 		for (int i = 0; i < MT; i++) {
-			pa[i][0] = pack_half2(s[i][2 * kk][0], s[i][2 * kk][1]);
-			pa[i][1] = pack_half2(s[i][2 * kk][2], s[i][2 * kk][3]);
-			pa[i][2] = pack_half2(s[i][2 * kk + 1][0], s[i][2 * kk + 1][1]);
-			pa[i][3] = pack_half2(s[i][2 * kk + 1][2], s[i][2 * kk + 1][3]);
+			pa[i][0] = pack2(s[i][2 * kk][0], s[i][2 * kk][1]);
+			pa[i][1] = pack2(s[i][2 * kk][2], s[i][2 * kk][3]);
+			pa[i][2] = pack2(s[i][2 * kk + 1][0], s[i][2 * kk + 1][1]);
+			pa[i][3] = pack2(s[i][2 * kk + 1][2], s[i][2 * kk + 1][3]);
 		}
 		/* V rows are keys (k), columns d (n): transposed loads give the col operand */
 #pragma unroll
@@ -269,8 +301,8 @@ static __device__ __forceinline__ void tile_step(frags<D> &f, const __half *sq, 
 			ldsm_x4_t(b, sv + (kk * 16 + (lane & 15)) * DS + jd * 8 + (lane >> 4) * 8);
 #pragma unroll
 			for (int i = 0; i < MT; i++) {
-				mma_f16(f.o[i][jd], pa[i], b[0], b[1]);
-				mma_f16(f.o[i][jd + 1], pa[i], b[2], b[3]);
+				mma_16(f.o[i][jd], pa[i], b[0], b[1]);
+				mma_16(f.o[i][jd + 1], pa[i], b[2], b[3]);
 			}
 		}
 	}
@@ -279,22 +311,22 @@ static __device__ __forceinline__ void tile_step(frags<D> &f, const __half *sq, 
 /* the work of one CTA: query block blockIdx.x (reversed when causal) of query head
  * blockIdx.y = b * heads + h, which reads kv head h / (heads / kv_heads) of batch b */
 template <int D, bool CAUSAL>
-static __device__ __forceinline__ void fa2_cta(const __half *__restrict__ q,
-					       const __half *__restrict__ k,
-					       const __half *__restrict__ v, __half *__restrict__ o,
+static __device__ __forceinline__ void fa2_cta(const ATTN_T *__restrict__ q,
+					       const ATTN_T *__restrict__ k,
+					       const ATTN_T *__restrict__ v, ATTN_T *__restrict__ o,
 					       int heads, int kv_heads, int seqlen, int kv_seqlen,
 					       float c)
 {
-	extern __shared__ __align__(16) __half smem[];
+	extern __shared__ __align__(16) ATTN_T smem[];
 	constexpr int DS = D + 8, KV = 2 * BN * DS;
-	__half *sq = smem, *skv = smem + BM * DS;
+	ATTN_T *sq = smem, *skv = smem + BM * DS;
 	/* causal: the last query blocks have the most key tiles (the count grows with the
 	 * block index whatever seqlen and kv_seqlen are); launch them first */
 	const int mb = CAUSAL ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
 	/* b * kv_heads + h / group = (b * heads + h) / group, as heads = group * kv_heads */
 	const int bh = blockIdx.y, kvh = bh / (heads / kv_heads);
 	const int64_t base = (int64_t)bh * seqlen * D, kv_base = (int64_t)kvh * kv_seqlen * D;
-	const __half *qg = q + base, *kg = k + kv_base, *vg = v + kv_base;
+	const ATTN_T *qg = q + base, *kg = k + kv_base, *vg = v + kv_base;
 	const int q0 = mb * BM, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 
 	/* causal: the block's queries (those below seqlen) see no key past the last of them */
@@ -324,7 +356,7 @@ static __device__ __forceinline__ void fa2_cta(const __half *__restrict__ q,
 	__syncthreads();
 
 	frags<D> f;
-	const __half *sqw = sq + warp * MT * 16 * DS;
+	const ATTN_T *sqw = sq + warp * MT * 16 * DS;
 	if (QREG) {
 #pragma unroll
 		for (int i = 0; i < MT; i++)
@@ -349,14 +381,14 @@ static __device__ __forceinline__ void fa2_cta(const __half *__restrict__ q,
 		__syncthreads(); /* tile n is in; everyone is done with the stage refilled next */
 		const int pre = n + STAGES - 1;
 		if (pre < n_tiles) {
-			__half *st = skv + (pre % STAGES) * KV;
+			ATTN_T *st = skv + (pre % STAGES) * KV;
 			load_rows<BN, D>(st, kg, pre * BN, kv_seqlen);
 			load_rows<BN, D>(st + BN * DS, vg, pre * BN, kv_seqlen);
 		}
 		cp_async_commit();
 		if (n >= n_mine)
 			continue; /* past this warp's diagonal (whole warps agree: no divergence) */
-		const __half *sk = skv + (n % STAGES) * KV;
+		const ATTN_T *sk = skv + (n % STAGES) * KV;
 		if (n < n_full)
 			tile_step<D, CAUSAL, false>(f, sqw, sk, sk + BN * DS, row0, n * BN, kv_seqlen,
 						    c);
@@ -378,18 +410,18 @@ static __device__ __forceinline__ void fa2_cta(const __half *__restrict__ q,
 			const int row = row0 + i * 16 + g + h * 8;
 			if (row >= seqlen)
 				continue;
-			__half *orow = o + base + (int64_t)row * D + 2 * t;
+			ATTN_T *orow = o + base + (int64_t)row * D + 2 * t;
 #pragma unroll
 			for (int jd = 0; jd < D / 8; jd++)
-				*reinterpret_cast<__half2 *>(orow + jd * 8) = __floats2half2_rn(
+				*reinterpret_cast<ATTN_T2 *>(orow + jd * 8) = ATTN_STORE2(
 					f.o[i][jd][h * 2] * inv, f.o[i][jd][h * 2 + 1] * inv);
 		}
 }
 
 template <int D, bool CAUSAL>
 __global__ void __launch_bounds__(NTHREADS, 1)
-	attention_fa2(const __half *__restrict__ q, const __half *__restrict__ k,
-		      const __half *__restrict__ v, __half *__restrict__ o, int heads, int kv_heads,
+	attention_fa2(const ATTN_T *__restrict__ q, const ATTN_T *__restrict__ k,
+		      const ATTN_T *__restrict__ v, ATTN_T *__restrict__ o, int heads, int kv_heads,
 		      int seqlen, int kv_seqlen, float c)
 {
 	fa2_cta<D, CAUSAL>(q, k, v, o, heads, kv_heads, seqlen, kv_seqlen, c);
@@ -397,7 +429,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
 
 #ifndef __CUDACC_RTC__
 template <int D, bool CAUSAL>
-static void launch(const __half *q, const __half *k, const __half *v, __half *o, int batch,
+static void launch(const ATTN_T *q, const ATTN_T *k, const ATTN_T *v, ATTN_T *o, int batch,
 		   int heads, int kv_heads, int seqlen, int kv_seqlen, cudaStream_t stream)
 {
 	constexpr int smem = (BM + 2 * STAGES * BN) * (D + 8) * 2;
@@ -421,10 +453,10 @@ static void launch(const __half *q, const __half *k, const __half *v, __half *o,
 /* Any other head_dim (up to 512): one warp per query, each lane owns every 32nd channel;
  * plain online softmax in fp32.  Correct, not fast.  Query row r of all batch*heads*seqlen. */
 #define GEN_MAXC 16
-static __device__ __forceinline__ void generic_row(const __half *__restrict__ q,
-						   const __half *__restrict__ k,
-						   const __half *__restrict__ v,
-						   __half *__restrict__ o, int64_t r, int heads,
+static __device__ __forceinline__ void generic_row(const ATTN_T *__restrict__ q,
+						   const ATTN_T *__restrict__ k,
+						   const ATTN_T *__restrict__ v,
+						   ATTN_T *__restrict__ o, int64_t r, int heads,
 						   int kv_heads, int seqlen, int kv_seqlen, int hd,
 						   int causal, float scale)
 {
@@ -433,26 +465,26 @@ static __device__ __forceinline__ void generic_row(const __half *__restrict__ q,
 	/* query head b * heads + h reads kv head b * kv_heads + h / group, group = heads /
 	 * kv_heads, which is (b * heads + h) / group */
 	const int64_t kv_head = (int)(r / seqlen) / (heads / kv_heads);
-	const __half *qi = q + r * hd, *kh = k + kv_head * kv_seqlen * hd,
+	const ATTN_T *qi = q + r * hd, *kh = k + kv_head * kv_seqlen * hd,
 		     *vh = v + kv_head * kv_seqlen * hd;
 	float qv[GEN_MAXC], acc[GEN_MAXC];
 #pragma unroll
 	for (int c = 0; c < GEN_MAXC; c++) {
 		const int d = lane + 32 * c;
-		qv[c] = d < hd ? __half2float(qi[d]) : 0.0f;
+		qv[c] = d < hd ? ATTN_LOAD(qi[d]) : 0.0f;
 		acc[c] = 0.0f;
 	}
 	float m = -INFINITY, l = 0.0f;
 	/* top-left causal: keys 0..i, all of them once i reaches kv_seqlen */
 	const int nkeys = causal ? min(i + 1, kv_seqlen) : kv_seqlen;
 	for (int j = 0; j < nkeys; j++) {
-		const __half *kj = kh + (int64_t)j * hd, *vj = vh + (int64_t)j * hd;
+		const ATTN_T *kj = kh + (int64_t)j * hd, *vj = vh + (int64_t)j * hd;
 		float dot = 0.0f;
 #pragma unroll
 		for (int c = 0; c < GEN_MAXC; c++) {
 			const int d = lane + 32 * c;
 			if (d < hd)
-				dot += qv[c] * __half2float(kj[d]);
+				dot += qv[c] * ATTN_LOAD(kj[d]);
 		}
 #pragma unroll
 		for (int off = 16; off > 0; off >>= 1)
@@ -463,7 +495,7 @@ static __device__ __forceinline__ void generic_row(const __half *__restrict__ q,
 #pragma unroll
 		for (int c = 0; c < GEN_MAXC; c++) {
 			const int d = lane + 32 * c;
-			acc[c] = acc[c] * alpha + (d < hd ? p * __half2float(vj[d]) : 0.0f);
+			acc[c] = acc[c] * alpha + (d < hd ? p * ATTN_LOAD(vj[d]) : 0.0f);
 		}
 		m = m_new;
 	}
@@ -471,7 +503,7 @@ static __device__ __forceinline__ void generic_row(const __half *__restrict__ q,
 	for (int c = 0; c < GEN_MAXC; c++) {
 		const int d = lane + 32 * c;
 		if (d < hd)
-			o[r * hd + d] = __float2half_rn(acc[c] / l);
+			o[r * hd + d] = ATTN_STORE(acc[c] / l);
 	}
 }
 
@@ -480,8 +512,8 @@ static __device__ __forceinline__ void generic_row(const __half *__restrict__ q,
  * template, where the launch is MLX's and D and CAUSAL are template args.  Other head_dims
  * run the plain kernel on the block's queries, a warp per query. */
 template <int D, bool CAUSAL>
-static __device__ __forceinline__ void attention_cta(const __half *q, const __half *k,
-						     const __half *v, __half *o, int heads,
+static __device__ __forceinline__ void attention_cta(const ATTN_T *q, const ATTN_T *k,
+						     const ATTN_T *v, ATTN_T *o, int heads,
 						     int kv_heads, int seqlen, int kv_seqlen)
 {
 	if constexpr (D == 32 || D == 64 || D == 128) {
@@ -499,8 +531,8 @@ static __device__ __forceinline__ void attention_cta(const __half *q, const __ha
 }
 
 #ifndef __CUDACC_RTC__
-__global__ void attention_generic(const __half *__restrict__ q, const __half *__restrict__ k,
-				  const __half *__restrict__ v, __half *__restrict__ o, int64_t rows,
+__global__ void attention_generic(const ATTN_T *__restrict__ q, const ATTN_T *__restrict__ k,
+				  const ATTN_T *__restrict__ v, ATTN_T *__restrict__ o, int64_t rows,
 				  int heads, int kv_heads, int seqlen, int kv_seqlen, int hd,
 				  int causal, float scale)
 {
@@ -509,9 +541,9 @@ __global__ void attention_generic(const __half *__restrict__ q, const __half *__
 		generic_row(q, k, v, o, r, heads, kv_heads, seqlen, kv_seqlen, hd, causal, scale);
 }
 
-void attention(const __half *q, const __half *k, const __half *v, __half *o, int32_t batch,
-	       int32_t heads, int32_t kv_heads, int32_t seqlen, int32_t kv_seqlen,
-	       int32_t head_dim, int32_t causal, cudaStream_t stream)
+void ATTN_FN(const ATTN_T *q, const ATTN_T *k, const ATTN_T *v, ATTN_T *o, int32_t batch,
+	     int32_t heads, int32_t kv_heads, int32_t seqlen, int32_t kv_seqlen, int32_t head_dim,
+	     int32_t causal, cudaStream_t stream)
 {
 	if (batch <= 0 || heads <= 0 || kv_heads <= 0 || heads % kv_heads != 0 || seqlen <= 0 ||
 	    kv_seqlen <= 0 || head_dim <= 0)
