@@ -10,12 +10,14 @@ knobs:
   UNR: {values: [1, 2, 4], default: 2, summary: "states per group: independent chains between barriers, more registers", impacts: {register_pressure: 7, compute_hw_fit: 6}}
   POLY: {values: [0, 1, 2], default: 0, summary: "states of each group whose exp2 is a degree-5 polynomial (FMA pipe) instead of MUFU ex2", impacts: {compute_hw_fit: 5}}
   PFR: {values: [0, 1], default: 1, summary: "1 loads the next tile's u, delta and z into registers during this tile (16 bytes per lane and row more registers); 0 loads this tile's while its B and C staging is awaited", impacts: {register_pressure: 5, memory_bandwidth: 4}}
-  VEC: {values: [2, 4, 8], default: 8, summary: "f16 values per global vector load and store of u, delta, z and y (8 = 16 bytes); rows whose length is no multiple fall back to scalar accesses", impacts: {memory_bandwidth: 6}}
+  VEC: {values: [2, 4, 8], default: 8, summary: "values per global vector load and store of u, delta, z and y (f16: 8 = 16 bytes; f32: 4 = 16 bytes, 8 = two such loads); rows whose length is no multiple fall back to scalar accesses", impacts: {memory_bandwidth: 6}}
 require:
   - "ITEMS % VEC == 0"
   - "POLY <= UNR"
   - "ITEMS * UNR <= 64"
   - "32 * WPC * CPB <= 512"
+  # two buffers of 32 rows of TILE halves (selective_scan_f32's wrapper has its own copy of this
+  # block with 4-byte rows)
   - "128 * 32 * WPC * ITEMS <= 227 * 1024"
 @end */
 /* Per state n and step t: e_t = 2^(dt_t A_n log2e), q_t = dt_t u_t B_nt, h_t = e_t h_{t-1} + q_t
@@ -35,6 +37,27 @@ require:
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
+
+/* a variant's wrapper defines SS_GATE (0: no z input, y = C.h + D*u), SS_F32 (1: f32 u, delta,
+ * B, C, z and y instead of f16; left undefined it is 0) and its entry's name SS_FN */
+#ifndef SS_GATE
+#define SS_GATE 1
+#define SS_F32 0
+#define SS_FN selective_scan
+#endif
+#if SS_F32
+typedef float ss_t; /* the element type of u, delta, B, C, z and y */
+typedef float2 ss_t2; /* two of them (the next tile's u, delta, z are kept so) */
+static __device__ __forceinline__ float2 ss_load2(float2 x) { return x; }
+static __device__ __forceinline__ float ss_load(float x) { return x; }
+static __device__ __forceinline__ float ss_store(float x) { return x; }
+#else
+typedef __half ss_t;
+typedef __half2 ss_t2;
+static __device__ __forceinline__ float2 ss_load2(__half2 x) { return __half22float2(x); }
+static __device__ __forceinline__ float ss_load(__half x) { return __half2float(x); }
+static __device__ __forceinline__ __half ss_store(float x) { return __float2half_rn(x); }
+#endif
 
 #ifndef WPC
 #define WPC 2
@@ -63,6 +86,7 @@ require:
 #define TILE (32 * WPC * ITEMS)	  /* steps per tile of one channel */
 #define NT (32 * WPC * CPB)	  /* threads per block */
 #define BCROWS (2 * MAXN)	  /* B rows, then C rows, per buffer */
+#define EPC (16 / (int)sizeof(ss_t)) /* elements per 16-byte cp.async: 8 f16, 4 f32 */
 
 static __device__ __forceinline__ float ex2(float x)
 {
@@ -94,10 +118,34 @@ static __device__ __forceinline__ float softplus(float x)
 	return x <= 20.0f ? log1pf(__expf(x)) : x;
 }
 
-/* ITEMS f16 values of a row from step t0 into packed registers; steps past len are 0 */
-static __device__ __forceinline__ void load_raw(const __half *__restrict__ row, int64_t t0,
-						int64_t len, bool vec_ok, __half2 (&r)[ITEMS / 2])
+/* ITEMS values of a row from step t0 into registers, as pairs (f16: packed); steps past len
+ * are 0 */
+static __device__ __forceinline__ void load_raw(const ss_t *__restrict__ row, int64_t t0,
+						int64_t len, bool vec_ok, ss_t2 (&r)[ITEMS / 2])
 {
+#if SS_F32
+	if (vec_ok && t0 + ITEMS <= len) {
+#pragma unroll
+		for (int k = 0; k < ITEMS; k += VEC) {
+			if constexpr (VEC >= 4) {
+#pragma unroll
+				for (int i = 0; i < VEC; i += 4) {
+					const float4 v =
+						__ldg(reinterpret_cast<const float4 *>(row + t0 + k + i));
+					r[(k + i) / 2] = make_float2(v.x, v.y);
+					r[(k + i) / 2 + 1] = make_float2(v.z, v.w);
+				}
+			} else {
+				r[k / 2] = __ldg(reinterpret_cast<const float2 *>(row + t0 + k));
+			}
+		}
+	} else {
+#pragma unroll
+		for (int k = 0; k < ITEMS; k += 2)
+			r[k / 2] = make_float2(t0 + k < len ? row[t0 + k] : 0.0f,
+					       t0 + k + 1 < len ? row[t0 + k + 1] : 0.0f);
+	}
+#else
 	if (vec_ok && t0 + ITEMS <= len) {
 #pragma unroll
 		for (int k = 0; k < ITEMS; k += VEC) {
@@ -124,23 +172,34 @@ static __device__ __forceinline__ void load_raw(const __half *__restrict__ row, 
 			r[k / 2] = __halves2half2(t0 + k < len ? row[t0 + k] : zero,
 						  t0 + k + 1 < len ? row[t0 + k + 1] : zero);
 	}
+#endif
 }
 
-static __device__ __forceinline__ void unpack(const __half2 (&r)[ITEMS / 2], float (&v)[ITEMS])
+static __device__ __forceinline__ void unpack(const ss_t2 (&r)[ITEMS / 2], float (&v)[ITEMS])
 {
 #pragma unroll
 	for (int j = 0; j < ITEMS / 2; j++) {
-		const float2 f = __half22float2(r[j]);
+		const float2 f = ss_load2(r[j]);
 		v[2 * j] = f.x, v[2 * j + 1] = f.y;
 	}
 }
 
-static __device__ __forceinline__ void store_items(__half *__restrict__ row, int64_t t0,
+static __device__ __forceinline__ void store_items(ss_t *__restrict__ row, int64_t t0,
 						   int64_t len, bool vec_ok, const float (&v)[ITEMS])
 {
 	if (vec_ok && t0 + ITEMS <= len) {
 #pragma unroll
 		for (int k = 0; k < ITEMS; k += VEC) {
+#if SS_F32
+			if constexpr (VEC >= 4) {
+#pragma unroll
+				for (int i = 0; i < VEC; i += 4)
+					*reinterpret_cast<float4 *>(row + t0 + k + i) =
+						make_float4(v[k + i], v[k + i + 1], v[k + i + 2], v[k + i + 3]);
+			} else {
+				*reinterpret_cast<float2 *>(row + t0 + k) = make_float2(v[k], v[k + 1]);
+			}
+#else
 			__half2 h[VEC / 2];
 #pragma unroll
 			for (int j = 0; j < VEC / 2; j++)
@@ -151,12 +210,13 @@ static __device__ __forceinline__ void store_items(__half *__restrict__ row, int
 				*reinterpret_cast<uint2 *>(row + t0 + k) = *reinterpret_cast<uint2 *>(h);
 			else
 				*reinterpret_cast<__half2 *>(row + t0 + k) = h[0];
+#endif
 		}
 	} else {
 #pragma unroll
 		for (int k = 0; k < ITEMS; k++)
 			if (t0 + k < len)
-				row[t0 + k] = __float2half_rn(v[k]);
+				row[t0 + k] = ss_store(v[k]);
 	}
 }
 
@@ -168,29 +228,36 @@ static __device__ __forceinline__ void cp_async16(void *dst, const void *src)
 
 /* fill one buffer with the B and C rows of tile t0 (rows past dstate and steps past len are
  * zeros, stored plainly; so are all rows when len is no multiple of 8, or the tile is short) */
-static __device__ __forceinline__ void stage_bc(__half *buf, const __half *Bb, const __half *Cb,
+static __device__ __forceinline__ void stage_bc(ss_t *buf, const ss_t *Bb, const ss_t *Cb,
 						int64_t t0, int64_t len, int dstate, bool async_ok)
 {
 	const bool full = async_ok && t0 + TILE <= len;
-	for (int idx = threadIdx.x; idx < BCROWS * (TILE / 8); idx += NT) {
-		const int r = idx / (TILE / 8), j = (idx % (TILE / 8)) * 8, n = r % MAXN;
+	for (int idx = threadIdx.x; idx < BCROWS * (TILE / EPC); idx += NT) {
+		const int r = idx / (TILE / EPC), j = (idx % (TILE / EPC)) * EPC, n = r % MAXN;
 		const bool zero = n >= dstate;
-		const __half *src = (r < MAXN ? Bb : Cb) + (int64_t)(zero ? 0 : n) * len;
-		__half *dst = buf + r * TILE + j;
+		const ss_t *src = (r < MAXN ? Bb : Cb) + (int64_t)(zero ? 0 : n) * len;
+		ss_t *dst = buf + r * TILE + j;
 		if (full && !zero) {
 			cp_async16(dst, src + t0 + j);
 		} else {
 #pragma unroll
-			for (int k = 0; k < 8; k++)
-				dst[k] = !zero && t0 + j + k < len ? src[t0 + j + k] : __float2half(0.0f);
+			for (int k = 0; k < EPC; k++)
+				dst[k] = !zero && t0 + j + k < len ? src[t0 + j + k] : ss_store(0.0f);
 		}
 	}
 	asm volatile("cp.async.commit_group;\n" ::);
 }
 
-/* a lane's ITEMS values from shared memory: 16-byte reads (8-byte ones for ITEMS = 4) */
-static __device__ __forceinline__ void lds_items(const __half *p, float (&v)[ITEMS])
+/* a lane's ITEMS values from shared memory: 16-byte reads (f16: 8-byte ones for ITEMS = 4) */
+static __device__ __forceinline__ void lds_items(const ss_t *p, float (&v)[ITEMS])
 {
+#if SS_F32
+#pragma unroll
+	for (int k = 0; k < ITEMS; k += 4) {
+		const float4 f = *reinterpret_cast<const float4 *>(p + k);
+		v[k] = f.x, v[k + 1] = f.y, v[k + 2] = f.z, v[k + 3] = f.w;
+	}
+#else
 	constexpr int W = ITEMS % 8 == 0 ? 8 : 4;
 #pragma unroll
 	for (int k = 0; k < ITEMS; k += W) {
@@ -205,6 +272,7 @@ static __device__ __forceinline__ void lds_items(const __half *p, float (&v)[ITE
 			v[k + 2 * j] = f.x, v[k + 2 * j + 1] = f.y;
 		}
 	}
+#endif
 }
 
 /* the barrier between writing the warp totals and reading them: one warp per channel needs
@@ -218,14 +286,14 @@ static __device__ __forceinline__ void group_sync()
 }
 
 __global__ void __launch_bounds__(NT)
-	scan_chunk_carry(const __half *__restrict__ u, const __half *__restrict__ delta,
-			 const float *__restrict__ A, const __half *__restrict__ B,
-			 const __half *__restrict__ C, const float *__restrict__ D,
-			 const __half *__restrict__ z, const float *__restrict__ delta_bias,
-			 __half *__restrict__ y, int32_t batch, int32_t dim, int32_t seqlen,
+	scan_chunk_carry(const ss_t *__restrict__ u, const ss_t *__restrict__ delta,
+			 const float *__restrict__ A, const ss_t *__restrict__ B,
+			 const ss_t *__restrict__ C, const float *__restrict__ D,
+			 const ss_t *__restrict__ z, const float *__restrict__ delta_bias,
+			 ss_t *__restrict__ y, int32_t batch, int32_t dim, int32_t seqlen,
 			 int32_t dstate)
 {
-	extern __shared__ __align__(16) __half smem[]; /* 2 buffers of BCROWS x TILE */
+	extern __shared__ __align__(16) ss_t smem[]; /* 2 buffers of BCROWS x TILE */
 	__shared__ float s_A2[CPB][MAXN];
 	__shared__ float s_carry[2][CPB][MAXN];	   /* [tile parity][channel][state] */
 	__shared__ float2 s_tot[2][CPB][WPC][UNR]; /* [group parity][channel][warp][state] */
@@ -237,7 +305,7 @@ __global__ void __launch_bounds__(NT)
 	const int64_t b = blockIdx.x / groups, d0 = (blockIdx.x % groups) * CPB, d = d0 + c;
 	const bool active = d < dim;
 	const int64_t bd = b * dim + (active ? d : dim - 1); /* past dim: a real row, not stored */
-	const __half *Bb = B + b * dstate * L, *Cb = C + b * dstate * L;
+	const ss_t *Bb = B + b * dstate * L, *Cb = C + b * dstate * L;
 	const float bias = delta_bias[bd - b * dim], Dd = D[bd - b * dim];
 	for (int i = threadIdx.x; i < CPB * MAXN; i += NT) {
 		const int cc = i / MAXN, n = i % MAXN;
@@ -245,24 +313,26 @@ __global__ void __launch_bounds__(NT)
 		s_A2[cc][n] = n < dstate ? A[dc * dstate + n] * KS_LOG2E : 0.0f;
 		s_carry[0][cc][n] = 0.0f;
 	}
-	const bool async_ok = L % 8 == 0, vec_ok = L % VEC == 0;
+	const bool async_ok = L % EPC == 0, vec_ok = L % VEC == 0;
 	const int64_t ntiles = (L + TILE - 1) / TILE;
 	const int off = w * 32 * ITEMS + lane * ITEMS; /* the lane's first step inside a tile */
 	stage_bc(smem, Bb, Cb, 0, L, dstate, async_ok);
-	__half2 ru[ITEMS / 2], rd[ITEMS / 2], rz[ITEMS / 2];
+	ss_t2 ru[ITEMS / 2], rd[ITEMS / 2], rz[ITEMS / 2];
 	if constexpr (PFR) {
 		load_raw(u + bd * L, off, L, vec_ok, ru);
 		load_raw(delta + bd * L, off, L, vec_ok, rd);
-		load_raw(z + bd * L, off, L, vec_ok, rz);
+		if constexpr (SS_GATE)
+			load_raw(z + bd * L, off, L, vec_ok, rz);
 	}
 	for (int64_t it = 0; it < ntiles; it++) {
 		const int64_t t0 = it * TILE, base = t0 + off;
 		if constexpr (!PFR) { /* this tile's, in flight during the staging wait */
 			load_raw(u + bd * L, base, L, vec_ok, ru);
 			load_raw(delta + bd * L, base, L, vec_ok, rd);
-			load_raw(z + bd * L, base, L, vec_ok, rz);
+			if constexpr (SS_GATE)
+				load_raw(z + bd * L, base, L, vec_ok, rz);
 		}
-		const __half *cur = smem + (it & 1) * BCROWS * TILE;
+		const ss_t *cur = smem + (it & 1) * BCROWS * TILE;
 		if (it + 1 < ntiles) {
 			stage_bc(smem + ((it + 1) & 1) * BCROWS * TILE, Bb, Cb, t0 + TILE, L, dstate,
 				 async_ok);
@@ -281,14 +351,17 @@ __global__ void __launch_bounds__(NT)
 			acc[k] = Dd * dtu[k];
 			dtu[k] *= dt[k];
 		}
-		__half2 zc[ITEMS / 2];
+		ss_t2 zc[ITEMS / 2];
+		if constexpr (SS_GATE) {
 #pragma unroll
-		for (int k = 0; k < ITEMS / 2; k++)
-			zc[k] = rz[k];
+			for (int k = 0; k < ITEMS / 2; k++)
+				zc[k] = rz[k];
+		}
 		if (PFR && it + 1 < ntiles) { /* the next tile's u, delta, z, during this one */
 			load_raw(u + bd * L, base + TILE, L, vec_ok, ru);
 			load_raw(delta + bd * L, base + TILE, L, vec_ok, rd);
-			load_raw(z + bd * L, base + TILE, L, vec_ok, rz);
+			if constexpr (SS_GATE)
+				load_raw(z + bd * L, base + TILE, L, vec_ok, rz);
 		}
 		const float *carry_in = s_carry[it & 1][c];
 		float *carry_out = s_carry[(it + 1) & 1][c];
@@ -349,10 +422,12 @@ __global__ void __launch_bounds__(NT)
 			}
 		}
 		float zf[ITEMS];
-		unpack(zc, zf);
+		if constexpr (SS_GATE) {
+			unpack(zc, zf);
 #pragma unroll
-		for (int k = 0; k < ITEMS; k++)
-			acc[k] *= zf[k] / (1.0f + __expf(-zf[k]));
+			for (int k = 0; k < ITEMS; k++)
+				acc[k] *= zf[k] / (1.0f + __expf(-zf[k]));
+		}
 		if (active)
 			store_items(y + bd * L, base, L, vec_ok, acc);
 		/* the next stage overwrites the other buffer, last read in this tile; the next
@@ -362,9 +437,9 @@ __global__ void __launch_bounds__(NT)
 }
 
 /* dstate beyond 16: one thread per channel walking the sequence, the state in a local array */
-__global__ void scan_wide(const __half *u, const __half *delta, const float *A, const __half *B,
-			  const __half *C, const float *D, const __half *z, const float *delta_bias,
-			  __half *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
+__global__ void scan_wide(const ss_t *u, const ss_t *delta, const float *A, const ss_t *B,
+			  const ss_t *C, const float *D, const ss_t *z, const float *delta_bias,
+			  ss_t *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
 {
 	const int64_t bd = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
 	if (bd >= (int64_t)batch * dim)
@@ -374,28 +449,38 @@ __global__ void scan_wide(const __half *u, const __half *delta, const float *A, 
 	for (int n = 0; n < dstate; n++)
 		h[n] = 0.0f;
 	for (int64_t t = 0; t < L; t++) {
-		const float dt = softplus(__half2float(delta[bd * L + t]) + delta_bias[d]);
-		const float ut = __half2float(u[bd * L + t]);
+		const float dt = softplus(ss_load(delta[bd * L + t]) + delta_bias[d]);
+		const float ut = ss_load(u[bd * L + t]);
 		float acc = D[d] * ut;
 		for (int n = 0; n < dstate; n++) {
 			const int64_t o = (b * dstate + n) * L + t;
-			h[n] = expf(dt * A[d * dstate + n]) * h[n] + dt * ut * __half2float(B[o]);
-			acc += __half2float(C[o]) * h[n];
+			h[n] = expf(dt * A[d * dstate + n]) * h[n] + dt * ut * ss_load(B[o]);
+			acc += ss_load(C[o]) * h[n];
 		}
-		const float zt = __half2float(z[bd * L + t]);
-		y[bd * L + t] = __float2half_rn(acc * zt / (1.0f + expf(-zt)));
+		if constexpr (SS_GATE) {
+			const float zt = ss_load(z[bd * L + t]);
+			y[bd * L + t] = ss_store(acc * zt / (1.0f + expf(-zt)));
+		} else {
+			y[bd * L + t] = ss_store(acc);
+		}
 	}
 }
 
-void selective_scan(const __half *u, const __half *delta, const float *A, const __half *B,
-		    const __half *C, const float *D, const __half *z, const float *delta_bias,
-		    __half *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate,
-		    cudaStream_t stream)
+void SS_FN(const ss_t *u, const ss_t *delta, const float *A, const ss_t *B, const ss_t *C,
+	   const float *D,
+#if SS_GATE
+	   const ss_t *z,
+#endif
+	   const float *delta_bias, ss_t *y, int32_t batch, int32_t dim, int32_t seqlen,
+	   int32_t dstate, cudaStream_t stream)
 {
+#if !SS_GATE
+	const ss_t *z = nullptr; /* never read: the kernels compile the gate out */
+#endif
 	if (batch <= 0 || dim <= 0 || seqlen <= 0)
 		return;
 	if (dstate <= MAXN) {
-		const size_t smem = (size_t)2 * BCROWS * TILE * sizeof(__half);
+		const size_t smem = (size_t)2 * BCROWS * TILE * sizeof(ss_t);
 		if (smem > 48 * 1024)
 			cudaFuncSetAttribute(scan_chunk_carry,
 					     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);

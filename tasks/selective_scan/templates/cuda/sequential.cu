@@ -7,7 +7,7 @@ knobs:
   CPB: {values: [8, 16, 32, 64], default: 16, summary: "channels per block (they share the staged B and C)", impacts: {memory_bandwidth: 6, compute_hw_fit: 4}}
   SPLIT: {values: [1, 2, 4, 8, 16], default: 8, summary: "lanes per channel, each owning dstate / SPLIT states; more lanes, more parallelism at batch 1, more shuffles per step", impacts: {compute_hw_fit: 8, register_pressure: 4}}
   CHUNK: {values: [32, 64, 128], default: 64, summary: "steps staged in shared memory per round", impacts: {memory_bandwidth: 5}}
-  VEC: {values: [2, 4, 8], default: 8, summary: "f16 values per staging load and output store (8 = 16 bytes)", impacts: {memory_bandwidth: 6}}
+  VEC: {values: [2, 4, 8], default: 8, summary: "values per staging load and output store (f16: 8 = 16 bytes; f32: 4 = 16 bytes, 8 = two such loads)", impacts: {memory_bandwidth: 6}}
 require:
   - "CPB * SPLIT % 32 == 0"
   - "CPB * SPLIT <= 1024"
@@ -24,6 +24,23 @@ require:
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
+
+/* a variant's wrapper defines SS_GATE (0: no z input, y = C.h + D*u), SS_F32 (1: f32 u, delta,
+ * B, C, z and y instead of f16; left undefined it is 0) and its entry's name SS_FN */
+#ifndef SS_GATE
+#define SS_GATE 1
+#define SS_F32 0
+#define SS_FN selective_scan
+#endif
+#if SS_F32
+typedef float ss_t; /* the element type of u, delta, B, C, z and y */
+static __device__ __forceinline__ float ss_load(float x) { return x; }
+static __device__ __forceinline__ float ss_store(float x) { return x; }
+#else
+typedef __half ss_t;
+static __device__ __forceinline__ float ss_load(__half x) { return __half2float(x); }
+static __device__ __forceinline__ __half ss_store(float x) { return __float2half_rn(x); }
+#endif
 
 #ifndef CPB
 #define CPB 16
@@ -55,11 +72,24 @@ static __device__ __forceinline__ float softplus(float x)
 	return x <= 20.0f ? log1pf(__expf(x)) : x;
 }
 
-/* VEC f16 values at p (all in range and aligned) or the in-range ones, to floats */
-static __device__ __forceinline__ void load_vec(const __half *p, int valid, bool vec_ok,
+/* VEC values at p (all in range and aligned) or the in-range ones, to floats */
+static __device__ __forceinline__ void load_vec(const ss_t *p, int valid, bool vec_ok,
 						float (&v)[VEC])
 {
 	if (vec_ok && valid >= VEC) {
+#if SS_F32
+		/* f32: 16-byte loads of 4 floats (two for VEC 8), one 8-byte load for VEC 2 */
+		if constexpr (VEC >= 4) {
+#pragma unroll
+			for (int k = 0; k < VEC; k += 4) {
+				const float4 f = __ldg(reinterpret_cast<const float4 *>(p + k));
+				v[k] = f.x, v[k + 1] = f.y, v[k + 2] = f.z, v[k + 3] = f.w;
+			}
+		} else {
+			const float2 f = __ldg(reinterpret_cast<const float2 *>(p));
+			v[0] = f.x, v[1] = f.y;
+		}
+#else
 		if constexpr (VEC == 8) {
 			uint4 r = __ldg(reinterpret_cast<const uint4 *>(p));
 			const __half2 *h = reinterpret_cast<const __half2 *>(&r);
@@ -80,20 +110,21 @@ static __device__ __forceinline__ void load_vec(const __half *p, int valid, bool
 			float2 f = __half22float2(__ldg(reinterpret_cast<const __half2 *>(p)));
 			v[0] = f.x, v[1] = f.y;
 		}
+#endif
 	} else {
 #pragma unroll
 		for (int k = 0; k < VEC; k++)
-			v[k] = k < valid ? __half2float(p[k]) : 0.0f;
+			v[k] = k < valid ? ss_load(p[k]) : 0.0f;
 	}
 }
 
 template <int NS>
 __global__ void __launch_bounds__(NTHREADS)
-	scan_seq(const __half *__restrict__ u, const __half *__restrict__ delta,
-		 const float *__restrict__ A, const __half *__restrict__ B,
-		 const __half *__restrict__ C, const float *__restrict__ D,
-		 const __half *__restrict__ z, const float *__restrict__ delta_bias,
-		 __half *__restrict__ y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
+	scan_seq(const ss_t *__restrict__ u, const ss_t *__restrict__ delta,
+		 const float *__restrict__ A, const ss_t *__restrict__ B,
+		 const ss_t *__restrict__ C, const float *__restrict__ D,
+		 const ss_t *__restrict__ z, const float *__restrict__ delta_bias,
+		 ss_t *__restrict__ y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
 {
 	__shared__ float s_dt[CPB][PAD], s_dtu[CPB][PAD], s_u[CPB][PAD], s_y[CPB][PAD];
 	__shared__ float s_B[MAXN][CHUNK], s_C[MAXN][CHUNK];
@@ -105,7 +136,7 @@ __global__ void __launch_bounds__(NTHREADS)
 	const int64_t d = d0 + c;
 	const bool active = d < dim;
 	const bool vec_ok = L % VEC == 0;
-	const __half *Bb = B + b * dstate * L, *Cb = C + b * dstate * L;
+	const ss_t *Bb = B + b * dstate * L, *Cb = C + b * dstate * L;
 	float A2[NS], h[NS];
 #pragma unroll
 	for (int i = 0; i < NS; i++) {
@@ -175,20 +206,35 @@ __global__ void __launch_bounds__(NTHREADS)
 				continue;
 			const int64_t off = (b * dim + dd) * L + t0 + j;
 			float zv[VEC];
-			load_vec(z + off, valid_t - j, vec_ok, zv);
+			if constexpr (SS_GATE)
+				load_vec(z + off, valid_t - j, vec_ok, zv);
 			const float Dd = D[dd];
-			__half out[VEC];
+			ss_t out[VEC];
 #pragma unroll
-			for (int k = 0; k < VEC; k++)
-				out[k] = __float2half_rn(fmaf(Dd, s_u[cc][j + k], s_y[cc][j + k]) * zv[k] /
-							 (1.0f + __expf(-zv[k])));
+			for (int k = 0; k < VEC; k++) {
+				float o = fmaf(Dd, s_u[cc][j + k], s_y[cc][j + k]);
+				if constexpr (SS_GATE)
+					o = o * zv[k] / (1.0f + __expf(-zv[k]));
+				out[k] = ss_store(o);
+			}
 			if (vec_ok && valid_t - j >= VEC) {
+#if SS_F32
+				if constexpr (VEC >= 4) {
+#pragma unroll
+					for (int k4 = 0; k4 < VEC; k4 += 4)
+						*reinterpret_cast<float4 *>(y + off + k4) = make_float4(
+							out[k4], out[k4 + 1], out[k4 + 2], out[k4 + 3]);
+				} else {
+					*reinterpret_cast<float2 *>(y + off) = make_float2(out[0], out[1]);
+				}
+#else
 				if constexpr (VEC == 8)
 					*reinterpret_cast<uint4 *>(y + off) = *reinterpret_cast<uint4 *>(out);
 				else if constexpr (VEC == 4)
 					*reinterpret_cast<uint2 *>(y + off) = *reinterpret_cast<uint2 *>(out);
 				else
 					*reinterpret_cast<__half2 *>(y + off) = *reinterpret_cast<__half2 *>(out);
+#endif
 			} else {
 				for (int k = 0; k < VEC && j + k < valid_t; k++)
 					y[off + k] = out[k];
@@ -199,9 +245,9 @@ __global__ void __launch_bounds__(NTHREADS)
 }
 
 /* dstate beyond 16: one thread per channel, the state in a local array */
-__global__ void scan_wide(const __half *u, const __half *delta, const float *A, const __half *B,
-			  const __half *C, const float *D, const __half *z, const float *delta_bias,
-			  __half *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
+__global__ void scan_wide(const ss_t *u, const ss_t *delta, const float *A, const ss_t *B,
+			  const ss_t *C, const float *D, const ss_t *z, const float *delta_bias,
+			  ss_t *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
 {
 	const int64_t bd = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
 	if (bd >= (int64_t)batch * dim)
@@ -211,24 +257,34 @@ __global__ void scan_wide(const __half *u, const __half *delta, const float *A, 
 	for (int n = 0; n < dstate; n++)
 		h[n] = 0.0f;
 	for (int64_t t = 0; t < L; t++) {
-		const float dt = softplus(__half2float(delta[bd * L + t]) + delta_bias[d]);
-		const float ut = __half2float(u[bd * L + t]);
+		const float dt = softplus(ss_load(delta[bd * L + t]) + delta_bias[d]);
+		const float ut = ss_load(u[bd * L + t]);
 		float acc = 0.0f;
 		for (int n = 0; n < dstate; n++) {
 			const int64_t o = (b * dstate + n) * L + t;
-			h[n] = expf(dt * A[d * dstate + n]) * h[n] + dt * ut * __half2float(B[o]);
-			acc += __half2float(C[o]) * h[n];
+			h[n] = expf(dt * A[d * dstate + n]) * h[n] + dt * ut * ss_load(B[o]);
+			acc += ss_load(C[o]) * h[n];
 		}
-		const float zt = __half2float(z[bd * L + t]);
-		y[bd * L + t] = __float2half_rn((acc + D[d] * ut) * zt / (1.0f + expf(-zt)));
+		if constexpr (SS_GATE) {
+			const float zt = ss_load(z[bd * L + t]);
+			y[bd * L + t] = ss_store((acc + D[d] * ut) * zt / (1.0f + expf(-zt)));
+		} else {
+			y[bd * L + t] = ss_store(acc + D[d] * ut);
+		}
 	}
 }
 
-void selective_scan(const __half *u, const __half *delta, const float *A, const __half *B,
-		    const __half *C, const float *D, const __half *z, const float *delta_bias,
-		    __half *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate,
-		    cudaStream_t stream)
+void SS_FN(const ss_t *u, const ss_t *delta, const float *A, const ss_t *B, const ss_t *C,
+	   const float *D,
+#if SS_GATE
+	   const ss_t *z,
+#endif
+	   const float *delta_bias, ss_t *y, int32_t batch, int32_t dim, int32_t seqlen,
+	   int32_t dstate, cudaStream_t stream)
 {
+#if !SS_GATE
+	const ss_t *z = nullptr; /* never read: the kernels compile the gate out */
+#endif
 	if (batch <= 0 || dim <= 0 || seqlen <= 0)
 		return;
 	const unsigned blocks = (unsigned)((int64_t)batch * ((dim + CPB - 1) / CPB));

@@ -7,7 +7,7 @@ knobs:
   ITEMS: {values: [4, 8, 16, 32], default: 8, summary: "consecutive steps per lane; more items, fewer shuffle levels per step, more registers", impacts: {register_pressure: 8, compute_hw_fit: 7}}
   CPB: {values: [1, 2, 4, 8, 16, 32], default: 8, summary: "channels per block, sharing B and C tiles (through L1 for PF 0, shared memory otherwise); 16 and 32 only with PF 2, whose shared memory does not grow with CPB", impacts: {memory_bandwidth: 5, compute_hw_fit: 3}}
   UNR: {values: [1, 2, 4], default: 2, summary: "states interleaved in one pass over the items: independent chains for the scheduler, more registers", impacts: {register_pressure: 7, compute_hw_fit: 6}}
-  VEC: {values: [2, 4, 8], default: 8, summary: "f16 values per vector load and store (8 = 16 bytes); rows whose length is no multiple fall back to scalar accesses", impacts: {memory_bandwidth: 6}}
+  VEC: {values: [2, 4, 8], default: 8, summary: "values per vector load and store (f16: 8 = 16 bytes; f32: 4 = 16 bytes, 8 = two such loads); rows whose length is no multiple fall back to scalar accesses", impacts: {memory_bandwidth: 6}}
   PF: {values: [0, 1, 2], default: 1, summary: "1 stages the next tile's B, C (shared by the block's channels) and u, delta, z in shared memory with cp.async while the current tile is computed (two buffers, one barrier per tile); 2 stages only B and C there and keeps each lane's next u, delta, z in registers (f16 pairs, loaded one tile ahead), so a block needs 128 * TILE bytes whatever CPB and several blocks fit on one SM; 0 loads each state's rows when it is needed", impacts: {memory_bandwidth: 7, compute_hw_fit: 5}}
   MINB: {values: [1, 2, 3, 4], default: 1, summary: "blocks per SM the PF >= 1 kernel is compiled for (the second __launch_bounds__ argument): caps registers at 64K / (MINB * 32 * CPB * SPLIT) so that many blocks fit, at the price of spills when the cap is low", impacts: {register_pressure: 8, compute_hw_fit: 6}}
   SPLIT: {values: [1, 2, 4], default: 1, summary: "warps per channel (PF >= 1), each scanning 16 / SPLIT of the states; parts 1.. write their C.h sums to their own shared rows once per tile (conflict-free, no atomics) and part 0 adds them. Measured on an H200 at b1 L2048 (docs/results/cuda-selective_scan-occupancy.md): the float shared-memory atomics this replaced made ITEMS 16 CPB 4 SPLIT 2 3.2x slower (414 against 130 us); it is still about 2x slower than CPB 8 SPLIT 1, which has the same warps per block and twice the channels", impacts: {compute_hw_fit: 3, register_pressure: 2}}
@@ -21,6 +21,8 @@ require:
   - "MINB * CPB * SPLIT <= 64"
   - "CPB * SPLIT <= (PF == 2 ? 32 : 8)"
   # two buffers of (32 + 3 CPB for PF 1) rows of TILE halves, the partial sums, s_A2 and s_carry
+  # (without the gate, selective_scan_nogate, PF 1 stages 2 CPB rows: the bound over-counts;
+  # selective_scan_f32's wrapper has its own copy of this block with 4-byte rows)
   - "PF == 0 || 2 * (32 + (PF == 1) * 3 * CPB) * 32 * ITEMS * 2 + (SPLIT - 1) * CPB * 32 * ITEMS * 4 + 2 * CPB * 16 * 4 <= 227 * 1024"
 @end */
 /* Per state n and step t: a_t = 2^(dt_t A_n log2e), b_t = dt_t u_t B_nt, h_t = a_t h_{t-1} + b_t.
@@ -41,6 +43,27 @@ require:
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
+
+/* a variant's wrapper defines SS_GATE (0: no z input, y = C.h + D*u), SS_F32 (1: f32 u, delta,
+ * B, C, z and y instead of f16; left undefined it is 0) and its entry's name SS_FN */
+#ifndef SS_GATE
+#define SS_GATE 1
+#define SS_F32 0
+#define SS_FN selective_scan
+#endif
+#if SS_F32
+typedef float ss_t; /* the element type of u, delta, B, C, z and y */
+typedef float2 ss_t2; /* two of them (PF = 2 keeps the next tile's u, delta, z so) */
+static __device__ __forceinline__ float2 ss_load2(float2 x) { return x; }
+static __device__ __forceinline__ float ss_load(float x) { return x; }
+static __device__ __forceinline__ float ss_store(float x) { return x; }
+#else
+typedef __half ss_t;
+typedef __half2 ss_t2;
+static __device__ __forceinline__ float2 ss_load2(__half2 x) { return __half22float2(x); }
+static __device__ __forceinline__ float ss_load(__half x) { return __half2float(x); }
+static __device__ __forceinline__ __half ss_store(float x) { return __float2half_rn(x); }
+#endif
 
 #ifndef ITEMS
 #define ITEMS 8
@@ -80,13 +103,28 @@ static __device__ __forceinline__ float softplus(float x)
 	return x <= 20.0f ? log1pf(__expf(x)) : x;
 }
 
-/* ITEMS f16 values starting at step t0 of a row; steps past len read as 0 */
-static __device__ __forceinline__ void load_items(const __half *__restrict__ row, int64_t t0,
+/* ITEMS values starting at step t0 of a row, to floats; steps past len read as 0 */
+static __device__ __forceinline__ void load_items(const ss_t *__restrict__ row, int64_t t0,
 						  int64_t len, bool vec_ok, float (&v)[ITEMS])
 {
 	if (vec_ok && t0 + ITEMS <= len) {
 #pragma unroll
 		for (int k = 0; k < ITEMS; k += VEC) {
+#if SS_F32
+			/* f32: 16-byte loads of 4 floats (two for VEC 8), an 8-byte one for VEC 2 */
+			if constexpr (VEC >= 4) {
+#pragma unroll
+				for (int i = 0; i < VEC; i += 4) {
+					const float4 f =
+						__ldg(reinterpret_cast<const float4 *>(row + t0 + k + i));
+					v[k + i] = f.x, v[k + i + 1] = f.y;
+					v[k + i + 2] = f.z, v[k + i + 3] = f.w;
+				}
+			} else {
+				const float2 f = __ldg(reinterpret_cast<const float2 *>(row + t0 + k));
+				v[k] = f.x, v[k + 1] = f.y;
+			}
+#else
 			if constexpr (VEC == 8) {
 				uint4 r = __ldg(reinterpret_cast<const uint4 *>(row + t0 + k));
 				const __half2 *h = reinterpret_cast<const __half2 *>(&r);
@@ -108,20 +146,31 @@ static __device__ __forceinline__ void load_items(const __half *__restrict__ row
 					__ldg(reinterpret_cast<const __half2 *>(row + t0 + k)));
 				v[k] = f.x, v[k + 1] = f.y;
 			}
+#endif
 		}
 	} else {
 #pragma unroll
 		for (int k = 0; k < ITEMS; k++)
-			v[k] = t0 + k < len ? __half2float(row[t0 + k]) : 0.0f;
+			v[k] = t0 + k < len ? ss_load(row[t0 + k]) : 0.0f;
 	}
 }
 
-static __device__ __forceinline__ void store_items(__half *__restrict__ row, int64_t t0,
+static __device__ __forceinline__ void store_items(ss_t *__restrict__ row, int64_t t0,
 						   int64_t len, bool vec_ok, const float (&v)[ITEMS])
 {
 	if (vec_ok && t0 + ITEMS <= len) {
 #pragma unroll
 		for (int k = 0; k < ITEMS; k += VEC) {
+#if SS_F32
+			if constexpr (VEC >= 4) {
+#pragma unroll
+				for (int i = 0; i < VEC; i += 4)
+					*reinterpret_cast<float4 *>(row + t0 + k + i) =
+						make_float4(v[k + i], v[k + i + 1], v[k + i + 2], v[k + i + 3]);
+			} else {
+				*reinterpret_cast<float2 *>(row + t0 + k) = make_float2(v[k], v[k + 1]);
+			}
+#else
 			__half2 h[VEC / 2];
 #pragma unroll
 			for (int j = 0; j < VEC / 2; j++)
@@ -132,21 +181,22 @@ static __device__ __forceinline__ void store_items(__half *__restrict__ row, int
 				*reinterpret_cast<uint2 *>(row + t0 + k) = *reinterpret_cast<uint2 *>(h);
 			else
 				*reinterpret_cast<__half2 *>(row + t0 + k) = h[0];
+#endif
 		}
 	} else {
 #pragma unroll
 		for (int k = 0; k < ITEMS; k++)
 			if (t0 + k < len)
-				row[t0 + k] = __float2half_rn(v[k]);
+				row[t0 + k] = ss_store(v[k]);
 	}
 }
 
 __global__ void __launch_bounds__(32 * CPB)
-	scan_state_outer(const __half *__restrict__ u, const __half *__restrict__ delta,
-			 const float *__restrict__ A, const __half *__restrict__ B,
-			 const __half *__restrict__ C, const float *__restrict__ D,
-			 const __half *__restrict__ z, const float *__restrict__ delta_bias,
-			 __half *__restrict__ y, int32_t batch, int32_t dim, int32_t seqlen,
+	scan_state_outer(const ss_t *__restrict__ u, const ss_t *__restrict__ delta,
+			 const float *__restrict__ A, const ss_t *__restrict__ B,
+			 const ss_t *__restrict__ C, const float *__restrict__ D,
+			 const ss_t *__restrict__ z, const float *__restrict__ delta_bias,
+			 ss_t *__restrict__ y, int32_t batch, int32_t dim, int32_t seqlen,
 			 int32_t dstate)
 {
 	const int lane = threadIdx.x & 31;
@@ -154,8 +204,8 @@ __global__ void __launch_bounds__(32 * CPB)
 	if (bd >= (int64_t)batch * dim)
 		return; /* whole warps leave; no barrier follows */
 	const int64_t b = bd / dim, d = bd % dim, L = seqlen;
-	const __half *ur = u + bd * L, *dr = delta + bd * L;
-	const __half *Bb = B + b * dstate * L, *Cb = C + b * dstate * L;
+	const ss_t *ur = u + bd * L, *dr = delta + bd * L;
+	const ss_t *Bb = B + b * dstate * L, *Cb = C + b * dstate * L;
 	const bool vec_ok = L % VEC == 0;
 	const float bias = delta_bias[d], Dd = D[d];
 	/* per warp: A log2e and the carry of each state; in shared memory because the state loop
@@ -233,10 +283,12 @@ __global__ void __launch_bounds__(32 * CPB)
 			}
 		}
 		float zv[ITEMS];
-		load_items(z + bd * L, base, L, vec_ok, zv);
+		if constexpr (SS_GATE) {
+			load_items(z + bd * L, base, L, vec_ok, zv);
 #pragma unroll
-		for (int k = 0; k < ITEMS; k++)
-			acc[k] *= zv[k] / (1.0f + __expf(-zv[k]));
+			for (int k = 0; k < ITEMS; k++)
+				acc[k] *= zv[k] / (1.0f + __expf(-zv[k]));
+		}
 		store_items(y + bd * L, base, L, vec_ok, acc);
 	}
 }
@@ -253,9 +305,11 @@ __global__ void __launch_bounds__(32 * CPB)
  * NS = MAXN / SPLIT (each state's carry has one owner); parts 1.. write their C.h sums to
  * their own shared rows (step k of lane l at k * 32 + l: no bank conflicts), and part 0 adds
  * them, gates and stores. */
-#define UDZ_ROWS (PF == 1 ? 3 * CPB : 0) /* staged u, delta, z rows per buffer */
+#define UDZ (SS_GATE ? 3 : 2)             /* staged rows per channel: u, delta (and z) */
+#define UDZ_ROWS (PF == 1 ? UDZ * CPB : 0) /* staged u, delta, z rows per buffer */
 #define ROWS (2 * MAXN + UDZ_ROWS)        /* B rows, C rows, then u, delta, z per channel */
 #define NS (MAXN / SPLIT)                 /* states per warp */
+#define EPC (16 / (int)sizeof(ss_t))      /* elements per 16-byte cp.async: 8 f16, 4 f32 */
 
 static __device__ __forceinline__ void cp_async16(void *dst, const void *src)
 {
@@ -264,41 +318,52 @@ static __device__ __forceinline__ void cp_async16(void *dst, const void *src)
 }
 
 /* fill one buffer with tile t0 */
-static __device__ __forceinline__ void stage_tile(__half *buf, const __half *Bb, const __half *Cb,
-						  const __half *u, const __half *delta,
-						  const __half *z, int64_t bd0, int64_t nch,
+static __device__ __forceinline__ void stage_tile(ss_t *buf, const ss_t *Bb, const ss_t *Cb,
+						  const ss_t *u, const ss_t *delta,
+						  const ss_t *z, int64_t bd0, int64_t nch,
 						  int64_t t0, int64_t L, int dstate, bool async_ok)
 {
 	const bool full = async_ok && t0 + TILE <= L;
-	for (int idx = threadIdx.x; idx < ROWS * (TILE / 8); idx += 32 * CPB * SPLIT) {
-		const int r = idx / (TILE / 8), j = (idx % (TILE / 8)) * 8;
-		const __half *src;
+	for (int idx = threadIdx.x; idx < ROWS * (TILE / EPC); idx += 32 * CPB * SPLIT) {
+		const int r = idx / (TILE / EPC), j = (idx % (TILE / EPC)) * EPC;
+		const ss_t *src;
 		bool zero = false;
 		if (r < 2 * MAXN) {
 			const int n = r % MAXN;
 			zero = n >= dstate;
 			src = (r < MAXN ? Bb : Cb) + (int64_t)(zero ? 0 : n) * L;
 		} else { /* PF = 1 only: ROWS stops at 2 * MAXN otherwise */
-			const int q = r - 2 * MAXN, c = q / 3;
+			const int q = r - 2 * MAXN, c = q / UDZ;
 			int64_t bd = bd0 + c;
 			bd = bd < nch ? bd : nch - 1; /* channels past the end read a real row */
-			src = (q % 3 == 0 ? u : q % 3 == 1 ? delta : z) + bd * L;
+#if SS_GATE
+			src = (q % UDZ == 0 ? u : q % UDZ == 1 ? delta : z) + bd * L;
+#else
+			src = (q % UDZ == 0 ? u : delta) + bd * L;
+#endif
 		}
-		__half *dst = buf + r * TILE + j;
+		ss_t *dst = buf + r * TILE + j;
 		if (full && !zero) {
 			cp_async16(dst, src + t0 + j);
 		} else {
 #pragma unroll
-			for (int k = 0; k < 8; k++)
-				dst[k] = !zero && t0 + j + k < L ? src[t0 + j + k] : __float2half(0.0f);
+			for (int k = 0; k < EPC; k++)
+				dst[k] = !zero && t0 + j + k < L ? src[t0 + j + k] : ss_store(0.0f);
 		}
 	}
 	asm volatile("cp.async.commit_group;\n" ::);
 }
 
-/* a lane's ITEMS values from shared memory: 16-byte reads (8-byte ones for ITEMS = 4) */
-static __device__ __forceinline__ void lds_items(const __half *p, float (&v)[ITEMS])
+/* a lane's ITEMS values from shared memory: 16-byte reads (f16: 8-byte ones for ITEMS = 4) */
+static __device__ __forceinline__ void lds_items(const ss_t *p, float (&v)[ITEMS])
 {
+#if SS_F32
+#pragma unroll
+	for (int k = 0; k < ITEMS; k += 4) {
+		const float4 f = *reinterpret_cast<const float4 *>(p + k);
+		v[k] = f.x, v[k + 1] = f.y, v[k + 2] = f.z, v[k + 3] = f.w;
+	}
+#else
 	constexpr int W = ITEMS % 8 == 0 ? 8 : 4;
 #pragma unroll
 	for (int k = 0; k < ITEMS; k += W) {
@@ -313,13 +378,37 @@ static __device__ __forceinline__ void lds_items(const __half *p, float (&v)[ITE
 			v[k + 2 * j] = f.x, v[k + 2 * j + 1] = f.y;
 		}
 	}
+#endif
 }
 
-/* PF = 2: ITEMS f16 values of a row from step t0 into registers, kept as pairs (half the
+/* PF = 2: ITEMS values of a row from step t0 into registers, kept as pairs (f16: half the
  * registers of floats) until the tile that uses them; steps past len read as 0 */
-static __device__ __forceinline__ void ldg_pairs(const __half *__restrict__ row, int64_t t0,
-						 int64_t len, bool vec_ok, __half2 (&r)[ITEMS / 2])
+static __device__ __forceinline__ void ldg_pairs(const ss_t *__restrict__ row, int64_t t0,
+						 int64_t len, bool vec_ok, ss_t2 (&r)[ITEMS / 2])
 {
+#if SS_F32
+	if (vec_ok && t0 + ITEMS <= len) {
+#pragma unroll
+		for (int k = 0; k < ITEMS; k += VEC) {
+			if constexpr (VEC >= 4) {
+#pragma unroll
+				for (int i = 0; i < VEC; i += 4) {
+					const float4 v =
+						__ldg(reinterpret_cast<const float4 *>(row + t0 + k + i));
+					r[(k + i) / 2] = make_float2(v.x, v.y);
+					r[(k + i) / 2 + 1] = make_float2(v.z, v.w);
+				}
+			} else {
+				r[k / 2] = __ldg(reinterpret_cast<const float2 *>(row + t0 + k));
+			}
+		}
+	} else {
+#pragma unroll
+		for (int k = 0; k < ITEMS; k += 2)
+			r[k / 2] = make_float2(t0 + k < len ? row[t0 + k] : 0.0f,
+					       t0 + k + 1 < len ? row[t0 + k + 1] : 0.0f);
+	}
+#else
 	if (vec_ok && t0 + ITEMS <= len) {
 #pragma unroll
 		for (int k = 0; k < ITEMS; k += VEC) {
@@ -346,14 +435,15 @@ static __device__ __forceinline__ void ldg_pairs(const __half *__restrict__ row,
 			r[k / 2] = __halves2half2(t0 + k < len ? row[t0 + k] : zero,
 						  t0 + k + 1 < len ? row[t0 + k + 1] : zero);
 	}
+#endif
 }
 
-static __device__ __forceinline__ void pairs_to_float(const __half2 (&r)[ITEMS / 2],
+static __device__ __forceinline__ void pairs_to_float(const ss_t2 (&r)[ITEMS / 2],
 						      float (&v)[ITEMS])
 {
 #pragma unroll
 	for (int k = 0; k < ITEMS; k += 2) {
-		const float2 f = __half22float2(r[k / 2]);
+		const float2 f = ss_load2(r[k / 2]);
 		v[k] = f.x, v[k + 1] = f.y;
 	}
 }
@@ -367,15 +457,15 @@ static __device__ __forceinline__ void pairs_to_float(const __half2 (&r)[ITEMS /
 #endif
 
 __global__ void PF_BOUNDS
-	scan_state_outer_pf(const __half *__restrict__ u, const __half *__restrict__ delta,
-			    const float *__restrict__ A, const __half *__restrict__ B,
-			    const __half *__restrict__ C, const float *__restrict__ D,
-			    const __half *__restrict__ z, const float *__restrict__ delta_bias,
-			    __half *__restrict__ y, int32_t batch, int32_t dim, int32_t seqlen,
+	scan_state_outer_pf(const ss_t *__restrict__ u, const ss_t *__restrict__ delta,
+			    const float *__restrict__ A, const ss_t *__restrict__ B,
+			    const ss_t *__restrict__ C, const float *__restrict__ D,
+			    const ss_t *__restrict__ z, const float *__restrict__ delta_bias,
+			    ss_t *__restrict__ y, int32_t batch, int32_t dim, int32_t seqlen,
 			    int32_t dstate)
 {
 	/* 2 buffers of ROWS x TILE halves, then (SPLIT - 1) x CPB x TILE floats of partial sums */
-	extern __shared__ __align__(16) __half smem[];
+	extern __shared__ __align__(16) ss_t smem[];
 	__shared__ float s_A2[CPB][MAXN], s_carry[CPB][MAXN];
 	const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) / SPLIT, part = (threadIdx.x >> 5) % SPLIT;
 	const int64_t nch = (int64_t)batch * dim, L = seqlen;
@@ -385,8 +475,9 @@ __global__ void PF_BOUNDS
 	const int64_t b = blockIdx.x / groups, d0 = (blockIdx.x % groups) * CPB, d = d0 + w;
 	const bool active = d < dim;
 	const int64_t bd0 = b * dim + d0, bd = b * dim + (active ? d : 0);
-	const __half *Bb = B + b * dstate * L, *Cb = C + b * dstate * L;
-	const __half *ur = u + bd * L, *dr = delta + bd * L, *zr = z + bd * L;
+	const ss_t *Bb = B + b * dstate * L, *Cb = C + b * dstate * L;
+	const ss_t *ur = u + bd * L, *dr = delta + bd * L;
+	const ss_t *zr = SS_GATE ? z + bd * L : nullptr;
 	const float bias = delta_bias[active ? d : 0], Dd = D[active ? d : 0];
 	float *A2 = s_A2[w], *carry = s_carry[w];
 	/* part p > 0 of channel w: its row of partial sums */
@@ -397,20 +488,20 @@ __global__ void PF_BOUNDS
 		carry[lane] = 0.0f;
 	}
 	/* rows of other blocks' channels are never staged: u, delta, z rows are this block's */
-	const bool async_ok = L % 8 == 0, vec_ok = L % VEC == 0;
+	const bool async_ok = L % EPC == 0, vec_ok = L % VEC == 0;
 	const int64_t ntiles = (L + TILE - 1) / TILE;
 	stage_tile(smem, Bb, Cb, u, delta, z, bd0, nch, 0, L, dstate, async_ok);
-	__half2 ru[ITEMS / 2], rd[ITEMS / 2], rz[ITEMS / 2]; /* PF = 2: this tile's u, delta, z */
+	ss_t2 ru[ITEMS / 2], rd[ITEMS / 2], rz[ITEMS / 2]; /* PF = 2: this tile's u, delta, z */
 	if constexpr (PF == 2) {
 		ldg_pairs(ur, lane * ITEMS, L, vec_ok, ru);
 		ldg_pairs(dr, lane * ITEMS, L, vec_ok, rd);
-		if (part == 0)
+		if (SS_GATE && part == 0)
 			ldg_pairs(zr, lane * ITEMS, L, vec_ok, rz);
 	}
 	for (int64_t it = 0; it < ntiles; it++) {
 		const int64_t t0 = it * TILE;
 		const bool more = it + 1 < ntiles;
-		__half *cur = smem + (it & 1) * ROWS * TILE;
+		ss_t *cur = smem + (it & 1) * ROWS * TILE;
 		if (more) {
 			stage_tile(smem + ((it + 1) & 1) * ROWS * TILE, Bb, Cb, u, delta, z, bd0, nch,
 				   t0 + TILE, L, dstate, async_ok);
@@ -420,7 +511,7 @@ __global__ void PF_BOUNDS
 		}
 		__syncthreads();
 		const int64_t base = t0 + (int64_t)lane * ITEMS;
-		const __half *mine = cur + (2 * MAXN + 3 * w) * TILE + lane * ITEMS; /* PF = 1 */
+		const ss_t *mine = cur + (2 * MAXN + UDZ * w) * TILE + lane * ITEMS; /* PF = 1 */
 		float dt[ITEMS], dtu[ITEMS], acc[ITEMS];
 		if constexpr (PF == 2) {
 			pairs_to_float(ru, dtu); /* u, for now */
@@ -500,16 +591,18 @@ __global__ void PF_BOUNDS
 						acc[k] += psum[(int64_t)(p - 1) * CPB * TILE + k * 32 + lane];
 		}
 		float zv[ITEMS];
-		if constexpr (PF == 2) {
-			pairs_to_float(rz, zv);
-			if (more && part == 0)
-				ldg_pairs(zr, base + TILE, L, vec_ok, rz);
-		} else {
-			lds_items(mine + 2 * TILE, zv);
-		}
+		if constexpr (SS_GATE) {
+			if constexpr (PF == 2) {
+				pairs_to_float(rz, zv);
+				if (more && part == 0)
+					ldg_pairs(zr, base + TILE, L, vec_ok, rz);
+			} else {
+				lds_items(mine + 2 * TILE, zv);
+			}
 #pragma unroll
-		for (int k = 0; k < ITEMS; k++)
-			acc[k] *= zv[k] / (1.0f + __expf(-zv[k]));
+			for (int k = 0; k < ITEMS; k++)
+				acc[k] *= zv[k] / (1.0f + __expf(-zv[k]));
+		}
 		if (active && part == 0)
 			store_items(y + bd * L, base, L, vec_ok, acc);
 		__syncthreads(); /* this buffer is refilled by the next iteration's stage */
@@ -517,9 +610,9 @@ __global__ void PF_BOUNDS
 }
 
 /* dstate beyond 16: one thread per channel, the state in a local array */
-__global__ void scan_wide(const __half *u, const __half *delta, const float *A, const __half *B,
-			  const __half *C, const float *D, const __half *z, const float *delta_bias,
-			  __half *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
+__global__ void scan_wide(const ss_t *u, const ss_t *delta, const float *A, const ss_t *B,
+			  const ss_t *C, const float *D, const ss_t *z, const float *delta_bias,
+			  ss_t *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
 {
 	const int64_t bd = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
 	if (bd >= (int64_t)batch * dim)
@@ -529,29 +622,39 @@ __global__ void scan_wide(const __half *u, const __half *delta, const float *A, 
 	for (int n = 0; n < dstate; n++)
 		h[n] = 0.0f;
 	for (int64_t t = 0; t < L; t++) {
-		const float dt = softplus(__half2float(delta[bd * L + t]) + delta_bias[d]);
-		const float ut = __half2float(u[bd * L + t]);
+		const float dt = softplus(ss_load(delta[bd * L + t]) + delta_bias[d]);
+		const float ut = ss_load(u[bd * L + t]);
 		float acc = 0.0f;
 		for (int n = 0; n < dstate; n++) {
 			const int64_t o = (b * dstate + n) * L + t;
-			h[n] = expf(dt * A[d * dstate + n]) * h[n] + dt * ut * __half2float(B[o]);
-			acc += __half2float(C[o]) * h[n];
+			h[n] = expf(dt * A[d * dstate + n]) * h[n] + dt * ut * ss_load(B[o]);
+			acc += ss_load(C[o]) * h[n];
 		}
-		const float zt = __half2float(z[bd * L + t]);
-		y[bd * L + t] = __float2half_rn((acc + D[d] * ut) * zt / (1.0f + expf(-zt)));
+		if constexpr (SS_GATE) {
+			const float zt = ss_load(z[bd * L + t]);
+			y[bd * L + t] = ss_store((acc + D[d] * ut) * zt / (1.0f + expf(-zt)));
+		} else {
+			y[bd * L + t] = ss_store(acc + D[d] * ut);
+		}
 	}
 }
 
-void selective_scan(const __half *u, const __half *delta, const float *A, const __half *B,
-		    const __half *C, const float *D, const __half *z, const float *delta_bias,
-		    __half *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate,
-		    cudaStream_t stream)
+void SS_FN(const ss_t *u, const ss_t *delta, const float *A, const ss_t *B, const ss_t *C,
+	   const float *D,
+#if SS_GATE
+	   const ss_t *z,
+#endif
+	   const float *delta_bias, ss_t *y, int32_t batch, int32_t dim, int32_t seqlen,
+	   int32_t dstate, cudaStream_t stream)
 {
+#if !SS_GATE
+	const ss_t *z = nullptr; /* never read: the kernels compile the gate out */
+#endif
 	if (batch <= 0 || dim <= 0 || seqlen <= 0)
 		return;
 	const int64_t ch = (int64_t)batch * dim;
 	if (dstate <= MAXN && PF) {
-		const size_t smem = (size_t)2 * ROWS * TILE * sizeof(__half) +
+		const size_t smem = (size_t)2 * ROWS * TILE * sizeof(ss_t) +
 				    (size_t)(SPLIT - 1) * CPB * TILE * sizeof(float);
 		/* the 48 KB default limit counts the static arrays too (s_A2, s_carry): measured,
 		 * ITEMS 8 CPB 4 SPLIT 2 (45 KB dynamic) failed to launch without this */

@@ -8,7 +8,7 @@ knobs:
   SPLIT: {values: [1, 2, 4], default: 2, summary: "lanes sharing one segment, each with dstate / SPLIT of the states; y is summed over them by shuffles", impacts: {register_pressure: 7, compute_hw_fit: 5}}
   WPC: {values: [1, 2, 4, 8], default: 4, summary: "warps per channel: one tile of the sequence is WPC * (32 / SPLIT) * ITEMS steps", impacts: {compute_hw_fit: 6}}
   CPB: {values: [1, 2, 4], default: 1, summary: "channels per block (they share B and C through L1)", impacts: {memory_bandwidth: 4}}
-  VEC: {values: [2, 4, 8], default: 8, summary: "f16 values per vector load and store (8 = 16 bytes); rows whose length is no multiple fall back to scalar accesses", impacts: {memory_bandwidth: 6}}
+  VEC: {values: [2, 4, 8], default: 8, summary: "values per vector load and store (f16: 8 = 16 bytes; f32: 4 = 16 bytes, 8 = two such loads); rows whose length is no multiple fall back to scalar accesses", impacts: {memory_bandwidth: 6}}
   MINW: {values: [0, 16, 24, 32], default: 0, summary: "resident warps per SM the compiler must allow (__launch_bounds__ minimum blocks = MINW / warps per block): caps registers per thread at 65536 / (32 MINW); 0 leaves them free", impacts: {register_pressure: 7}}
   KEEP: {values: [0, 1], default: 1, summary: "1 keeps exp(dt A) of the first pass in registers for the second; 0 recomputes it (twice the exps, fewer registers)", impacts: {register_pressure: 6, compute_hw_fit: 7}}
 require:
@@ -30,6 +30,23 @@ require:
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
+
+/* a variant's wrapper defines SS_GATE (0: no z input, y = C.h + D*u), SS_F32 (1: f32 u, delta,
+ * B, C, z and y instead of f16; left undefined it is 0) and its entry's name SS_FN */
+#ifndef SS_GATE
+#define SS_GATE 1
+#define SS_F32 0
+#define SS_FN selective_scan
+#endif
+#if SS_F32
+typedef float ss_t; /* the element type of u, delta, B, C, z and y */
+static __device__ __forceinline__ float ss_load(float x) { return x; }
+static __device__ __forceinline__ float ss_store(float x) { return x; }
+#else
+typedef __half ss_t;
+static __device__ __forceinline__ float ss_load(__half x) { return __half2float(x); }
+static __device__ __forceinline__ __half ss_store(float x) { return __float2half_rn(x); }
+#endif
 
 #ifndef ITEMS
 #define ITEMS 8
@@ -70,13 +87,28 @@ static __device__ __forceinline__ float softplus(float x)
 	return x <= 20.0f ? log1pf(__expf(x)) : x;
 }
 
-/* ITEMS f16 values starting at step t0 of a row; steps past len read as 0 */
-static __device__ __forceinline__ void load_items(const __half *__restrict__ row, int64_t t0,
+/* ITEMS values starting at step t0 of a row, to floats; steps past len read as 0 */
+static __device__ __forceinline__ void load_items(const ss_t *__restrict__ row, int64_t t0,
 						  int64_t len, bool vec_ok, float (&v)[ITEMS])
 {
 	if (vec_ok && t0 + ITEMS <= len) {
 #pragma unroll
 		for (int k = 0; k < ITEMS; k += VEC) {
+#if SS_F32
+			/* f32: 16-byte loads of 4 floats (two for VEC 8), an 8-byte one for VEC 2 */
+			if constexpr (VEC >= 4) {
+#pragma unroll
+				for (int i = 0; i < VEC; i += 4) {
+					const float4 f =
+						__ldg(reinterpret_cast<const float4 *>(row + t0 + k + i));
+					v[k + i] = f.x, v[k + i + 1] = f.y;
+					v[k + i + 2] = f.z, v[k + i + 3] = f.w;
+				}
+			} else {
+				const float2 f = __ldg(reinterpret_cast<const float2 *>(row + t0 + k));
+				v[k] = f.x, v[k + 1] = f.y;
+			}
+#else
 			if constexpr (VEC == 8) {
 				uint4 r = __ldg(reinterpret_cast<const uint4 *>(row + t0 + k));
 				const __half2 *h = reinterpret_cast<const __half2 *>(&r);
@@ -98,20 +130,31 @@ static __device__ __forceinline__ void load_items(const __half *__restrict__ row
 					__ldg(reinterpret_cast<const __half2 *>(row + t0 + k)));
 				v[k] = f.x, v[k + 1] = f.y;
 			}
+#endif
 		}
 	} else {
 #pragma unroll
 		for (int k = 0; k < ITEMS; k++)
-			v[k] = t0 + k < len ? __half2float(row[t0 + k]) : 0.0f;
+			v[k] = t0 + k < len ? ss_load(row[t0 + k]) : 0.0f;
 	}
 }
 
-static __device__ __forceinline__ void store_items(__half *__restrict__ row, int64_t t0,
+static __device__ __forceinline__ void store_items(ss_t *__restrict__ row, int64_t t0,
 						   int64_t len, bool vec_ok, const float (&v)[ITEMS])
 {
 	if (vec_ok && t0 + ITEMS <= len) {
 #pragma unroll
 		for (int k = 0; k < ITEMS; k += VEC) {
+#if SS_F32
+			if constexpr (VEC >= 4) {
+#pragma unroll
+				for (int i = 0; i < VEC; i += 4)
+					*reinterpret_cast<float4 *>(row + t0 + k + i) =
+						make_float4(v[k + i], v[k + i + 1], v[k + i + 2], v[k + i + 3]);
+			} else {
+				*reinterpret_cast<float2 *>(row + t0 + k) = make_float2(v[k], v[k + 1]);
+			}
+#else
 			__half2 h[VEC / 2];
 #pragma unroll
 			for (int j = 0; j < VEC / 2; j++)
@@ -122,22 +165,23 @@ static __device__ __forceinline__ void store_items(__half *__restrict__ row, int
 				*reinterpret_cast<uint2 *>(row + t0 + k) = *reinterpret_cast<uint2 *>(h);
 			else
 				*reinterpret_cast<__half2 *>(row + t0 + k) = h[0];
+#endif
 		}
 	} else {
 #pragma unroll
 		for (int k = 0; k < ITEMS; k++)
 			if (t0 + k < len)
-				row[t0 + k] = __float2half_rn(v[k]);
+				row[t0 + k] = ss_store(v[k]);
 	}
 }
 
 template <int NS>
 __global__ void __launch_bounds__(32 * WPC * CPB, MINB)
-	scan_warp(const __half *__restrict__ u, const __half *__restrict__ delta,
-		  const float *__restrict__ A, const __half *__restrict__ B,
-		  const __half *__restrict__ C, const float *__restrict__ D,
-		  const __half *__restrict__ z, const float *__restrict__ delta_bias,
-		  __half *__restrict__ y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
+	scan_warp(const ss_t *__restrict__ u, const ss_t *__restrict__ delta,
+		  const float *__restrict__ A, const ss_t *__restrict__ B,
+		  const ss_t *__restrict__ C, const float *__restrict__ D,
+		  const ss_t *__restrict__ z, const float *__restrict__ delta_bias,
+		  ss_t *__restrict__ y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
 {
 	/* per channel, warp and state: the warp's combined pair; two copies so one barrier
 	 * per tile suffices (tile k writes copy k % 2 while no warp still reads it) */
@@ -148,8 +192,9 @@ __global__ void __launch_bounds__(32 * WPC * CPB, MINB)
 	const bool active = bd < (int64_t)batch * dim;
 	const int64_t bdc = active ? bd : 0; /* inactive channels compute on channel 0, store nothing */
 	const int64_t b = bdc / dim, d = bdc % dim, L = seqlen;
-	const __half *ur = u + bdc * L, *dr = delta + bdc * L, *zr = z + bdc * L;
-	const __half *Bb = B + b * dstate * L, *Cb = C + b * dstate * L;
+	const ss_t *ur = u + bdc * L, *dr = delta + bdc * L;
+	const ss_t *zr = SS_GATE ? z + bdc * L : nullptr;
+	const ss_t *Bb = B + b * dstate * L, *Cb = C + b * dstate * L;
 	const bool vec_ok = L % VEC == 0;
 	float A2[NS];
 #pragma unroll
@@ -288,11 +333,16 @@ __global__ void __launch_bounds__(32 * WPC * CPB, MINB)
 				acc[k] += __shfl_xor_sync(0xffffffffu, acc[k], o);
 		if (sg == 0 && active) {
 			float zv[ITEMS];
-			load_items(zr, base, L, vec_ok, zv);
+			if constexpr (SS_GATE)
+				load_items(zr, base, L, vec_ok, zv);
 #pragma unroll
 			for (int k = 0; k < ITEMS; k++) {
-				const float g = zv[k] / (1.0f + __expf(-zv[k]));
-				acc[k] = fmaf(Dd, uv[k], acc[k]) * g;
+				if constexpr (SS_GATE) {
+					const float g = zv[k] / (1.0f + __expf(-zv[k]));
+					acc[k] = fmaf(Dd, uv[k], acc[k]) * g;
+				} else {
+					acc[k] = fmaf(Dd, uv[k], acc[k]);
+				}
 			}
 			store_items(y + bdc * L, base, L, vec_ok, acc);
 		}
@@ -300,9 +350,9 @@ __global__ void __launch_bounds__(32 * WPC * CPB, MINB)
 }
 
 /* dstate beyond 16: one thread per channel, the state in a local array */
-__global__ void scan_wide(const __half *u, const __half *delta, const float *A, const __half *B,
-			  const __half *C, const float *D, const __half *z, const float *delta_bias,
-			  __half *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
+__global__ void scan_wide(const ss_t *u, const ss_t *delta, const float *A, const ss_t *B,
+			  const ss_t *C, const float *D, const ss_t *z, const float *delta_bias,
+			  ss_t *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate)
 {
 	const int64_t bd = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
 	if (bd >= (int64_t)batch * dim)
@@ -312,23 +362,27 @@ __global__ void scan_wide(const __half *u, const __half *delta, const float *A, 
 	for (int n = 0; n < dstate; n++)
 		h[n] = 0.0f;
 	for (int64_t t = 0; t < L; t++) {
-		const float dt = softplus(__half2float(delta[bd * L + t]) + delta_bias[d]);
-		const float ut = __half2float(u[bd * L + t]);
+		const float dt = softplus(ss_load(delta[bd * L + t]) + delta_bias[d]);
+		const float ut = ss_load(u[bd * L + t]);
 		float acc = 0.0f;
 		for (int n = 0; n < dstate; n++) {
 			const int64_t o = (b * dstate + n) * L + t;
-			h[n] = expf(dt * A[d * dstate + n]) * h[n] + dt * ut * __half2float(B[o]);
-			acc += __half2float(C[o]) * h[n];
+			h[n] = expf(dt * A[d * dstate + n]) * h[n] + dt * ut * ss_load(B[o]);
+			acc += ss_load(C[o]) * h[n];
 		}
-		const float zt = __half2float(z[bd * L + t]);
-		y[bd * L + t] = __float2half_rn((acc + D[d] * ut) * zt / (1.0f + expf(-zt)));
+		if constexpr (SS_GATE) {
+			const float zt = ss_load(z[bd * L + t]);
+			y[bd * L + t] = ss_store((acc + D[d] * ut) * zt / (1.0f + expf(-zt)));
+		} else {
+			y[bd * L + t] = ss_store(acc + D[d] * ut);
+		}
 	}
 }
 
 template <int NS>
-static void launch(const __half *u, const __half *delta, const float *A, const __half *B,
-		   const __half *C, const float *D, const __half *z, const float *delta_bias,
-		   __half *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate,
+static void launch(const ss_t *u, const ss_t *delta, const float *A, const ss_t *B,
+		   const ss_t *C, const float *D, const ss_t *z, const float *delta_bias,
+		   ss_t *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate,
 		   cudaStream_t stream)
 {
 	if constexpr (NS > 1) {
@@ -343,11 +397,17 @@ static void launch(const __half *u, const __half *delta, const float *A, const _
 		u, delta, A, B, C, D, z, delta_bias, y, batch, dim, seqlen, dstate);
 }
 
-void selective_scan(const __half *u, const __half *delta, const float *A, const __half *B,
-		    const __half *C, const float *D, const __half *z, const float *delta_bias,
-		    __half *y, int32_t batch, int32_t dim, int32_t seqlen, int32_t dstate,
-		    cudaStream_t stream)
+void SS_FN(const ss_t *u, const ss_t *delta, const float *A, const ss_t *B, const ss_t *C,
+	   const float *D,
+#if SS_GATE
+	   const ss_t *z,
+#endif
+	   const float *delta_bias, ss_t *y, int32_t batch, int32_t dim, int32_t seqlen,
+	   int32_t dstate, cudaStream_t stream)
 {
+#if !SS_GATE
+	const ss_t *z = nullptr; /* never read: the kernels compile the gate out */
+#endif
 	if (batch <= 0 || dim <= 0 || seqlen <= 0)
 		return;
 	if (dstate <= 16)
