@@ -1,14 +1,14 @@
 /* @ksearch
 family: flash-wgmma
-summary: "Hopper FlashAttention forward on wgmma (FA3's instruction route, without TMA or warp specialisation): one CTA of WG warpgroups, each owning 64 query rows; Q, K and V tiles in 128-byte-swizzled shared memory through a STAGES-deep cp.async pipeline; S = Q K^T by wgmma m64nBNk16 with both operands from shared-memory descriptors, online softmax on the accumulator registers (scale*log2(e) folded into one FFMA before ex2), O += P V by wgmma m64nDk16 with P from registers and V read transposed through the descriptor; causal blocks skip key tiles past each warpgroup's diagonal and run heaviest first; head_dim 64 and 128 only (other head_dims and builds without sm_90a take a plain warp-per-query kernel); OVL=1 pipelines each warpgroup's softmax of tile n+1 under its P V of tile n"
+summary: "Hopper FlashAttention forward on wgmma (FA3's instruction route and, with WS, its warp-specialised CTA: a producer warpgroup and mbarriers, cp.async in place of TMA): one CTA of WG warpgroups, each owning 64 query rows; Q, K and V tiles in 128-byte-swizzled shared memory through a STAGES-deep cp.async pipeline; S = Q K^T by wgmma m64nBNk16 with both operands from shared-memory descriptors, online softmax on the accumulator registers (scale*log2(e) folded into one FFMA before ex2), O += P V by wgmma m64nDk16 with P from registers and V read transposed through the descriptor; causal blocks skip key tiles past each warpgroup's diagonal and run heaviest first; head_dim 64 and 128 only (other head_dims and builds without sm_90a take a plain warp-per-query kernel); OVL=1 pipelines each warpgroup's softmax of tile n+1 under its P V of tile n"
 rating: 9
 difficulty: 5
 knobs:
   WG: {values: [1, 2, 3], default: 2, summary: "consumer warpgroups per CTA, 64 query rows each (CTA = 64*WG queries, 128*WG threads)", impacts: {memory_bandwidth: 6, register_pressure: 5, compute_hw_fit: 5}}
   BN: {values: [64, 128, 192], default: 128, summary: "keys per tile: the N of the S wgmma (BN/2 fp32 registers per thread for S; 192 is FA3's choice for head_dim 128, non-causal)", impacts: {register_pressure: 6, compute_hw_fit: 4}}
-  STAGES: {values: [2, 3], default: 2, summary: "cp.async pipeline depth of K/V tiles", impacts: {memory_bandwidth: 5}}
+  STAGES: {values: [2, 3], default: 3, summary: "cp.async pipeline depth of K/V tiles", impacts: {memory_bandwidth: 5}}
   OVL: {values: [0, 1], default: 0, summary: "1: FA3's intra-warpgroup pipelining: S of tile n+1 and O += P V of tile n are in flight together, so the softmax of n+1 runs while the tensor cores do P V (needs S, P and O live at once; V loads trail K by a tile)", impacts: {compute_hw_fit: 6, register_pressure: 5}}
-  WS: {values: [0, 1], default: 0, summary: "1: warp specialisation, FA3's CTA structure: one more warpgroup, a producer that only copies Q, K and V tiles (cp.async, each stage's arrival signalled on an mbarrier) while the WG consumer warpgroups only compute, with no CTA-wide barrier in the loop; setmaxnreg moves the producer's registers to the consumers", impacts: {memory_bandwidth: 5, compute_hw_fit: 6, register_pressure: 4}}
+  WS: {values: [0, 1], default: 1, summary: "1: warp specialisation, FA3's CTA structure: one more warpgroup, a producer that only copies Q, K and V tiles (cp.async, each stage's arrival signalled on an mbarrier) while the WG consumer warpgroups only compute, with no CTA-wide barrier in the loop; setmaxnreg moves the producer's registers to the consumers", impacts: {memory_bandwidth: 5, compute_hw_fit: 6, register_pressure: 4}}
   PP: {values: [0, 1], default: 0, summary: "1 (with WS, WG 2 and OVL): FA3's ping-pong: the two consumer warpgroups take turns issuing their wgmma (a named barrier each), so one's softmax runs while the other's matrix products do", impacts: {compute_hw_fit: 6}}
 require:
   - "(64 * WG + 2 * STAGES * BN) * 128 * 2 + 1024 + 128 * WS <= 232448"
@@ -70,13 +70,15 @@ require:
 #define BN 128
 #endif
 #ifndef STAGES
-#define STAGES 2
+#define STAGES 3
 #endif
 #ifndef OVL
 #define OVL 0
 #endif
 
 #define BM (64 * WG)
+/* 0 when not given: the MLX template includes this file without a WS knob (its launch has
+ * 128 * WG threads); the cuda backend passes the header's default, 1 */
 #ifndef WS
 #define WS 0
 #endif
