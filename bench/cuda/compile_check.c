@@ -22,7 +22,7 @@ int main(int argc, char **argv)
 	struct ks_artifact a;
 	ks_artifact_init(&a);
 	int rc = 2;
-	if (ks_task_load(argv[1], &t, &e) || ks_file_read(argv[2], 4 << 20, &src, &e)) {
+	if (ks_task_load(argv[1], &t, &e) || ks_kernel_source_read(argv[2], 4 << 20, &src, &e)) {
 		fprintf(stderr, "compile_check: %s\n", e.msg);
 		goto out;
 	}

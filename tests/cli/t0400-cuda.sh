@@ -40,9 +40,13 @@ else
 		KSEARCH_RUNNER_DIR=$BIN "$CHECK" "$task" "$file" "$@" >"$TMP/cc.out" 2>"$TMP/cc.err"
 		local rc=$?
 		[ $rc -ne 0 ] && head -c 3000 "$TMP/cc.err" | sed 's/^/# /'
+		# and kernels came out of it (a wrapper whose include was not expanded compiles to
+		# nothing)
+		[ $rc -eq 0 ] && ! grep -q "regs=" "$TMP/cc.out" && { echo "# no kernels in the output"; rc=1; }
 		ok $rc "compiles: ${file#$ROOT/} $*"
 	}
-	for task in softmax matmul matmul_bf16 attention selective_scan; do
+	for task in softmax matmul matmul_bf16 attention attention_bf16 selective_scan \
+		selective_scan_nogate selective_scan_f32; do
 		dir=$ROOT/tasks/$task
 		[ -f "$dir/task.yaml" ] || { echo "# skip $task: no task.yaml in this tree"; continue; }
 		[ -f "$dir/baseline.cu" ] && cu_compiles "$dir" "$dir/baseline.cu"
@@ -85,15 +89,23 @@ else
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 WS=1 OVL=1 PP=1
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=192 STAGES=2 WS=1 OVL=1 PP=1
 	fi
-	if [ -f "$ROOT/tasks/selective_scan/task.yaml" ]; then
-		S=$ROOT/tasks/selective_scan/templates/cuda
-		cu_compiles "$ROOT/tasks/selective_scan" "$S/warp_scan.cu" ITEMS=4 SPLIT=1 WPC=1 CPB=4 VEC=2 KEEP=0 MINW=32
+	if [ -f "$ROOT/tasks/attention_bf16/task.yaml" ]; then
+		N=$ROOT/tasks/attention_bf16
+		cu_compiles "$N" "$N/templates/cuda/flash2.cu" BM=64 BN=128 WARPS=4 STAGES=3 QREG=0 EXP2=0
+		cu_compiles "$N" "$N/templates/cuda/flash2.cu" BM=128 BN=32 WARPS=4 STAGES=2 QREG=1
+		cu_compiles "$N" "$N/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 WS=0 OVL=1
+		cu_compiles "$N" "$N/templates/cuda/flash_wgmma.cu" WG=3 BN=64 STAGES=2 WS=1
+	fi
+	for t in selective_scan selective_scan_nogate selective_scan_f32; do
+		[ -f "$ROOT/tasks/$t/task.yaml" ] || continue
+		T=$ROOT/tasks/$t S=$ROOT/tasks/$t/templates/cuda
+		cu_compiles "$T" "$S/warp_scan.cu" ITEMS=4 SPLIT=1 WPC=1 CPB=4 VEC=2 KEEP=0 MINW=32
 		# chunk_carry: the one-warp path (__syncwarp), 4 warps per channel with polynomial
 		# exps, the shortest and longest lanes
-		cu_compiles "$ROOT/tasks/selective_scan" "$S/chunk_carry.cu" WPC=1 CPB=8 UNR=1 VEC=2 PFR=0
-		cu_compiles "$ROOT/tasks/selective_scan" "$S/chunk_carry.cu" WPC=4 CPB=2 ITEMS=4 UNR=4 POLY=2 VEC=4
-		cu_compiles "$ROOT/tasks/selective_scan" "$S/chunk_carry.cu" WPC=2 CPB=1 ITEMS=16 UNR=2 POLY=1
-	fi
+		cu_compiles "$T" "$S/chunk_carry.cu" WPC=1 CPB=8 UNR=1 VEC=2 PFR=0
+		cu_compiles "$T" "$S/chunk_carry.cu" WPC=4 CPB=2 ITEMS=4 UNR=4 POLY=2 VEC=4
+		cu_compiles "$T" "$S/chunk_carry.cu" WPC=2 CPB=1 ITEMS=16 UNR=2 POLY=1
+	done
 	for f in "$H"/*.cu; do
 		cu_compiles "$SCALE" "$f"
 	done

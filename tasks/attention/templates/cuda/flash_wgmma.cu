@@ -53,11 +53,39 @@ require:
 /* The device functions wgmma_cta (the body an MLX template would call, on MLX's grid) and
  * generic_row compile under NVRTC too (__CUDACC_RTC__: no host code, no math.h, cuda_fp16.h
  * included already); everything host-side is skipped there. */
+/* The element type of q, k, v, o.  tasks/attention_bf16's wrapper defines ATTN_BF16 1 and its
+ * entry point's name before including this file.  The kernel is the same for both: cp.async
+ * moves 16-bit elements whatever they are, wgmma takes the type in its name, and P is packed
+ * into the register A operand in that type.  (The MLX template is fp16.) */
+#ifndef ATTN_BF16
+#define ATTN_BF16 0
+#define ATTN_FN attention
+#endif
+
 #ifndef __CUDACC_RTC__
 #include <cuda_fp16.h>
+#if ATTN_BF16
+#include <cuda_bf16.h>
+#endif
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
+#endif
+
+#if ATTN_BF16
+#define ATTN_T __nv_bfloat16
+#define ATTN_T2 __nv_bfloat162
+#define ATTN_LOAD(x) __bfloat162float(x)
+#define ATTN_STORE(f) __float2bfloat16_rn(f)
+#define ATTN_STORE2(lo, hi) __floats2bfloat162_rn(lo, hi) /* lo in the low half */
+#define ATTN_WGMMA_TYPES ".f32.bf16.bf16"
+#else
+#define ATTN_T __half
+#define ATTN_T2 __half2
+#define ATTN_LOAD(x) __half2float(x)
+#define ATTN_STORE(f) __float2half_rn(f)
+#define ATTN_STORE2(lo, hi) __floats2half2_rn(lo, hi) /* lo in the low half */
+#define ATTN_WGMMA_TYPES ".f32.f16.f16"
 #endif
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)
@@ -111,7 +139,7 @@ static __device__ __forceinline__ uint32_t smem_addr(const void *p)
 	return (uint32_t)__cvta_generic_to_shared(p);
 }
 
-static __device__ __forceinline__ void cp_async16(uint32_t dst, const __half *src, int src_bytes)
+static __device__ __forceinline__ void cp_async16(uint32_t dst, const ATTN_T *src, int src_bytes)
 {
 	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
 		     "r"(src_bytes));
@@ -184,7 +212,7 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lb
 [[maybe_unused]] static __device__ __forceinline__ void wgmma_ss_n64(float (&d)[32], uint64_t da, uint64_t db, int acc)
 {
 	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-		     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+		     "wgmma.mma_async.sync.aligned.m64n64k16" ATTN_WGMMA_TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
 		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
 		     : "l"(da), "l"(db), "r"(acc));
 }
@@ -192,7 +220,7 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lb
 [[maybe_unused]] static __device__ __forceinline__ void wgmma_ss_n128(float (&d)[64], uint64_t da, uint64_t db, int acc)
 {
 	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-		     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+		     "wgmma.mma_async.sync.aligned.m64n128k16" ATTN_WGMMA_TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
 		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
 		     : "l"(da), "l"(db), "r"(acc));
 }
@@ -200,7 +228,7 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lb
 [[maybe_unused]] static __device__ __forceinline__ void wgmma_ss_n192(float (&d)[96], uint64_t da, uint64_t db, int acc)
 {
 	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
-		     "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, %96, %97, p, 1, 1, 0, 0;\n}\n"
+		     "wgmma.mma_async.sync.aligned.m64n192k16" ATTN_WGMMA_TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, %96, %97, p, 1, 1, 0, 0;\n}\n"
 		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
 		     : "l"(da), "l"(db), "r"(acc));
 }
@@ -208,7 +236,7 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lb
 [[maybe_unused]] static __device__ __forceinline__ void wgmma_rs_n64(float (&d)[32], const uint32_t (&a)[4], uint64_t db, int acc)
 {
 	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-		     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+		     "wgmma.mma_async.sync.aligned.m64n64k16" ATTN_WGMMA_TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
 		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
 }
@@ -216,7 +244,7 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lb
 [[maybe_unused]] static __device__ __forceinline__ void wgmma_rs_n128(float (&d)[64], const uint32_t (&a)[4], uint64_t db, int acc)
 {
 	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-		     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+		     "wgmma.mma_async.sync.aligned.m64n128k16" ATTN_WGMMA_TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
 		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
 }
@@ -252,7 +280,7 @@ static __device__ __forceinline__ float fast_exp2(float x)
 
 static __device__ __forceinline__ uint32_t pack_half2(float lo, float hi)
 {
-	__half2 h = __floats2half2_rn(lo, hi);
+	ATTN_T2 h = ATTN_STORE2(lo, hi);
 	return *reinterpret_cast<uint32_t *>(&h);
 }
 
@@ -267,7 +295,7 @@ static __device__ __forceinline__ uint32_t swz_offset(int row, int ch)
  * or past len (seqlen for Q, kv_seqlen for K and V) are zero-filled by the copy itself
  * (source size 0) */
 template <int ROWS, int D, int THREADS = NTHREADS, int UNROLL = 0>
-static __device__ __forceinline__ void load_tile(uint32_t s, const __half *g, int r0, int len,
+static __device__ __forceinline__ void load_tile(uint32_t s, const ATTN_T *g, int r0, int len,
 						 int tid = threadIdx.x)
 {
 	constexpr int CH = D / 8, N = ROWS * CH, ITERS = (N + THREADS - 1) / THREADS;
@@ -478,7 +506,7 @@ static __device__ __forceinline__ void overlap_last_pv(float (&o)[D / 2],
 /* o = O / l for this thread's rows row0 + g and row0 + g + 8 (those below seqlen) of the head
  * at o; l is the thread's partial row sum, completed across the quad here */
 template <int D>
-static __device__ __forceinline__ void store_o(__half *o, const float (&acc)[D / 2],
+static __device__ __forceinline__ void store_o(ATTN_T *o, const float (&acc)[D / 2],
 					       const float (&l)[2], int row0, int seqlen)
 {
 	const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
@@ -491,11 +519,11 @@ static __device__ __forceinline__ void store_o(__half *o, const float (&acc)[D /
 		const int row = row0 + g + h * 8;
 		if (row >= seqlen)
 			continue;
-		__half *orow = o + (int64_t)row * D + 2 * t;
+		ATTN_T *orow = o + (int64_t)row * D + 2 * t;
 #pragma unroll
 		for (int jd = 0; jd < D / 8; jd++)
-			*reinterpret_cast<__half2 *>(orow + jd * 8) =
-				__floats2half2_rn(acc[4 * jd + 2 * h] * inv, acc[4 * jd + 2 * h + 1] * inv);
+			*reinterpret_cast<ATTN_T2 *>(orow + jd * 8) =
+				ATTN_STORE2(acc[4 * jd + 2 * h] * inv, acc[4 * jd + 2 * h + 1] * inv);
 	}
 }
 
@@ -503,10 +531,10 @@ static __device__ __forceinline__ void store_o(__half *o, const float (&acc)[D /
  * query head blockIdx.y = b * heads + h, which reads kv head h / (heads / kv_heads) of
  * batch b */
 template <int D, bool CAUSAL>
-static __device__ __forceinline__ void wgmma_cta_90a(const __half *__restrict__ q,
-						     const __half *__restrict__ k,
-						     const __half *__restrict__ v,
-						     __half *__restrict__ o, int heads, int kv_heads,
+static __device__ __forceinline__ void wgmma_cta_90a(const ATTN_T *__restrict__ q,
+						     const ATTN_T *__restrict__ k,
+						     const ATTN_T *__restrict__ v,
+						     ATTN_T *__restrict__ o, int heads, int kv_heads,
 						     int seqlen, int kv_seqlen, float c)
 {
 	extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -519,7 +547,7 @@ static __device__ __forceinline__ void wgmma_cta_90a(const __half *__restrict__ 
 	/* b * kv_heads + h / group = (b * heads + h) / group, as heads = group * kv_heads */
 	const int bh = blockIdx.y, kvh = bh / (heads / kv_heads);
 	const int64_t base = (int64_t)bh * seqlen * D, kv_base = (int64_t)kvh * kv_seqlen * D;
-	const __half *qg = q + base, *kg = k + kv_base, *vg = v + kv_base;
+	const ATTN_T *qg = q + base, *kg = k + kv_base, *vg = v + kv_base;
 	const int q0 = mb * BM, wg = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3;
 
 	/* causal: the block's queries (those below seqlen) see no key past the last of them */
@@ -678,10 +706,10 @@ static __device__ __forceinline__ void mbar_wait(uint64_t *b, unsigned parity)
 #define WS_CONSUMER_REGS (WS_CONSUMER_REGS_RAW > 256 ? 256 : WS_CONSUMER_REGS_RAW)
 
 template <int D, bool CAUSAL>
-static __device__ __forceinline__ void wgmma_ws_cta_90a(const __half *__restrict__ q,
-							const __half *__restrict__ k,
-							const __half *__restrict__ v,
-							__half *__restrict__ o, int heads, int kv_heads,
+static __device__ __forceinline__ void wgmma_ws_cta_90a(const ATTN_T *__restrict__ q,
+							const ATTN_T *__restrict__ k,
+							const ATTN_T *__restrict__ v,
+							ATTN_T *__restrict__ o, int heads, int kv_heads,
 							int seqlen, int kv_seqlen, float c)
 {
 	extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -709,7 +737,7 @@ static __device__ __forceinline__ void wgmma_ws_cta_90a(const __half *__restrict
 
 	if (wgi == 0) { /* the producer */
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(WS_PRODUCER_REGS));
-		const __half *kg = k + kv_base, *vg = v + kv_base;
+		const ATTN_T *kg = k + kv_base, *vg = v + kv_base;
 		load_tile<BM, D, 128, 2>(sq, q + base, q0, seqlen, tid);
 		mbar_arrive_cp_async(&bars.q);
 		for (int n = 0; n < n_tiles; n++) {
@@ -828,10 +856,10 @@ static __device__ __forceinline__ void wgmma_ws_cta_90a(const __half *__restrict
  * 32nd channel; plain online softmax in fp32.  Correct, not fast.  Query r of all
  * batch*heads*seqlen rows. */
 #define GEN_MAXC 16
-static __device__ __forceinline__ void generic_row(const __half *__restrict__ q,
-						   const __half *__restrict__ k,
-						   const __half *__restrict__ v,
-						   __half *__restrict__ o, int64_t r, int heads,
+static __device__ __forceinline__ void generic_row(const ATTN_T *__restrict__ q,
+						   const ATTN_T *__restrict__ k,
+						   const ATTN_T *__restrict__ v,
+						   ATTN_T *__restrict__ o, int64_t r, int heads,
 						   int kv_heads, int seqlen, int kv_seqlen, int hd,
 						   int causal, float scale)
 {
@@ -840,25 +868,25 @@ static __device__ __forceinline__ void generic_row(const __half *__restrict__ q,
 	/* query head b * heads + h reads kv head b * kv_heads + h / group, group = heads /
 	 * kv_heads, which is (b * heads + h) / group */
 	const int64_t kv_head = (int)(r / seqlen) / (heads / kv_heads);
-	const __half *kh = k + kv_head * kv_seqlen * hd, *vh = v + kv_head * kv_seqlen * hd;
+	const ATTN_T *kh = k + kv_head * kv_seqlen * hd, *vh = v + kv_head * kv_seqlen * hd;
 	float qv[GEN_MAXC], acc[GEN_MAXC];
 #pragma unroll
 	for (int ch = 0; ch < GEN_MAXC; ch++) {
 		const int d = lane + 32 * ch;
-		qv[ch] = d < hd ? __half2float(q[r * hd + d]) : 0.0f;
+		qv[ch] = d < hd ? ATTN_LOAD(q[r * hd + d]) : 0.0f;
 		acc[ch] = 0.0f;
 	}
 	float m = -INFINITY, l = 0.0f;
 	/* top-left causal: keys 0..i, all of them once i reaches kv_seqlen */
 	const int nkeys = causal ? min(i + 1, kv_seqlen) : kv_seqlen;
 	for (int j = 0; j < nkeys; j++) {
-		const __half *kj = kh + (int64_t)j * hd, *vj = vh + (int64_t)j * hd;
+		const ATTN_T *kj = kh + (int64_t)j * hd, *vj = vh + (int64_t)j * hd;
 		float dot = 0.0f;
 #pragma unroll
 		for (int ch = 0; ch < GEN_MAXC; ch++) {
 			const int d = lane + 32 * ch;
 			if (d < hd)
-				dot += qv[ch] * __half2float(kj[d]);
+				dot += qv[ch] * ATTN_LOAD(kj[d]);
 		}
 #pragma unroll
 		for (int off = 16; off > 0; off >>= 1)
@@ -869,7 +897,7 @@ static __device__ __forceinline__ void generic_row(const __half *__restrict__ q,
 #pragma unroll
 		for (int ch = 0; ch < GEN_MAXC; ch++) {
 			const int d = lane + 32 * ch;
-			acc[ch] = acc[ch] * alpha + (d < hd ? p * __half2float(vj[d]) : 0.0f);
+			acc[ch] = acc[ch] * alpha + (d < hd ? p * ATTN_LOAD(vj[d]) : 0.0f);
 		}
 		m = m_new;
 	}
@@ -877,7 +905,7 @@ static __device__ __forceinline__ void generic_row(const __half *__restrict__ q,
 	for (int ch = 0; ch < GEN_MAXC; ch++) {
 		const int d = lane + 32 * ch;
 		if (d < hd)
-			o[r * hd + d] = __float2half_rn(acc[ch] / l);
+			o[r * hd + d] = ATTN_STORE(acc[ch] / l);
 	}
 }
 
@@ -888,8 +916,8 @@ static __device__ __forceinline__ void generic_row(const __half *__restrict__ q,
  * or nvcc for sm_80, plain sm_90), runs the plain kernel on the block's queries, a warp per
  * query. */
 template <int D, bool CAUSAL>
-static __device__ __forceinline__ void wgmma_cta(const __half *q, const __half *k,
-						 const __half *v, __half *o, int heads,
+static __device__ __forceinline__ void wgmma_cta(const ATTN_T *q, const ATTN_T *k,
+						 const ATTN_T *v, ATTN_T *o, int heads,
 						 int kv_heads, int seqlen, int kv_seqlen, float c)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -914,8 +942,8 @@ static __device__ __forceinline__ void wgmma_cta(const __half *q, const __half *
  * starts this kernel (wgmma_available below). */
 template <int D, bool CAUSAL>
 __global__ void __launch_bounds__(NTHREADS, 1)
-	attention_wgmma(const __half *__restrict__ q, const __half *__restrict__ k,
-			const __half *__restrict__ v, __half *__restrict__ o, int heads,
+	attention_wgmma(const ATTN_T *__restrict__ q, const ATTN_T *__restrict__ k,
+			const ATTN_T *__restrict__ v, ATTN_T *__restrict__ o, int heads,
 			int kv_heads, int seqlen, int kv_seqlen, float c)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -926,8 +954,8 @@ __global__ void __launch_bounds__(NTHREADS, 1)
 #endif
 }
 
-__global__ void attention_generic(const __half *__restrict__ q, const __half *__restrict__ k,
-				  const __half *__restrict__ v, __half *__restrict__ o, int64_t rows,
+__global__ void attention_generic(const ATTN_T *__restrict__ q, const ATTN_T *__restrict__ k,
+				  const ATTN_T *__restrict__ v, ATTN_T *__restrict__ o, int64_t rows,
 				  int heads, int kv_heads, int seqlen, int kv_seqlen, int hd,
 				  int causal, float scale)
 {
@@ -966,7 +994,7 @@ static bool wgmma_available(cudaStream_t stream)
 }
 
 template <int D, bool CAUSAL>
-static void launch(const __half *q, const __half *k, const __half *v, __half *o, int batch,
+static void launch(const ATTN_T *q, const ATTN_T *k, const ATTN_T *v, ATTN_T *o, int batch,
 		   int heads, int kv_heads, int seqlen, int kv_seqlen, cudaStream_t stream)
 {
 	constexpr int smem = smem_bytes<D>();
@@ -984,7 +1012,7 @@ static void launch(const __half *q, const __half *k, const __half *v, __half *o,
 								       seqlen, kv_seqlen, c);
 }
 
-void attention(const __half *q, const __half *k, const __half *v, __half *o, int32_t batch,
+void ATTN_FN(const ATTN_T *q, const ATTN_T *k, const ATTN_T *v, ATTN_T *o, int32_t batch,
 	       int32_t heads, int32_t kv_heads, int32_t seqlen, int32_t kv_seqlen,
 	       int32_t head_dim, int32_t causal, cudaStream_t stream)
 {
