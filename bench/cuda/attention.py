@@ -2,7 +2,7 @@
 """Side-by-side timing of CUDA attention kernels against torch's SDPA backends.
 
 One process, one CUDA context (the kernels' shared libraries reuse torch's libcudart), the
-same fp16 inputs for every implementation, repetitions interleaved (the order rotates each
+same inputs (fp16, or bf16 with --dtype bf16) for every implementation, repetitions interleaved (the order rotates each
 round), L2 flushed before every timed call, CUDA events around each call on torch's current
 stream, recorded behind a short GPU spin so that host-side dispatch (SDPA picking its backend,
 the ctypes call) overlaps the spin instead of being timed.  For every CUDA workload of
@@ -22,7 +22,7 @@ timed call, so its time excludes the copy); the "gqa" column says which.  A back
 refuses a shape (FlashAttention with is_causal and seqlen != kv_seqlen) is left out of that
 workload's rows, with its reason on stderr.
 
-usage: attention.py --kernel BEST.cu [--kernel-label L] [--extra LABEL=FILE.cu[:K=V,...]]
+usage: attention.py --kernel BEST.cu [--kernel-label L] [--dtype f16|bf16] [--extra LABEL=FILE.cu[:K=V,...]]
                     [--baseline baseline.cu] [--workloads 2,3] [--reps 20] --out X.md
                     [--command "..."] [--json X.json]
 """
@@ -35,6 +35,7 @@ import os
 import statistics
 import subprocess
 import sys
+import re
 import tempfile
 
 import torch
@@ -43,16 +44,33 @@ import yaml
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# the C-callable shim around a kernel's entry point, per element type: (type, header, entry)
+DTYPES = {"f16": ("__half", "cuda_fp16.h", "attention", torch.half, "attention"),
+          "bf16": ("__nv_bfloat16", "cuda_bf16.h", "attention_bf16", torch.bfloat16, "attention_bf16")}
 WRAPPER = (
-    "#include <cuda_fp16.h>\n#include <cuda_runtime.h>\n#include <stdint.h>\n"
-    "void attention(const __half *q, const __half *k, const __half *v, __half *o, int32_t batch,\n"
-    "               int32_t heads, int32_t kv_heads, int32_t seqlen, int32_t kv_seqlen,\n"
-    "               int32_t head_dim, int32_t causal, cudaStream_t stream);\n"
+    "#include <{hdr}>\n#include <cuda_runtime.h>\n#include <stdint.h>\n"
+    "void {fn}(const {t} *q, const {t} *k, const {t} *v, {t} *o, int32_t batch,\n"
+    "          int32_t heads, int32_t kv_heads, int32_t seqlen, int32_t kv_seqlen,\n"
+    "          int32_t head_dim, int32_t causal, cudaStream_t stream);\n"
     'extern "C" void ks_bench_call(void **t, const int64_t *p, void *s)\n'
-    "{ attention((const __half *)t[0], (const __half *)t[1], (const __half *)t[2], (__half *)t[3],\n"
-    "            (int32_t)p[0], (int32_t)p[1], (int32_t)p[2], (int32_t)p[3], (int32_t)p[4],\n"
-    "            (int32_t)p[5], (int32_t)p[6], (cudaStream_t)s); }\n"
+    "{{ {fn}((const {t} *)t[0], (const {t} *)t[1], (const {t} *)t[2], ({t} *)t[3],\n"
+    "        (int32_t)p[0], (int32_t)p[1], (int32_t)p[2], (int32_t)p[3], (int32_t)p[4],\n"
+    "        (int32_t)p[5], (int32_t)p[6], (cudaStream_t)s); }}\n"
 )
+INCLUDE = re.compile(r"^[ \t]*//[ \t]*@ksearch include:[ \t]*(\S+)[ \t]*$", re.M)
+
+
+def expand_includes(path):
+    """the file's text with each `// @ksearch include: PATH` line replaced by PATH's text (PATH
+    relative to the file's folder, one level), as ksearch reads kernel files (docs/tasks.md)"""
+    with open(path) as f:
+        text = f.read()
+    base = os.path.dirname(os.path.abspath(path))
+
+    def sub(m):
+        with open(os.path.join(base, m.group(1))) as g:
+            return g.read()
+    return INCLUDE.sub(sub, text)
 TORCH = [("torch SDPA flash (FA2)", SDPBackend.FLASH_ATTENTION),
          ("torch SDPA cuDNN", SDPBackend.CUDNN_ATTENTION),
          ("torch SDPA math (naive)", SDPBackend.MATH)]
@@ -66,12 +84,16 @@ def arch():
     return os.environ.get("KSEARCH_CUDA_ARCH", f"{cc}a" if cc in (90, 100, 103) else f"{cc}")
 
 
-def build(spec, workdir, name):
+def build(spec, workdir, name, dtype):
     """FILE.cu[:K=V,...] plus a C-callable wrapper into a shared library; returns ctypes fn"""
-    src, _, defs = spec.partition(":")
+    path, _, defs = spec.partition(":")
+    src = os.path.join(workdir, f"{name}_src.cu")
+    with open(src, "w") as f:
+        f.write(expand_includes(path))
+    t, hdr, fn, _, _ = DTYPES[dtype]
     wrap = os.path.join(workdir, f"{name}_wrap.cu")
     with open(wrap, "w") as f:
-        f.write(WRAPPER)
+        f.write(WRAPPER.format(t=t, hdr=hdr, fn=fn))
     lib = os.path.join(workdir, f"{name}.so")
     a = arch()
     cmd = [os.environ.get("KSEARCH_NVCC", "nvcc"), "-O3", "-std=c++17",
@@ -153,11 +175,14 @@ def main():
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--out", required=True)
     ap.add_argument("--json")
+    ap.add_argument("--dtype", choices=sorted(DTYPES), default="f16",
+                    help="f16: tasks/attention, bf16: tasks/attention_bf16 (its workloads, entry point)")
     ap.add_argument("--command", default=" ".join(sys.argv))
     args = ap.parse_args()
 
     dev = torch.device("cuda")
-    with open(os.path.join(ROOT, "tasks", "attention", "task.yaml")) as f:
+    elem, task_dir = DTYPES[args.dtype][3], DTYPES[args.dtype][4]
+    with open(os.path.join(ROOT, "tasks", task_dir, "task.yaml")) as f:
         spec = yaml.safe_load(f)
     work = tempfile.mkdtemp(prefix="ksattn-")
     runs = [(args.kernel_label, args.kernel)]
@@ -166,7 +191,7 @@ def main():
         runs.append(("naive baseline.cu", args.baseline))
     # nvcc runs single-threaded: compile everything at once
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
-        futs = [(label, pool.submit(build, path, work, f"k{i}"))
+        futs = [(label, pool.submit(build, path, work, f"k{i}", args.dtype))
                 for i, (label, path) in enumerate(runs)]
     impls = []
     for label, fut in futs:
@@ -191,18 +216,18 @@ def main():
         b, h, l, d, causal = (w[x] for x in ("batch", "heads", "seqlen", "head_dim", "causal"))
         kvh, s = w.get("kv_heads", h), w.get("kv_seqlen", l)
         shape, kv_shape = (b, h, l, d), (b, kvh, s, d)
-        q = torch.randn(shape, device=dev, generator=gen).half()
-        k, v = (torch.randn(kv_shape, device=dev, generator=gen).half() for _ in range(2))
+        q = torch.randn(shape, device=dev, generator=gen).to(elem)
+        k, v = (torch.randn(kv_shape, device=dev, generator=gen).to(elem) for _ in range(2))
         ref = reference(q, k, v, causal)
         gqa = kvh != h
         kx, vx = None, None  # k and v repeated to every query head, made when first needed
         cands, how = [], {}
         for lab, fn in impls:
-            o = torch.empty(shape, device=dev, dtype=torch.half)
+            o = torch.empty(shape, device=dev, dtype=elem)
             cands.append((lab, ext_call(fn, [q, k, v, o], [b, h, kvh, l, s, d, causal]), [o]))
             how[lab] = "native" if gqa else "-"
         for lab, backend in TORCH:
-            holder = [torch.empty(shape, device=dev, dtype=torch.half)]
+            holder = [torch.empty(shape, device=dev, dtype=elem)]
             # kvarg[0]: the k, v and enable_gqa of the call; the check below may switch it
             # to the repeated k and v when the backend refuses enable_gqa
             kvarg = [(k, v, gqa)]
@@ -291,7 +316,7 @@ def main():
         f.write(f"- device: {torch.cuda.get_device_name(0)}; torch {torch.__version__}, CUDA {torch.version.cuda}, "
                 f"cuDNN {torch.backends.cudnn.version()}\n")
         f.write(f"- kernel under test: `{args.kernel}` ({args.kernel_label})\n")
-        f.write(f"- method: one process, same fp16 inputs (normal(0, 1)), {args.reps} interleaved repetitions "
+        f.write(f"- method: one process, same {args.dtype} inputs (normal(0, 1)), {args.reps} interleaved repetitions "
                 "(5 for the naive kernels), L2 flushed (2x L2 zeroed) before each call, then a ~200 us "
                 "GPU spin (torch.cuda._sleep) so host dispatch is not timed, CUDA events on torch's stream; median, spread = interquartile range / median; TFLOP/s from the task's "
                 "flops (4BHD times the visible (query, key) pairs: L*Lkv, causal top-left L(L+1)/2 when L <= Lkv, "
