@@ -9,6 +9,7 @@
 #   KS_BIN=DIR   ksearch and its runners (DIR/devlibs: libraries the machine lacks; made by
 #                scripts/pack-binaries.sh), default build
 #   OUT=DIR      the table (variants.md) and one JSON per eval
+#   NO_BASELINE=1  do not time the naive baseline.cu beside each kernel (faster)
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -26,6 +27,7 @@ ev() { # ev TASK FILE [ksearch eval options]
 	local t=$1 f=$2 n
 	shift 2
 	n=$(echo "$t-$(basename "$f" .cu)" | tr -c 'a-zA-Z0-9_\n-' _)
+	[ -n "${NO_BASELINE:-}" ] && [[ " $* " != *" --no-baseline "* ]] && set -- "$@" --no-baseline
 	timeout 300 "$B/ksearch" eval "$t" "$f" --backend cuda --quick --json "$@" \
 		>"$OUT/evals/$n.json" 2>"$OUT/evals/$n.err"
 	python3 - "$OUT/evals/$n.json" "$t" "$(basename "$f") $*" >>"$T" <<'PY' || echo "| $t | $(basename "$f") | NO_RESULT | | |" >>"$T"
