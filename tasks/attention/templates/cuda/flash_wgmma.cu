@@ -937,6 +937,18 @@ static __device__ __forceinline__ void wgmma_cta(const ATTN_T *q, const ATTN_T *
 	}
 }
 
+#if defined(__CUDACC_RTC__) && WS
+/* Through MLX (NVRTC), WS needs the launch bounds the cuda launcher's kernel declares: with
+ * them ptxas budgets 65536 / NTHREADS registers per thread at launch and lets setmaxnreg
+ * move them between warpgroups; without them it budgets the consumers' 240 for every thread
+ * and a CTA of 128 * (WG + 1) threads does not fit.  MLX generates the `__global__` function
+ * itself, after this header, so the bounds come in through the `__global__` it spells (the
+ * count as a constant: the knob macros are gone by then). */
+static constexpr int ks_cta_threads = NTHREADS;
+#undef __global__
+#define __global__ __location__(global) __launch_bounds__(::ks_cta_threads, 1)
+#endif
+
 #ifndef __CUDACC_RTC__
 /* The body is empty in a device pass without the sm_90a features; the launcher then never
  * starts this kernel (wgmma_available below). */
