@@ -87,6 +87,16 @@ struct ks_knob_move {
 typedef int (*ks_template_lookup_fn)(int w, const char *name, size_t len, double *out,
 				     void *ctx);
 
+struct ks_task;
+struct ks_workload;
+struct ks_spec;
+/* The names a task's templates may use besides their knobs, one resolver for every caller:
+ * "spec.FIELD" (spec may be NULL: not found), "sizeof.TENSOR" (the bytes of one element of
+ * the task's tensor, so one bound serves a task's f16 and f32 variants), and the task's
+ * params in workload wl (NULL: not found).  0 and *out set, or KS_ENOTFOUND. */
+int ks_template_task_name(const struct ks_task *t, const struct ks_workload *wl,
+			  const struct ks_spec *spec, const char *name, size_t len, double *out);
+
 int ks_template_load(const char *path, struct ks_template **out, struct ks_error *e);
 /* parse from memory; name stands for the path in messages */
 int ks_template_parse(const char *text, size_t len, const char *name, struct ks_template **out,

@@ -668,23 +668,8 @@ struct tune_lookup {
 static int tune_lookup_fn(int w, const char *name, size_t len, double *out, void *ctx)
 {
 	const struct tune_lookup *c = ctx;
-	char key[128];
-	if (len >= sizeof(key))
-		return KS_ENOTFOUND;
-	memcpy(key, name, len);
-	key[len] = '\0';
-	if (!strncmp(key, "spec.", 5))
-		return c->L->env.spec && ks_spec_field(c->L->env.spec, key, out) == 0 ? 0
-										      : KS_ENOTFOUND;
-	if (w < 0 || w >= c->n)
-		return KS_ENOTFOUND;
-	const struct ks_task *t = c->L->env.task;
-	for (int i = 0; i < t->nparams; i++)
-		if (!strcmp(t->params[i].name, key)) {
-			*out = c->wl[w]->values[i];
-			return 0;
-		}
-	return KS_ENOTFOUND;
+	return ks_template_task_name(c->L->env.task, w < 0 || w >= c->n ? NULL : c->wl[w],
+				     c->L->env.spec, name, len, out);
 }
 
 static int tuned_before(struct lp *L, const char *code)

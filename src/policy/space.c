@@ -19,21 +19,7 @@ struct lookup_ctx {
 static int lookup(int w, const char *name, size_t len, double *out, void *vctx)
 {
 	struct lookup_ctx *c = vctx;
-	char key[128];
-	if (len >= sizeof(key))
-		return KS_ENOTFOUND;
-	memcpy(key, name, len);
-	key[len] = '\0';
-	if (!strncmp(key, "spec.", 5))
-		return c->spec && ks_spec_field(c->spec, key, out) == 0 ? 0 : KS_ENOTFOUND;
-	if (w < 0)
-		return KS_ENOTFOUND;
-	for (int i = 0; i < c->task->nparams; i++)
-		if (!strcmp(c->task->params[i].name, key)) {
-			*out = c->wl[w]->values[i];
-			return 0;
-		}
-	return KS_ENOTFOUND;
+	return ks_template_task_name(c->task, w < 0 ? NULL : c->wl[w], c->spec, name, len, out);
 }
 
 static int cmp_str(const void *a, const void *b)

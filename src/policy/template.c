@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ksearch/knowledge.h"
 #include "ksearch/task.h"
 #include "util/expr.h"
 #include "util/fs.h"
@@ -653,4 +654,32 @@ int ks_template_load_dir(const char *dir, struct ks_template ***out, int *n, str
 	}
 	*out = list;
 	return 0;
+}
+
+int ks_template_task_name(const struct ks_task *t, const struct ks_workload *wl,
+			  const struct ks_spec *spec, const char *name, size_t len, double *out)
+{
+	char key[128];
+	if (len >= sizeof(key))
+		return KS_ENOTFOUND;
+	memcpy(key, name, len);
+	key[len] = '\0';
+	if (!strncmp(key, "spec.", 5))
+		return spec && ks_spec_field(spec, key, out) == 0 ? 0 : KS_ENOTFOUND;
+	if (!strncmp(key, "sizeof.", 7)) {
+		for (int i = 0; i < t->ntensors; i++)
+			if (!strcmp(t->tensors[i].name, key + 7)) {
+				*out = (double)ks_dtype_size(t->tensors[i].dtype);
+				return 0;
+			}
+		return KS_ENOTFOUND;
+	}
+	if (!wl)
+		return KS_ENOTFOUND;
+	for (int i = 0; i < t->nparams; i++)
+		if (!strcmp(t->params[i].name, key)) {
+			*out = wl->values[i];
+			return 0;
+		}
+	return KS_ENOTFOUND;
 }

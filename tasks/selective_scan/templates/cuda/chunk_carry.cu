@@ -16,9 +16,8 @@ require:
   - "POLY <= UNR"
   - "ITEMS * UNR <= 64"
   - "32 * WPC * CPB <= 512"
-  # two buffers of 32 rows of TILE halves (selective_scan_f32's wrapper has its own copy of this
-  # block with 4-byte rows)
-  - "128 * 32 * WPC * ITEMS <= 227 * 1024"
+  # two buffers of 32 rows (B and C) of TILE elements, TILE = 32 * WPC * ITEMS
+  - "64 * sizeof.B * 32 * WPC * ITEMS <= 227 * 1024"
 @end */
 /* Per state n and step t: e_t = 2^(dt_t A_n log2e), q_t = dt_t u_t B_nt, h_t = e_t h_{t-1} + q_t
  * (tasks/selective_scan/README.md).  A lane walks its ITEMS steps from h = 0, keeping e and q
