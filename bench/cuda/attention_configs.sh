@@ -21,12 +21,7 @@ OUT=${OUT:-/tmp/ks-attention-configs}
 TASK=${TASK:-attention}
 mkdir -p "$OUT"
 export KSEARCH_HOME=$ROOT KSEARCH_CACHE=${KSEARCH_CACHE:-$OUT/cache}
-if [ -d "$KS_BIN/devlibs" ]; then
-	for f in "$KS_BIN"/devlibs/*.so*; do
-		ldconfig -p | grep -q "$(basename "$f") " || cp -n "$f" /usr/local/lib/
-	done
-	ldconfig 2>/dev/null
-fi
+[ -d "$KS_BIN/devlibs" ] && bash scripts/pack-binaries.sh --install "$KS_BIN" 2>/dev/null
 passed=()
 for c in ${CONFIGS:?CONFIGS: space-separated K=V,K=V lists}; do
 	log=$OUT/eval-${c//[=,]/_}.json
