@@ -4,18 +4,21 @@ summary: "one warp per channel walks the sequence in tiles of 32 * ITEMS steps; 
 rating: 8
 difficulty: 4
 knobs:
-  ITEMS: {values: [4, 8, 16, 32], default: 8, summary: "consecutive steps per lane; more items, fewer shuffle levels per step, more registers", impacts: {register_pressure: 8, compute_hw_fit: 7}}
-  CPB: {values: [1, 2, 4, 8, 16, 32], default: 8, summary: "channels per block, sharing B and C tiles (through L1 for PF 0, shared memory otherwise); 16 and 32 only with PF 2, whose shared memory does not grow with CPB", impacts: {memory_bandwidth: 5, compute_hw_fit: 3}}
+  ITEMS: {values: [4, 8, 16, 32], default: 16, summary: "consecutive steps per lane; more items, fewer shuffle levels per step, more registers", impacts: {register_pressure: 8, compute_hw_fit: 7}}
+  CPB: {values: [1, 2, 4, 8, 16, 32], default: 16, summary: "channels per block, sharing B and C tiles (through L1 for PF 0, shared memory otherwise); 16 and 32 only with PF 2, whose shared memory does not grow with CPB", impacts: {memory_bandwidth: 5, compute_hw_fit: 3}}
   UNR: {values: [1, 2, 4], default: 2, summary: "states interleaved in one pass over the items: independent chains for the scheduler, more registers", impacts: {register_pressure: 7, compute_hw_fit: 6}}
   VEC: {values: [2, 4, 8], default: 8, summary: "values per vector load and store (f16: 8 = 16 bytes; f32: 4 = 16 bytes, 8 = two such loads); rows whose length is no multiple fall back to scalar accesses", impacts: {memory_bandwidth: 6}}
-  PF: {values: [0, 1, 2], default: 1, summary: "1 stages the next tile's B, C (shared by the block's channels) and u, delta, z in shared memory with cp.async while the current tile is computed (two buffers, one barrier per tile); 2 stages only B and C there and keeps each lane's next u, delta, z in registers (pairs, loaded one tile ahead), so a block needs 64 * sizeof.u * TILE bytes whatever CPB and several blocks fit on one SM; 0 loads each state's rows when it is needed", impacts: {memory_bandwidth: 7, compute_hw_fit: 5}}
+  PF: {values: [0, 1, 2], default: 2, summary: "1 stages the next tile's B, C (shared by the block's channels) and u, delta, z in shared memory with cp.async while the current tile is computed (two buffers, one barrier per tile); 2 stages only B and C there and keeps each lane's next u, delta, z in registers (pairs, loaded one tile ahead), so a block needs 64 * sizeof.u * TILE bytes whatever CPB and several blocks fit on one SM; 0 loads each state's rows when it is needed", impacts: {memory_bandwidth: 7, compute_hw_fit: 5}}
   MINB: {values: [1, 2, 3, 4], default: 1, summary: "blocks per SM the PF >= 1 kernel is compiled for (the second __launch_bounds__ argument): caps registers at 64K / (MINB * 32 * CPB * SPLIT) so that many blocks fit, at the price of spills when the cap is low", impacts: {register_pressure: 8, compute_hw_fit: 6}}
+  FAST: {values: [0, 1], default: 1, summary: "f16 only (the f32 variant compiles it out and its require: line keeps the search at 0): softplus as __logf(1 + __expf(x)) and the gate's division as __fdividef (MUFU approximations, well inside the f16 tolerance) instead of log1pf and an IEEE division, which cost tens of instructions per step", impacts: {compute_hw_fit: 4}}
   SPLIT: {values: [1, 2, 4], default: 1, summary: "warps per channel (PF >= 1), each scanning 16 / SPLIT of the states; parts 1.. write their C.h sums to their own shared rows once per tile (conflict-free, no atomics) and part 0 adds them. Measured on an H200 at b1 L2048 (docs/results/cuda-selective_scan-occupancy.md): the float shared-memory atomics this replaced made ITEMS 16 CPB 4 SPLIT 2 3.2x slower (414 against 130 us); it is still about 2x slower than CPB 8 SPLIT 1, which has the same warps per block and twice the channels", impacts: {compute_hw_fit: 3, register_pressure: 2}}
 require:
   - "ITEMS % VEC == 0"
   - "ITEMS * UNR <= 64"
   - "(16 / SPLIT) % UNR == 0"
   - "PF >= 1 || SPLIT == 1"
+  # the f32 variant's tolerance (l2 5e-6) is tighter than the approximations
+  - "FAST == 0 || sizeof.u == 2"
   - "PF >= 1 || MINB == 1"
   # MINB blocks must fit in 64 warps per SM and leave at least 32 registers a thread
   - "MINB * CPB * SPLIT <= 64"
@@ -35,10 +38,13 @@ require:
  * (|A dt| large): then h_k = Q_k, which is the exact limit.
  * Measured on an H200 (docs/results/cuda-selective_scan.md): without PF the kernel waits on
  * each state's B and C loads and is latency-bound; staging the next tile in shared memory
- * (PF = 1) halved its time at every size, so PF = 1, ITEMS 8, CPB 8 are the defaults.  PF = 2
- * (B and C staged, u, delta, z in registers) lets 16 warps of ITEMS 16 share an SM whatever CPB:
- * at b1 d2048 L2048, ITEMS 16 CPB 16 PF 2 took 55 us against 61 us for CPB 8 PF 1
- * (docs/results/cuda-selective_scan-occupancy.md). */
+ * (PF = 1) halved its time at every size.  PF = 2 (B and C staged, u, delta, z in registers)
+ * lets 16 warps of ITEMS 16 share an SM whatever CPB: at b1 d2048 L2048, ITEMS 16 CPB 16 PF 2
+ * took 55 us against 61 us for CPB 8 PF 1 (docs/results/cuda-selective_scan-occupancy.md), and
+ * FAST 1 (MUFU softplus and gate) 52 us: those are the defaults.  Measured and dropped
+ * (docs/results/cuda-selective_scan-fast.md): lane-interleaved shared rows (no gain), a
+ * two-state software pipeline (no gain, more registers), B and C widened to f32 once per
+ * block (no gain). */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <math.h>
@@ -66,10 +72,10 @@ static __device__ __forceinline__ __half ss_store(float x) { return __float2half
 #endif
 
 #ifndef ITEMS
-#define ITEMS 8
+#define ITEMS 16
 #endif
 #ifndef CPB
-#define CPB 8
+#define CPB 16
 #endif
 #ifndef UNR
 #define UNR 2
@@ -78,13 +84,16 @@ static __device__ __forceinline__ __half ss_store(float x) { return __float2half
 #define VEC 8
 #endif
 #ifndef PF
-#define PF 1
+#define PF 2
 #endif
 #ifndef SPLIT
 #define SPLIT 1
 #endif
 #ifndef MINB
 #define MINB 1
+#endif
+#ifndef FAST
+#define FAST 1
 #endif
 
 #define KS_LOG2E 1.4426950408889634f
@@ -100,7 +109,21 @@ static __device__ __forceinline__ float ex2(float x)
 
 static __device__ __forceinline__ float softplus(float x)
 {
+#if FAST && !SS_F32 /* f32 keeps the exact forms: its l2 bound is 5e-6 */
+	return x <= 20.0f ? __logf(1.0f + __expf(x)) : x;
+#else
 	return x <= 20.0f ? log1pf(__expf(x)) : x;
+#endif
+}
+
+/* the gate z silu(z) = z / (1 + e^-z); e^-z = inf (z < -88) gives 0 either way */
+static __device__ __forceinline__ float silu(float z)
+{
+#if FAST && !SS_F32 /* f32 keeps the exact forms: its l2 bound is 5e-6 */
+	return __fdividef(z, 1.0f + __expf(-z));
+#else
+	return z / (1.0f + __expf(-z));
+#endif
 }
 
 /* ITEMS values starting at step t0 of a row, to floats; steps past len read as 0 */
@@ -287,12 +310,11 @@ __global__ void __launch_bounds__(32 * CPB)
 			load_items(z + bd * L, base, L, vec_ok, zv);
 #pragma unroll
 			for (int k = 0; k < ITEMS; k++)
-				acc[k] *= zv[k] / (1.0f + __expf(-zv[k]));
+				acc[k] *= silu(zv[k]);
 		}
 		store_items(y + bd * L, base, L, vec_ok, acc);
 	}
 }
-
 
 /* PF >= 1: the same scan, fed from shared memory.  Per block and tile, one buffer holds B and
  * C of all MAXN states (shared by the CPB channels) and, for PF = 1, u, delta, z of each
@@ -354,13 +376,14 @@ static __device__ __forceinline__ void stage_tile(ss_t *buf, const ss_t *Bb, con
 	asm volatile("cp.async.commit_group;\n" ::);
 }
 
-/* a lane's ITEMS values from shared memory: 16-byte reads (f16: 8-byte ones for ITEMS = 4) */
-static __device__ __forceinline__ void lds_items(const ss_t *p, float (&v)[ITEMS])
+/* a lane's ITEMS values of a staged row from shared memory: 16-byte reads (f16: 8-byte ones
+ * for ITEMS = 4) */
+static __device__ __forceinline__ void lds_items(const ss_t *row, int lane, float (&v)[ITEMS])
 {
 #if SS_F32
 #pragma unroll
 	for (int k = 0; k < ITEMS; k += 4) {
-		const float4 f = *reinterpret_cast<const float4 *>(p + k);
+		const float4 f = *reinterpret_cast<const float4 *>(row + lane * ITEMS + k);
 		v[k] = f.x, v[k + 1] = f.y, v[k + 2] = f.z, v[k + 3] = f.w;
 	}
 #else
@@ -369,9 +392,9 @@ static __device__ __forceinline__ void lds_items(const ss_t *p, float (&v)[ITEMS
 	for (int k = 0; k < ITEMS; k += W) {
 		__half2 h[W / 2];
 		if constexpr (W == 8)
-			*reinterpret_cast<uint4 *>(h) = *reinterpret_cast<const uint4 *>(p + k);
+			*reinterpret_cast<uint4 *>(h) = *reinterpret_cast<const uint4 *>(row + lane * ITEMS + k);
 		else
-			*reinterpret_cast<uint2 *>(h) = *reinterpret_cast<const uint2 *>(p + k);
+			*reinterpret_cast<uint2 *>(h) = *reinterpret_cast<const uint2 *>(row + lane * ITEMS + k);
 #pragma unroll
 		for (int j = 0; j < W / 2; j++) {
 			float2 f = __half22float2(h[j]);
@@ -448,6 +471,57 @@ static __device__ __forceinline__ void pairs_to_float(const ss_t2 (&r)[ITEMS / 2
 	}
 }
 
+/* one state over a lane's ITEMS steps of a tile: the inclusive prefixes of the pairs
+ * (decay e_k, input dt_k u_k B_k), P_k = e_0 ... e_k and Q_k = the state after step k from 0 */
+static __device__ __forceinline__ void lane_prefix(const ss_t *brow, int lane,
+						   const float (&dt)[ITEMS], const float (&dtu)[ITEMS],
+						   float a2, float (&P)[ITEMS], float (&Q)[ITEMS])
+{
+	float bv[ITEMS];
+	lds_items(brow, lane, bv);
+#pragma unroll
+	for (int k = 0; k < ITEMS; k++) {
+		const float e = ex2(dt[k] * a2);
+		const float q = dtu[k] * bv[k];
+		P[k] = k == 0 ? e : P[k - 1] * e;
+		Q[k] = k == 0 ? q : fmaf(e, Q[k - 1], q);
+	}
+}
+
+/* the lanes' totals through a warp-shuffle scan give the state entering each lane, h_in
+ * (the tile's carry for lane 0); y accumulates C_k (P_k h_in + Q_k) and the carry moves on to
+ * the tile's end */
+static __device__ __forceinline__ void warp_apply(const ss_t *crow, int lane, float *carry,
+						  const float (&P)[ITEMS], const float (&Q)[ITEMS],
+						  float (&acc)[ITEMS])
+{
+	float ta = P[ITEMS - 1], tb = Q[ITEMS - 1];
+#pragma unroll
+	for (int o = 1; o < 32; o <<= 1) {
+		const float qa = __shfl_up_sync(0xffffffffu, ta, o);
+		const float qb = __shfl_up_sync(0xffffffffu, tb, o);
+		if (lane >= o) {
+			tb = fmaf(ta, qb, tb);
+			ta *= qa;
+		}
+	}
+	float ea = __shfl_up_sync(0xffffffffu, ta, 1);
+	float eb = __shfl_up_sync(0xffffffffu, tb, 1);
+	const float cin = *carry;
+	const float h_in = lane == 0 ? cin : fmaf(ea, cin, eb);
+	ea = __shfl_sync(0xffffffffu, ta, 31);
+	eb = __shfl_sync(0xffffffffu, tb, 31);
+	__syncwarp(); /* every lane has read cin */
+	if (lane == 0)
+		*carry = fmaf(ea, cin, eb);
+	__syncwarp();
+	float cv[ITEMS];
+	lds_items(crow, lane, cv);
+#pragma unroll
+	for (int k = 0; k < ITEMS; k++)
+		acc[k] = fmaf(cv[k], fmaf(P[k], h_in, Q[k]), acc[k]);
+}
+
 /* MINB = 1 keeps the one-argument form: measured, (256, 1) made ptxas take 160 registers
  * instead of 128 at ITEMS 16 CPB 8 PF 1 and the kernel 30% slower */
 #if MINB > 1
@@ -511,7 +585,7 @@ __global__ void PF_BOUNDS
 		}
 		__syncthreads();
 		const int64_t base = t0 + (int64_t)lane * ITEMS;
-		const ss_t *mine = cur + (2 * MAXN + UDZ * w) * TILE + lane * ITEMS; /* PF = 1 */
+		const ss_t *mine = cur + (2 * MAXN + UDZ * w) * TILE; /* PF = 1: u, delta, z rows */
 		float dt[ITEMS], dtu[ITEMS], acc[ITEMS];
 		if constexpr (PF == 2) {
 			pairs_to_float(ru, dtu); /* u, for now */
@@ -521,8 +595,8 @@ __global__ void PF_BOUNDS
 				ldg_pairs(dr, base + TILE, L, vec_ok, rd);
 			}
 		} else {
-			lds_items(mine, dtu);
-			lds_items(mine + TILE, dt);
+			lds_items(mine, lane, dtu);
+			lds_items(mine + TILE, lane, dt);
 		}
 #pragma unroll
 		for (int k = 0; k < ITEMS; k++) {
@@ -536,45 +610,12 @@ __global__ void PF_BOUNDS
 				break;
 			float P[UNR][ITEMS], Q[UNR][ITEMS];
 #pragma unroll
-			for (int j = 0; j < UNR; j++) {
-				float bv[ITEMS];
-				lds_items(cur + (n0 + j) * TILE + lane * ITEMS, bv); /* 0 past dstate */
+			for (int j = 0; j < UNR; j++) /* rows past dstate are 0 */
+				lane_prefix(cur + (n0 + j) * TILE, lane, dt, dtu, A2[n0 + j], P[j], Q[j]);
 #pragma unroll
-				for (int k = 0; k < ITEMS; k++) {
-					const float e = ex2(dt[k] * A2[n0 + j]);
-					const float q = dtu[k] * bv[k];
-					P[j][k] = k == 0 ? e : P[j][k - 1] * e;
-					Q[j][k] = k == 0 ? q : fmaf(e, Q[j][k - 1], q);
-				}
-			}
-#pragma unroll
-			for (int j = 0; j < UNR; j++) {
-				float ta = P[j][ITEMS - 1], tb = Q[j][ITEMS - 1];
-#pragma unroll
-				for (int o = 1; o < 32; o <<= 1) {
-					const float qa = __shfl_up_sync(0xffffffffu, ta, o);
-					const float qb = __shfl_up_sync(0xffffffffu, tb, o);
-					if (lane >= o) {
-						tb = fmaf(ta, qb, tb);
-						ta *= qa;
-					}
-				}
-				float ea = __shfl_up_sync(0xffffffffu, ta, 1);
-				float eb = __shfl_up_sync(0xffffffffu, tb, 1);
-				const float cin = carry[n0 + j];
-				const float h_in = lane == 0 ? cin : fmaf(ea, cin, eb);
-				ea = __shfl_sync(0xffffffffu, ta, 31);
-				eb = __shfl_sync(0xffffffffu, tb, 31);
-				__syncwarp();
-				if (lane == 0)
-					carry[n0 + j] = fmaf(ea, cin, eb);
-				__syncwarp();
-				float cv[ITEMS];
-				lds_items(cur + (MAXN + n0 + j) * TILE + lane * ITEMS, cv);
-#pragma unroll
-				for (int k = 0; k < ITEMS; k++)
-					acc[k] = fmaf(cv[k], fmaf(P[j][k], h_in, Q[j][k]), acc[k]);
-			}
+			for (int j = 0; j < UNR; j++)
+				warp_apply(cur + (MAXN + n0 + j) * TILE, lane, carry + n0 + j, P[j], Q[j],
+					   acc);
 		}
 		if constexpr (SPLIT > 1) {
 			if (part > 0)
@@ -597,11 +638,11 @@ __global__ void PF_BOUNDS
 				if (more && part == 0)
 					ldg_pairs(zr, base + TILE, L, vec_ok, rz);
 			} else {
-				lds_items(mine + 2 * TILE, zv);
+				lds_items(mine + 2 * TILE, lane, zv);
 			}
 #pragma unroll
 			for (int k = 0; k < ITEMS; k++)
-				acc[k] *= zv[k] / (1.0f + __expf(-zv[k]));
+				acc[k] *= silu(zv[k]);
 		}
 		if (active && part == 0)
 			store_items(y + bd * L, base, L, vec_ok, acc);
