@@ -110,7 +110,9 @@ static __device__ __forceinline__ float ex2(float x)
 static __device__ __forceinline__ float softplus(float x)
 {
 #if FAST && !SS_F32 /* f32 keeps the exact forms: its l2 bound is 5e-6 */
-	return x <= 20.0f ? __logf(1.0f + __expf(x)) : x;
+	/* both sides computed and one selected: no branch per step */
+	const float sp = __logf(1.0f + __expf(fminf(x, 20.0f)));
+	return x <= 20.0f ? sp : x;
 #else
 	return x <= 20.0f ? log1pf(__expf(x)) : x;
 #endif
@@ -124,6 +126,34 @@ static __device__ __forceinline__ float silu(float z)
 #else
 	return z / (1.0f + __expf(-z));
 #endif
+}
+
+/* one state: the warp-shuffle scan of the lanes' totals (ta, tb) = (decay product, state from
+ * 0) over their ITEMS steps gives the state entering this lane (the tile's carry for lane 0);
+ * the carry moves on to the tile's end */
+static __device__ __forceinline__ float lane_entry(float ta, float tb, int lane, float *carry)
+{
+#pragma unroll
+	for (int o = 1; o < 32; o <<= 1) {
+		const float qa = __shfl_up_sync(0xffffffffu, ta, o);
+		const float qb = __shfl_up_sync(0xffffffffu, tb, o);
+		if (lane >= o) {
+			tb = fmaf(ta, qb, tb);
+			ta *= qa;
+		}
+	}
+	float ea = __shfl_up_sync(0xffffffffu, ta, 1);
+	float eb = __shfl_up_sync(0xffffffffu, tb, 1);
+	const float cin = *carry;
+	const float h_in = lane == 0 ? cin : fmaf(ea, cin, eb);
+	/* the next tile's carry: the warp's total applied to this tile's carry */
+	ea = __shfl_sync(0xffffffffu, ta, 31);
+	eb = __shfl_sync(0xffffffffu, tb, 31);
+	__syncwarp(); /* every lane has read cin */
+	if (lane == 0)
+		*carry = fmaf(ea, cin, eb);
+	__syncwarp();
+	return h_in;
 }
 
 /* ITEMS values starting at step t0 of a row, to floats; steps past len read as 0 */
@@ -275,27 +305,8 @@ __global__ void __launch_bounds__(32 * CPB)
 			/* warp scan of the lanes' totals, then the exclusive prefix applied to carry */
 #pragma unroll
 			for (int j = 0; j < UNR; j++) {
-				float ta = P[j][ITEMS - 1], tb = Q[j][ITEMS - 1];
-#pragma unroll
-				for (int o = 1; o < 32; o <<= 1) {
-					const float qa = __shfl_up_sync(0xffffffffu, ta, o);
-					const float qb = __shfl_up_sync(0xffffffffu, tb, o);
-					if (lane >= o) {
-						tb = fmaf(ta, qb, tb);
-						ta *= qa;
-					}
-				}
-				float ea = __shfl_up_sync(0xffffffffu, ta, 1);
-				float eb = __shfl_up_sync(0xffffffffu, tb, 1);
-				const float cin = carry[n0 + j];
-				const float h_in = lane == 0 ? cin : fmaf(ea, cin, eb);
-				/* the next tile's carry: the warp's total applied to this tile's carry */
-				ea = __shfl_sync(0xffffffffu, ta, 31);
-				eb = __shfl_sync(0xffffffffu, tb, 31);
-				__syncwarp(); /* every lane has read cin */
-				if (lane == 0)
-					carry[n0 + j] = fmaf(ea, cin, eb);
-				__syncwarp();
+				const float h_in =
+					lane_entry(P[j][ITEMS - 1], Q[j][ITEMS - 1], lane, carry + n0 + j);
 				const int n = n0 + j < dstate ? n0 + j : n0;
 				const float live = n0 + j < dstate ? 1.0f : 0.0f;
 				float cv[ITEMS];
@@ -488,33 +499,12 @@ static __device__ __forceinline__ void lane_prefix(const ss_t *brow, int lane,
 	}
 }
 
-/* the lanes' totals through a warp-shuffle scan give the state entering each lane, h_in
- * (the tile's carry for lane 0); y accumulates C_k (P_k h_in + Q_k) and the carry moves on to
- * the tile's end */
+/* one state after lane_prefix: y accumulates C_k (P_k h_in + Q_k) with h_in from lane_entry */
 static __device__ __forceinline__ void warp_apply(const ss_t *crow, int lane, float *carry,
 						  const float (&P)[ITEMS], const float (&Q)[ITEMS],
 						  float (&acc)[ITEMS])
 {
-	float ta = P[ITEMS - 1], tb = Q[ITEMS - 1];
-#pragma unroll
-	for (int o = 1; o < 32; o <<= 1) {
-		const float qa = __shfl_up_sync(0xffffffffu, ta, o);
-		const float qb = __shfl_up_sync(0xffffffffu, tb, o);
-		if (lane >= o) {
-			tb = fmaf(ta, qb, tb);
-			ta *= qa;
-		}
-	}
-	float ea = __shfl_up_sync(0xffffffffu, ta, 1);
-	float eb = __shfl_up_sync(0xffffffffu, tb, 1);
-	const float cin = *carry;
-	const float h_in = lane == 0 ? cin : fmaf(ea, cin, eb);
-	ea = __shfl_sync(0xffffffffu, ta, 31);
-	eb = __shfl_sync(0xffffffffu, tb, 31);
-	__syncwarp(); /* every lane has read cin */
-	if (lane == 0)
-		*carry = fmaf(ea, cin, eb);
-	__syncwarp();
+	const float h_in = lane_entry(P[ITEMS - 1], Q[ITEMS - 1], lane, carry);
 	float cv[ITEMS];
 	lds_items(crow, lane, cv);
 #pragma unroll
@@ -600,7 +590,8 @@ __global__ void PF_BOUNDS
 		}
 #pragma unroll
 		for (int k = 0; k < ITEMS; k++) {
-			dt[k] = base + k < L ? softplus(dt[k] + bias) : 0.0f;
+			const float sp = softplus(dt[k] + bias); /* then a select, not a branch */
+			dt[k] = base + k < L ? sp : 0.0f;
 			acc[k] = part == 0 ? Dd * dtu[k] : 0.0f;
 			dtu[k] *= dt[k];
 		}
