@@ -103,6 +103,9 @@ else
 		[ -f "$ROOT/tasks/$t/task.yaml" ] || continue
 		T=$ROOT/tasks/$t S=$ROOT/tasks/$t/templates/cuda
 		cu_compiles "$T" "$S/warp_scan.cu" ITEMS=4 SPLIT=1 WPC=1 CPB=4 VEC=2 KEEP=0 MINW=32
+		# state_scan beside its defaults (PF 2, FAST 1): the exact softplus and gate, PF 0 and 1
+		cu_compiles "$T" "$S/state_scan.cu" PF=1 ITEMS=8 CPB=8 FAST=0
+		cu_compiles "$T" "$S/state_scan.cu" PF=0 ITEMS=8 CPB=4 UNR=1 FAST=0
 		# chunk_carry: the one-warp path (__syncwarp), 4 warps per channel with polynomial
 		# exps, the shortest and longest lanes
 		cu_compiles "$T" "$S/chunk_carry.cu" WPC=1 CPB=8 UNR=1 VEC=2 PFR=0

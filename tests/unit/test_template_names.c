@@ -1,15 +1,48 @@
 /* The names a task's templates may use besides their knobs (ks_template_task_name): the task's
  * params in a workload, "sizeof.TENSOR" from the tensor's dtype, "spec.FIELD" only with a
- * spec; anything else is not found. */
+ * spec; anything else is not found.  And one template's require: through sizeof.u, shared by
+ * an f16 and an f32 task (state_scan.cu's FAST knob, f16 only). */
 #include <string.h>
 
+#include "ksearch/knowledge.h"
 #include "ksearch/task.h"
 #include "ksearch/template.h"
+#include "policy/space.h"
 #include "tap.h"
 
 static int name(const struct ks_task *t, const struct ks_workload *wl, const char *n, double *v)
 {
 	return ks_template_task_name(t, wl, NULL, n, strlen(n), v);
+}
+
+/* how many feasible configurations of the task's cuda template `file` set knob `knob` to
+ * `value`, and (in *all) how many there are; -1 without that template or knob */
+static long count_knob(const struct ks_task *t, const struct ks_spec *spec, const char *file,
+		       const char *knob, const char *value, long *all)
+{
+	struct ks_search_space sp;
+	struct ks_error e = {0};
+	memset(&sp, 0, sizeof(sp));
+	if (ks_search_space_load(&sp, t, "cuda", "cu", spec, &e))
+		return -1;
+	long hits = -1;
+	for (int i = 0; i < sp.n && hits < 0; i++) {
+		const struct ks_template *tp = sp.tpl[i];
+		const char *base = strrchr(tp->path, '/');
+		if (strcmp(base ? base + 1 : tp->path, file))
+			continue;
+		for (int k = 0; k < tp->nknobs; k++) {
+			if (strcmp(tp->knobs[k].name, knob))
+				continue;
+			const struct ks_config_set *fs = &sp.feasible[i];
+			hits = 0;
+			for (int c = 0; c < fs->n; c++)
+				hits += !strcmp(tp->knobs[k].values[fs->cfg[c * fs->nknobs + k]], value);
+			*all = fs->n;
+		}
+	}
+	ks_search_space_release(&sp);
+	return hits;
 }
 
 int main(void)
@@ -31,6 +64,17 @@ int main(void)
 	ok(name(f16, NULL, "seqlen", &v) == KS_ENOTFOUND, "a param without a workload: not found");
 	ok(name(f16, NULL, "spec.smem_per_block", &v) == KS_ENOTFOUND,
 	   "spec.X without a spec: not found");
+	struct ks_spec h200;
+	if (ok(ks_spec_load("h200", &h200, &e) == 0, "h200 spec (%s)", e.msg)) {
+		long all16 = 0, all32 = 0;
+		const long fast16 = count_knob(f16, &h200, "state_scan.cu", "FAST", "1", &all16);
+		const long fast32 = count_knob(f32, &h200, "state_scan.cu", "FAST", "1", &all32);
+		ok(fast16 > 0 && fast16 < all16, "f16 state_scan.cu: FAST 1 in %ld of %ld", fast16,
+		   all16);
+		ok(fast32 == 0 && all32 > 0, "f32 state_scan.cu: FAST 1 in none of %ld (%ld)", all32,
+		   fast32);
+		ks_spec_release(&h200);
+	}
 	ks_task_free(f16);
 	ks_task_free(f32);
 	return tap_done();
