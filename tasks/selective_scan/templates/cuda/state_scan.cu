@@ -30,12 +30,14 @@ require:
 @end */
 /* Per state n and step t: a_t = 2^(dt_t A_n log2e), b_t = dt_t u_t B_nt, h_t = a_t h_{t-1} + b_t.
  * A lane turns its ITEMS pairs into inclusive prefixes (P_k, Q_k) = composition of pairs 0..k
- * in registers (one FMA and one multiply per step), the warp combines the lanes' totals with
- * log2(32) = 5 shuffle levels, and the state entering the lane, h_in, gives
- * h_k = P_k h_in + Q_k and y_k += C_nk h_k directly: per (state, step) one ex2 and about six
- * FMA-pipe instructions, against two ex2 for a scan that reruns its segments.  y starts as
- * D u and is gated by silu(z) once all states are in.  The decay products can underflow to 0
- * (|A dt| large): then h_k = Q_k, which is the exact limit.
+ * in registers, the warp combines the lanes' totals with log2(32) = 5 shuffle levels, and the
+ * state entering the lane, h_in, gives h_k and y_k += C_nk h_k directly, with no rescan: one
+ * ex2 per (state, step).  The PF 0 kernel keeps P_k and uses h_k = P_k h_in + Q_k; the PF >= 1
+ * kernel keeps the decays instead, takes the lane's total decay from one ex2 of its dt sum and
+ * walks its steps again from h_in (h = e h + q): one instruction less per (state, step),
+ * measured 46.6 against 49.5 us at b1 L2048 (docs/results/cuda-selective_scan-fast.md).  y
+ * starts as D u and is gated by silu(z) once all states are in.  The decay products can
+ * underflow to 0 (|A dt| large): then h_k = Q_k, which is the exact limit.
  * Measured on an H200 (docs/results/cuda-selective_scan.md): without PF the kernel waits on
  * each state's B and C loads and is latency-bound; staging the next tile in shared memory
  * (PF = 1) halved its time at every size.  PF = 2 (B and C staged, u, delta, z in registers)
@@ -482,34 +484,37 @@ static __device__ __forceinline__ void pairs_to_float(const ss_t2 (&r)[ITEMS / 2
 	}
 }
 
-/* one state over a lane's ITEMS steps of a tile: the inclusive prefixes of the pairs
- * (decay e_k, input dt_k u_k B_k), P_k = e_0 ... e_k and Q_k = the state after step k from 0 */
-static __device__ __forceinline__ void lane_prefix(const ss_t *brow, int lane,
-						   const float (&dt)[ITEMS], const float (&dtu)[ITEMS],
-						   float a2, float (&P)[ITEMS], float (&Q)[ITEMS])
+/* pass 1 of one state over a lane's ITEMS steps of a tile: keeps the decays e_k and inputs
+ * q_k = dt_k u_k B_k and gives the lane's total (ta, tb): tb the state after its steps from 0,
+ * ta = 2^(a2 * the lane's dt sum), one ex2 instead of a chain of ITEMS products */
+static __device__ __forceinline__ void lane_pass1(const ss_t *brow, int lane,
+						  const float (&dt)[ITEMS], const float (&dtu)[ITEMS],
+						  float dsum, float a2, float (&E)[ITEMS],
+						  float (&Qv)[ITEMS], float &ta, float &tb)
 {
 	float bv[ITEMS];
 	lds_items(brow, lane, bv);
 #pragma unroll
 	for (int k = 0; k < ITEMS; k++) {
-		const float e = ex2(dt[k] * a2);
-		const float q = dtu[k] * bv[k];
-		P[k] = k == 0 ? e : P[k - 1] * e;
-		Q[k] = k == 0 ? q : fmaf(e, Q[k - 1], q);
+		E[k] = ex2(dt[k] * a2);
+		Qv[k] = dtu[k] * bv[k];
+		tb = k == 0 ? Qv[k] : fmaf(E[k], tb, Qv[k]);
 	}
+	ta = ex2(dsum * a2);
 }
 
-/* one state after lane_prefix: y accumulates C_k (P_k h_in + Q_k) with h_in from lane_entry */
-static __device__ __forceinline__ void warp_apply(const ss_t *crow, int lane, float *carry,
-						  const float (&P)[ITEMS], const float (&Q)[ITEMS],
+/* pass 2, once lane_entry gave the state entering the lane: h = e h + q, y += C h */
+static __device__ __forceinline__ void lane_pass2(const ss_t *crow, int lane, float h,
+						  const float (&E)[ITEMS], const float (&Qv)[ITEMS],
 						  float (&acc)[ITEMS])
 {
-	const float h_in = lane_entry(P[ITEMS - 1], Q[ITEMS - 1], lane, carry);
 	float cv[ITEMS];
 	lds_items(crow, lane, cv);
 #pragma unroll
-	for (int k = 0; k < ITEMS; k++)
-		acc[k] = fmaf(cv[k], fmaf(P[k], h_in, Q[k]), acc[k]);
+	for (int k = 0; k < ITEMS; k++) {
+		h = fmaf(E[k], h, Qv[k]);
+		acc[k] = fmaf(cv[k], h, acc[k]);
+	}
 }
 
 /* MINB = 1 keeps the one-argument form: measured, (256, 1) made ptxas take 160 registers
@@ -595,18 +600,23 @@ __global__ void PF_BOUNDS
 			acc[k] = part == 0 ? Dd * dtu[k] : 0.0f;
 			dtu[k] *= dt[k];
 		}
+		float dsum = 0.0f; /* the lane's dt sum (0 past L) */
+#pragma unroll
+		for (int k = 0; k < ITEMS; k++)
+			dsum += dt[k];
 #pragma unroll 1
 		for (int n0 = part * NS; n0 < part * NS + NS; n0 += UNR) {
 			if (n0 >= dstate)
 				break;
-			float P[UNR][ITEMS], Q[UNR][ITEMS];
+			float E[UNR][ITEMS], Qv[UNR][ITEMS], ta[UNR], tb[UNR];
 #pragma unroll
 			for (int j = 0; j < UNR; j++) /* rows past dstate are 0 */
-				lane_prefix(cur + (n0 + j) * TILE, lane, dt, dtu, A2[n0 + j], P[j], Q[j]);
+				lane_pass1(cur + (n0 + j) * TILE, lane, dt, dtu, dsum, A2[n0 + j], E[j],
+					   Qv[j], ta[j], tb[j]);
 #pragma unroll
 			for (int j = 0; j < UNR; j++)
-				warp_apply(cur + (MAXN + n0 + j) * TILE, lane, carry + n0 + j, P[j], Q[j],
-					   acc);
+				lane_pass2(cur + (MAXN + n0 + j) * TILE, lane,
+					   lane_entry(ta[j], tb[j], lane, carry + n0 + j), E[j], Qv[j], acc);
 		}
 		if constexpr (SPLIT > 1) {
 			if (part > 0)
