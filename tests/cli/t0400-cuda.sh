@@ -106,6 +106,9 @@ else
 		# state_scan beside its defaults (PF 2, FAST 1): the exact softplus and gate, PF 0 and 1
 		cu_compiles "$T" "$S/state_scan.cu" PF=1 ITEMS=8 CPB=8 FAST=0
 		cu_compiles "$T" "$S/state_scan.cu" PF=0 ITEMS=8 CPB=4 UNR=1 FAST=0
+		# two and four channels per warp (the widened f32 B and C rows, 16- and 8-lane scans)
+		cu_compiles "$T" "$S/state_scan.cu" CPW=2 UNR=4 FAST=0
+		cu_compiles "$T" "$S/state_scan.cu" CPW=4 CPB=16 ITEMS=8 FAST=0
 		# chunk_carry: the one-warp path (__syncwarp), 4 warps per channel with polynomial
 		# exps, the shortest and longest lanes
 		cu_compiles "$T" "$S/chunk_carry.cu" WPC=1 CPB=8 UNR=1 VEC=2 PFR=0

@@ -11,22 +11,26 @@ knobs:
   PF: {values: [0, 1, 2], default: 2, summary: "1 stages the next tile's B, C (shared by the block's channels) and u, delta, z in shared memory with cp.async while the current tile is computed (two buffers, one barrier per tile); 2 stages only B and C there and keeps each lane's next u, delta, z in registers (pairs, loaded one tile ahead), so a block needs 64 * sizeof.u * TILE bytes whatever CPB and several blocks fit on one SM; 0 loads each state's rows when it is needed", impacts: {memory_bandwidth: 7, compute_hw_fit: 5}}
   MINB: {values: [1, 2, 3, 4], default: 1, summary: "blocks per SM the PF >= 1 kernel is compiled for (the second __launch_bounds__ argument): caps registers at 64K / (MINB * 32 * CPB * SPLIT) so that many blocks fit, at the price of spills when the cap is low", impacts: {register_pressure: 8, compute_hw_fit: 6}}
   FAST: {values: [0, 1], default: 1, summary: "f16 only (the f32 variant compiles it out and its require: line keeps the search at 0): softplus as __logf(1 + __expf(x)) and the gate's division as __fdividef (MUFU approximations, well inside the f16 tolerance) instead of log1pf and an IEEE division, which cost tens of instructions per step", impacts: {compute_hw_fit: 4}}
+  CPW: {values: [1, 2, 4], default: 1, summary: "channels per warp (PF 2): the warp's lanes split into CPW groups of 32 / CPW, each scanning one channel's tile of (32 / CPW) * ITEMS steps, so the CPW channels read the same B and C values; those are widened to f32 once per block and tile into a lane-interleaved shared buffer (no per-lane f16 conversion, broadcast reads) and the shuffle scan has log2(32 / CPW) levels; 1 warp per CPW channels, so fewer warps at small batch", impacts: {compute_hw_fit: 6, register_pressure: 5}}
   SPLIT: {values: [1, 2, 4], default: 1, summary: "warps per channel (PF >= 1), each scanning 16 / SPLIT of the states; parts 1.. write their C.h sums to their own shared rows once per tile (conflict-free, no atomics) and part 0 adds them. Measured on an H200 at b1 L2048 (docs/results/cuda-selective_scan-occupancy.md): the float shared-memory atomics this replaced made ITEMS 16 CPB 4 SPLIT 2 3.2x slower (414 against 130 us); it is still about 2x slower than CPB 8 SPLIT 1, which has the same warps per block and twice the channels", impacts: {compute_hw_fit: 3, register_pressure: 2}}
 require:
   - "ITEMS % VEC == 0"
   - "ITEMS * UNR <= 64"
   - "(16 / SPLIT) % UNR == 0"
   - "PF >= 1 || SPLIT == 1"
+  # CPW > 1: the PF 2 kernel alone, states not split, 8-step runs for the f32 widening
+  - "CPW == 1 || (PF == 2 && SPLIT == 1 && ITEMS % 8 == 0 && CPB % CPW == 0)"
   # the f32 variant's tolerance (l2 5e-6) is tighter than the approximations
   - "FAST == 0 || sizeof.u == 2"
   - "PF >= 1 || MINB == 1"
   # MINB blocks must fit in 64 warps per SM and leave at least 32 registers a thread
-  - "MINB * CPB * SPLIT <= 64"
-  - "CPB * SPLIT <= (PF == 2 ? 32 : 8)"
+  - "MINB * CPB / CPW * SPLIT <= 64"
+  - "CPB / CPW * SPLIT <= (PF == 2 ? 32 : 8)"
   # two buffers of (32 + 3 CPB for PF 1) rows of TILE elements, the partial sums, s_A2 and
   # s_carry (without the gate, selective_scan_nogate, PF 1 stages 2 CPB rows: the bound
   # over-counts)
-  - "PF == 0 || 2 * (32 + (PF == 1) * 3 * CPB) * 32 * ITEMS * sizeof.u + (SPLIT - 1) * CPB * 32 * ITEMS * 4 + 2 * CPB * 16 * 4 <= 227 * 1024"
+  # (tiles of 32 / CPW * ITEMS steps; CPW > 1: the f32 copy of B and C, 32 rows)
+  - "PF == 0 || 2 * (32 + (PF == 1) * 3 * CPB) * 32 / CPW * ITEMS * sizeof.u + (SPLIT - 1) * CPB * 32 * ITEMS * 4 + (CPW > 1) * 32 * 32 / CPW * ITEMS * 4 + 2 * CPB * 16 * 4 <= 227 * 1024"
 @end */
 /* Per state n and step t: a_t = 2^(dt_t A_n log2e), b_t = dt_t u_t B_nt, h_t = a_t h_{t-1} + b_t.
  * A lane turns its ITEMS pairs into inclusive prefixes (P_k, Q_k) = composition of pairs 0..k
@@ -46,7 +50,14 @@ require:
  * FAST 1 (MUFU softplus and gate) 52 us: those are the defaults.  Measured and dropped
  * (docs/results/cuda-selective_scan-fast.md): lane-interleaved shared rows (no gain), a
  * two-state software pipeline (no gain, more registers), B and C widened to f32 once per
- * block (no gain). */
+ * block for one channel per warp (no gain: the f32 rows double the shared-memory reads).
+ * CPW > 1 (docs/results/cuda-selective_scan-cpw.md): a warp scans CPW channels, so its lanes
+ * read each B and C value CPW at a time (a broadcast) and the f32 widening pays; 8.3-8.6
+ * instructions per (state, step) in the state loop against 10.8, and at b8 (channels to
+ * spare) CPW 4 is the fastest setting measured, 321 against 345 us; at b1 it leaves too few
+ * warps (2048 / CPW), so CPW 1 stays the default.  Warps taking turns over tiles of the same
+ * channels, the carry handed over through shared memory per state, were measured too and
+ * dropped: at 16 warps an SM the registers spill in the state loop. */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <math.h>
@@ -97,12 +108,20 @@ static __device__ __forceinline__ __half ss_store(float x) { return __float2half
 #ifndef FAST
 #define FAST 1
 #endif
+#ifndef CPW
+#define CPW 1
+#endif
+
 /* the f32 variant keeps the exact softplus and gate: its l2 bound (5e-6) is tighter than the
  * MUFU approximations */
 #define FAST_MATH (FAST && !SS_F32)
 
 #define KS_LOG2E 1.4426950408889634f
-#define TILE (32 * ITEMS)
+#define PARTS (32 / CPW)     /* lanes per channel in the PF kernel */
+#define TILE (PARTS * ITEMS) /* steps per tile of the PF kernel */
+#define WTILE (32 * ITEMS)   /* steps per tile of the PF 0 kernel (one channel per warp) */
+static_assert(CPW == 1 || (PF == 2 && SPLIT == 1 && ITEMS % 8 == 0 && CPB % CPW == 0),
+	      "CPW > 1: PF 2, SPLIT 1, ITEMS a multiple of 8, CPB a multiple of CPW");
 #define MAXN 16 /* states kept as carries in registers; larger dstate takes the fallback */
 
 static __device__ __forceinline__ float ex2(float x)
@@ -112,11 +131,29 @@ static __device__ __forceinline__ float ex2(float x)
 	return y;
 }
 
+#if FAST_MATH
+static __device__ __forceinline__ float lg2(float x)
+{
+	float y;
+	asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+	return y;
+}
+
+static __device__ __forceinline__ float rcp(float x)
+{
+	float y;
+	asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+	return y;
+}
+#endif
+
 static __device__ __forceinline__ float softplus(float x)
 {
 #if FAST_MATH
-	/* both sides computed and one selected: no branch per step */
-	const float sp = __logf(1.0f + __expf(fminf(x, 20.0f)));
+	/* both sides computed and one selected: no branch per step; ex2 and lg2 with ftz, as
+	 * __expf and __logf without their range fix-ups (4 instructions each in SASS); past
+	 * x = 88 ex2 gives inf and so does sp, which the select leaves */
+	const float sp = lg2(1.0f + ex2(x * KS_LOG2E)) * 0.6931471805599453f;
 	return x <= 20.0f ? sp : x;
 #else
 	return x <= 20.0f ? log1pf(__expf(x)) : x;
@@ -127,36 +164,52 @@ static __device__ __forceinline__ float softplus(float x)
 static __device__ __forceinline__ float silu(float z)
 {
 #if FAST_MATH
-	return __fdividef(z, 1.0f + __expf(-z));
+	return z * rcp(1.0f + ex2(z * -KS_LOG2E));
 #else
 	return z / (1.0f + __expf(-z));
 #endif
 }
 
-/* one state: the warp-shuffle scan of the lanes' totals (ta, tb) = (decay product, state from
- * 0) over their ITEMS steps gives the state entering this lane (the tile's carry for lane 0);
- * the carry moves on to the tile's end */
+/* one level of the shuffle scan over groups of W lanes: a lane whose group has a lane o
+ * places before it composes that lane's total into its own (tb = ta qb + tb, ta = ta qa).
+ * In PTX with shfl's own in-range predicate: written in C, the conditional update cost ptxas
+ * two moves a level */
+template <int O, int W>
+static __device__ __forceinline__ void scan_level(float &ta, float &tb)
+{
+	asm("{\n.reg .pred in;\n.reg .f32 qa, qb;\n"
+	    "shfl.sync.up.b32 qa|in, %0, %2, %3, -1;\n"
+	    "shfl.sync.up.b32 qb, %1, %2, %3, -1;\n"
+	    "@in fma.rn.f32 %1, %0, qb, %1;\n"
+	    "@in mul.rn.f32 %0, %0, qa;\n}"
+	    : "+f"(ta), "+f"(tb)
+	    : "n"(O), "n"((32 - W) << 8));
+}
+
+/* one state: the shuffle scan of the totals (ta, tb) = (decay product, state from 0) of the W
+ * lanes of one channel (lane = lane p of its group of W) over their ITEMS steps gives the state
+ * entering this lane (the tile's carry for p 0); the carry moves on to the tile's end */
+template <int W>
 static __device__ __forceinline__ float lane_entry(float ta, float tb, int lane, float *carry)
 {
-#pragma unroll
-	for (int o = 1; o < 32; o <<= 1) {
-		const float qa = __shfl_up_sync(0xffffffffu, ta, o);
-		const float qb = __shfl_up_sync(0xffffffffu, tb, o);
-		if (lane >= o) {
-			tb = fmaf(ta, qb, tb);
-			ta *= qa;
-		}
-	}
-	float ea = __shfl_up_sync(0xffffffffu, ta, 1);
-	float eb = __shfl_up_sync(0xffffffffu, tb, 1);
+	if constexpr (W > 1)
+		scan_level<1, W>(ta, tb);
+	if constexpr (W > 2)
+		scan_level<2, W>(ta, tb);
+	if constexpr (W > 4)
+		scan_level<4, W>(ta, tb);
+	if constexpr (W > 8)
+		scan_level<8, W>(ta, tb);
+	if constexpr (W > 16)
+		scan_level<16, W>(ta, tb);
+	const float ea = __shfl_up_sync(0xffffffffu, ta, 1, W);
+	const float eb = __shfl_up_sync(0xffffffffu, tb, 1, W);
 	const float cin = *carry;
 	const float h_in = lane == 0 ? cin : fmaf(ea, cin, eb);
-	/* the next tile's carry: the warp's total applied to this tile's carry */
-	ea = __shfl_sync(0xffffffffu, ta, 31);
-	eb = __shfl_sync(0xffffffffu, tb, 31);
 	__syncwarp(); /* every lane has read cin */
-	if (lane == 0)
-		*carry = fmaf(ea, cin, eb);
+	/* the next tile's carry: the group's total applied to this tile's carry */
+	if (lane == W - 1)
+		*carry = fmaf(ta, cin, tb);
 	__syncwarp();
 	return h_in;
 }
@@ -276,7 +329,7 @@ __global__ void __launch_bounds__(32 * CPB)
 		carry[lane] = 0.0f;
 	}
 	__syncwarp();
-	for (int64_t t0 = 0; t0 < L; t0 += TILE) {
+	for (int64_t t0 = 0; t0 < L; t0 += WTILE) {
 		const int64_t base = t0 + (int64_t)lane * ITEMS;
 		float dt[ITEMS], dtu[ITEMS], acc[ITEMS];
 		load_items(ur, base, L, vec_ok, dtu); /* u, for now */
@@ -311,7 +364,7 @@ __global__ void __launch_bounds__(32 * CPB)
 #pragma unroll
 			for (int j = 0; j < UNR; j++) {
 				const float h_in =
-					lane_entry(P[j][ITEMS - 1], Q[j][ITEMS - 1], lane, carry + n0 + j);
+					lane_entry<32>(P[j][ITEMS - 1], Q[j][ITEMS - 1], lane, carry + n0 + j);
 				const int n = n0 + j < dstate ? n0 + j : n0;
 				const float live = n0 + j < dstate ? 1.0f : 0.0f;
 				float cv[ITEMS];
@@ -348,6 +401,8 @@ __global__ void __launch_bounds__(32 * CPB)
 #define ROWS (2 * MAXN + UDZ_ROWS)        /* B rows, C rows, then u, delta, z per channel */
 #define NS (MAXN / SPLIT)                 /* states per warp */
 #define EPC (16 / (int)sizeof(ss_t))      /* elements per 16-byte cp.async: 8 f16, 4 f32 */
+#define NTHR (32 * CPB / CPW * SPLIT)      /* threads per block of the PF kernel */
+#define CPR (TILE / EPC)                   /* 16-byte chunks per staged row */
 
 static __device__ __forceinline__ void cp_async16(void *dst, const void *src)
 {
@@ -362,8 +417,24 @@ static __device__ __forceinline__ void stage_tile(ss_t *buf, const ss_t *Bb, con
 						  int64_t t0, int64_t L, int dstate, bool async_ok)
 {
 	const bool full = async_ok && t0 + TILE <= L;
-	for (int idx = threadIdx.x; idx < ROWS * (TILE / EPC); idx += 32 * CPB * SPLIT) {
-		const int r = idx / (TILE / EPC), j = (idx % (TILE / EPC)) * EPC;
+	/* the common case, PF 2 with every state and a whole tile: a thread's chunks sit NTHR / CPR
+	 * rows apart in the same column, so their addresses are a base and fixed steps (the loop
+	 * below spends ~40 instructions a chunk on divisions and bounds) */
+	if constexpr (PF == 2 && NTHR % CPR == 0 && (ROWS * CPR) % NTHR == 0) {
+		if (full && dstate == MAXN) {
+			const int r0 = threadIdx.x / CPR, j = (threadIdx.x % CPR) * EPC;
+#pragma unroll
+			for (int i = 0; i < ROWS * CPR / NTHR; i++) {
+				const int r = r0 + i * (NTHR / CPR);
+				const ss_t *src = (r < MAXN ? Bb + (int64_t)r * L : Cb + (int64_t)(r - MAXN) * L);
+				cp_async16(buf + (threadIdx.x + i * NTHR) * EPC, src + t0 + j);
+			}
+			asm volatile("cp.async.commit_group;\n" ::);
+			return;
+		}
+	}
+	for (int idx = threadIdx.x; idx < ROWS * CPR; idx += NTHR) {
+		const int r = idx / CPR, j = (idx % CPR) * EPC;
 		const ss_t *src;
 		bool zero = false;
 		if (r < 2 * MAXN) {
@@ -419,6 +490,55 @@ static __device__ __forceinline__ void lds_items(const ss_t *row, int lane, floa
 		}
 	}
 #endif
+}
+
+/* CPW > 1: B and C widened to f32 once per block and tile, in a lane-interleaved layout: the
+ * 4-float chunk c of part p's ITEMS steps sits at chunk c * PARTS + p, so the PARTS lanes of a
+ * channel read 16 * PARTS contiguous bytes per 16-byte read (no bank conflicts) and the CPW
+ * channels of a warp read the same bytes (a broadcast) */
+static __device__ __forceinline__ void widen_bc(float *f, const ss_t *buf)
+{
+	/* 8 consecutive elements per item: two float4 chunks of one part (ITEMS % 8 == 0) */
+	for (int idx = threadIdx.x; idx < 2 * MAXN * TILE / 8; idx += NTHR) {
+		const int r = idx / (TILE / 8), s0 = (idx % (TILE / 8)) * 8;
+		const ss_t *src = buf + r * TILE + s0;
+		float v[8];
+#if SS_F32
+		*reinterpret_cast<float4 *>(v) = *reinterpret_cast<const float4 *>(src);
+		*reinterpret_cast<float4 *>(v + 4) = *reinterpret_cast<const float4 *>(src + 4);
+#else
+		__half2 h[4];
+		*reinterpret_cast<uint4 *>(h) = *reinterpret_cast<const uint4 *>(src);
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			const float2 x = __half22float2(h[j]);
+			v[2 * j] = x.x, v[2 * j + 1] = x.y;
+		}
+#endif
+		const int part = s0 / ITEMS, c = s0 % ITEMS / 4;
+		float *dst = f + r * TILE + (c * PARTS + part) * 4;
+		*reinterpret_cast<float4 *>(dst) = *reinterpret_cast<const float4 *>(v);
+		*reinterpret_cast<float4 *>(dst + PARTS * 4) = *reinterpret_cast<const float4 *>(v + 4);
+	}
+}
+
+static __device__ __forceinline__ void lds_f32(const float *row, int part, float (&v)[ITEMS])
+{
+#pragma unroll
+	for (int c = 0; c < ITEMS / 4; c++)
+		*reinterpret_cast<float4 *>(v + 4 * c) =
+			*reinterpret_cast<const float4 *>(row + (c * PARTS + part) * 4);
+}
+
+/* a lane's ITEMS values of row r of the staged tile: f16 (or f32) staged rows for CPW 1, the
+ * widened f32 rows for CPW > 1 */
+static __device__ __forceinline__ void row_items(const ss_t *cur, const float *bcf, int r,
+						 int lane, int part, float (&v)[ITEMS])
+{
+	if constexpr (CPW > 1)
+		lds_f32(bcf + r * TILE, part, v);
+	else
+		lds_items(cur + r * TILE, lane, v);
 }
 
 /* PF = 2: ITEMS values of a row from step t0 into registers, kept as pairs (f16: half the
@@ -491,13 +611,11 @@ static __device__ __forceinline__ void pairs_to_float(const ss_t2 (&r)[ITEMS / 2
 /* pass 1 of one state over a lane's ITEMS steps of a tile: keeps the decays e_k and inputs
  * q_k = dt_k u_k B_k and gives the lane's total (ta, tb): tb the state after its steps from 0,
  * ta = 2^(a2 * the lane's dt sum), one ex2 instead of a chain of ITEMS products */
-static __device__ __forceinline__ void lane_pass1(const ss_t *brow, int lane,
+static __device__ __forceinline__ void lane_pass1(const float (&bv)[ITEMS],
 						  const float (&dt)[ITEMS], const float (&dtu)[ITEMS],
 						  float dsum, float a2, float (&E)[ITEMS],
 						  float (&Qv)[ITEMS], float &ta, float &tb)
 {
-	float bv[ITEMS];
-	lds_items(brow, lane, bv);
 #pragma unroll
 	for (int k = 0; k < ITEMS; k++) {
 		E[k] = ex2(dt[k] * a2);
@@ -508,12 +626,10 @@ static __device__ __forceinline__ void lane_pass1(const ss_t *brow, int lane,
 }
 
 /* pass 2, once lane_entry gave the state entering the lane: h = e h + q, y += C h */
-static __device__ __forceinline__ void lane_pass2(const ss_t *crow, int lane, float h,
+static __device__ __forceinline__ void lane_pass2(const float (&cv)[ITEMS], float h,
 						  const float (&E)[ITEMS], const float (&Qv)[ITEMS],
 						  float (&acc)[ITEMS])
 {
-	float cv[ITEMS];
-	lds_items(crow, lane, cv);
 #pragma unroll
 	for (int k = 0; k < ITEMS; k++) {
 		h = fmaf(E[k], h, Qv[k]);
@@ -524,9 +640,9 @@ static __device__ __forceinline__ void lane_pass2(const ss_t *crow, int lane, fl
 /* MINB = 1 keeps the one-argument form: measured, (256, 1) made ptxas take 160 registers
  * instead of 128 at ITEMS 16 CPB 8 PF 1 and the kernel 30% slower */
 #if MINB > 1
-#define PF_BOUNDS __launch_bounds__(32 * CPB * SPLIT, MINB)
+#define PF_BOUNDS __launch_bounds__(NTHR, MINB)
 #else
-#define PF_BOUNDS __launch_bounds__(32 * CPB * SPLIT)
+#define PF_BOUNDS __launch_bounds__(NTHR)
 #endif
 
 __global__ void PF_BOUNDS
@@ -537,10 +653,15 @@ __global__ void PF_BOUNDS
 			    ss_t *__restrict__ y, int32_t batch, int32_t dim, int32_t seqlen,
 			    int32_t dstate)
 {
-	/* 2 buffers of ROWS x TILE halves, then (SPLIT - 1) x CPB x TILE floats of partial sums */
+	/* 2 buffers of ROWS x TILE halves, then (SPLIT - 1) x CPB x TILE floats of partial sums,
+	 * then for CPW > 1 the widened f32 B and C rows (2 MAXN x TILE floats) */
 	extern __shared__ __align__(16) ss_t smem[];
 	__shared__ float s_A2[CPB][MAXN], s_carry[CPB][MAXN];
-	const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) / SPLIT, part = (threadIdx.x >> 5) % SPLIT;
+	/* warp wl = group * SPLIT + part: group g has the block's channels g CPW .. g CPW + CPW - 1,
+	 * lanes [c PARTS, (c + 1) PARTS) channel g CPW + c; p: the lane's place among its
+	 * channel's PARTS lanes */
+	const int lane = threadIdx.x & 31, p = lane % PARTS, wl = threadIdx.x >> 5;
+	const int part = wl % SPLIT, w = wl / SPLIT * CPW + lane / PARTS;
 	const int64_t nch = (int64_t)batch * dim, L = seqlen;
 	/* a block's channels share one batch index, so they share B and C: blocks never straddle
 	 * two batches (dim is padded up to CPB channels per batch) */
@@ -556,20 +677,22 @@ __global__ void PF_BOUNDS
 	/* part p > 0 of channel w: its row of partial sums */
 	float *psum = reinterpret_cast<float *>(smem + 2 * ROWS * TILE) +
 		      ((int64_t)(part > 0 ? part - 1 : 0) * CPB + w) * TILE;
-	if (lane < MAXN && part == 0) {
-		A2[lane] = lane < dstate ? A[(active ? d : 0) * dstate + lane] * KS_LOG2E : 0.0f;
-		carry[lane] = 0.0f;
-	}
+	float *bcf = reinterpret_cast<float *>(smem + 2 * ROWS * TILE) + (SPLIT - 1) * CPB * TILE;
+	if (part == 0)
+		for (int n = p; n < MAXN; n += PARTS) {
+			A2[n] = n < dstate ? A[(active ? d : 0) * dstate + n] * KS_LOG2E : 0.0f;
+			carry[n] = 0.0f;
+		}
 	/* rows of other blocks' channels are never staged: u, delta, z rows are this block's */
 	const bool async_ok = L % EPC == 0, vec_ok = L % VEC == 0;
 	const int64_t ntiles = (L + TILE - 1) / TILE;
 	stage_tile(smem, Bb, Cb, u, delta, z, bd0, nch, 0, L, dstate, async_ok);
 	ss_t2 ru[ITEMS / 2], rd[ITEMS / 2], rz[ITEMS / 2]; /* PF = 2: this tile's u, delta, z */
 	if constexpr (PF == 2) {
-		ldg_pairs(ur, lane * ITEMS, L, vec_ok, ru);
-		ldg_pairs(dr, lane * ITEMS, L, vec_ok, rd);
+		ldg_pairs(ur, p * ITEMS, L, vec_ok, ru);
+		ldg_pairs(dr, p * ITEMS, L, vec_ok, rd);
 		if (SS_GATE && part == 0)
-			ldg_pairs(zr, lane * ITEMS, L, vec_ok, rz);
+			ldg_pairs(zr, p * ITEMS, L, vec_ok, rz);
 	}
 	for (int64_t it = 0; it < ntiles; it++) {
 		const int64_t t0 = it * TILE;
@@ -583,7 +706,13 @@ __global__ void PF_BOUNDS
 			asm volatile("cp.async.wait_group 0;\n" ::);
 		}
 		__syncthreads();
-		const int64_t base = t0 + (int64_t)lane * ITEMS;
+		if constexpr (CPW > 1) {
+			/* the f32 rows of the last tile are no longer read: every thread has passed
+			 * the barrier above after its last tile */
+			widen_bc(bcf, cur);
+			__syncthreads();
+		}
+		const int64_t base = t0 + (int64_t)p * ITEMS;
 		const ss_t *mine = cur + (2 * MAXN + UDZ * w) * TILE; /* PF = 1: u, delta, z rows */
 		float dt[ITEMS], dtu[ITEMS], acc[ITEMS];
 		if constexpr (PF == 2) {
@@ -597,14 +726,15 @@ __global__ void PF_BOUNDS
 			lds_items(mine, lane, dtu);
 			lds_items(mine + TILE, lane, dt);
 		}
+		/* steps past L are not masked: u, B and C read 0 there, and a step only feeds the
+		 * steps after it, none of which is stored */
 #pragma unroll
 		for (int k = 0; k < ITEMS; k++) {
-			const float sp = softplus(dt[k] + bias); /* then a select, not a branch */
-			dt[k] = base + k < L ? sp : 0.0f;
+			dt[k] = softplus(dt[k] + bias);
 			acc[k] = part == 0 ? Dd * dtu[k] : 0.0f;
 			dtu[k] *= dt[k];
 		}
-		float dsum = 0.0f; /* the lane's dt sum (0 past L) */
+		float dsum = 0.0f; /* the lane's dt sum */
 #pragma unroll
 		for (int k = 0; k < ITEMS; k++)
 			dsum += dt[k];
@@ -614,13 +744,18 @@ __global__ void PF_BOUNDS
 				break;
 			float E[UNR][ITEMS], Qv[UNR][ITEMS], ta[UNR], tb[UNR];
 #pragma unroll
-			for (int j = 0; j < UNR; j++) /* rows past dstate are 0 */
-				lane_pass1(cur + (n0 + j) * TILE, lane, dt, dtu, dsum, A2[n0 + j], E[j],
-					   Qv[j], ta[j], tb[j]);
+			for (int j = 0; j < UNR; j++) { /* rows past dstate are 0 */
+				float bv[ITEMS];
+				row_items(cur, bcf, n0 + j, lane, p, bv);
+				lane_pass1(bv, dt, dtu, dsum, A2[n0 + j], E[j], Qv[j], ta[j], tb[j]);
+			}
 #pragma unroll
-			for (int j = 0; j < UNR; j++)
-				lane_pass2(cur + (MAXN + n0 + j) * TILE, lane,
-					   lane_entry(ta[j], tb[j], lane, carry + n0 + j), E[j], Qv[j], acc);
+			for (int j = 0; j < UNR; j++) {
+				float cv[ITEMS];
+				row_items(cur, bcf, MAXN + n0 + j, lane, p, cv);
+				lane_pass2(cv, lane_entry<PARTS>(ta[j], tb[j], p, carry + n0 + j), E[j],
+					   Qv[j], acc);
+			}
 		}
 		if constexpr (SPLIT > 1) {
 			if (part > 0)
@@ -631,10 +766,10 @@ __global__ void PF_BOUNDS
 			/* the rows are rewritten only after the next tile's first barrier */
 			if (part == 0)
 #pragma unroll
-				for (int p = 1; p < SPLIT; p++)
+				for (int q = 1; q < SPLIT; q++)
 #pragma unroll
 					for (int k = 0; k < ITEMS; k++)
-						acc[k] += psum[(int64_t)(p - 1) * CPB * TILE + k * 32 + lane];
+						acc[k] += psum[(int64_t)(q - 1) * CPB * TILE + k * 32 + lane];
 		}
 		float zv[ITEMS];
 		if constexpr (SS_GATE) {
@@ -701,7 +836,8 @@ void SS_FN(const ss_t *u, const ss_t *delta, const float *A, const ss_t *B, cons
 	const int64_t ch = (int64_t)batch * dim;
 	if (dstate <= MAXN && PF) {
 		const size_t smem = (size_t)2 * ROWS * TILE * sizeof(ss_t) +
-				    (size_t)(SPLIT - 1) * CPB * TILE * sizeof(float);
+				    (size_t)(SPLIT - 1) * CPB * TILE * sizeof(float) +
+				    (size_t)(CPW > 1) * 2 * MAXN * TILE * sizeof(float);
 		/* the 48 KB default limit counts the static arrays too (s_A2, s_carry): measured,
 		 * ITEMS 8 CPB 4 SPLIT 2 (45 KB dynamic) failed to launch without this */
 		const size_t fixed = 2 * CPB * MAXN * sizeof(float);
@@ -709,7 +845,7 @@ void SS_FN(const ss_t *u, const ss_t *delta, const float *A, const ss_t *B, cons
 			cudaFuncSetAttribute(scan_state_outer_pf,
 					     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
 		const int64_t blocks = (int64_t)batch * ((dim + CPB - 1) / CPB);
-		scan_state_outer_pf<<<(unsigned)blocks, 32 * CPB * SPLIT, smem, stream>>>(
+		scan_state_outer_pf<<<(unsigned)blocks, NTHR, smem, stream>>>(
 			u, delta, A, B, C, D, z, delta_bias, y, batch, dim, seqlen, dstate);
 	} else if (dstate <= MAXN)
 		scan_state_outer<<<(unsigned)((ch + CPB - 1) / CPB), 32 * CPB, 0, stream>>>(
