@@ -12,6 +12,7 @@
 #   TEMPLATE=FILE   default tasks/attention/templates/cuda/flash_wgmma.cu
 #   KS_BIN=DIR      ksearch and its runners (DIR/devlibs: libraries the machine lacks)
 #   REPS=N          attention.py repetitions (default 20); OUT=DIR: the tables and eval logs
+#   TASK=NAME       attention (default) or attention_bf16 (bf16 inputs to every implementation)
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -39,8 +40,10 @@ for c in "${passed[@]:1}"; do
 	label=${c//=/}
 	extra+=(--extra "$name ${label//,/ }=$TEMPLATE:$c")
 done
-python3 bench/cuda/attention.py --kernel "$TEMPLATE:${passed[0]}" \
+dtype=f16
+[ "$TASK" = attention_bf16 ] && dtype=bf16 # its workloads and entry point
+python3 bench/cuda/attention.py --dtype "$dtype" --kernel "$TEMPLATE:${passed[0]}" \
 	--kernel-label "$(first=${passed[0]//=/}; echo "$name ${first//,/ }")" "${extra[@]}" \
 	--workloads "${WORKLOADS:-2,3}" --reps "${REPS:-20}" --out "$OUT/configs.md" \
 	--json "$OUT/configs.json" \
-	--command "CONFIGS=\"${CONFIGS}\" WORKLOADS=${WORKLOADS:-2,3} bash bench/cuda/attention_configs.sh"
+	--command "TASK=$TASK CONFIGS=\"${CONFIGS}\" WORKLOADS=${WORKLOADS:-2,3} bash bench/cuda/attention_configs.sh"

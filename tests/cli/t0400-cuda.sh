@@ -98,6 +98,7 @@ else
 		cu_compiles "$N" "$N/templates/cuda/flash2.cu" BM=128 BN=32 WARPS=4 STAGES=2 QREG=1
 		cu_compiles "$N" "$N/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 WS=0 OVL=1
 		cu_compiles "$N" "$N/templates/cuda/flash_wgmma.cu" WG=3 BN=64 STAGES=2 WS=1
+		cu_compiles "$N" "$N/templates/cuda/flash_wgmma.cu" WG=1 BN=64 STAGES=2 WS=1 PERSIST=1
 	fi
 	for t in selective_scan selective_scan_nogate selective_scan_f32; do
 		[ -f "$ROOT/tasks/$t/task.yaml" ] || continue
