@@ -546,6 +546,28 @@ static __device__ __forceinline__ void store_o(ATTN_T *o, const float (&acc)[D /
 	}
 }
 
+/* the key tiles of the query block at q0: causal, its queries (those below seqlen) see no
+ * key past the last of them */
+template <bool CAUSAL>
+static __device__ __forceinline__ int block_tiles(int q0, int seqlen, int kv_seqlen)
+{
+	const int kv_end = CAUSAL ? min(kv_seqlen, min(seqlen, q0 + BM)) : kv_seqlen;
+	return (kv_end + BN - 1) / BN;
+}
+
+/* a warpgroup's rows row_wg..row_wg+63: the tiles it needs (causal rows see no key past
+ * row_wg + 63) and n_full, those before which need no mask (inside the keys and left of the
+ * warpgroup's first query) */
+template <bool CAUSAL>
+static __device__ __forceinline__ void wg_tiles(int n_tiles, int row_wg, int kv_seqlen,
+						int &n_mine, int &n_full)
+{
+	n_mine = CAUSAL ? min(n_tiles, (row_wg + 64 + BN - 1) / BN) : n_tiles;
+	n_full = kv_seqlen / BN;
+	if (CAUSAL)
+		n_full = min(n_full, (row_wg + 1) / BN);
+}
+
 /* the work of one CTA on the tensor cores: query block blockIdx.x (reversed when causal) of
  * query head blockIdx.y = b * heads + h, which reads kv head h / (heads / kv_heads) of
  * batch b */
@@ -569,17 +591,10 @@ static __device__ __forceinline__ void wgmma_cta_90a(const ATTN_T *__restrict__ 
 	const ATTN_T *qg = q + base, *kg = k + kv_base, *vg = v + kv_base;
 	const int q0 = mb * BM, wg = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3;
 
-	/* causal: the block's queries (those below seqlen) see no key past the last of them */
-	const int kv_end = CAUSAL ? min(kv_seqlen, min(seqlen, q0 + BM)) : kv_seqlen;
-	const int n_tiles = (kv_end + BN - 1) / BN;
-	/* this warpgroup's rows and the tiles it needs: causal rows row_wg..row_wg+63 see no
-	 * key past row_wg + 63; tiles before n_full need no mask: inside the keys and left of
-	 * the warpgroup's first query */
+	const int n_tiles = block_tiles<CAUSAL>(q0, seqlen, kv_seqlen);
 	const int row_wg = q0 + wg * 64;
-	const int n_mine = CAUSAL ? min(n_tiles, (row_wg + 64 + BN - 1) / BN) : n_tiles;
-	int n_full = kv_seqlen / BN;
-	if (CAUSAL)
-		n_full = min(n_full, (row_wg + 1) / BN);
+	int n_mine, n_full;
+	wg_tiles<CAUSAL>(n_tiles, row_wg, kv_seqlen, n_mine, n_full);
 
 	load_tile<BM, D>(sq, qg, q0, seqlen);
 	cp_async_commit();
@@ -773,8 +788,7 @@ static __device__ __forceinline__ void wgmma_ws_cta_90a(const ATTN_T *__restrict
 	const int bh = blockIdx.y, kvh = bh / (heads / kv_heads);
 	const int64_t base = (int64_t)bh * seqlen * D, kv_base = (int64_t)kvh * kv_seqlen * D;
 	const int q0 = mb * BM, wgi = threadIdx.x >> 7, tid = threadIdx.x & 127;
-	const int kv_end = CAUSAL ? min(kv_seqlen, min(seqlen, q0 + BM)) : kv_seqlen;
-	const int n_tiles = (kv_end + BN - 1) / BN;
+	const int n_tiles = block_tiles<CAUSAL>(q0, seqlen, kv_seqlen);
 
 	if (threadIdx.x == 0) {
 		mbar_init(&bars.q, 128);
@@ -797,10 +811,8 @@ static __device__ __forceinline__ void wgmma_ws_cta_90a(const ATTN_T *__restrict
 	const int wg = wgi - 1, warp = (threadIdx.x >> 5) & 3;
 	const bool signals = tid == 0; /* the thread that releases stages for its warpgroup */
 	const int row_wg = q0 + wg * 64;
-	const int n_mine = CAUSAL ? min(n_tiles, (row_wg + 64 + BN - 1) / BN) : n_tiles;
-	int n_full = kv_seqlen / BN;
-	if (CAUSAL)
-		n_full = min(n_full, (row_wg + 1) / BN);
+	int n_mine, n_full;
+	wg_tiles<CAUSAL>(n_tiles, row_wg, kv_seqlen, n_mine, n_full);
 
 	float acc[D / 2], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
 #pragma unroll
@@ -923,8 +935,7 @@ static __device__ __forceinline__ void wgmma_persist_cta_90a(const ATTN_T *__res
 		bh = item / nqb;
 		const int x = item % nqb;
 		q0 = (CAUSAL ? nqb - 1 - x : x) * BM;
-		const int kv_end = CAUSAL ? min(kv_seqlen, min(seqlen, q0 + BM)) : kv_seqlen;
-		n_tiles = (kv_end + BN - 1) / BN;
+		n_tiles = block_tiles<CAUSAL>(q0, seqlen, kv_seqlen);
 	};
 
 	if (threadIdx.x == 0)
@@ -963,10 +974,8 @@ static __device__ __forceinline__ void wgmma_persist_cta_90a(const ATTN_T *__res
 		int bh, q0, n_tiles;
 		decode(item, bh, q0, n_tiles);
 		const int next = item + gridDim.x, row_wg = q0 + wg * 64;
-		const int n_mine = CAUSAL ? min(n_tiles, (row_wg + 64 + BN - 1) / BN) : n_tiles;
-		int n_full = kv_seqlen / BN;
-		if (CAUSAL)
-			n_full = min(n_full, (row_wg + 1) / BN);
+		int n_mine, n_full;
+		wg_tiles<CAUSAL>(n_tiles, row_wg, kv_seqlen, n_mine, n_full);
 		float acc[D / 2], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
 #pragma unroll
 		for (int i = 0; i < D / 2; i++)
