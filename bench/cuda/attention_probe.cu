@@ -16,6 +16,7 @@
  * SD scales q and k (large logits); exit 0 when the output is within tolerance, 1 when not,
  * 2 on a usage or CUDA error. */
 #include KS_TEMPLATE
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -80,6 +81,44 @@ static float normal(void)
 			return 2;                                                           \
 		}                                                                           \
 	} while (0)
+
+#ifdef KS_TRACE
+/* the phase stamps of the traced CTA's two consumer warpgroups (flash_wgmma.cu, KS_TRACE):
+ * every tile's cycles per phase, then the median of each phase over the tiles */
+static int print_trace()
+{
+	static long long tr[2][KS_TRACE_N][KS_TRACE_PHASES];
+	CK(cudaMemcpyFromSymbol(tr, ks_trace, sizeof tr));
+	static const char *name[KS_TRACE_PHASES] = {"period", "kv_wait", "fence", "s_wgmma",
+						    "softmax", "pv_wgmma"};
+	std::vector<long long> col[KS_TRACE_PHASES];
+	printf("\nwg tile  start %s", name[0]);
+	for (int k = 1; k < KS_TRACE_PHASES; k++)
+		printf(" %s", name[k]);
+	printf(" (cycles; period: to the next tile's top)\n");
+	for (int i = 0; i + 1 < KS_TRACE_N; i++)
+		for (int w = 0; w < 2; w++) {
+			const long long *t = tr[w][i], period = tr[w][i + 1][0] - t[0];
+			if (t[0] == 0 || tr[w][i + 1][0] == 0)
+				continue; /* fewer tiles than KS_TRACE_N */
+			printf("%d %3d %8lld %6lld", w, i, t[0] - tr[0][0][0], period);
+			col[0].push_back(period);
+			for (int k = 1; k < KS_TRACE_PHASES; k++) {
+				printf(" %6lld", t[k] - t[k - 1]);
+				col[k].push_back(t[k] - t[k - 1]);
+			}
+			printf("\n");
+		}
+	printf("median");
+	for (int k = 0; k < KS_TRACE_PHASES; k++) {
+		std::vector<long long> &c = col[k];
+		std::sort(c.begin(), c.end());
+		printf(" %s %lld", name[k], c.empty() ? 0 : c[c.size() / 2]);
+	}
+	printf("\n");
+	return 0;
+}
+#endif
 
 int main(int argc, char **argv)
 {
@@ -169,6 +208,10 @@ int main(int argc, char **argv)
 		double flops = 4.0 * b * h * d * pairs;
 		printf(" | %.1f us, %.0f TFLOP/s", us, flops / us * 1e-6);
 	}
+#ifdef KS_TRACE
+	if (print_trace())
+		return 2;
+#endif
 	printf("%s\n", ok ? "" : "  FAIL");
 	return ok ? 0 : 1;
 }

@@ -91,6 +91,8 @@ else
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=3 BN=64 STAGES=3 WS=1
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 WS=1 OVL=1 PP=1
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=192 STAGES=2 WS=1 OVL=1 PP=1
+		# the phase stamps of bench/cuda/attention_trace.sh (a diagnostic macro, not a knob)
+		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 WS=1 PERSIST=1 KS_TRACE=5
 	fi
 	if [ -f "$ROOT/tasks/attention_bf16/task.yaml" ]; then
 		N=$ROOT/tasks/attention_bf16

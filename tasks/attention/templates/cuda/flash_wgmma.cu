@@ -324,17 +324,28 @@ static __device__ __forceinline__ void load_tile(uint32_t s, const ATTN_T *g, in
 	}
 }
 
+/* the descriptor of the operand byte_off bytes past base's: the start address field (bits
+ * 0-13, in 16-byte units) plus byte_off / 16, in 32-bit arithmetic: no carry leaves the field,
+ * as every operand lies inside the CTA's shared memory (below 2^18 bytes).  One make_desc a
+ * tile and operand, then an add per k-step, in place of a make_desc for each wgmma (ptxas
+ * kept the masking and shifting of every one: ~6 instructions before each wgmma issue). */
+static __device__ __forceinline__ uint64_t desc_at(uint64_t base, uint32_t byte_off)
+{
+	const uint32_t lo = (uint32_t)base + (byte_off >> 4), hi = (uint32_t)(base >> 32);
+	return ((uint64_t)hi << 32) | lo;
+}
+
 /* S = Q K^T over D/16 k-steps into s, issued, not waited for; the first step overwrites
  * (scale-d 0).  The caller fences (wgmma_fence) and commits. */
 template <int D>
 static __device__ __forceinline__ void issue_s(float (&s)[BN / 2], uint32_t sq, uint32_t sk)
 {
+	const uint64_t da = make_desc(sq, 16, 1024), db = make_desc(sk, 16, 1024);
 #pragma unroll
 	for (int kk = 0; kk < D / 16; kk++) {
 		const uint32_t off = (kk & 3) * 32;
-		const uint64_t da = make_desc(sq + (kk >> 2) * (BM * 128) + off, 16, 1024);
-		const uint64_t db = make_desc(sk + (kk >> 2) * (BN * 128) + off, 16, 1024);
-		wgmma_ss<BN>(s, da, db, kk > 0);
+		wgmma_ss<BN>(s, desc_at(da, (kk >> 2) * (BM * 128) + off),
+			     desc_at(db, (kk >> 2) * (BN * 128) + off), kk > 0);
 	}
 }
 
@@ -344,9 +355,10 @@ template <int D>
 static __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&pa)[BN / 16][4],
 						uint32_t sv)
 {
+	const uint64_t dv = make_desc(sv, BN * 128, 1024);
 #pragma unroll
 	for (int kk = 0; kk < BN / 16; kk++)
-		wgmma_rs<D>(o, pa[kk], make_desc(sv + kk * 16 * 128, BN * 128, 1024), 1);
+		wgmma_rs<D>(o, pa[kk], desc_at(dv, kk * 16 * 128), 1);
 }
 
 /* the online softmax of one tile's scores s (rows row0 + g and row0 + g + 8 of this
@@ -422,6 +434,39 @@ struct no_hook {
 	__device__ void operator()() const {}
 };
 
+/* KS_TRACE=CTA: a diagnostic of bench/cuda/attention_trace.sh, never a knob.  The first
+ * thread of each consumer warpgroup of CTA number KS_TRACE (persistent kernel) stamps
+ * clock64() at the phases of its first KS_TRACE_N tiles, ks_trace[wg][tile][phase]: 0 the
+ * tile's top, 1 its K and V have landed (mbarrier waits), 2 S about to be issued (after the
+ * proxy fence), 3 S completed, 4 softmax, rescale and pack done, 5 P V completed.  The stamps
+ * are global stores of one thread a warpgroup, which the next proxy fence waits for: the
+ * traced kernel is slower than the plain one (the script prints both). */
+#ifdef KS_TRACE
+#define KS_TRACE_N 64
+#define KS_TRACE_PHASES 6
+__device__ long long ks_trace[2][KS_TRACE_N][KS_TRACE_PHASES];
+__shared__ int ks_trace_tile[2];
+#define TRACE(k)                                                                           \
+	do {                                                                               \
+		if (blockIdx.x == KS_TRACE && (threadIdx.x & 127) == 0) {                  \
+			const int w_ = (threadIdx.x >> 7) - 1, t_ = ks_trace_tile[w_];      \
+			if ((unsigned)t_ < KS_TRACE_N)                                     \
+				ks_trace[w_][t_][k] = clock64();                           \
+			if ((k) == KS_TRACE_PHASES - 1)                                    \
+				ks_trace_tile[w_] = t_ + 1;                                \
+		}                                                                          \
+	} while (0)
+#define TRACE_START(first)                                                                 \
+	do {                                                                               \
+		if ((first) && blockIdx.x == KS_TRACE && (threadIdx.x & 127) == 0)         \
+			ks_trace_tile[(threadIdx.x >> 7) - 1] = 0;                         \
+		TRACE(0);                                                                  \
+	} while (0)
+#else
+#define TRACE(k) do {} while (0)
+#define TRACE_START(first) do {} while (0)
+#endif
+
 /* one key tile of one warpgroup in order (OVL 0): S = Q K^T, wait, online softmax, O += P V,
  * wait.  after_s runs once S has completed (PERSIST: the next item's Q copy). */
 template <int D, bool CAUSAL, bool MASK, typename Hook = no_hook>
@@ -431,22 +476,26 @@ static __device__ __forceinline__ void tile_step(float (&o)[D / 2], float (&m)[2
 						 const Hook &after_s = Hook())
 {
 	float s[BN / 2], alpha[2];
+	TRACE(2);
 	wgmma_fence();
 	issue_s<D>(s, sq, sk);
 	wgmma_commit();
 	wgmma_wait<0>();
 	reg_fence(s);
+	TRACE(3);
 	after_s();
 	softmax_tile<CAUSAL, MASK>(s, m, l, alpha, row0, key0, kv_seqlen, c);
 	rescale_o<D>(o, alpha);
 	uint32_t pa[BN / 16][4];
 	pack_p(pa, s);
 	reg_fence(o);
+	TRACE(4);
 	wgmma_fence();
 	issue_pv<D>(o, pa, sv);
 	wgmma_commit();
 	wgmma_wait<0>();
 	reg_fence(o);
+	TRACE(5);
 }
 
 /* PP: the two consumer warpgroups take turns on the tensor cores (FA3's ping-pong).  A
@@ -993,8 +1042,10 @@ static __device__ __forceinline__ void wgmma_persist_cta_90a(const ATTN_T *__res
 		};
 		for (int n = 0; n < n_tiles; n++) {
 			const int t = g + n;
+			TRACE_START(g == 0 && n == 0);
 			mbar_wait(&bars.full_k[t % STAGES], (t / STAGES) & 1);
 			mbar_wait(&bars.full_v[t % STAGES], (t / STAGES) & 1);
+			TRACE(1);
 			fence_proxy_async();
 			if (n < n_mine) {
 				const uint32_t sk = sk0 + (t % STAGES) * KVB, sv = sv0 + (t % STAGES) * KVB;
