@@ -79,7 +79,13 @@ import re, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 best = int(re.search(r"candidate (\d+)", open(sys.argv[2]).read()).group(1))
 phase = "final" if db.execute("select count(*) from evaluations where candidate_id=? and phase='final'", (best,)).fetchone()[0] else "search"
-other = db.execute("select candidate_id from evaluations where phase=? and status='PASSED' and candidate_id!=? and workload=1 limit 1", (phase, best)).fetchone()
+# a candidate that passed as a whole in that phase (the export only routes to those), not
+# merely on workload 1: on a loaded machine a run's first such row can be a candidate that
+# failed another workload or a check
+other = db.execute("select e.candidate_id from evaluations e join candidate_results r"
+                   " on r.candidate_id = e.candidate_id and r.phase = e.phase"
+                   " where e.phase=? and e.status='PASSED' and r.status='PASSED'"
+                   " and e.candidate_id!=? and e.workload=1 limit 1", (phase, best)).fetchone()
 if other is None:
     sys.exit("no other passed candidate in phase " + phase)
 db.execute("update evaluations set median_us=1, spread_pct=0 where candidate_id=? and workload=1 and phase=?", (other[0], phase))
