@@ -10,11 +10,13 @@ knobs:
   OVL: {values: [0, 1], default: 0, summary: "1: FA3's intra-warpgroup pipelining: S of tile n+1 and O += P V of tile n are in flight together, so the softmax of n+1 runs while the tensor cores do P V (needs S, P and O live at once; V loads trail K by a tile)", impacts: {compute_hw_fit: 6, register_pressure: 5}}
   WS: {values: [0, 1], default: 1, summary: "1: warp specialisation, FA3's CTA structure: one more warpgroup, a producer that only copies Q, K and V tiles (cp.async, each stage's arrival signalled on an mbarrier) while the WG consumer warpgroups only compute, with no CTA-wide barrier in the loop; setmaxnreg moves the producer's registers to the consumers", impacts: {memory_bandwidth: 5, compute_hw_fit: 6, register_pressure: 4}}
   PERSIST: {values: [0, 1], default: 1, summary: "1 (with WS, OVL 0): a persistent grid, one CTA an SM walking the (query block, head) work items; the producer's K/V ring runs on from one item into the next, and each consumer warpgroup copies its own 64 Q rows of the next item as soon as its last S = Q K^T has completed, so an item's start (Q and the first tiles) and end (the store of O) hide under its neighbours' work instead of costing every CTA", impacts: {compute_hw_fit: 5, memory_bandwidth: 4}}
+  QREG: {values: [0, 1], default: 0, summary: "1 (with PERSIST): S = Q K^T with Q from registers (wgmma's register A operand, loaded once an item by ldmatrix) instead of shared memory: a third less shared-memory reading a S, 32 more registers a consumer thread", impacts: {memory_bandwidth: 4, register_pressure: 5}}
   PP: {values: [0, 1], default: 0, summary: "1 (with WS, WG 2 and OVL): FA3's ping-pong: the two consumer warpgroups take turns issuing their wgmma (a named barrier each), so one's softmax runs while the other's matrix products do", impacts: {compute_hw_fit: 6}}
 require:
   - "(64 * WG + 2 * STAGES * BN) * 128 * 2 + 1024 + 128 * WS <= 232448"
   - "PP == 0 || (WS == 1 && WG == 2 && OVL == 1)"
   - "PERSIST == 0 || (WS == 1 && OVL == 0)"
+  - "QREG == 0 || (PERSIST == 1 && BN <= 128)"
   - "WG <= 2 || BN <= 64"
   - "BN < 192 || WG <= 2"
 @end */
@@ -134,6 +136,10 @@ static_assert(PP == 0 || (WS == 1 && WG == 2 && OVL == 1), "PP needs WS, two con
  * those); elsewhere it is ignored, so that a configuration naming OVL or WS alone compiles
  * with the header's default PERSIST 1 */
 #define PERSIST_ON (PERSIST && WS && !OVL)
+#ifndef QREG
+#define QREG 0
+#endif
+static_assert(QREG == 0 || (PERSIST && BN <= 128), "QREG is the persistent kernel's, BN 64 or 128");
 #define PERSIST_MAX 8 /* items an SM up to which the launcher takes the persistent grid */
 
 /* bytes of dynamic shared memory: Q, then STAGES K tiles, then STAGES V tiles, and 1024
@@ -245,20 +251,22 @@ static __device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lb
 		     : "l"(da), "l"(db), "r"(acc));
 }
 
+template <int TB>
 [[maybe_unused]] static __device__ __forceinline__ void wgmma_rs_n64(float (&d)[32], const uint32_t (&a)[4], uint64_t db, int acc)
 {
 	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-		     "wgmma.mma_async.sync.aligned.m64n64k16" ATTN_WGMMA_TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+		     "wgmma.mma_async.sync.aligned.m64n64k16" ATTN_WGMMA_TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
 		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc), "n"(TB));
 }
 
+template <int TB>
 [[maybe_unused]] static __device__ __forceinline__ void wgmma_rs_n128(float (&d)[64], const uint32_t (&a)[4], uint64_t db, int acc)
 {
 	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-		     "wgmma.mma_async.sync.aligned.m64n128k16" ATTN_WGMMA_TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+		     "wgmma.mma_async.sync.aligned.m64n128k16" ATTN_WGMMA_TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
 		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc));
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc), "n"(TB));
 }
 
 
@@ -273,14 +281,15 @@ static __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t da, 
 		wgmma_ss_n192(d, da, db, acc);
 }
 
-template <int N>
+/* A from registers; TB: B is MN-major (transposed: V in O += P V), else K-major (K in S) */
+template <int N, int TB>
 static __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4],
 						uint64_t db, int acc)
 {
 	if constexpr (N == 64)
-		wgmma_rs_n64(d, a, db, acc);
+		wgmma_rs_n64<TB>(d, a, db, acc);
 	else
-		wgmma_rs_n128(d, a, db, acc);
+		wgmma_rs_n128<TB>(d, a, db, acc);
 }
 
 static __device__ __forceinline__ float fast_exp2(float x)
@@ -335,11 +344,46 @@ static __device__ __forceinline__ uint64_t desc_at(uint64_t base, uint32_t byte_
 	return ((uint64_t)hi << 32) | lo;
 }
 
+/* where S's A operand (the warpgroup's 64 Q rows) comes from: shared memory at sq (its rows
+ * in every panel), or registers (QREG: wgmma's register A fragments, one per 16 dims) */
+struct q_smem {
+	uint32_t sq;
+};
+template <int D> struct q_regs {
+	uint32_t a[D / 16][4];
+};
+
+/* QREG: the fragments of rows row..row+15 (the warp's, row = its first) of the Q tile at sq,
+ * by ldmatrix: lanes 0-15 address rows row..row+15 at the k-step's first 8 dims, lanes 16-31
+ * at its second 8, which gives a[kk] in the mma/wgmma A order (rows g and g+8, dims 2t and
+ * 2t+8 of the step) */
+template <int D>
+static __device__ __forceinline__ void load_q_regs(q_regs<D> &q, uint32_t sq, int row)
+{
+	const int lane = threadIdx.x & 31, r = row + (lane & 15);
+#pragma unroll
+	for (int kk = 0; kk < D / 16; kk++)
+		asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+			     : "=r"(q.a[kk][0]), "=r"(q.a[kk][1]), "=r"(q.a[kk][2]), "=r"(q.a[kk][3])
+			     : "r"(sq + swz_offset<BM>(r, 2 * kk + (lane >> 4))));
+}
+
 /* S = Q K^T over D/16 k-steps into s, issued, not waited for; the first step overwrites
  * (scale-d 0).  The caller fences (wgmma_fence) and commits. */
 template <int D>
-static __device__ __forceinline__ void issue_s(float (&s)[BN / 2], uint32_t sq, uint32_t sk)
+static __device__ __forceinline__ void issue_s(float (&s)[BN / 2], const q_regs<D> &q, uint32_t sk)
 {
+	const uint64_t db = make_desc(sk, 16, 1024);
+#pragma unroll
+	for (int kk = 0; kk < D / 16; kk++)
+		wgmma_rs<BN, 0>(s, q.a[kk], desc_at(db, (kk >> 2) * (BN * 128) + (kk & 3) * 32),
+				kk > 0);
+}
+
+template <int D>
+static __device__ __forceinline__ void issue_s(float (&s)[BN / 2], q_smem q, uint32_t sk)
+{
+	const uint32_t sq = q.sq;
 	const uint64_t da = make_desc(sq, 16, 1024), db = make_desc(sk, 16, 1024);
 #pragma unroll
 	for (int kk = 0; kk < D / 16; kk++) {
@@ -358,7 +402,7 @@ static __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_
 	const uint64_t dv = make_desc(sv, BN * 128, 1024);
 #pragma unroll
 	for (int kk = 0; kk < BN / 16; kk++)
-		wgmma_rs<D>(o, pa[kk], desc_at(dv, kk * 16 * 128), 1);
+		wgmma_rs<D, 1>(o, pa[kk], desc_at(dv, kk * 16 * 128), 1);
 }
 
 /* the online softmax of one tile's scores s (rows row0 + g and row0 + g + 8 of this
@@ -469,9 +513,9 @@ __shared__ int ks_trace_tile[2];
 
 /* one key tile of one warpgroup in order (OVL 0): S = Q K^T, wait, online softmax, O += P V,
  * wait.  after_s runs once S has completed (PERSIST: the next item's Q copy). */
-template <int D, bool CAUSAL, bool MASK, typename Hook = no_hook>
+template <int D, bool CAUSAL, bool MASK, typename QA, typename Hook = no_hook>
 static __device__ __forceinline__ void tile_step(float (&o)[D / 2], float (&m)[2], float (&l)[2],
-						 uint32_t sq, uint32_t sk, uint32_t sv, int row0,
+						 const QA &sq, uint32_t sk, uint32_t sv, int row0,
 						 int key0, int kv_seqlen, float c,
 						 const Hook &after_s = Hook())
 {
@@ -533,7 +577,7 @@ static __device__ __forceinline__ void overlap_step(float (&o)[D / 2], float (&m
 	reg_fence(o);
 	pp_turn(turn);
 	wgmma_fence();
-	issue_s<D>(s, sq, sk);
+	issue_s<D>(s, q_smem{sq}, sk);
 	wgmma_commit();
 	if constexpr (PV) {
 		issue_pv<D>(o, pa, sv);
@@ -666,6 +710,7 @@ static __device__ __forceinline__ void wgmma_cta_90a(const ATTN_T *__restrict__ 
 		acc[i] = 0.0f;
 
 	const uint32_t sqw = sq + wg * 64 * 128; /* this warpgroup's 64 rows in every Q panel */
+	[[maybe_unused]] const q_smem qw{sqw};
 	const int row0 = row_wg + warp * 16;
 #if OVL
 	/* P of the warpgroup's previous tile, waiting for its P V in the next step */
@@ -725,11 +770,11 @@ static __device__ __forceinline__ void wgmma_cta_90a(const ATTN_T *__restrict__ 
 			continue; /* past this warpgroup's diagonal: every score masked */
 		const uint32_t sk = sk0 + (n % STAGES) * KVB, sv = sv0 + (n % STAGES) * KVB;
 		if (n < n_full)
-			tile_step<D, CAUSAL, false>(acc, m, l, sqw, sk, sv, row0, n * BN, kv_seqlen,
-						    c);
+			tile_step<D, CAUSAL, false>(acc, m, l, qw, sk, sv, row0, n * BN,
+						    kv_seqlen, c);
 		else
-			tile_step<D, CAUSAL, true>(acc, m, l, sqw, sk, sv, row0, n * BN, kv_seqlen,
-						   c);
+			tile_step<D, CAUSAL, true>(acc, m, l, qw, sk, sv, row0, n * BN,
+						   kv_seqlen, c);
 	}
 #endif
 	cp_async_wait<0>();
@@ -868,6 +913,7 @@ static __device__ __forceinline__ void wgmma_ws_cta_90a(const ATTN_T *__restrict
 	for (int i = 0; i < D / 2; i++)
 		acc[i] = 0.0f;
 	const uint32_t sqw = sq + wg * 64 * 128;
+	[[maybe_unused]] const q_smem qw{sqw};
 	const int row0 = row_wg + warp * 16;
 	/* wgmma reads shared memory through the async proxy; the cp.async data came through
 	 * the generic one: each waiter fences after its wait */
@@ -935,10 +981,10 @@ static __device__ __forceinline__ void wgmma_ws_cta_90a(const ATTN_T *__restrict
 		if (n < n_mine) {
 			const uint32_t sk = sk0 + (n % STAGES) * KVB, sv = sv0 + (n % STAGES) * KVB;
 			if (n < n_full)
-				tile_step<D, CAUSAL, false>(acc, m, l, sqw, sk, sv, row0, n * BN,
+				tile_step<D, CAUSAL, false>(acc, m, l, qw, sk, sv, row0, n * BN,
 							    kv_seqlen, c);
 			else
-				tile_step<D, CAUSAL, true>(acc, m, l, sqw, sk, sv, row0, n * BN,
+				tile_step<D, CAUSAL, true>(acc, m, l, qw, sk, sv, row0, n * BN,
 							   kv_seqlen, c);
 		}
 		release(bars.empty_k, n);
@@ -1033,6 +1079,12 @@ static __device__ __forceinline__ void wgmma_persist_cta_90a(const ATTN_T *__res
 		cp_async_wait<0>(); /* this thread's Q copies */
 		fence_proxy_async();
 		wg_sync(wg); /* every thread's */
+#if QREG
+		q_regs<D> qw; /* the item's Q rows of this warp, for every S */
+		load_q_regs<D>(qw, sq, wg * 64 + warp * 16);
+#else
+		const q_smem qw{sqw};
+#endif
 		/* after the last S of the item: the next item's Q rows, once no warp reads them */
 		auto next_q = [&]() {
 			if (next < items) {
@@ -1051,16 +1103,16 @@ static __device__ __forceinline__ void wgmma_persist_cta_90a(const ATTN_T *__res
 				const uint32_t sk = sk0 + (t % STAGES) * KVB, sv = sv0 + (t % STAGES) * KVB;
 				const bool last = n == n_mine - 1;
 				if (n < n_full && !last)
-					tile_step<D, CAUSAL, false>(acc, m, l, sqw, sk, sv, row0, n * BN,
+					tile_step<D, CAUSAL, false>(acc, m, l, qw, sk, sv, row0, n * BN,
 								    kv_seqlen, c);
 				else if (!last)
-					tile_step<D, CAUSAL, true>(acc, m, l, sqw, sk, sv, row0, n * BN,
+					tile_step<D, CAUSAL, true>(acc, m, l, qw, sk, sv, row0, n * BN,
 								   kv_seqlen, c);
 				else if (n < n_full)
-					tile_step<D, CAUSAL, false>(acc, m, l, sqw, sk, sv, row0, n * BN,
+					tile_step<D, CAUSAL, false>(acc, m, l, qw, sk, sv, row0, n * BN,
 								    kv_seqlen, c, next_q);
 				else
-					tile_step<D, CAUSAL, true>(acc, m, l, sqw, sk, sv, row0, n * BN,
+					tile_step<D, CAUSAL, true>(acc, m, l, qw, sk, sv, row0, n * BN,
 								   kv_seqlen, c, next_q);
 			}
 			if (signals) {
