@@ -32,7 +32,7 @@ for s in "${settings[@]}"; do
 	rep=$OUT/profile-$i.txt
 	echo "== $s on $SHAPE"
 	# shellcheck disable=SC2086
-	ncu --clock-control none -k regex:'^attention_(wgmma|grid|generic)|^wgmma' \
+	ncu --clock-control none -k regex:'^attention_(wgmma|generic)' \
 		--section SpeedOfLight --section Occupancy --section SchedulerStats \
 		--section WarpStateStats --section ComputeWorkloadAnalysis \
 		--section MemoryWorkloadAnalysis --section InstructionStats \
