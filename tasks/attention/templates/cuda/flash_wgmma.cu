@@ -512,17 +512,18 @@ __shared__ int ks_trace_tile[2];
 #endif
 
 /* one key tile of one warpgroup in order (OVL 0): S = Q K^T, wait, online softmax, O += P V,
- * wait.  after_s runs once S has completed (PERSIST: the next item's Q copy). */
+ * wait; q is the warpgroup's Q rows (q_smem, or q_regs with QREG).  after_s runs once S has
+ * completed (PERSIST: the next item's Q copy). */
 template <int D, bool CAUSAL, bool MASK, typename QA, typename Hook = no_hook>
 static __device__ __forceinline__ void tile_step(float (&o)[D / 2], float (&m)[2], float (&l)[2],
-						 const QA &sq, uint32_t sk, uint32_t sv, int row0,
+						 const QA &q, uint32_t sk, uint32_t sv, int row0,
 						 int key0, int kv_seqlen, float c,
 						 const Hook &after_s = Hook())
 {
 	float s[BN / 2], alpha[2];
 	TRACE(2);
 	wgmma_fence();
-	issue_s<D>(s, sq, sk);
+	issue_s<D>(s, q, sk);
 	wgmma_commit();
 	wgmma_wait<0>();
 	reg_fence(s);
