@@ -570,7 +570,7 @@ static __device__ __forceinline__ void pp_pass(int pass)
  * causal kernel, serializes every wgmma (its C7520 "Potential Performance Loss"). */
 template <int D, bool CAUSAL, bool MASK, bool PV>
 static __device__ __forceinline__ void overlap_step(float (&o)[D / 2], float (&m)[2], float (&l)[2],
-						    uint32_t (&pa)[BN / 16][4], uint32_t sq,
+						    uint32_t (&pa)[BN / 16][4], q_smem q,
 						    uint32_t sk, uint32_t sv, int row0, int key0,
 						    int kv_seqlen, float c, int turn = -1, int pass = -1)
 {
@@ -578,7 +578,7 @@ static __device__ __forceinline__ void overlap_step(float (&o)[D / 2], float (&m
 	reg_fence(o);
 	pp_turn(turn);
 	wgmma_fence();
-	issue_s<D>(s, q_smem{sq}, sk);
+	issue_s<D>(s, q, sk);
 	wgmma_commit();
 	if constexpr (PV) {
 		issue_pv<D>(o, pa, sv);
@@ -649,6 +649,17 @@ static __device__ __forceinline__ int block_tiles(int q0, int seqlen, int kv_seq
 	return (kv_end + BN - 1) / BN;
 }
 
+/* a warpgroup's rows before their first tile: O = 0, running max -inf, running sum 0 */
+template <int D>
+static __device__ __forceinline__ void start_rows(float (&acc)[D / 2], float (&m)[2], float (&l)[2])
+{
+#pragma unroll
+	for (int i = 0; i < D / 2; i++)
+		acc[i] = 0.0f;
+	m[0] = m[1] = -INFINITY;
+	l[0] = l[1] = 0.0f;
+}
+
 /* a warpgroup's rows row_wg..row_wg+63: the tiles it needs (causal rows see no key past
  * row_wg + 63) and n_full, those before which need no mask (inside the keys and left of the
  * warpgroup's first query) */
@@ -705,13 +716,10 @@ static __device__ __forceinline__ void wgmma_cta_90a(const ATTN_T *__restrict__ 
 		cp_async_commit(); /* empty groups keep the count uniform */
 	}
 
-	float acc[D / 2], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
-#pragma unroll
-	for (int i = 0; i < D / 2; i++)
-		acc[i] = 0.0f;
+	float acc[D / 2], m[2], l[2];
+	start_rows<D>(acc, m, l);
 
-	const uint32_t sqw = sq + wg * 64 * 128; /* this warpgroup's 64 rows in every Q panel */
-	[[maybe_unused]] const q_smem qw{sqw};
+	const q_smem qw{sq + wg * 64 * 128}; /* this warpgroup's 64 rows in every Q panel */
 	const int row0 = row_wg + warp * 16;
 #if OVL
 	/* P of the warpgroup's previous tile, waiting for its P V in the next step */
@@ -738,16 +746,16 @@ static __device__ __forceinline__ void wgmma_cta_90a(const ATTN_T *__restrict__ 
 		if (n < n_mine) {
 			const uint32_t sk = sk0 + (n % STAGES) * KVB;
 			if (n == 0 && n_full == 0)
-				overlap_step<D, CAUSAL, true, false>(acc, m, l, pa, sqw, sk, sv_prev,
+				overlap_step<D, CAUSAL, true, false>(acc, m, l, pa, qw, sk, sv_prev,
 								     row0, 0, kv_seqlen, c);
 			else if (n == 0)
-				overlap_step<D, CAUSAL, false, false>(acc, m, l, pa, sqw, sk, sv_prev,
+				overlap_step<D, CAUSAL, false, false>(acc, m, l, pa, qw, sk, sv_prev,
 								      row0, 0, kv_seqlen, c);
 			else if (n < n_full)
-				overlap_step<D, CAUSAL, false, true>(acc, m, l, pa, sqw, sk, sv_prev,
+				overlap_step<D, CAUSAL, false, true>(acc, m, l, pa, qw, sk, sv_prev,
 								     row0, n * BN, kv_seqlen, c);
 			else
-				overlap_step<D, CAUSAL, true, true>(acc, m, l, pa, sqw, sk, sv_prev,
+				overlap_step<D, CAUSAL, true, true>(acc, m, l, pa, qw, sk, sv_prev,
 								    row0, n * BN, kv_seqlen, c);
 		} else if (n == n_mine) {
 			/* the warpgroup's last tile (n_mine >= 1): its P V, before the stage of
@@ -909,12 +917,9 @@ static __device__ __forceinline__ void wgmma_ws_cta_90a(const ATTN_T *__restrict
 	int n_mine, n_full;
 	wg_tiles<CAUSAL>(n_tiles, row_wg, kv_seqlen, n_mine, n_full);
 
-	float acc[D / 2], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
-#pragma unroll
-	for (int i = 0; i < D / 2; i++)
-		acc[i] = 0.0f;
-	const uint32_t sqw = sq + wg * 64 * 128;
-	[[maybe_unused]] const q_smem qw{sqw};
+	float acc[D / 2], m[2], l[2];
+	start_rows<D>(acc, m, l);
+	const q_smem qw{sq + wg * 64 * 128};
 	const int row0 = row_wg + warp * 16;
 	/* wgmma reads shared memory through the async proxy; the cp.async data came through
 	 * the generic one: each waiter fences after its wait */
@@ -953,16 +958,16 @@ static __device__ __forceinline__ void wgmma_ws_cta_90a(const ATTN_T *__restrict
 		if (n < n_mine) {
 			const uint32_t sk = sk0 + (n % STAGES) * KVB;
 			if (n == 0 && n_full == 0)
-				overlap_step<D, CAUSAL, true, false>(acc, m, l, pa, sqw, sk, sv_prev,
+				overlap_step<D, CAUSAL, true, false>(acc, m, l, pa, qw, sk, sv_prev,
 								     row0, 0, kv_seqlen, c, turn, pass);
 			else if (n == 0)
-				overlap_step<D, CAUSAL, false, false>(acc, m, l, pa, sqw, sk, sv_prev,
+				overlap_step<D, CAUSAL, false, false>(acc, m, l, pa, qw, sk, sv_prev,
 								      row0, 0, kv_seqlen, c, turn, pass);
 			else if (n < n_full)
-				overlap_step<D, CAUSAL, false, true>(acc, m, l, pa, sqw, sk, sv_prev,
+				overlap_step<D, CAUSAL, false, true>(acc, m, l, pa, qw, sk, sv_prev,
 								     row0, n * BN, kv_seqlen, c, turn, pass);
 			else
-				overlap_step<D, CAUSAL, true, true>(acc, m, l, pa, sqw, sk, sv_prev,
+				overlap_step<D, CAUSAL, true, true>(acc, m, l, pa, qw, sk, sv_prev,
 								    row0, n * BN, kv_seqlen, c, turn, pass);
 		} else if (n == n_mine) {
 			overlap_last_pv<D>(acc, pa, sv_prev, turn, pass);
@@ -1072,10 +1077,8 @@ static __device__ __forceinline__ void wgmma_persist_cta_90a(const ATTN_T *__res
 		const int next = item + gridDim.x, row_wg = q0 + wg * 64;
 		int n_mine, n_full;
 		wg_tiles<CAUSAL>(n_tiles, row_wg, kv_seqlen, n_mine, n_full);
-		float acc[D / 2], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
-#pragma unroll
-		for (int i = 0; i < D / 2; i++)
-			acc[i] = 0.0f;
+		float acc[D / 2], m[2], l[2];
+		start_rows<D>(acc, m, l);
 		const int row0 = row_wg + warp * 16;
 		cp_async_wait<0>(); /* this thread's Q copies */
 		fence_proxy_async();
