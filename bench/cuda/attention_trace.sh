@@ -34,6 +34,10 @@ for s in "${settings[@]}"; do
 			$defs -DKS_TRACE="$CTA" -o "$OUT/traced$i" "$ROOT/bench/cuda/attention_probe.cu" &
 		wait
 	fi
+	for b in plain traced; do
+		[ -x "$OUT/$b$i" ] || { echo "attention_trace: $s did not compile ($OUT/$b$i missing;" \
+			"nvcc's errors are above, or build it with BUILD_ONLY=1 first)" >&2; exit 1; }
+	done
 	i=$((i + 1))
 done
 [ -n "${BUILD_ONLY:-}" ] && exit 0
@@ -41,9 +45,12 @@ i=0 rc=0
 for s in "${settings[@]}"; do
 	echo "== $s on $SHAPE"
 	# shellcheck disable=SC2086
-	echo "plain:  $("$OUT/plain$i" $SHAPE 1 50)" || rc=1
+	out=$("$OUT/plain$i" $SHAPE 1 50) || rc=1
+	echo "plain:  $out"
+	# the probe exits 1 when the output is wrong: that ends the script's exit status too
 	# shellcheck disable=SC2086
-	"$OUT/traced$i" $SHAPE 1 20 | sed '1s/^/traced: /' || rc=1
+	"$OUT/traced$i" $SHAPE 1 20 >"$OUT/traced$i.txt" || rc=1
+	sed '1s/^/traced: /' "$OUT/traced$i.txt"
 	i=$((i + 1))
 done
 exit $rc
