@@ -31,6 +31,7 @@ i=0
 for s in "${settings[@]}"; do
 	rep=$OUT/profile-$i.txt
 	echo "== $s on $SHAPE"
+	[ -x "$OUT/probe$i" ] || { echo "attention_profile: $s did not compile (see $OUT/compile$i.log)" >&2; exit 1; }
 	# shellcheck disable=SC2086
 	ncu --clock-control none -k regex:'^attention_(wgmma|generic)' \
 		--section SpeedOfLight --section Occupancy --section SchedulerStats \
