@@ -67,6 +67,23 @@ def task_tensors(task_dir):
     return out
 
 
+def knob_defaults(text):
+    """(name, default) of each knob in the file's @ksearch block"""
+    return re.findall(r"^\s+(\w+):\s*\{values:\s*\[[^]]*\],\s*default:\s*([^,}\s]+)", text, re.M)
+
+
+def template_args(text, names):
+    """(name, value) of each `// @mlx template: NAME = EXPR` line, evaluated as the mlx
+    backend does (C operators; ceil_div, min, max) over the params, knobs and earlier ones"""
+    out = []
+    env = dict(names, ceil_div=lambda a, b: -(-a // b), min=min, max=max)
+    for name, expr in re.findall(r"^\s*//\s*@mlx\s+template:\s*(\w+)\s*=\s*(.+?)\s*$", text, re.M):
+        py = re.sub(r"!(?!=)", " not ", expr.replace("&&", " and ").replace("||", " or "))
+        env[name] = int(eval(py.replace("/", "//"), {"__builtins__": {}}, env))
+        out.append((name, str(env[name])))
+    return out
+
+
 def resolve(header, task_dir, macros):
     out = []
     for ln in header:
@@ -101,11 +118,14 @@ def main():
     ins, outs = task_tensors(a.task_dir)
     a.inputs = a.inputs or ins
     a.outputs = a.outputs or outs
-    pre, header, body = split_kernel(open(a.kernel).read())
+    text = open(a.kernel).read()
+    pre, header, body = split_kernel(text)
     knobs = [tuple(d.split("=", 1)) for d in a.define]
     macros = knobs + [kv for kv in pre if kv[0] not in dict(knobs)]
     params = [tuple(p.split("=", 1)) for p in a.params.split(",")]
     targs = params + macros  # the params, then the knob values (docs/mlx.md)
+    values = {n: int(v) for n, v in knob_defaults(text) + targs if re.fullmatch(r"-?\d+", v)}
+    targs += template_args(text, values)  # then the `@mlx template:` lines
 
     a.name = a.name or "custom_kernel_" + os.path.basename(os.path.normpath(a.task_dir))
     src = DEFAULT_HEADER + resolve(header, a.task_dir, macros)

@@ -109,6 +109,28 @@ is "$?" 0 "export of the attention template (an include in its header)"
 grep -q '"#define BM 128' "$TMP/ks_attn.py" && grep -q 'fa2_cta' "$TMP/ks_attn.py" &&
 	grep -q '"#undef BM' "$TMP/ks_attn.py" && ! grep -q '@mlx include' "$TMP/ks_attn.py"
 ok $? "the module holds flash2.cu's device code between the knob macros"
+# the wgmma template's persistent grid (PERSIST): the module launches the grid the mlx backend
+# computes (tests/unit/test_mlx_kernel.c: 132 CTAs of 384 threads on the headline, the
+# ordinary grid where the items are too many or head_dim 32 takes the plain rows)
+"$KS" export "$ROOT/tasks/attention/templates/mlx/flash_wgmma.cuda.mlx" --task attention --to mlx \
+	--define WG=2,BN=128,STAGES=3,WS=1,PERSIST=1 --out "$TMP/ks_wgmma.py" 2>"$TMP/export4.err"
+is "$?" 0 "export of the wgmma template with PERSIST"
+(cd "$TMP" && python3 - >"$TMP/grid.out" 2>&1) <<'PY'
+import mlx.core as mx
+import ks_wgmma as m
+seen = []
+def kernel(**kw):
+    seen.append((kw["grid"], dict(kw["template"])["PGRID"]))
+    return [None]
+m._need_gpu = lambda *a: None  # only the launch's arguments are looked at
+m._kernel = lambda *a: kernel
+for b, h, l, d in ((1, 32, 2048, 128), (4, 32, 4096, 128), (1, 32, 2048, 32)):
+    q = mx.zeros((b, h, l, d), dtype=mx.float16)
+    m.attention(q, q, q, causal=1)
+print(seen)
+PY
+is "$(tail -1 "$TMP/grid.out")" "[((50688, 1, 1), 1), ((12288, 128, 1), 0), ((6144, 32, 1), 0)]" \
+	"the module's grids: persistent on the headline, ordinary for 4096 items and head_dim 32"
 
 # 4. custom kernels: the CPU build says it needs a GPU backend
 if [ $gpu -eq 0 ]; then

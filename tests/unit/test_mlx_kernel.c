@@ -346,11 +346,76 @@ static void test_include(void)
 	ks_task_free(t);
 }
 
+/* flash_wgmma.cuda.mlx with PERSIST: MLX's grid is the cuda launcher's persistent grid where
+ * that launcher takes it (head_dim 64 or 128, at most 8 items a CTA) and the ordinary grid
+ * elsewhere; the template argument PGRID tells the body which of the two it runs on */
+static void test_persist_grid(void)
+{
+	struct ks_task *t = NULL;
+	struct ks_error e = {0};
+	if (ks_task_load("attention", &t, &e)) {
+		ok(0, "attention task loads: %s", e.msg);
+		return;
+	}
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/templates/mlx/flash_wgmma.cuda.mlx", t->dir);
+	struct ks_buf src = KS_BUF_INIT, text = KS_BUF_INIT;
+	struct ks_mlx_artifact *a = calloc(1, sizeof(*a));
+	struct ks_mlx_launch *l = calloc(1, sizeof(*l));
+	static const struct {
+		const char *persist;		   /* the PERSIST define */
+		double b, h, kvh, sq, skv, d, causal; /* the task's params */
+		int grid0, grid1, pgrid;
+	} cases[] = {
+		/* headline: 16 query blocks x 32 heads = 512 items <= 8 * 132 -> 132 CTAs */
+		{"PERSIST=1", 1, 32, 32, 2048, 2048, 128, 0, 132 * 384, 1, 1},
+		{"PERSIST=1", 1, 32, 8, 2048, 2048, 64, 1, 132 * 384, 1, 1},
+		/* 64 items: fewer than CTAS -> one CTA an item */
+		{"PERSIST=1", 1, 4, 4, 2048, 2048, 128, 0, 64 * 384, 1, 1},
+		/* 4 x 32 x 32 = 4096 items > 8 * 132: the ordinary grid */
+		{"PERSIST=1", 4, 32, 32, 4096, 4096, 128, 1, 32 * 384, 128, 0},
+		/* head_dim 32 runs the plain rows on the ordinary grid */
+		{"PERSIST=1", 1, 32, 32, 2048, 2048, 32, 0, 16 * 384, 32, 0},
+		{"PERSIST=0", 1, 32, 32, 2048, 2048, 128, 0, 16 * 384, 32, 0},
+	};
+	if (ok(ks_file_read(path, 1 << 20, &src, &e) == 0, "read %s (%s)", path, e.msg))
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			/* every knob, as the search's candidates carry them */
+			const char *defs[] = {"WG=2", "BN=128",	    "STAGES=3", "OVL=0",
+					      "WS=1", cases[i].persist, "CTAS=132", "QREG=0",
+					      NULL};
+			const double p[] = {cases[i].b,	  cases[i].h, cases[i].kvh,   cases[i].sq,
+					    cases[i].skv, cases[i].d, cases[i].causal};
+			ks_buf_reset(&text);
+			int rc = ks_mlx_artifact_write(t, ks_buf_str(&src), defs, 1,
+						       KS_MLX_TIMER_WALL, &text, &e) ||
+				 ks_mlx_artifact_parse(ks_buf_str(&text), a, &e) ||
+				 ks_mlx_launch_resolve(a, p, l, &e);
+			int pgrid = -1;
+			for (int j = 0; !rc && j < l->ntargs; j++)
+				if (!strcmp(l->targs[j].name, "PGRID"))
+					pgrid = l->targs[j].value;
+			ok(!rc && l->grid[0] == cases[i].grid0 && l->grid[1] == cases[i].grid1 &&
+				   l->grid[2] == 1 && pgrid == cases[i].pgrid,
+			   "%s B%g H%g L%g D%g: grid %d,%d PGRID %d (want %d,%d PGRID %d) %s",
+			   cases[i].persist, cases[i].b, cases[i].h, cases[i].sq, cases[i].d,
+			   l->grid[0], l->grid[1], pgrid, cases[i].grid0, cases[i].grid1,
+			   cases[i].pgrid, rc ? e.msg : "");
+			ks_mlx_artifact_release(a);
+		}
+	free(a);
+	free(l);
+	ks_buf_release(&src);
+	ks_buf_release(&text);
+	ks_task_free(t);
+}
+
 int main(void)
 {
 	test_parse();
 	test_launch();
 	test_include();
+	test_persist_grid();
 	test_shipped();
 	return tap_done();
 }

@@ -117,8 +117,8 @@ require:
 #ifndef PP
 #define PP 0
 #endif
-/* 0 when not given, as WS (the MLX template has no PERSIST knob: MLX launches its own grid);
- * the cuda backend passes the header's default, 1 */
+/* 0 when not given, as WS (the MLX template's own default is 0: its persistent grid needs the
+ * knob CTAS there); the cuda backend passes the header's default, 1 */
 #ifndef PERSIST
 #define PERSIST 0
 #endif
@@ -1188,6 +1188,21 @@ static __device__ __forceinline__ void generic_row(const ATTN_T *__restrict__ q,
 	}
 }
 
+/* The rows of query block qb (BM queries) of head bh (= b * heads + h), a warp per query */
+template <int D, bool CAUSAL>
+static __device__ __forceinline__ void generic_block(const ATTN_T *q, const ATTN_T *k,
+						     const ATTN_T *v, ATTN_T *o, int bh, int qb,
+						     int heads, int kv_heads, int seqlen,
+						     int kv_seqlen)
+{
+	static_assert(D <= 32 * GEN_MAXC, "head_dim up to 512");
+	const int64_t head = (int64_t)bh * seqlen;
+	const int end = min(seqlen, (qb + 1) * BM);
+	for (int i = qb * BM + (threadIdx.x >> 5); i < end; i += NTHREADS / 32)
+		generic_row(q, k, v, o, head + i, heads, kv_heads, seqlen, kv_seqlen, D, CAUSAL,
+			    1.0f / sqrtf((float)D));
+}
+
 /* One CTA of NTHREADS threads on the grid (ceil(seqlen / BM), batch * heads) with
  * smem_bytes<D>() of dynamic shared memory, c = scale * log2(e): the body an MLX template
  * calls, where the launch is MLX's.  Device code with the sm_90a features runs head_dim 64
@@ -1206,13 +1221,31 @@ static __device__ __forceinline__ void wgmma_cta(const ATTN_T *q, const ATTN_T *
 		wgmma_cta_90a<D, CAUSAL>(q, k, v, o, heads, kv_heads, seqlen, kv_seqlen, c);
 	else
 #endif
+		generic_block<D, CAUSAL>(q, k, v, o, blockIdx.y, blockIdx.x, heads, kv_heads,
+					 seqlen, kv_seqlen);
+}
+
+/* The persistent body an MLX template calls where its grid is the launcher's persistent one
+ * (PERSIST: min(items, CTAS) CTAs of NTHREADS threads, y = 1; nbh = batch * heads): the
+ * persistent kernel, or, in device code without the sm_90a features, the plain rows of every
+ * item the CTA owns, in the same order. */
+template <int D, bool CAUSAL>
+static __device__ __forceinline__ void wgmma_persist_cta(const ATTN_T *q, const ATTN_T *k,
+							 const ATTN_T *v, ATTN_T *o, int heads,
+							 int kv_heads, int seqlen, int kv_seqlen,
+							 float c, int nbh)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+	if constexpr ((D == 64 || D == 128) && PERSIST_ON)
+		wgmma_persist_cta_90a<D, CAUSAL>(q, k, v, o, heads, kv_heads, seqlen, kv_seqlen, c,
+						 nbh);
+	else
+#endif
 	{
-		static_assert(D <= 32 * GEN_MAXC, "head_dim up to 512");
-		const int64_t head = (int64_t)blockIdx.y * seqlen;
-		const int end = min(seqlen, (int)(blockIdx.x + 1) * BM);
-		for (int i = blockIdx.x * BM + (threadIdx.x >> 5); i < end; i += NTHREADS / 32)
-			generic_row(q, k, v, o, head + i, heads, kv_heads, seqlen, kv_seqlen, D,
-				    CAUSAL, 1.0f / sqrtf((float)D));
+		const int nqb = (seqlen + BM - 1) / BM;
+		for (int item = blockIdx.x; item < nqb * nbh; item += gridDim.x)
+			generic_block<D, CAUSAL>(q, k, v, o, item / nqb, item % nqb, heads,
+						 kv_heads, seqlen, kv_seqlen);
 	}
 }
 
