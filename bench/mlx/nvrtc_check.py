@@ -110,6 +110,7 @@ def main():
     ap.add_argument("--cuda", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"))
     ap.add_argument("--name", help="the kernel's name (default custom_kernel_TASK)")
     ap.add_argument("--keep", help="write the generated source here")
+    ap.add_argument("--cubin", help="write the CUBIN here (for cuobjdump -sass)")
     ap.add_argument("--extra", action="append", default=[],
                     help="another NVRTC option (not MLX's), e.g. --ptxas-options=-v")
     ap.add_argument("--log", action="store_true", help="print NVRTC's log")
@@ -171,6 +172,10 @@ def main():
     if a.log:
         print(text)
     nv.nvrtcGetCUBINSize(prog, ctypes.byref(size))
+    if a.cubin:
+        cubin = ctypes.create_string_buffer(size.value)
+        nv.nvrtcGetCUBIN(prog, cubin)
+        open(a.cubin, "wb").write(cubin.raw)
     warn = len(re.findall(r"warning", text))
     print("compiled %s (%s): %d bytes of CUBIN, %d NVRTC warnings" % (
         a.name, ",".join("%s=%s" % kv for kv in targs), size.value, warn))
