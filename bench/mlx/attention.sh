@@ -5,8 +5,9 @@
 #   KS_BIN=DIR OUT=DIR bash bench/mlx/attention.sh
 #
 # `ksearch eval attention tasks/attention/templates/mlx/TEMPLATE.cuda.mlx --backend mlx` for
-# each configuration (by default the wgmma template at its defaults, the CUDA run's best of
-# docs/results/cuda-attention.md, and flash2's best configuration measured there), every mlx
+# each configuration (by default the wgmma template with the cuda backend's defaults, the
+# persistent grid included, then without it (the MLX template's defaults), and flash2's best
+# configuration of docs/results/cuda-attention.md), every mlx
 # workload and check; then REPEATS timing-only evaluations of the first configuration on the
 # headline workloads, for the spread of the ratio between processes; writes
 # docs/results/mlx-attention.md.  Environment:
@@ -38,7 +39,7 @@ log "probe: $probe"
 case "$probe" in *cuda=1*) ;; *) echo "ksearch-runner-mlx has no CUDA MLX here: $probe"; exit 1 ;; esac
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$RES/gpu.txt"
 
-CONFIGS=${CONFIGS:-flash_wgmma:WG=2,BN=128,STAGES=2 flash2:BM=128,BN=32,WARPS=4,STAGES=2,QREG=0,EXP2=1}
+CONFIGS=${CONFIGS:-flash_wgmma:WG=2,BN=128,STAGES=3,WS=1,PERSIST=1 flash_wgmma:WG=2,BN=128,STAGES=3,WS=1 flash2:BM=128,BN=32,WARPS=4,STAGES=2,QREG=0,EXP2=1}
 REPS=${REPS:-20}
 # template file and knob values of a CONFIGS entry
 tmpl() { local t=flash2; [[ $1 == *:* ]] && t=${1%%:*}; echo "tasks/attention/templates/mlx/$t.cuda.mlx"; }
