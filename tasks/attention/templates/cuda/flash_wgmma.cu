@@ -109,16 +109,16 @@ require:
 #endif
 
 #define BM (64 * WG)
-/* 0 when not given: the MLX template includes this file without a WS knob (its launch has
- * 128 * WG threads); the cuda backend passes the header's default, 1 */
+/* 0 when not given (a file that includes this one without the knob); the cuda backend and
+ * the MLX template pass their knob's value, default 1 */
 #ifndef WS
 #define WS 0
 #endif
 #ifndef PP
 #define PP 0
 #endif
-/* 0 when not given, as WS (the MLX template's own default is 0: its persistent grid needs the
- * knob CTAS there); the cuda backend passes the header's default, 1 */
+/* 0 when not given, as WS; the cuda backend passes the header's default, 1, the MLX template
+ * its own knob's, 0 (with CTAS, the size of its persistent grid) */
 #ifndef PERSIST
 #define PERSIST 0
 #endif
