@@ -12,7 +12,10 @@
 # (not the probe's reference) with the clocks left as they are (--clock-control none):
 # speed of light, occupancy, scheduler and warp-state sections, each pipe's share of its peak
 # (tensor, FMA, ALU, MUFU = xu, LSU) and the cycles per issued instruction each stall reason
-# costs.  OUT gets the full reports (profile-N.txt) and prints a digest of each.
+# costs.  OUT gets the full reports (profile-N.txt) and prints a digest of each.  HOTSPOTS=1
+# adds a second ncu pass per setting with PC sampling (SourceCounters): OUT gets hot-N.ncu-rep,
+# the SASS source page hot-N.csv and bench/cuda/sass_hotspots.py's digest of it (which
+# instructions the warps wait at, and why).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -43,5 +46,15 @@ for s in "${settings[@]}"; do
 	grep -E '^  [a-z_]+.*\(|Duration|Elapsed Cycles|SM Frequency|Warp Cycles Per Issued|Issued Warp|Registers Per|No Eligible|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|L1/TEX Cache Throughput|DRAM Throughput|Executed Ipc|Issue Slots Busy|SM Busy|Eligible Warps|Active Warps|pct_of_peak|issue_stalled' "$rep" |
 		grep -vE ' 0(\.0+)?$' | head -120
 	echo "ncu rc=$rc; full report: $rep"
+	if [ -n "${HOTSPOTS:-}" ]; then
+		hot=$OUT/hot-$i
+		# shellcheck disable=SC2086
+		ncu --clock-control none -k regex:'^attention_(wgmma|generic)' \
+			--section SourceCounters -o "$hot" -f "$OUT/probe$i" $SHAPE >"$hot.log" 2>&1
+		echo "ncu (hotspots) rc=$?"
+		ncu -i "$hot.ncu-rep" --page source --csv --print-source sass >"$hot.csv" 2>"$hot.err" &&
+			python3 bench/cuda/sass_hotspots.py "$hot.csv" ||
+			{ echo "no source page: $hot.err"; head -5 "$hot.err"; }
+	fi
 	i=$((i + 1))
 done

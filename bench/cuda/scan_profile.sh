@@ -9,12 +9,16 @@
 # L2048 n16; ncu profiles that launch with the clocks left as they are (--clock-control
 # none) and prints, per kernel, the speed-of-light, occupancy, scheduler and warp-state
 # (stall reason) sections, and the cycles per issued instruction each stall reason costs.  OUT gets the full report (scan-profile.txt).
+# HOTSPOTS=1 adds a second ncu pass with PC sampling (SourceCounters): OUT gets its report
+# (scan-hot.ncu-rep), the SASS source page (scan-hot.csv) and bench/cuda/sass_hotspots.py's
+# digest of it: which instructions the warps wait at, and why.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 S=tasks/selective_scan/templates/cuda/state_scan.cu
 settings=("$@")
-[ ${#settings[@]} -gt 0 ] || settings=("defaults:$S:PF=1" "pf2i16c16:$S:PF=2,ITEMS=16,CPB=16,UNR=2")
+# the probe needs one define a setting: FAST=1 is the header's default already
+[ ${#settings[@]} -gt 0 ] || settings=("defaults:$S:FAST=1" "cpw2unr4:$S:CPW=2,UNR=4")
 list=$(mktemp)
 printf '%s\n' "${settings[@]}" >"$list"
 out=${OUT:-/tmp}/scan-profile.txt
@@ -26,3 +30,12 @@ ncu --clock-control none -k regex:scan_state --section SpeedOfLight --section Oc
 rc=$?
 grep -E '^  [a-z_]+.*\(|Duration|Warp Cycles Per Issued|Issued Warp|Achieved Occupancy|Theoretical Occupancy|Registers Per|No Eligible|Stall|Compute \(SM\) Throughput|Memory Throughput|Executed Ipc|Issue Slots Busy|SM Busy|One or More Eligible|Eligible Warps|Active Warps|issue_stalled' "$out" | grep -vE ' 0(\.0+)?$' | head -90
 echo "ncu rc=$rc; full report: $out"
+if [ -n "${HOTSPOTS:-}" ]; then
+	hot=${OUT:-/tmp}/scan-hot
+	ncu --clock-control none -k regex:scan_state --section SourceCounters -o "$hot" -f \
+		python3 bench/cuda/state_scan_probe.py "$list" --once >"$hot.log" 2>&1
+	echo "ncu (hotspots) rc=$?"
+	ncu -i "$hot.ncu-rep" --page source --csv --print-source sass >"$hot.csv" 2>"$hot.err" &&
+		python3 bench/cuda/sass_hotspots.py "$hot.csv" ||
+		{ echo "no source page: $hot.err"; head -5 "$hot.err"; }
+fi
