@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The selective scan through MLX's CUDA backend, on a GPU machine (issue 16, item 4), from the
-# repository root, in about 3 minutes:
+# The selective scan through MLX's GPU backend (CUDA, or Metal on Apple silicon), on a GPU
+# machine (issue 16, item 4), from the repository root, in about 3 minutes:
 #
 #   KS_BIN=DIR OUT=DIR bash bench/mlx/scan.sh
 #
-# 1. `ksearch eval selective_scan tasks/selective_scan/templates/mlx/state_scan.cuda.mlx
-#    --backend mlx` with the template's defaults (DEFINES), timed against MLX native (mlx-lm's
+# 1. `ksearch eval selective_scan tasks/selective_scan/templates/mlx/state_scan.FLAVOUR.mlx
+#    --backend mlx` (state_scan.metal.mlx where ksearch-runner-mlx's probe says metal=1,
+#    state_scan.cuda.mlx elsewhere) with the template's defaults (DEFINES), timed against
+#    MLX native (mlx-lm's
 #    per-token recurrence, tasks/selective_scan/baseline.mlx);
 # 2. `ksearch export` of the same kernel --to mlx (OUT/ks_scan.py);
 # 3. bench/mlx/mamba_prefill.py: mlx-lm's Mamba-1 (mamba-370m configuration) prefill at 128,
@@ -28,13 +30,18 @@ mkdir -p "$OUT"
 . bench/mlx/gpu_env.sh "${MLX_SITE:-/tmp/site}"
 [ -d "$KS_BIN/devlibs" ] && export LD_LIBRARY_PATH="$KS_BIN/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export KSEARCH_HOME=$ROOT KSEARCH_CACHE=${KSEARCH_CACHE:-$OUT/cache}
-K=tasks/selective_scan/templates/mlx/state_scan.cuda.mlx
-DEFINES=${DEFINES:-ITEMS=8,CPB=8,UNR=2,VEC=8,PF=1}
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
 log "probe"
 "$KS_BIN/ksearch-runner-mlx" --probe | tee "$OUT/probe.txt"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | tee -a "$OUT/probe.txt"
+if grep -q "metal=1" "$OUT/probe.txt"; then
+	K=tasks/selective_scan/templates/mlx/state_scan.metal.mlx
+	DEFINES=${DEFINES:-ITEMS=8,CPB=4}
+else
+	K=tasks/selective_scan/templates/mlx/state_scan.cuda.mlx
+	DEFINES=${DEFINES:-ITEMS=8,CPB=8,UNR=2,VEC=8,PF=1}
+fi
 
 log "eval $K --define $DEFINES (vs MLX native)"
 "$KS_BIN/ksearch" eval selective_scan "$K" --backend mlx --define "$DEFINES" --json \
