@@ -10,10 +10,10 @@ Metal's names: half is _Float16, device/constant are empty, metal::exp and frien
 <cmath> ones, and each SIMD group is 32 coroutines (ucontext) whose simd_shuffle_up and
 simd_shuffle exchange values in rounds: every lane reaches the exchange before any reads,
 so the 32 lanes run the body in lock step at each exchange, as a SIMD group does (a
-divergent exchange, one only some lanes reach, is not modelled).  Each --define is one knob setting (default: the
-file's defaults); every setting runs every shape: the task's checks (tasks/selective_scan/
-task.yaml, with their inits), dstate 20 (the body's fallback past 16 states) and, with
---shapes all, the b1 d256 L512 workload.  Inputs follow the task's distributions (f16
+divergent exchange, one only some lanes reach, is not modelled).  Each --define is one knob
+setting (default: the file's defaults); every setting runs every shape: the task's checks
+(tasks/selective_scan/task.yaml, with their inits), dstate 20 (the body's fallback past 16
+states) and, with --shapes all, the b1 d256 L512 workload.  Inputs follow the task's distributions (f16
 activations rounded as the task rounds them); a shape passes when every output meets
 |y - ref| <= atol + rtol |ref| with the task's atol 3e-3, rtol 2e-2.  Prints a line per
 setting and shape and exits 1 when any fails or the body does not compile.
