@@ -31,6 +31,14 @@ ok $? "the template's knob defaults are baked in and passed as template args"
 	--to mlx --define PF=0,ITEMS=16 2>/dev/null | grep -q "ITEMS = (16)"
 ok $? "--define overrides a default"
 
+# the Metal template exports to the same function, built with mx.fast.metal_kernel
+"$KS" export "$ROOT/tasks/selective_scan/templates/mlx/state_scan.metal.mlx" --task selective_scan \
+	--to mlx --out "$TMP/ks_mscan.py" 2>"$TMP/mexport.err"
+is "$?" 0 "export state_scan.metal.mlx --to mlx"
+grep -q "mx.fast.metal_kernel" "$TMP/ks_mscan.py" && grep -q "def selective_scan(u, delta, A, B, C, D, z, delta_bias)" "$TMP/ks_mscan.py" &&
+	grep -q '("CPB", CPB)' "$TMP/ks_mscan.py"
+ok $? "a metal_kernel with the task's signature and the knobs as template args"
+
 python3 "$P" --layers 1 --tokens 8 --reps 1 --patched-reps 1 --kernels "$TMP/ks_scan.py" \
 	>"$TMP/k.out" 2>"$TMP/k.err"
 rc=$?
