@@ -4,8 +4,9 @@
 # which no machine here can compile for a GPU, run on the CPU as written by
 # bench/mlx/metal_scan_cpu.py (a SIMD group = 32 coroutines exchanging values in rounds)
 # against a float64 reference on the task's checks: at its defaults and at the smallest and
-# largest tiles.  A body that miscomposes the lanes' pairs or drops the carry fails here
-# (checked by hand: both mutations fail 5 to 8 of the 10 shapes).
+# largest tiles.  A body that miscomposes the lanes' pairs, takes the carry from the wrong
+# lane or gives lane 0 its neighbour's state fails here (checked by hand: those three
+# mutations fail 8, 5 and 9 of the 10 shapes).
 . "$(dirname "$0")/lib.sh"
 echo '#include <ucontext.h>
 int main() { ucontext_t c; getcontext(&c); _Float16 h = (_Float16)1.0f; return (float)h == 1.0f ? 0 : 1; }' \
