@@ -74,6 +74,11 @@ int ks_abi_shim(const struct ks_abi *abi, const struct ks_task *t, struct ks_buf
 	rc |= ks_buf_adds(out, "#include <stdint.h>\n");
 	rc |= ks_buf_adds(out, str(abi->shim_includes));
 	rc |= ks_buf_adds(out, "\n");
+	/* a C ABI built by a C++ compiler (KSEARCH_CC=g++): the kernel and the entry keep C
+	 * names, so the kernel is defined `extern "C"` there and the runner finds the entry */
+	const int cxx_guard = !abi->shim_linkage;
+	if (cxx_guard)
+		rc |= ks_buf_adds(out, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
 	if ((rc |= signature(abi, t, out)))
 		return KS_ELIMIT;
 	rc |= ks_buf_addf(out, ";\n\n%s__attribute__((visibility(\"default\"))) void "
@@ -101,5 +106,7 @@ int ks_abi_shim(const struct ks_abi *abi, const struct ks_task *t, struct ks_buf
 	if (abi->stream_type)
 		rc |= ks_buf_addf(out, "%s(%s)stream", n ? ", " : "", abi->stream_type);
 	rc |= ks_buf_adds(out, ");\n}\n");
+	if (cxx_guard)
+		rc |= ks_buf_adds(out, "#ifdef __cplusplus\n}\n#endif\n");
 	return rc ? KS_ELIMIT : 0;
 }
