@@ -4,7 +4,7 @@ set -euo pipefail
 need=()
 have() { pkg-config --exists "$1" 2>/dev/null; }
 command -v cc >/dev/null || need+=(build-essential)
-# g++ (C++20): the Metal scan body's check on the CPU (tests/cli/t0452-metal-scan-cpu.sh)
+# g++ (C++20): the Metal kernels run on the CPU (bench/mlx/metal_cpu.py, tests/cli/t0452-metal-cpu.sh)
 command -v g++ >/dev/null || need+=(g++)
 command -v cmake >/dev/null || need+=(cmake)
 command -v pkg-config >/dev/null || need+=(pkg-config)
