@@ -25,7 +25,9 @@ message (a GPU would hang or misbehave there too).
 
 What it does not check: that Metal's compiler takes the text (it must also be valid C++
 here), Metal's rounding of exp/log and fast math, memory-model subtleties (threads run one
-at a time), and speed (the times ksearch prints are the emulation's).
+at a time), reads of threadgroup memory before any write (here they see the previous
+threadgroup's values, on a GPU garbage), and speed (the times ksearch prints are the
+emulation's).
 """
 import argparse
 import os
