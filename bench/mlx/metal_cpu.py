@@ -332,7 +332,10 @@ def source(template, task, defines):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0].replace("\n", " "),
+        epilog="With --eval, the options after -- go to ksearch eval (e.g. -- --workloads 0 "
+               "--quick --no-baseline); without --out the kernel is printed.")
     ap.add_argument("template")
     ap.add_argument("--task", required=True, help="a shipped task's name or a task folder")
     ap.add_argument("--define", action="append", default=[], help="K=V,...: knob values")
