@@ -89,13 +89,16 @@ other = db.execute("select e.candidate_id from evaluations e join candidate_resu
 if other is None:
     sys.exit("no other passed candidate in phase " + phase)
 db.execute("update evaluations set median_us=1, spread_pct=0 where candidate_id=? and workload=1 and phase=?", (other[0], phase))
+# and the best's timing there quiet: the export routes only past both spreads, and on a
+# loaded machine (CI running other tests) the best's spread alone can exceed 100%
+db.execute("update evaluations set spread_pct=0 where candidate_id=? and workload=1 and phase=?", (best, phase))
 db.commit()
 PY
 ok $? "(setup: another candidate made the winner of workload 1)"
 "$KS" export "$TMP/run2" --to c --out "$TMP/c2" 2>"$TMP/c2.err"
 is "$?" 0 "export --to c of a run with two winners exits 0"
 grep -q "2 candidates won different workloads" "$TMP/c2.err"
-ok $? "and says it chooses by shape"
+ok $? "and says it chooses by shape" || sed 's/^/# /' "$TMP/c2.err"
 [ -f "$TMP/c2/softmax_dispatch.c" ] && [ -f "$TMP/c2/softmax_v0.c" ] && [ -f "$TMP/c2/softmax_v1.c" ] &&
 	grep -q "{{8192, 512}, 1}" "$TMP/c2/softmax_dispatch.c" && grep -q "{{2048, 2048}, 0}" "$TMP/c2/softmax_dispatch.c"
 ok $? "one source per variant and a dispatcher routing 8192x512 to the other"
