@@ -52,9 +52,7 @@ for s in "${settings[@]}"; do
 		ncu --clock-control none -k regex:'^attention_(wgmma|generic)' \
 			--section SourceCounters -o "$hot" -f "$OUT/probe$i" $SHAPE >"$hot.log" 2>&1
 		echo "ncu (hotspots) rc=$?"
-		ncu -i "$hot.ncu-rep" --page source --csv --print-source sass >"$hot.csv" 2>"$hot.err" &&
-			python3 bench/cuda/sass_hotspots.py "$hot.csv" ||
-			{ echo "no source page: $hot.err"; head -5 "$hot.err"; }
+		python3 bench/cuda/sass_hotspots.py "$hot.ncu-rep"
 	fi
 	i=$((i + 1))
 done

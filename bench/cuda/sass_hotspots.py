@@ -2,8 +2,10 @@
 """Where a kernel's warps wait, per SASS instruction: a digest of Nsight Compute's source page.
 
   ncu --clock-control none -k regex:NAME --section SourceCounters -o REP -f APP ARGS...
-  ncu -i REP.ncu-rep --page source --csv --print-source sass > REP.csv
-  python3 bench/cuda/sass_hotspots.py REP.csv [--top N]
+  python3 bench/cuda/sass_hotspots.py REP.ncu-rep [--top N]
+
+(a .ncu-rep is exported first: `ncu -i REP.ncu-rep --page source --csv --print-source sass`
+into REP.csv beside it; a .csv of that page is read as it is)
 
 prints the instructions with the most warp-state samples (each with its address, the share
 of all samples and its text), then the samples summed per opcode (HGMMA, MUFU, SHFL, ...)
@@ -22,6 +24,8 @@ import argparse
 import collections
 import csv
 import re
+import shutil
+import subprocess
 import sys
 
 
@@ -54,9 +58,24 @@ def pick(header, rows):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("csv")
+    ap.add_argument("report", help="an Nsight Compute report (.ncu-rep) or its source page (.csv)")
     ap.add_argument("--top", type=int, default=30)
     a = ap.parse_args()
+    a.csv = a.report
+    if a.report.endswith(".ncu-rep"):
+        a.csv = a.report[:-len(".ncu-rep")] + ".csv"
+        if not shutil.which("ncu"):
+            print("sass_hotspots: no ncu on PATH to export %s (Nsight Compute, part of the CUDA "
+                  "toolkit); or give the .csv of its source page" % a.report)
+            return 1
+        with open(a.csv, "w") as out:
+            r = subprocess.run(["ncu", "-i", a.report, "--page", "source", "--csv",
+                                "--print-source", "sass"], stdout=out, stderr=subprocess.PIPE,
+                               text=True)
+        if r.returncode:
+            print("sass_hotspots: ncu could not export the source page of %s:\n%s"
+                  % (a.report, r.stderr[-1500:]))
+            return 1
     lines = open(a.csv, newline="", errors="replace").read().splitlines()
     # ncu may print lines of its own before the table: the header is the first CSV row with
     # several quoted fields

@@ -35,7 +35,5 @@ if [ -n "${HOTSPOTS:-}" ]; then
 	ncu --clock-control none -k regex:scan_state --section SourceCounters -o "$hot" -f \
 		python3 bench/cuda/state_scan_probe.py "$list" --once >"$hot.log" 2>&1
 	echo "ncu (hotspots) rc=$?"
-	ncu -i "$hot.ncu-rep" --page source --csv --print-source sass >"$hot.csv" 2>"$hot.err" &&
-		python3 bench/cuda/sass_hotspots.py "$hot.csv" ||
-		{ echo "no source page: $hot.err"; head -5 "$hot.err"; }
+	python3 bench/cuda/sass_hotspots.py "$hot.ncu-rep"
 fi

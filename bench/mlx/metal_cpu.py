@@ -35,6 +35,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mlx_file  # noqa: E402  (the task's params and tensors, the file's knobs)
+
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 # the cpu backend compiles with cc: these make it compile the kernel (and the entry shim) as
 # C++ without needing the C++ runtime
@@ -257,18 +260,6 @@ template <class V> static V simd_prefix_exclusive_sum(V v)
 """
 
 
-def task_decl(task_dir):
-    """(params [(name, ctype)], tensors [(name, ctype, is_output)]) in the task's order"""
-    text = open(os.path.join(task_dir, "task.yaml")).read()
-    params = re.findall(r"(\w+):\s*(\w+)", re.search(r"^params:\s*\{(.*)\}", text, re.M).group(1))
-    tensors = []
-    for section in ("inputs", "outputs"):
-        m = re.search(r"^%s:\n((?:  .*\n)+)" % section, text, re.M)
-        for name, dt in re.findall(r"^\s+(\w+):\s*\{dtype:\s*(\w+)", m.group(1), re.M):
-            tensors.append((name, CTYPE[dt], section == "outputs"))
-    return [(n, CTYPE[t]) for n, t in params], tensors
-
-
 def split3(expr):
     """X, Y, Z of a grid or threadgroup line: its commas outside parentheses"""
     parts, depth, cur = [], 0, ""
@@ -291,7 +282,7 @@ def directive(text, key):
 
 
 def knob_values(text, defines):
-    knobs = dict(re.findall(r"^\s+(\w+):\s*\{values:\s*\[[^]]*\],\s*default:\s*(\w+)", text, re.M))
+    knobs = dict(mlx_file.knob_defaults(text))
     for kv in (d for arg in defines for d in arg.split(",") if d):
         k, v = kv.split("=", 1)
         if k not in knobs:
@@ -307,8 +298,12 @@ def source(template, task, defines):
     if directive(text, "flavour") != "metal":
         sys.exit("metal_cpu: %s is not a metal kernel ('// @mlx flavour: metal')" % template)
     task_dir = task if os.path.isdir(task) else os.path.join(ROOT, "tasks", task)
+    if not os.path.isfile(os.path.join(task_dir, "task.yaml")):
+        sys.exit("metal_cpu: no task '%s' (a name under tasks/ or a folder with a task.yaml)" % task)
     name = re.search(r"^name:\s*(\w+)", open(os.path.join(task_dir, "task.yaml")).read(), re.M).group(1)
-    params, tensors = task_decl(task_dir)
+    params, tensors = mlx_file.task_decl(task_dir)
+    params = [(n, CTYPE[t]) for n, t in params]
+    tensors = [(n, CTYPE[t], o) for n, t, o in tensors]
     grid, tg = directive(text, "grid"), directive(text, "threadgroup")
     if not grid or not tg:
         sys.exit("metal_cpu: %s has no '// @mlx grid:' or '// @mlx threadgroup:' line" % template)
@@ -356,6 +351,8 @@ def main():
         sys.stdout.write(src)
     if not a.eval:
         return 0
+    if not os.access(a.ksearch, os.X_OK):
+        sys.exit("metal_cpu: no ksearch at %s (make build, or --ksearch PATH)" % a.ksearch)
     cmd = [a.ksearch, "eval", a.task, a.out, "--backend", "cpu", "--cflags", CXXFLAGS] + a.eval_args
     return subprocess.call(cmd)
 

@@ -21,7 +21,6 @@ What it does not check: metal_cpu.py's list (Metal's compiler, its rounding, spe
 """
 import argparse
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -29,7 +28,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import metal_cpu  # noqa: E402  (the shim that runs a Metal body on the CPU)
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+ROOT = metal_cpu.ROOT
 TEMPLATE = os.path.join(ROOT, "tasks/selective_scan/templates/mlx/state_scan.metal.mlx")
 
 # name, batch, dim, seqlen, dstate, delta_bias override (None: uniform(-4, -1)), A's mean

@@ -24,6 +24,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mlx_file  # noqa: E402  (the task's tensors, the file's knobs)
+
 # the headers MLX compiles custom kernels with (jit_module.cpp, g_include_names)
 MLX_DEVICE = ["atomic_ops.cuh", "binary_ops.cuh", "cast_op.cuh", "config.h", "complex.cuh",
               "cute_dequant.cuh", "fp16_math.cuh", "gemm_sm70.cuh", "hadamard.cuh",
@@ -58,18 +61,8 @@ def split_kernel(text):
 
 def task_tensors(task_dir):
     """"name:dtype,..." of the task's inputs and of its outputs, in the task's order"""
-    text = open(os.path.join(task_dir, "task.yaml")).read()
-    out = []
-    for section in ("inputs", "outputs"):
-        m = re.search(r"^%s:\n((?:  .*\n)+)" % section, text, re.M)
-        out.append(",".join("%s:%s" % t for t in re.findall(r"^\s+(\w+):\s*\{dtype:\s*(\w+)",
-                                                           m.group(1) if m else "", re.M)))
-    return out
-
-
-def knob_defaults(text):
-    """(name, default) of each knob in the file's @ksearch block"""
-    return re.findall(r"^\s+(\w+):\s*\{values:\s*\[[^]]*\],\s*default:\s*([^,}\s]+)", text, re.M)
+    _, tensors = mlx_file.task_decl(task_dir)
+    return [",".join("%s:%s" % (n, t) for n, t, o in tensors if o == out) for out in (False, True)]
 
 
 def template_args(text, names):
@@ -121,11 +114,14 @@ def main():
     a.outputs = a.outputs or outs
     text = open(a.kernel).read()
     pre, header, body = split_kernel(text)
+    # every knob, as the mlx backend passes them: --define, else the file's #define, else
+    # the knob's default
     knobs = [tuple(d.split("=", 1)) for d in a.define]
     macros = knobs + [kv for kv in pre if kv[0] not in dict(knobs)]
+    macros += [kv for kv in mlx_file.knob_defaults(text) if kv[0] not in dict(macros)]
     params = [tuple(p.split("=", 1)) for p in a.params.split(",")]
     targs = params + macros  # the params, then the knob values (docs/mlx.md)
-    values = {n: int(v) for n, v in knob_defaults(text) + targs if re.fullmatch(r"-?\d+", v)}
+    values = {n: int(v) for n, v in targs if re.fullmatch(r"-?\d+", v)}
     targs += template_args(text, values)  # then the `@mlx template:` lines
 
     a.name = a.name or "custom_kernel_" + os.path.basename(os.path.normpath(a.task_dir))
