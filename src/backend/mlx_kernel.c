@@ -239,6 +239,8 @@ int ks_mlx_kernel_parse(const char *text, struct ks_mlx_kernel *k, struct ks_err
 	k->body = strdup(body_start);
 	if (!k->header || !k->body)
 		return ks_error_set(e, KS_ENOMEM, "out of memory");
+	ks_mlx_compact(k->header);
+	ks_mlx_compact(k->body);
 	return 0;
 }
 

@@ -58,8 +58,8 @@ struct ks_mlx_kernel {
 	struct ks_mlx_tdecl tmpl[KS_MLX_MAX_TEMPLATE];
 	char init[KS_MLX_EXPR];         /* "nan", "none" or an expression */
 	char shared_memory[KS_MLX_EXPR];
-	char *header;                   /* text between "@mlx header" and "@mlx body" */
-	char *body;                     /* text after "@mlx body" */
+	char *header;                   /* text between "@mlx header" and "@mlx body", compacted */
+	char *body;                     /* text after "@mlx body", compacted */
 	int body_line;                  /* 1-based line of the body's first line */
 };
 
@@ -67,6 +67,12 @@ struct ks_mlx_kernel {
  * KS_EPARSE.  k is zeroed first; release it either way. */
 int ks_mlx_kernel_parse(const char *text, struct ks_mlx_kernel *k, struct ks_error *e);
 void ks_mlx_kernel_release(struct ks_mlx_kernel *k);
+
+/* Compact C, C++, CUDA or Metal source in place: comments, indentation and blank runs go,
+ * every line stays (the line numbers of compiler messages are the file's), literals are
+ * untouched.  What MLX is handed: it copies and hashes the whole text on every call
+ * (mlx_compact.c). */
+void ks_mlx_compact(char *text);
 const char *ks_mlx_flavour_name(enum ks_mlx_flavour f);
 
 struct ks_mlx_tensor {
