@@ -14,7 +14,10 @@ counter of warps at a fixed interval: an instruction with many samples is one th
 sat at, waiting to issue it (its operands, its pipe, a barrier), so the list says which
 dependency costs the time, which the per-kernel stall ratios cannot.
 
-The page's columns differ between ncu versions: the text is the column named "Source" (or
+ncu 2024-2025 name the page's columns "Address", "Source" (the SASS text), "Warp Stall
+Sampling (All Samples)", "Warp Stall Sampling (Not-issued Samples)" and one "stall_REASON"
+per reason (as public scripts that read this page use them; this script has not yet read a
+page of ours).  Other versions may differ: the text is the column named "Source" (or
 the first whose rows hold SASS), the samples the first column whose name has "Sampling" and
 "All" (else "Sampling", else "Samples"); a column whose name starts with "stall_" or holds
 "Stall" and a reason counts as a reason.  When none is found the script prints the columns
