@@ -14,20 +14,30 @@ CPU: half is _Float16, device/constant/thread are empty, threadgroup declaration
 statics (one threadgroup runs at a time, so its threads share them), metal::exp and friends
 are <cmath>'s, and every thread of a threadgroup is a coroutine (ucontext) that runs until
 it reaches threadgroup_barrier or a SIMD-group function (simd_shuffle, _up, _down, _xor,
-simd_broadcast, simd_sum, simd_max, simd_min, simd_prefix_exclusive_sum): a SIMD group's
-exchange completes once all of its live threads have reached one, a barrier once all of the
-threadgroup's have, so threads meet where a GPU's would.  The grid and threadgroup are the
+simd_broadcast, simd_sum, simd_max, simd_min, simd_prefix_exclusive_sum, simdgroup_barrier):
+a SIMD group's exchange completes once all of its live threads have reached one, a barrier
+once all of the threadgroup's have, so threads meet where a GPU's would.  SIMD-group
+matrices (simdgroup_float8x8, simdgroup_half8x8; simdgroup_load, _store,
+_multiply_accumulate, make_filled_simdgroup_matrix, thread_elements) are whole in every
+lane; a lane's thread_elements() are its two elements in the layout MLX's steel kernels use,
+gathered from all lanes before the next whole-matrix operation.  One-dimensional threadgroup
+arrays may be sized by params (constants on a GPU, variables here).  The grid and threadgroup are the
 file's `// @mlx grid:` and `// @mlx threadgroup:` expressions (threads, as MLX dispatches
 them; threadgroups at the grid's edge are partial), the params and knobs are the values the
 entry point gets and the knob values (params at run time: an array sized by one becomes a
 variable-length array).  Threads that wait at different barriers stop the run with a
 message (a GPU would hang or misbehave there too).
 
+`--all-checks` also runs the checks a task keeps for GPUs (a copy of the task without the
+checks' `backends:` lists).
+
 What it does not check: that Metal's compiler takes the text (it must also be valid C++
-here), Metal's rounding of exp/log and fast math, memory-model subtleties (threads run one
-at a time), reads of threadgroup memory before any write (here they see the previous
-threadgroup's values, on a GPU garbage), and speed (the times ksearch prints are the
-emulation's).
+here), Metal's rounding of exp/log and fast math, how a GPU rounds inside a SIMD-group
+matrix product (here float products summed in k order), that Apple's GPUs place a lane's
+thread_elements() as MLX's kernels assume, memory-model subtleties (threads run one at a
+time), reads of threadgroup memory before any write (here they see the previous
+threadgroup's values, on a GPU garbage), threadgroup pointer variables (not supported), and
+speed (the times ksearch prints are the emulation's).
 """
 import argparse
 import os
@@ -51,6 +61,7 @@ SHIM = r"""
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <ucontext.h>
 /* no C++ runtime (the cpu backend links with cc): no std containers, no exceptions */
 typedef _Float16 half;
@@ -61,7 +72,7 @@ struct uint3 { uint x, y, z; };
 #define device
 #define constant
 #define thread
-#define threadgroup static
+#define threadgroup static /* multi-dimensional arrays; 1-D ones: ks::tg_array */
 #ifndef M_LOG2E_F
 #define M_LOG2E_F 1.4426950408889634f
 #endif
@@ -94,7 +105,7 @@ static unsigned last_joined; /* of the exchange the running thread has just left
 static ucontext_t sched;
 static int cur;
 static char *stacks;
-static const size_t STACK = 1 << 16;
+static const size_t STACK = 1 << 18; /* SIMD-group matrices live here: 260 bytes each */
 static void (*body)();
 static void entry()
 {
@@ -257,6 +268,141 @@ template <class V> static V simd_prefix_exclusive_sum(V v)
 {
 	return ks_reduce(v, [](V a, V b) { return V(a + b); }, true);
 }
+static void simdgroup_barrier(mem_flags) { ks::exchange(0); }
+
+/* threadgroup arrays of one dimension (the sizes may be params, constants only on a GPU
+ * but variables here): storage per declaration, shared by the threadgroup's threads */
+namespace ks {
+static void *tg_buf[64];
+static size_t tg_len[64];
+static void *tg_array(int id, size_t bytes)
+{
+	if (id >= 64) {
+		fprintf(stderr, "metal_cpu: more than 64 threadgroup arrays\n");
+		abort();
+	}
+	if (tg_len[id] < bytes && !(tg_buf[id] = realloc(tg_buf[id], tg_len[id] = bytes)))
+		abort();
+	return tg_buf[id];
+}
+}
+
+/* SIMD-group matrices, 8x8.  Every lane keeps the whole matrix: simdgroup_load, _store,
+ * make_filled_simdgroup_matrix and simdgroup_multiply_accumulate are uniform across the SIMD
+ * group, so each lane computes the same copy.  thread_elements() is the lane's two elements
+ * where Apple's GPUs keep them (the layout MLX's steel kernels rely on, mma.h: qid = lane / 4,
+ * row (qid & 4) + (lane / 2) % 4, columns (qid & 2) * 2 + (lane % 2) * 2 and the next); taking
+ * them marks the lane's copy stale, and the next whole-matrix operation on it first gathers
+ * each lane's two elements from the other lanes' copies (the same variable sits at the same
+ * offset of every coroutine's stack), between two SIMD-group meetings so that no lane has
+ * moved on or still has to write. */
+typedef unsigned long ulong;
+struct ulong2 {
+	ulong x, y;
+	ulong2(ulong a = 0) : x(a), y(a) {}
+	ulong2(ulong a, ulong b) : x(a), y(b) {}
+};
+template <class T, int N> struct vec {
+	T v[N];
+	T &operator[](int i) { return v[i]; }
+	const T &operator[](int i) const { return v[i]; }
+};
+static inline int ks_own(uint lane)
+{
+	const uint qid = lane / 4;
+	return int(((qid & 4) + (lane / 2) % 4) * 8 + (qid & 2) * 2 + (lane % 2) * 2);
+}
+template <class T, int R, int C> struct simdgroup_matrix {
+	static_assert(R == 8 && C == 8, "metal_cpu: 8x8 SIMD-group matrices only");
+	T e[64];
+	bool stale = false;
+	simdgroup_matrix() {}
+	explicit simdgroup_matrix(T diagonal)
+	{
+		for (int i = 0; i < 64; i++)
+			e[i] = i / 8 == i % 8 ? diagonal : T(0);
+	}
+	vec<T, 2> &thread_elements()
+	{
+		stale = true;
+		return *reinterpret_cast<vec<T, 2> *>(e + ks_own(thread_index_in_simdgroup));
+	}
+};
+typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
+typedef simdgroup_matrix<half, 8, 8> simdgroup_half8x8;
+template <class T, int R, int C> static simdgroup_matrix<T, R, C> make_filled_simdgroup_matrix(T v)
+{
+	simdgroup_matrix<T, R, C> m;
+	for (int i = 0; i < 64; i++)
+		m.e[i] = v;
+	return m;
+}
+template <class M> static void ks_take(M &m)
+{
+	const uint me = ks::T[ks::cur].idx, base = me - me % 32;
+	for (uint l = 0; l < 32; l++) {
+		if (!(ks::last_joined >> l & 1) || base + l == me)
+			continue;
+		const M *o = reinterpret_cast<const M *>(reinterpret_cast<const char *>(&m) +
+							  (long(base + l) - long(me)) * long(ks::STACK));
+		const int k = ks_own(l);
+		m.e[k] = o->e[k];
+		m.e[k + 1] = o->e[k + 1];
+	}
+	m.stale = false;
+}
+/* the stale ones of a whole-matrix operation's operands, gathered (uniform: every lane has
+ * the same stale ones) */
+template <class... M> static void ks_gather(M &...m)
+{
+	if (!(m.stale || ...))
+		return;
+	ks::exchange(0);
+	const unsigned joined = ks::last_joined;
+	((m.stale ? (ks::last_joined = joined, ks_take(m), 0) : 0), ...);
+	ks::exchange(0);
+}
+template <class T> static void simdgroup_load(simdgroup_matrix<T, 8, 8> &d, const T *src, ulong epr = 8,
+					      ulong2 org = ulong2(0), bool transpose = false)
+{
+	for (int r = 0; r < 8; r++)
+		for (int c = 0; c < 8; c++)
+			d.e[transpose ? c * 8 + r : r * 8 + c] = src[(org.y + r) * epr + org.x + c];
+	d.stale = false;
+}
+template <class T> static void simdgroup_store(simdgroup_matrix<T, 8, 8> &a, T *dst, ulong epr = 8,
+					       ulong2 org = ulong2(0), bool transpose = false)
+{
+	ks_gather(a);
+	for (int r = 0; r < 8; r++)
+		for (int c = 0; c < 8; c++)
+			dst[(org.y + r) * epr + org.x + c] = a.e[transpose ? c * 8 + r : r * 8 + c];
+}
+template <class D, class A, class B, class C>
+static void simdgroup_multiply_accumulate(D &d, A &a, B &b, C &c)
+{
+	ks_gather(a, b, c);
+	/* float products and sums in k order (a GPU may fuse them; the emulation is slow enough
+	 * without a libm fma call per term) */
+	float t[64], bf[64];
+	for (int i = 0; i < 64; i++)
+		t[i] = float(c.e[i]), bf[i] = float(b.e[i]);
+	for (int i = 0; i < 8; i++)
+		for (int k = 0; k < 8; k++) {
+			const float aik = float(a.e[i * 8 + k]);
+			for (int j = 0; j < 8; j++)
+				t[i * 8 + j] += aik * bf[k * 8 + j];
+		}
+	using E = std::remove_reference_t<decltype(d.e[0])>;
+	for (int i = 0; i < 64; i++)
+		d.e[i] = E(t[i]);
+	d.stale = false;
+}
+template <class D, class A, class B> static void simdgroup_multiply(D &d, A &a, B &b)
+{
+	D zero = make_filled_simdgroup_matrix<std::remove_reference_t<decltype(d.e[0])>, 8, 8>(0);
+	simdgroup_multiply_accumulate(d, a, b, zero);
+}
 """
 
 
@@ -309,6 +455,9 @@ def source(template, task, defines):
         sys.exit("metal_cpu: %s has no '// @mlx grid:' or '// @mlx threadgroup:' line" % template)
     header = re.search(r"//\s*@mlx header\n(.*?)(?=//\s*@mlx body)", text, re.S)
     body = re.search(r"//\s*@mlx body\n(.*)$", text, re.S).group(1)
+    # a one-dimensional threadgroup array in the body: shared storage of the run's size
+    body = re.sub(r"\bthreadgroup\s+((?:const\s+)?[A-Za-z_][\w:]*)\s+([A-Za-z_]\w*)\s*\[([^\[\];]+)\]\s*;",
+                  r"\1 *\2 = (\1 *)ks::tg_array(__COUNTER__, sizeof(\1) * (\3));", body)
     knobs = knob_values(text, defines)
     out = [SHIM]
     out += ["constexpr int %s = %s;" % kv for kv in knobs.items()]
@@ -326,6 +475,26 @@ def source(template, task, defines):
     return knobs, "\n".join(out) + "\n"
 
 
+def all_checks_task(task):
+    """a copy of the task (in a temporary folder) whose checks run on every backend: the
+    `backends:` lists of its checks removed, so that the cpu backend also runs the checks a
+    task keeps for GPUs (long ragged shapes); the reference and everything else unchanged"""
+    import shutil
+    import tempfile
+    src = task if os.path.isdir(task) else os.path.join(ROOT, "tasks", task)
+    dst = os.path.join(tempfile.mkdtemp(prefix="metal_cpu_"), os.path.basename(os.path.normpath(src)))
+    shutil.copytree(src, dst)
+    out, in_checks = [], False
+    for line in open(os.path.join(dst, "task.yaml")).read().split("\n"):
+        if re.match(r"^[A-Za-z_]", line):
+            in_checks = line.startswith("checks:")
+        if in_checks:
+            line = re.sub(r",\s*backends:\s*\[[^\]]*\]", "", line)
+        out.append(line)
+    open(os.path.join(dst, "task.yaml"), "w").write("\n".join(out))
+    return dst
+
+
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0].replace("\n", " "),
@@ -337,6 +506,9 @@ def main():
     ap.add_argument("--out", help="write the C++ kernel here (default: stdout)")
     ap.add_argument("--eval", action="store_true",
                     help="and run `ksearch eval TASK OUT --backend cpu --cflags CXXFLAGS` on it")
+    ap.add_argument("--all-checks", action="store_true",
+                    help="with --eval: also the checks the task keeps for GPUs (a copy of the "
+                         "task without the checks' backends: lists)")
     ap.add_argument("--ksearch", default=os.path.join(ROOT, "build", "ksearch"))
     argv = sys.argv[1:]
     cut = argv.index("--") if "--" in argv else len(argv)
@@ -353,7 +525,8 @@ def main():
         return 0
     if not os.access(a.ksearch, os.X_OK):
         sys.exit("metal_cpu: no ksearch at %s (make build, or --ksearch PATH)" % a.ksearch)
-    cmd = [a.ksearch, "eval", a.task, a.out, "--backend", "cpu", "--cflags", CXXFLAGS] + a.eval_args
+    task = all_checks_task(a.task) if a.all_checks else a.task
+    cmd = [a.ksearch, "eval", task, a.out, "--backend", "cpu", "--cflags", CXXFLAGS] + a.eval_args
     return subprocess.call(cmd)
 
 
