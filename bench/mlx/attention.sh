@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The attention templates through MLX on an NVIDIA GPU, against MLX's own attention
-# (mx.fast.scaled_dot_product_attention), in a few minutes, from the repository root:
+# The attention templates through MLX on an NVIDIA GPU or Apple silicon, against MLX's own
+# attention (mx.fast.scaled_dot_product_attention), in a few minutes, from the repository root:
 #
 #   KS_BIN=DIR OUT=DIR bash bench/mlx/attention.sh
 #
@@ -10,7 +10,9 @@
 # configuration of docs/results/cuda-attention.md), every mlx
 # workload and check; then REPEATS timing-only evaluations of the first configuration on the
 # headline workloads, for the spread of the ratio between processes; writes
-# docs/results/mlx-attention.md.  Environment:
+# docs/results/mlx-attention.md.  Where ksearch-runner-mlx's probe says metal=1 (Apple
+# silicon) the configurations are flash_simd.metal.mlx's instead and the table goes to
+# docs/results/mlx-attention-metal.md.  Environment:
 #   KS_BIN=DIR      ksearch, ksearch-runner, ksearch-runner-mlx (and DIR/devlibs: libraries
 #                   the machine lacks), built elsewhere (default build)
 #   MLX_SITE=DIR    MLX's CUDA build unpacked (default /tmp/site; bench/mlx/gpu_env.sh)
@@ -36,13 +38,31 @@ fi
 . bench/mlx/gpu_env.sh "${MLX_SITE:-/tmp/site}"
 probe=$("$KS_BIN/ksearch-runner-mlx" --probe 2>&1)
 log "probe: $probe"
-case "$probe" in *cuda=1*) ;; *) echo "ksearch-runner-mlx has no CUDA MLX here: $probe"; exit 1 ;; esac
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$RES/gpu.txt"
+RESULT=docs/results/mlx-attention.md
+case "$probe" in
+*metal=1*)
+	RESULT=docs/results/mlx-attention-metal.md
+	python3 -c "import mlx.core as mx; print(mx.metal.device_info().get('device_name', 'Apple GPU'))" \
+		>"$RES/gpu.txt" 2>/dev/null || echo "Apple GPU" >"$RES/gpu.txt"
+	DEFAULT_CONFIGS="flash_simd:BK=16,WM=4,QR=1 flash_simd:BK=16,WM=2,QR=2 flash_simd:BK=8,WM=4,QR=1" ;;
+*cuda=1*)
+	nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$RES/gpu.txt"
+	DEFAULT_CONFIGS="flash_wgmma:WG=2,BN=128,STAGES=3,WS=1,PERSIST=1 flash_wgmma:WG=2,BN=128,STAGES=3,WS=1 flash2:BM=128,BN=32,WARPS=4,STAGES=2,QREG=0,EXP2=1" ;;
+*) echo "ksearch-runner-mlx has no GPU MLX here (CUDA or Metal): $probe"; exit 1 ;;
+esac
+cat "$RES/gpu.txt"
 
-CONFIGS=${CONFIGS:-flash_wgmma:WG=2,BN=128,STAGES=3,WS=1,PERSIST=1 flash_wgmma:WG=2,BN=128,STAGES=3,WS=1 flash2:BM=128,BN=32,WARPS=4,STAGES=2,QREG=0,EXP2=1}
+CONFIGS=${CONFIGS:-$DEFAULT_CONFIGS}
 REPS=${REPS:-20}
-# template file and knob values of a CONFIGS entry
-tmpl() { local t=flash2; [[ $1 == *:* ]] && t=${1%%:*}; echo "tasks/attention/templates/mlx/$t.cuda.mlx"; }
+# template file (the .cuda.mlx or .metal.mlx of that name) and knob values of a CONFIGS entry
+tmpl() {
+	local t=flash2 f
+	[[ $1 == *:* ]] && t=${1%%:*}
+	for f in tasks/attention/templates/mlx/$t.cuda.mlx tasks/attention/templates/mlx/$t.metal.mlx; do
+		[ -f "$f" ] && { echo "$f"; return; }
+	done
+	echo "tasks/attention/templates/mlx/$t.cuda.mlx" # the error names it
+}
 knobs() { echo "${1#*:}"; }
 evals=()
 n=0
@@ -75,10 +95,10 @@ if [ -n "${RUN_BUDGET:-}" ]; then
 	run=(--run "$RES/run.json" --run-log "$RES/run.err")
 fi
 python3 bench/mlx/attention_report.py "${evals[@]}" "${reps[@]}" "${run[@]}" \
-	--device "$(cat "$RES/gpu.txt")" --probe "$probe" --out docs/results/mlx-attention.md \
+	--device "$(cat "$RES/gpu.txt")" --probe "$probe" --out "$RESULT" \
 	--command "CONFIGS='$CONFIGS' REPS=$REPS REPEATS=${REPEATS:-3} RUN_BUDGET=${RUN_BUDGET:-} bash bench/mlx/attention.sh"
 if [ -n "${OUT:-}" ]; then
 	mkdir -p "$OUT"
-	cp docs/results/mlx-attention.md "$RES"/*.json "$RES"/*.err "$OUT"/ 2>/dev/null
+	cp "$RESULT" "$RES"/*.json "$RES"/*.err "$OUT"/ 2>/dev/null
 fi
 log "done"

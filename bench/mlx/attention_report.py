@@ -79,11 +79,14 @@ def main():
     o = ["# Attention through MLX: ksearch's templates against MLX's native attention", "",
          "Produced by `%s` on %s." % (a.command, now), "",
          "- device: %s; %s" % (a.device.strip(), a.probe.strip()),
-         "- kernels: `tasks/attention/templates/mlx/T.cuda.mlx` for the configuration's "
-         "template T (`T:knobs`; flash2 when T is left out), an `mx.fast.cuda_kernel` whose "
-         "header is `templates/cuda/T.cu`'s device code (`// @mlx include:`), compiled by "
-         "NVRTC inside MLX; baseline: `mx.fast.scaled_dot_product_attention` "
-         "(`tasks/attention/baseline.mlx`)",
+         ("- kernels: `tasks/attention/templates/mlx/T.metal.mlx` for the configuration's "
+          "template T (`T:knobs`), an `mx.fast.metal_kernel` compiled by Metal inside MLX; "
+          if "metal=1" in a.probe else
+          "- kernels: `tasks/attention/templates/mlx/T.cuda.mlx` for the configuration's "
+          "template T (`T:knobs`; flash2 when T is left out), an `mx.fast.cuda_kernel` whose "
+          "header is `templates/cuda/T.cu`'s device code (`// @mlx include:`), compiled by "
+          "NVRTC inside MLX; ") +
+         "baseline: `mx.fast.scaled_dot_product_attention` (`tasks/attention/baseline.mlx`)",
          "- method: `ksearch eval --backend mlx`: correctness on 3 seeds and every check against "
          "reference.c, then blocks of timed calls interleaved with the native op, each call 8 "
          "chained kernels per `eval` (KSEARCH_MLX_CHAIN), wall clock; median, spread = "

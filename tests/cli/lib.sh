@@ -44,6 +44,14 @@ skip_rest() { # skip_rest "why": what is left needs something missing here (a GP
 	exit 1
 }
 
+need_metal_cpu() { # the rest needs what bench/mlx/metal_cpu.py compiles with: g++, C++20, _Float16
+	echo '#include <ucontext.h>
+int main() { ucontext_t c; getcontext(&c); _Float16 h = (_Float16)1.0f; return (float)h == 1.0f ? 0 : 1; }' \
+		>"$TMP/probe.cc"
+	g++ -std=c++20 -o "$TMP/probe" "$TMP/probe.cc" 2>/dev/null && "$TMP/probe" ||
+		skip_rest "no g++ with C++20 and _Float16 here (apt-get install g++)"
+}
+
 done_testing() {
 	echo "1..$T_N"
 	echo "$((T_N - T_FAIL)) passed, $T_FAIL failed"

@@ -12,11 +12,7 @@
 #    miscomposes the lanes' pairs, takes the carry from the wrong lane or gives lane 0 its
 #    neighbour's state fails there (checked by hand: 8, 5 and 9 of the 10 shapes).
 . "$(dirname "$0")/lib.sh"
-echo '#include <ucontext.h>
-int main() { ucontext_t c; getcontext(&c); _Float16 h = (_Float16)1.0f; return (float)h == 1.0f ? 0 : 1; }' \
-	>"$TMP/probe.cc"
-g++ -std=c++20 -o "$TMP/probe" "$TMP/probe.cc" 2>/dev/null && "$TMP/probe" ||
-	skip_rest "no g++ with C++20 and _Float16 here (apt-get install g++)"
+need_metal_cpu
 M=$ROOT/bench/mlx/metal_cpu.py
 evaluate() { # evaluate TASK TEMPLATE DEFINES: ksearch eval's status of the template on the CPU
 	python3 "$M" "$ROOT/tasks/$1/templates/mlx/$2" --task "$1" ${3:+--define "$3"} --out "$TMP/k.c" \

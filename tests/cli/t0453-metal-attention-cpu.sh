@@ -12,11 +12,7 @@
 # task's GPU-only checks (1111-long ragged shapes) take too long for CI:
 # `python3 bench/mlx/metal_cpu.py ... --all-checks --eval` runs them.
 . "$(dirname "$0")/lib.sh"
-echo '#include <ucontext.h>
-int main() { ucontext_t c; getcontext(&c); _Float16 h = (_Float16)1.0f; return (float)h == 1.0f ? 0 : 1; }' \
-	>"$TMP/probe.cc"
-g++ -std=c++20 -o "$TMP/probe" "$TMP/probe.cc" 2>/dev/null && "$TMP/probe" ||
-	skip_rest "no g++ with C++20 and _Float16 here (apt-get install g++)"
+need_metal_cpu
 evaluate() { # evaluate DEFINES: ksearch eval's status of the template on the CPU
 	python3 "$ROOT/bench/mlx/metal_cpu.py" "$ROOT/tasks/attention/templates/mlx/flash_simd.metal.mlx" \
 		--task attention ${1:+--define "$1"} --out "$TMP/k.c" --ksearch "$KS" --eval -- \
