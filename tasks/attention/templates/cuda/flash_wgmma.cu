@@ -864,13 +864,13 @@ static __device__ __forceinline__ void mbar_wait(uint64_t *b, unsigned parity)
 #define WS_CONSUMER_REGS_RAW ((65536 - 128 * WS_PRODUCER_REGS) / (128 * WG) / 8 * 8)
 #define WS_CONSUMER_REGS (WS_CONSUMER_REGS_RAW > 256 ? 256 : WS_CONSUMER_REGS_RAW)
 
-/* the ring's mbarriers: full_* count the producer's 128 copying threads (TMA: its one
- * issuing thread, and the bytes), empty_* the WG consumer warpgroups' releases */
-static __device__ __forceinline__ void init_ring(ws_bars &bars)
+/* the ring's mbarriers: full_* count the producer's fillers (its 128 copying threads; with
+ * TMA its one issuing thread, and the bytes), empty_* the WG consumer warpgroups' releases */
+static __device__ __forceinline__ void init_ring(ws_bars &bars, unsigned fillers = 128)
 {
 	for (int st = 0; st < STAGES; st++) {
-		mbar_init(&bars.full_k[st], TMA_ON ? 1 : 128);
-		mbar_init(&bars.full_v[st], TMA_ON ? 1 : 128);
+		mbar_init(&bars.full_k[st], fillers);
+		mbar_init(&bars.full_v[st], fillers);
 		mbar_init(&bars.empty_k[st], WG);
 		mbar_init(&bars.empty_v[st], WG);
 	}
@@ -1109,7 +1109,7 @@ static __device__ __forceinline__ void wgmma_persist_cta_90a(const ATTN_T *__res
 	};
 
 	if (threadIdx.x == 0)
-		init_ring(bars);
+		init_ring(bars, TMA_ON ? 1 : 128);
 	__syncthreads(); /* the only CTA-wide barrier: the mbarriers exist */
 
 	if (wgi == 0) { /* the producer: K and V of every item, one ring */
