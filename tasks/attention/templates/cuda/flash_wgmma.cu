@@ -1316,7 +1316,7 @@ static __device__ __forceinline__ void wgmma_persist_cta(const ATTN_T *q, const 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 	if constexpr ((D == 64 || D == 128) && PERSIST_ON)
 		wgmma_persist_cta_90a<D, CAUSAL>(q, k, v, o, heads, kv_heads, seqlen, kv_seqlen, c,
-						 nbh);
+						 nbh, kv_maps{});
 	else
 #endif
 	{
