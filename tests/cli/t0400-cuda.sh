@@ -94,6 +94,8 @@ else
 		# Q from registers in S = Q K^T (ldmatrix, wgmma with a register A operand)
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 WS=1 PERSIST=1 QREG=1
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=1 BN=64 STAGES=2 WS=1 PERSIST=1 QREG=1
+		# K and V by TMA (tensor maps encoded by the launcher)
+		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 WS=1 PERSIST=1 TMA=1
 		# the phase stamps of bench/cuda/attention_trace.sh (a diagnostic macro, not a knob)
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 WS=1 PERSIST=1 KS_TRACE=5
 	fi

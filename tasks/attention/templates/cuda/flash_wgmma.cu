@@ -10,6 +10,7 @@ knobs:
   OVL: {values: [0, 1], default: 0, summary: "1: FA3's intra-warpgroup pipelining: S of tile n+1 and O += P V of tile n are in flight together, so the softmax of n+1 runs while the tensor cores do P V (needs S, P and O live at once; V loads trail K by a tile)", impacts: {compute_hw_fit: 6, register_pressure: 5}}
   WS: {values: [0, 1], default: 1, summary: "1: warp specialisation, FA3's CTA structure: one more warpgroup, a producer that only copies Q, K and V tiles (cp.async, each stage's arrival signalled on an mbarrier) while the WG consumer warpgroups only compute, with no CTA-wide barrier in the loop; setmaxnreg moves the producer's registers to the consumers", impacts: {memory_bandwidth: 5, compute_hw_fit: 6, register_pressure: 4}}
   PERSIST: {values: [0, 1], default: 1, summary: "1 (with WS, OVL 0): a persistent grid, one CTA an SM walking the (query block, head) work items; the producer's K/V ring runs on from one item into the next, and each consumer warpgroup copies its own 64 Q rows of the next item as soon as its last S = Q K^T has completed, so an item's start (Q and the first tiles) and end (the store of O) hide under its neighbours' work instead of costing every CTA", impacts: {compute_hw_fit: 5, memory_bandwidth: 4}}
+  TMA: {values: [0, 1], default: 0, summary: "1 (with PERSIST): the producer's K and V tiles by TMA (cp.async.bulk.tensor from host-encoded tensor maps, the 128-byte swizzle done by the copy engine, zero fill past kv_seqlen), one thread issuing a tile and the mbarrier counting bytes, instead of 128 threads' cp.async; the consumers need no proxy fence", impacts: {memory_bandwidth: 5, compute_hw_fit: 4}}
   QREG: {values: [0, 1], default: 0, summary: "1 (with PERSIST): S = Q K^T with Q from registers (wgmma's register A operand, loaded once an item by ldmatrix) instead of shared memory: a third less shared-memory reading a S, 32 more registers a consumer thread", impacts: {memory_bandwidth: 4, register_pressure: 5}}
   PP: {values: [0, 1], default: 0, summary: "1 (with WS, WG 2 and OVL): FA3's ping-pong: the two consumer warpgroups take turns issuing their wgmma (a named barrier each), so one's softmax runs while the other's matrix products do", impacts: {compute_hw_fit: 6}}
 require:
@@ -17,6 +18,7 @@ require:
   - "PP == 0 || (WS == 1 && WG == 2 && OVL == 1)"
   - "PERSIST == 0 || (WS == 1 && OVL == 0)"
   - "QREG == 0 || (PERSIST == 1 && BN <= 128)"
+  - "TMA == 0 || PERSIST == 1"
   - "WG <= 2 || BN <= 64"
   - "BN < 192 || WG <= 2"
 @end */
@@ -71,6 +73,8 @@ require:
 #if ATTN_BF16
 #include <cuda_bf16.h>
 #endif
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -140,6 +144,24 @@ static_assert(PP == 0 || (WS == 1 && WG == 2 && OVL == 1), "PP needs WS, two con
 #define QREG 0
 #endif
 static_assert(QREG == 0 || (PERSIST && BN <= 128), "QREG is the persistent kernel's, BN 64 or 128");
+#ifndef TMA
+#define TMA 0
+#endif
+/* TMA needs tensor maps the host encodes: the cuda launcher's persistent kernel only (MLX
+ * launches its own grid, with no host code of ours) */
+#if defined(__CUDACC_RTC__)
+#define TMA_ON 0
+#else
+#define TMA_ON (TMA && PERSIST_ON)
+#endif
+/* TMA: the K and V tensor maps, [batch * kv_heads][kv_seqlen][head_dim] elements, boxes of BN
+ * rows by 64 head_dim columns (one swizzle panel), 128-byte swizzle, zeros past kv_seqlen;
+ * a kernel parameter (__grid_constant__), empty without TMA */
+struct kv_maps {
+#if TMA_ON
+	CUtensorMap k, v;
+#endif
+};
 #define PERSIST_MAX 8 /* items an SM up to which the launcher takes the persistent grid */
 
 /* bytes of dynamic shared memory: Q, then STAGES K tiles, then STAGES V tiles, and 1024
@@ -842,13 +864,13 @@ static __device__ __forceinline__ void mbar_wait(uint64_t *b, unsigned parity)
 #define WS_CONSUMER_REGS_RAW ((65536 - 128 * WS_PRODUCER_REGS) / (128 * WG) / 8 * 8)
 #define WS_CONSUMER_REGS (WS_CONSUMER_REGS_RAW > 256 ? 256 : WS_CONSUMER_REGS_RAW)
 
-/* the ring's mbarriers: full_* count the producer's 128 copying threads, empty_* the WG
- * consumer warpgroups' releases */
-static __device__ __forceinline__ void init_ring(ws_bars &bars)
+/* the ring's mbarriers: full_* count the producer's fillers (its 128 copying threads; with
+ * TMA its one issuing thread, and the bytes), empty_* the WG consumer warpgroups' releases */
+static __device__ __forceinline__ void init_ring(ws_bars &bars, unsigned fillers = 128)
 {
 	for (int st = 0; st < STAGES; st++) {
-		mbar_init(&bars.full_k[st], 128);
-		mbar_init(&bars.full_v[st], 128);
+		mbar_init(&bars.full_k[st], fillers);
+		mbar_init(&bars.full_v[st], fillers);
 		mbar_init(&bars.empty_k[st], WG);
 		mbar_init(&bars.empty_v[st], WG);
 	}
@@ -874,6 +896,52 @@ static __device__ __forceinline__ void produce_tile(ws_bars &bars, int g, int n,
 	load_tile<BN, D, 128, 2>(sv0 + st * KVB, vg, n * BN, kv_seqlen, tid);
 	mbar_arrive_cp_async(&bars.full_v[st]);
 }
+
+#if TMA_ON
+static __device__ __forceinline__ void mbar_expect_tx(uint64_t *b, uint32_t bytes)
+{
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(b)),
+		     "r"(bytes)
+		     : "memory");
+}
+
+/* one box of map at (column c0, row c1, head c2) into shared memory at dst, its bytes
+ * counted on bar */
+static __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap *map, int c0,
+						   int c1, int c2, uint64_t *bar)
+{
+	asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+		     " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+		     "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2),
+		     "r"(smem_addr(bar))
+		     : "memory");
+}
+
+/* produce_tile by TMA, by one thread: each half of key tile n of kv head kvh, D/64 boxes
+ * (panels), once the slot is free */
+template <int D>
+static __device__ __forceinline__ void produce_tile_tma(ws_bars &bars, int g, int n, uint32_t sk0,
+							uint32_t sv0, const kv_maps &maps, int kvh)
+{
+	constexpr uint32_t KVB = BN * D * 2;
+	const int st = g % STAGES;
+	const unsigned parity = ((g / STAGES) - 1) & 1;
+	if (g >= STAGES)
+		mbar_wait(&bars.empty_k[st], parity);
+	mbar_expect_tx(&bars.full_k[st], KVB);
+#pragma unroll
+	for (int p = 0; p < D / 64; p++)
+		tma_load_3d(sk0 + st * KVB + p * BN * 128, &maps.k, p * 64, n * BN, kvh,
+			    &bars.full_k[st]);
+	if (g >= STAGES)
+		mbar_wait(&bars.empty_v[st], parity);
+	mbar_expect_tx(&bars.full_v[st], KVB);
+#pragma unroll
+	for (int p = 0; p < D / 64; p++)
+		tma_load_3d(sv0 + st * KVB + p * BN * 128, &maps.v, p * 64, n * BN, kvh,
+			    &bars.full_v[st]);
+}
+#endif
 
 template <int D, bool CAUSAL>
 static __device__ __forceinline__ void wgmma_ws_cta_90a(const ATTN_T *__restrict__ q,
@@ -1022,7 +1090,8 @@ static __device__ __forceinline__ void wgmma_persist_cta_90a(const ATTN_T *__res
 							     const ATTN_T *__restrict__ v,
 							     ATTN_T *__restrict__ o, int heads,
 							     int kv_heads, int seqlen, int kv_seqlen,
-							     float c, int nbh)
+							     float c, int nbh,
+							     [[maybe_unused]] const kv_maps &maps)
 {
 	extern __shared__ __align__(1024) unsigned char smem_raw[];
 	__shared__ ws_bars bars;
@@ -1040,19 +1109,27 @@ static __device__ __forceinline__ void wgmma_persist_cta_90a(const ATTN_T *__res
 	};
 
 	if (threadIdx.x == 0)
-		init_ring(bars);
+		init_ring(bars, TMA_ON ? 1 : 128);
 	__syncthreads(); /* the only CTA-wide barrier: the mbarriers exist */
 
 	if (wgi == 0) { /* the producer: K and V of every item, one ring */
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(WS_PRODUCER_REGS));
+		if (TMA_ON && tid != 0)
+			return; /* one thread issues every copy */
 		int g = 0;
 		for (int item = blockIdx.x; item < items; item += gridDim.x) {
 			int bh, q0, n_tiles;
 			decode(item, bh, q0, n_tiles);
-			const int64_t kv_base = (int64_t)(bh / (heads / kv_heads)) * kv_seqlen * D;
-			const ATTN_T *kg = k + kv_base, *vg = v + kv_base;
-			for (int n = 0; n < n_tiles; n++, g++)
-				produce_tile<D>(bars, g, n, sk0, sv0, kg, vg, kv_seqlen, tid);
+			const int kvh = bh / (heads / kv_heads);
+			for (int n = 0; n < n_tiles; n++, g++) {
+#if TMA_ON
+				produce_tile_tma<D>(bars, g, n, sk0, sv0, maps, kvh);
+#else
+				const int64_t kv_base = (int64_t)kvh * kv_seqlen * D;
+				produce_tile<D>(bars, g, n, sk0, sv0, k + kv_base, v + kv_base,
+						kv_seqlen, tid);
+#endif
+			}
 		}
 		return;
 	}
@@ -1102,7 +1179,8 @@ static __device__ __forceinline__ void wgmma_persist_cta_90a(const ATTN_T *__res
 			mbar_wait(&bars.full_k[t % STAGES], (t / STAGES) & 1);
 			mbar_wait(&bars.full_v[t % STAGES], (t / STAGES) & 1);
 			TRACE(1);
-			fence_proxy_async();
+			if (!TMA_ON) /* TMA writes through the async proxy already */
+				fence_proxy_async();
 			if (n < n_mine) {
 				const uint32_t sk = sk0 + (t % STAGES) * KVB, sv = sv0 + (t % STAGES) * KVB;
 				const bool last = n == n_mine - 1;
@@ -1238,7 +1316,7 @@ static __device__ __forceinline__ void wgmma_persist_cta(const ATTN_T *q, const 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 	if constexpr ((D == 64 || D == 128) && PERSIST_ON)
 		wgmma_persist_cta_90a<D, CAUSAL>(q, k, v, o, heads, kv_heads, seqlen, kv_seqlen, c,
-						 nbh);
+						 nbh, kv_maps{});
 	else
 #endif
 	{
@@ -1271,12 +1349,13 @@ template <int D, bool CAUSAL, bool PG>
 __global__ void __launch_bounds__(NTHREADS, 1)
 	attention_wgmma(const ATTN_T *__restrict__ q, const ATTN_T *__restrict__ k,
 			const ATTN_T *__restrict__ v, ATTN_T *__restrict__ o, int heads,
-			int kv_heads, int seqlen, int kv_seqlen, float c, int nbh)
+			int kv_heads, int seqlen, int kv_seqlen, float c, int nbh,
+			const __grid_constant__ kv_maps maps)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 	if constexpr (PG)
 		wgmma_persist_cta_90a<D, CAUSAL>(q, k, v, o, heads, kv_heads, seqlen, kv_seqlen, c,
-						 nbh);
+						 nbh, maps);
 	else if constexpr (WS)
 		wgmma_ws_cta_90a<D, CAUSAL>(q, k, v, o, heads, kv_heads, seqlen, kv_seqlen, c);
 	else
@@ -1323,6 +1402,36 @@ static bool wgmma_available(cudaStream_t stream)
 	return known == 1;
 }
 
+#if TMA_ON
+/* the tensor maps of k and v for this call (the driver's cuTensorMapEncodeTiled, reached
+ * through the runtime: no -lcuda); false when the driver lacks it */
+template <int D>
+static bool encode_kv_maps(kv_maps &maps, const ATTN_T *k, const ATTN_T *v, int kv_rows,
+			   int kv_seqlen)
+{
+	static PFN_cuTensorMapEncodeTiled_v12000 encode;
+	if (!encode) {
+		cudaDriverEntryPointQueryResult found;
+		if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&encode, 12000,
+						     cudaEnableDefault, &found) != cudaSuccess ||
+		    found != cudaDriverEntryPointSuccess)
+			return false;
+	}
+	const cuuint64_t dims[3] = {(cuuint64_t)D, (cuuint64_t)kv_seqlen, (cuuint64_t)kv_rows};
+	const cuuint64_t strides[2] = {(cuuint64_t)D * 2, (cuuint64_t)kv_seqlen * D * 2};
+	const cuuint32_t box[3] = {64, BN, 1}, elem[3] = {1, 1, 1};
+	const CUtensorMapDataType type =
+		ATTN_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+	for (int i = 0; i < 2; i++)
+		if (encode(i ? &maps.v : &maps.k, type, 3, (void *)(i ? v : k), dims, strides, box,
+			   elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+			   CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+			   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+			return false;
+	return true;
+}
+#endif
+
 template <int D, bool CAUSAL>
 static void launch(const ATTN_T *q, const ATTN_T *k, const ATTN_T *v, ATTN_T *o, int batch,
 		   int heads, int kv_heads, int seqlen, int kv_seqlen, cudaStream_t stream)
@@ -1360,12 +1469,17 @@ static void launch(const ATTN_T *q, const ATTN_T *k, const ATTN_T *v, ATTN_T *o,
 			nbh = batch * heads;
 		}
 	}
+	kv_maps maps{};
+#if TMA_ON
+	if (nbh && !encode_kv_maps<D>(maps, k, v, batch * kv_heads, kv_seqlen))
+		return; /* no driver entry point: o stays as it is, and the check reports it */
+#endif
 	if (nbh)
 		attention_wgmma<D, CAUSAL, PERSIST_ON != 0><<<grid, NTHREADS, smem, stream>>>(
-			q, k, v, o, heads, kv_heads, seqlen, kv_seqlen, c, nbh);
+			q, k, v, o, heads, kv_heads, seqlen, kv_seqlen, c, nbh, maps);
 	else
 		attention_wgmma<D, CAUSAL, false><<<grid, NTHREADS, smem, stream>>>(
-			q, k, v, o, heads, kv_heads, seqlen, kv_seqlen, c, 0);
+			q, k, v, o, heads, kv_heads, seqlen, kv_seqlen, c, 0, maps);
 }
 
 void ATTN_FN(const ATTN_T *q, const ATTN_T *k, const ATTN_T *v, ATTN_T *o, int32_t batch,
