@@ -358,8 +358,7 @@ template <class... M> static void ks_gather(M &...m)
 	if (!(m.stale || ...))
 		return;
 	ks::exchange(0);
-	const unsigned joined = ks::last_joined;
-	((m.stale ? (ks::last_joined = joined, ks_take(m), 0) : 0), ...);
+	((m.stale ? (ks_take(m), 0) : 0), ...);
 	ks::exchange(0);
 }
 template <class T> static void simdgroup_load(simdgroup_matrix<T, 8, 8> &d, const T *src, ulong epr = 8,

@@ -102,11 +102,17 @@ static const char *copy_raw(struct compact *c, const char *r)
 	return r;
 }
 
-/* the end of a logical line: blanks before it go, the owed newlines come back */
-static void end_line(struct compact *c)
+/* the blanks ending the output line go (not one after a backslash: no new splice) */
+static void trim_line(struct compact *c)
 {
 	while (c->w > c->line && blank(c->w[-1]) && !(c->w - 1 > c->line && c->w[-2] == '\\'))
 		c->w--;
+}
+
+/* the end of a logical line: blanks before it go, the owed newlines come back */
+static void end_line(struct compact *c)
+{
+	trim_line(c);
 	for (; c->pending > 0; c->pending--)
 		*c->w++ = '\n';
 	*c->w++ = '\n';
@@ -161,8 +167,6 @@ void ks_mlx_compact(char *text)
 			*c.w++ = *r++;
 		}
 	}
-	/* the last line without a newline: its blanks go, owed newlines are dropped with it */
-	while (c.w > c.line && blank(c.w[-1]) && !(c.w - 1 > c.line && c.w[-2] == '\\'))
-		c.w--;
+	trim_line(&c); /* the last line, without a newline: owed newlines are dropped with it */
 	*c.w = '\0';
 }
