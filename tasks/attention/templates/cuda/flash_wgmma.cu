@@ -10,11 +10,11 @@ knobs:
   OVL: {values: [0, 1], default: 0, summary: "1: FA3's intra-warpgroup pipelining: S of tile n+1 and O += P V of tile n are in flight together, so the softmax of n+1 runs while the tensor cores do P V (needs S, P and O live at once; V loads trail K by a tile)", impacts: {compute_hw_fit: 6, register_pressure: 5}}
   WS: {values: [0, 1], default: 1, summary: "1: warp specialisation, FA3's CTA structure: one more warpgroup, a producer that only copies Q, K and V tiles (cp.async, each stage's arrival signalled on an mbarrier) while the WG consumer warpgroups only compute, with no CTA-wide barrier in the loop; setmaxnreg moves the producer's registers to the consumers", impacts: {memory_bandwidth: 5, compute_hw_fit: 6, register_pressure: 4}}
   PERSIST: {values: [0, 1], default: 1, summary: "1 (with WS, OVL 0): a persistent grid, one CTA an SM walking the (query block, head) work items; the producer's K/V ring runs on from one item into the next, and each consumer warpgroup copies its own 64 Q rows of the next item as soon as its last S = Q K^T has completed, so an item's start (Q and the first tiles) and end (the store of O) hide under its neighbours' work instead of costing every CTA", impacts: {compute_hw_fit: 5, memory_bandwidth: 4}}
-  TMA: {values: [0, 1], default: 0, summary: "1 (with PERSIST): the producer's K and V tiles by TMA (cp.async.bulk.tensor from host-encoded tensor maps, the 128-byte swizzle done by the copy engine, zero fill past kv_seqlen), one thread issuing a tile and the mbarrier counting bytes, instead of 128 threads' cp.async; the consumers need no proxy fence", impacts: {memory_bandwidth: 5, compute_hw_fit: 4}}
+  TMA: {values: [0, 1, 2], default: 1, summary: "1 (with PERSIST): the producer's K and V tiles by TMA (cp.async.bulk.tensor from host-encoded tensor maps, the 128-byte swizzle done by the copy engine, zero fill past kv_seqlen), one thread issuing a tile and the mbarrier counting bytes, instead of 128 threads' cp.async; the consumers need no proxy fence. 2: the same copies from tensor maps the kernel encodes itself (tensormap.replace on a zeroed map, copied to a slot of module memory per CTA), as the MLX build must, having no host code. Measured side by side on an H200 (docs/results/cuda-attention-tma.md): 1 took the headline from 160.1 to 136.6 us and causal from 109.5 to 96.5, 2 within 1-2% of 1", impacts: {memory_bandwidth: 5, compute_hw_fit: 4}}
   QREG: {values: [0, 1], default: 0, summary: "1 (with PERSIST): S = Q K^T with Q from registers (wgmma's register A operand, loaded once an item by ldmatrix) instead of shared memory: a third less shared-memory reading a S, 32 more registers a consumer thread", impacts: {memory_bandwidth: 4, register_pressure: 5}}
   PP: {values: [0, 1], default: 0, summary: "1 (with WS, WG 2 and OVL): FA3's ping-pong: the two consumer warpgroups take turns issuing their wgmma (a named barrier each), so one's softmax runs while the other's matrix products do", impacts: {compute_hw_fit: 6}}
 require:
-  - "(64 * WG + 2 * STAGES * BN) * 128 * 2 + 1024 + 128 * WS <= 232448"
+  - "(64 * WG + 2 * STAGES * BN) * 128 * 2 + 1024 + 128 * WS + 256 * (TMA == 2) <= 232448"
   - "PP == 0 || (WS == 1 && WG == 2 && OVL == 1)"
   - "PERSIST == 0 || (WS == 1 && OVL == 0)"
   - "QREG == 0 || (PERSIST == 1 && BN <= 128)"
@@ -122,7 +122,7 @@ require:
 #define PP 0
 #endif
 /* 0 when not given, as WS; the cuda backend passes the header's default, 1, the MLX template
- * its own knob's, 0 (with CTAS, the size of its persistent grid) */
+ * its own knob's, also 1 (with CTAS, the size of its persistent grid) */
 #ifndef PERSIST
 #define PERSIST 0
 #endif
@@ -147,19 +147,25 @@ static_assert(QREG == 0 || (PERSIST && BN <= 128), "QREG is the persistent kerne
 #ifndef TMA
 #define TMA 0
 #endif
-/* TMA needs tensor maps the host encodes: the cuda launcher's persistent kernel only (MLX
- * launches its own grid, with no host code of ours) */
-#if defined(__CUDACC_RTC__)
-#define TMA_ON 0
-#else
+/* TMA: the persistent kernel's K/V copies by the tensor memory accelerator.  TMA_DEVMAP: the
+ * kernel encodes its tensor maps itself (TMA 2, and any TMA through MLX, which launches the
+ * kernel with no host code of ours); otherwise the cuda launcher encodes them on the host */
 #define TMA_ON (TMA && PERSIST_ON)
+#if defined(__CUDACC_RTC__)
+#define TMA_DEVMAP TMA_ON
+#else
+#define TMA_DEVMAP (TMA_ON && TMA == 2)
 #endif
+/* a tensor map: 128 opaque bytes, 64-byte aligned (CUtensorMap's layout; NVRTC has no cuda.h) */
+struct alignas(64) ks_tmap {
+	unsigned long long raw[16];
+};
 /* TMA: the K and V tensor maps, [batch * kv_heads][kv_seqlen][head_dim] elements, boxes of BN
  * rows by 64 head_dim columns (one swizzle panel), 128-byte swizzle, zeros past kv_seqlen;
- * a kernel parameter (__grid_constant__), empty without TMA */
+ * a kernel parameter (__grid_constant__), empty unless the host encodes them */
 struct kv_maps {
-#if TMA_ON
-	CUtensorMap k, v;
+#if TMA_ON && !TMA_DEVMAP
+	ks_tmap k, v;
 #endif
 };
 #define PERSIST_MAX 8 /* items an SM up to which the launcher takes the persistent grid */
@@ -907,7 +913,7 @@ static __device__ __forceinline__ void mbar_expect_tx(uint64_t *b, uint32_t byte
 
 /* one box of map at (column c0, row c1, head c2) into shared memory at dst, its bytes
  * counted on bar */
-static __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap *map, int c0,
+static __device__ __forceinline__ void tma_load_3d(uint32_t dst, const ks_tmap *map, int c0,
 						   int c1, int c2, uint64_t *bar)
 {
 	asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
@@ -917,11 +923,76 @@ static __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorM
 		     : "memory");
 }
 
+#if TMA_DEVMAP
+/* TMA_DEVMAP: the maps of k and v, one pair per CTA of the persistent grid (at most one CTA an
+ * SM), in the module's own memory: TMA reads a map from global, constant or parameter memory,
+ * and the kernel can write only the first.  Two launches of this module running at once on
+ * two streams would share the slots. */
+#define TMA_SLOTS 256 /* more CTAs than this (more SMs) share slots, with equal maps */
+__device__ ks_tmap ks_kv_maps[2 * TMA_SLOTS];
+
+/* One warp encodes this CTA's two maps (the fields cuTensorMapEncodeTiled takes, with no L2
+ * promotion: the field has no replace form) into zeroed shared memory, then copies them to
+ * dst[0..1] with the release that orders the copy before the async proxy's reads; every
+ * lane acquires them. */
+template <int D>
+static __device__ __forceinline__ void encode_kv_maps_dev(ks_tmap *dst, const ATTN_T *k,
+							  const ATTN_T *v, int kv_rows,
+							  int kv_seqlen, int lane)
+{
+	__shared__ ks_tmap staged[2];
+	unsigned *words = reinterpret_cast<unsigned *>(staged);
+	words[lane] = 0;
+	words[lane + 32] = 0;
+	__syncwarp();
+	if (lane == 0) {
+		for (int i = 0; i < 2; i++) {
+			const uint32_t m = smem_addr(&staged[i]);
+			const unsigned long long a = reinterpret_cast<unsigned long long>(i ? v : k);
+			const unsigned long long row = (unsigned long long)D * 2,
+						 head = (unsigned long long)kv_seqlen * D * 2;
+			asm volatile(
+				"tensormap.replace.tile.global_address.shared::cta.b1024.b64 [%0], %1;\n"
+				"tensormap.replace.tile.rank.shared::cta.b1024.b32 [%0], 2;\n"
+				"tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%0], 0, %9;\n"
+				"tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%0], 1, %2;\n"
+				"tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%0], 2, %10;\n"
+				"tensormap.replace.tile.global_dim.shared::cta.b1024.b32 [%0], 0, %3;\n"
+				"tensormap.replace.tile.global_dim.shared::cta.b1024.b32 [%0], 1, %4;\n"
+				"tensormap.replace.tile.global_dim.shared::cta.b1024.b32 [%0], 2, %5;\n"
+				"tensormap.replace.tile.global_stride.shared::cta.b1024.b64 [%0], 0, %6;\n"
+				"tensormap.replace.tile.global_stride.shared::cta.b1024.b64 [%0], 1, %7;\n"
+				"tensormap.replace.tile.element_stride.shared::cta.b1024.b32 [%0], 0, %10;\n"
+				"tensormap.replace.tile.element_stride.shared::cta.b1024.b32 [%0], 1, %10;\n"
+				"tensormap.replace.tile.element_stride.shared::cta.b1024.b32 [%0], 2, %10;\n"
+				"tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [%0], %8;\n"
+				"tensormap.replace.tile.interleave_layout.shared::cta.b1024.b32 [%0], 0;\n"
+				"tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [%0], 3;\n"
+				"tensormap.replace.tile.fill_mode.shared::cta.b1024.b32 [%0], 0;\n" ::"r"(m),
+				"l"(a), "r"(BN), "r"(D), "r"(kv_seqlen), "r"(kv_rows), "l"(row), "l"(head),
+				"n"(ATTN_BF16 ? 10 : 6) /* the elemtype codes: f16 6, bf16 10 */, "r"(64),
+				"r"(1)
+				: "memory");
+		}
+	}
+	__syncwarp();
+	for (int i = 0; i < 2; i++) {
+		asm volatile("tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu"
+			     ".sync.aligned [%0], [%1], 128;\n" ::"l"(dst + i),
+			     "r"(smem_addr(&staged[i]))
+			     : "memory");
+		asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;\n" ::"l"(dst + i)
+			     : "memory");
+	}
+}
+#endif
+
 /* produce_tile by TMA, by one thread: each half of key tile n of kv head kvh, D/64 boxes
  * (panels), once the slot is free */
 template <int D>
 static __device__ __forceinline__ void produce_tile_tma(ws_bars &bars, int g, int n, uint32_t sk0,
-							uint32_t sv0, const kv_maps &maps, int kvh)
+							uint32_t sv0, const ks_tmap *mk,
+							const ks_tmap *mv, int kvh)
 {
 	constexpr uint32_t KVB = BN * D * 2;
 	const int st = g % STAGES;
@@ -931,14 +1002,14 @@ static __device__ __forceinline__ void produce_tile_tma(ws_bars &bars, int g, in
 	mbar_expect_tx(&bars.full_k[st], KVB);
 #pragma unroll
 	for (int p = 0; p < D / 64; p++)
-		tma_load_3d(sk0 + st * KVB + p * BN * 128, &maps.k, p * 64, n * BN, kvh,
+		tma_load_3d(sk0 + st * KVB + p * BN * 128, mk, p * 64, n * BN, kvh,
 			    &bars.full_k[st]);
 	if (g >= STAGES)
 		mbar_wait(&bars.empty_v[st], parity);
 	mbar_expect_tx(&bars.full_v[st], KVB);
 #pragma unroll
 	for (int p = 0; p < D / 64; p++)
-		tma_load_3d(sv0 + st * KVB + p * BN * 128, &maps.v, p * 64, n * BN, kvh,
+		tma_load_3d(sv0 + st * KVB + p * BN * 128, mv, p * 64, n * BN, kvh,
 			    &bars.full_v[st]);
 }
 #endif
@@ -1114,6 +1185,13 @@ static __device__ __forceinline__ void wgmma_persist_cta_90a(const ATTN_T *__res
 
 	if (wgi == 0) { /* the producer: K and V of every item, one ring */
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(WS_PRODUCER_REGS));
+#if TMA_DEVMAP
+		ks_tmap *const mk = ks_kv_maps + 2 * (blockIdx.x % TMA_SLOTS), *const mv = mk + 1;
+		if (tid < 32)
+			encode_kv_maps_dev<D>(mk, k, v, nbh / heads * kv_heads, kv_seqlen, tid);
+#elif TMA_ON
+		const ks_tmap *const mk = &maps.k, *const mv = &maps.v;
+#endif
 		if (TMA_ON && tid != 0)
 			return; /* one thread issues every copy */
 		int g = 0;
@@ -1123,7 +1201,7 @@ static __device__ __forceinline__ void wgmma_persist_cta_90a(const ATTN_T *__res
 			const int kvh = bh / (heads / kv_heads);
 			for (int n = 0; n < n_tiles; n++, g++) {
 #if TMA_ON
-				produce_tile_tma<D>(bars, g, n, sk0, sv0, maps, kvh);
+				produce_tile_tma<D>(bars, g, n, sk0, sv0, mk, mv, kvh);
 #else
 				const int64_t kv_base = (int64_t)kvh * kv_seqlen * D;
 				produce_tile<D>(bars, g, n, sk0, sv0, k + kv_base, v + kv_base,
@@ -1402,7 +1480,7 @@ static bool wgmma_available(cudaStream_t stream)
 	return known == 1;
 }
 
-#if TMA_ON
+#if TMA_ON && !TMA_DEVMAP
 /* the tensor maps of k and v for this call (the driver's cuTensorMapEncodeTiled, reached
  * through the runtime: no -lcuda); false when the driver lacks it */
 template <int D>
@@ -1423,7 +1501,7 @@ static bool encode_kv_maps(kv_maps &maps, const ATTN_T *k, const ATTN_T *v, int 
 	const CUtensorMapDataType type =
 		ATTN_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
 	for (int i = 0; i < 2; i++)
-		if (encode(i ? &maps.v : &maps.k, type, 3, (void *)(i ? v : k), dims, strides, box,
+		if (encode(reinterpret_cast<CUtensorMap *>(i ? &maps.v : &maps.k), type, 3, (void *)(i ? v : k), dims, strides, box,
 			   elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
 			   CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
 			   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
@@ -1470,7 +1548,7 @@ static void launch(const ATTN_T *q, const ATTN_T *k, const ATTN_T *v, ATTN_T *o,
 		}
 	}
 	kv_maps maps{};
-#if TMA_ON
+#if TMA_ON && !TMA_DEVMAP
 	if (nbh && !encode_kv_maps<D>(maps, k, v, batch * kv_heads, kv_seqlen))
 		return; /* no driver entry point: o stays as it is, and the check reports it */
 #endif
