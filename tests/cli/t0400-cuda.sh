@@ -96,6 +96,8 @@ else
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=1 BN=64 STAGES=2 WS=1 PERSIST=1 QREG=1
 		# K and V by TMA (tensor maps encoded by the launcher)
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 WS=1 PERSIST=1 TMA=1
+		# ... and encoded by the kernel itself (tensormap.replace; the MLX build's route)
+		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 WS=1 PERSIST=1 TMA=2 QREG=1
 		# the phase stamps of bench/cuda/attention_trace.sh (a diagnostic macro, not a knob)
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 WS=1 PERSIST=1 KS_TRACE=5
 	fi
@@ -106,6 +108,7 @@ else
 		cu_compiles "$N" "$N/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 WS=0 OVL=1
 		cu_compiles "$N" "$N/templates/cuda/flash_wgmma.cu" WG=3 BN=64 STAGES=2 WS=1
 		cu_compiles "$N" "$N/templates/cuda/flash_wgmma.cu" WG=1 BN=64 STAGES=2 WS=1 PERSIST=1
+		cu_compiles "$N" "$N/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 WS=1 PERSIST=1 TMA=2
 	fi
 	for t in selective_scan selective_scan_nogate selective_scan_f32; do
 		[ -f "$ROOT/tasks/$t/task.yaml" ] || continue
