@@ -864,9 +864,10 @@ static __device__ __forceinline__ void mbar_wait(uint64_t *b, unsigned parity)
 
 /* registers per thread after the hand-over: the producer keeps 24 (ptxas allocates each
  * side's code within its count; the producer's copy loops, unrolled only twice, fit without
- * spilling, fully unrolled they needed ~72), the consumers share the rest of the 64K-register
- * file, in steps of 8 (240 each for WG 2, as FA3) */
-#define WS_PRODUCER_REGS 24
+ * spilling, fully unrolled they needed ~72), 32 with TMA_DEVMAP, whose loop holds the two
+ * maps' addresses (at 24 it spilled); the consumers share the rest of the 64K-register file,
+ * in steps of 8 (240 each for WG 2, as FA3, either way) */
+#define WS_PRODUCER_REGS (TMA_DEVMAP ? 32 : 24)
 #define WS_CONSUMER_REGS_RAW ((65536 - 128 * WS_PRODUCER_REGS) / (128 * WG) / 8 * 8)
 #define WS_CONSUMER_REGS (WS_CONSUMER_REGS_RAW > 256 ? 256 : WS_CONSUMER_REGS_RAW)
 
