@@ -5,12 +5,12 @@
 #   KS_BIN=DIR OUT=DIR bash bench/mlx/attention.sh
 #
 # `ksearch eval attention tasks/attention/templates/mlx/TEMPLATE.cuda.mlx --backend mlx` for
-# each configuration (by default the wgmma template with the cuda backend's defaults, the
-# persistent grid included, then without it (the MLX template's defaults), and flash2's best
-# configuration of docs/results/cuda-attention.md), every mlx
-# workload and check; then REPEATS timing-only evaluations of the first configuration on the
-# headline workloads, for the spread of the ratio between processes; writes
-# docs/results/mlx-attention.md.  Where ksearch-runner-mlx's probe says metal=1 (Apple
+# each configuration (by default the wgmma template at its defaults: the persistent grid and
+# TMA; then without TMA; and flash2's best configuration of docs/results/cuda-attention.md),
+# every mlx workload and check; then REPEATS timing-only evaluations of the first
+# configuration on the headline workloads, for the spread of the ratio between processes;
+# writes docs/results/mlx-attention.md (anew after every step, so a run cut short leaves the
+# table of what it measured).  Where ksearch-runner-mlx's probe says metal=1 (Apple
 # silicon) the configurations are flash_simd.metal.mlx's instead and the table goes to
 # docs/results/mlx-attention-metal.md.  Environment:
 #   KS_BIN=DIR      ksearch, ksearch-runner, ksearch-runner-mlx (and DIR/devlibs: libraries
@@ -47,7 +47,7 @@ case "$probe" in
 	DEFAULT_CONFIGS="flash_simd:BK=16,WM=4,QR=1 flash_simd:BK=16,WM=2,QR=2 flash_simd:BK=8,WM=4,QR=1" ;;
 *cuda=1*)
 	nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$RES/gpu.txt"
-	DEFAULT_CONFIGS="flash_wgmma:WG=2,BN=128,STAGES=3,WS=1,PERSIST=1 flash_wgmma:WG=2,BN=128,STAGES=3,WS=1 flash2:BM=128,BN=32,WARPS=4,STAGES=2,QREG=0,EXP2=1" ;;
+	DEFAULT_CONFIGS="flash_wgmma:WG=2,BN=128,STAGES=3,WS=1,PERSIST=1,TMA=1 flash_wgmma:WG=2,BN=128,STAGES=3,WS=1,PERSIST=1,TMA=0 flash2:BM=128,BN=32,WARPS=4,STAGES=2,QREG=0,EXP2=1" ;;
 *) echo "ksearch-runner-mlx has no GPU MLX here (CUDA or Metal): $probe"; exit 1 ;;
 esac
 cat "$RES/gpu.txt"
@@ -65,6 +65,20 @@ tmpl() {
 }
 knobs() { echo "${1#*:}"; }
 evals=()
+reps=()
+run=()
+# the table from what has been measured so far, after every step: a run cut short (a device
+# call's time limit) still leaves its results
+report() {
+	python3 bench/mlx/attention_report.py "${evals[@]}" "${reps[@]}" "${run[@]}" \
+		--device "$(cat "$RES/gpu.txt")" --probe "$probe" --out "$RESULT" \
+		--command "CONFIGS='$CONFIGS' REPS=$REPS REPEATS=${REPEATS:-3} RUN_BUDGET=${RUN_BUDGET:-} bash bench/mlx/attention.sh" ||
+		return
+	if [ -n "${OUT:-}" ]; then
+		mkdir -p "$OUT"
+		cp "$RESULT" "$OUT"/
+	fi
+}
 n=0
 for c in $CONFIGS; do
 	n=$((n + 1))
@@ -74,17 +88,17 @@ for c in $CONFIGS; do
 	echo "rc=$?"
 	tail -3 "$RES/eval-$n.err"
 	evals+=(--eval "$c=$RES/eval-$n.json")
+	report
 done
 first=${CONFIGS%% *}
-reps=()
 for r in $(seq 1 "${REPEATS:-3}"); do
 	log "repeat $r: $first, headline workloads, timing only"
 	timeout 60 "$KS_BIN/ksearch" eval attention "$(tmpl "$first")" --backend mlx --define "$(knobs "$first")" --reps "$REPS" \
 		--workloads 2,3 --no-checks --json >"$RES/repeat-$r.json" 2>"$RES/repeat-$r.err"
 	echo "rc=$?"
 	reps+=(--repeat "$RES/repeat-$r.json")
+	report
 done
-run=()
 if [ -n "${RUN_BUDGET:-}" ]; then
 	log "ksearch run attention --backend mlx --budget $RUN_BUDGET --workloads 2,3"
 	rm -rf "$RES/run"
@@ -94,11 +108,6 @@ if [ -n "${RUN_BUDGET:-}" ]; then
 	tail -12 "$RES/run.err"
 	run=(--run "$RES/run.json" --run-log "$RES/run.err")
 fi
-python3 bench/mlx/attention_report.py "${evals[@]}" "${reps[@]}" "${run[@]}" \
-	--device "$(cat "$RES/gpu.txt")" --probe "$probe" --out "$RESULT" \
-	--command "CONFIGS='$CONFIGS' REPS=$REPS REPEATS=${REPEATS:-3} RUN_BUDGET=${RUN_BUDGET:-} bash bench/mlx/attention.sh"
-if [ -n "${OUT:-}" ]; then
-	mkdir -p "$OUT"
-	cp "$RESULT" "$RES"/*.json "$RES"/*.err "$OUT"/ 2>/dev/null
-fi
+report
+[ -n "${OUT:-}" ] && cp "$RES"/*.json "$RES"/*.err "$OUT"/ 2>/dev/null
 log "done"
