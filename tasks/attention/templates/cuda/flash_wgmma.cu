@@ -930,7 +930,7 @@ static __device__ __forceinline__ void tma_load_3d(uint32_t dst, const ks_tmap *
  * and the kernel can write only the first.  Two launches of this module running at once on
  * two streams would share the slots. */
 #define TMA_SLOTS 256 /* more CTAs than this (more SMs) share slots, with equal maps */
-__device__ ks_tmap ks_kv_maps[2 * TMA_SLOTS];
+__device__ __align__(128) ks_tmap ks_kv_maps[2 * TMA_SLOTS];
 
 /* One warp encodes this CTA's two maps (the fields cuTensorMapEncodeTiled takes, with no L2
  * promotion: the field has no replace form) into zeroed shared memory, then copies them to
@@ -941,11 +941,15 @@ static __device__ __forceinline__ void encode_kv_maps_dev(ks_tmap *dst, const AT
 							  const ATTN_T *v, int kv_rows,
 							  int kv_seqlen, int lane)
 {
-	__shared__ ks_tmap staged[2];
+	__shared__ __align__(128) ks_tmap staged[2]; /* each map on its own size (the host needs 64) */
 	unsigned *words = reinterpret_cast<unsigned *>(staged);
 	words[lane] = 0;
 	words[lane + 32] = 0;
 	__syncwarp();
+	/* the fields as the PTX ISA counts them: rank less one (2: three dimensions, innermost
+	 * first: head_dim, keys, kv heads), sizes in elements, the two outer strides in bytes,
+	 * elemtype and swizzle by their codes (128-byte swizzle: 3), fill 0 (zeros past the
+	 * end) */
 	if (lane == 0) {
 		for (int i = 0; i < 2; i++) {
 			const uint32_t m = smem_addr(&staged[i]);
