@@ -1495,10 +1495,17 @@ static bool encode_kv_maps(kv_maps &maps, const ATTN_T *k, const ATTN_T *v, int 
 	static PFN_cuTensorMapEncodeTiled_v12000 encode;
 	if (!encode) {
 		cudaDriverEntryPointQueryResult found;
+#if CUDART_VERSION >= 12050
 		if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&encode, 12000,
 						     cudaEnableDefault, &found) != cudaSuccess ||
 		    found != cudaDriverEntryPointSuccess)
 			return false;
+#else /* toolkits 12.0-12.4 have only the unversioned query (TMA is the default) */
+		if (cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", (void **)&encode,
+					    cudaEnableDefault, &found) != cudaSuccess ||
+		    found != cudaDriverEntryPointSuccess)
+			return false;
+#endif
 	}
 	const cuuint64_t dims[3] = {(cuuint64_t)D, (cuuint64_t)kv_seqlen, (cuuint64_t)kv_rows};
 	const cuuint64_t strides[2] = {(cuuint64_t)D * 2, (cuuint64_t)kv_seqlen * D * 2};
