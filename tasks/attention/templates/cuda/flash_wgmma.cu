@@ -10,7 +10,7 @@ knobs:
   OVL: {values: [0, 1], default: 0, summary: "1: FA3's intra-warpgroup pipelining: S of tile n+1 and O += P V of tile n are in flight together, so the softmax of n+1 runs while the tensor cores do P V (needs S, P and O live at once; V loads trail K by a tile)", impacts: {compute_hw_fit: 6, register_pressure: 5}}
   WS: {values: [0, 1], default: 1, summary: "1: warp specialisation, FA3's CTA structure: one more warpgroup, a producer that only copies Q, K and V tiles (cp.async, each stage's arrival signalled on an mbarrier) while the WG consumer warpgroups only compute, with no CTA-wide barrier in the loop; setmaxnreg moves the producer's registers to the consumers", impacts: {memory_bandwidth: 5, compute_hw_fit: 6, register_pressure: 4}}
   PERSIST: {values: [0, 1], default: 1, summary: "1 (with WS, OVL 0): a persistent grid, one CTA an SM walking the (query block, head) work items; the producer's K/V ring runs on from one item into the next, and each consumer warpgroup copies its own 64 Q rows of the next item as soon as its last S = Q K^T has completed, so an item's start (Q and the first tiles) and end (the store of O) hide under its neighbours' work instead of costing every CTA", impacts: {compute_hw_fit: 5, memory_bandwidth: 4}}
-  TMA: {values: [0, 1, 2], default: 1, summary: "1 (with PERSIST): the producer's K and V tiles by TMA (cp.async.bulk.tensor from host-encoded tensor maps, the 128-byte swizzle done by the copy engine, zero fill past kv_seqlen), one thread issuing a tile and the mbarrier counting bytes, instead of 128 threads' cp.async; the consumers need no proxy fence. 2: the same copies from tensor maps the kernel encodes itself (tensormap.replace on a zeroed map, copied to a slot of module memory per CTA), as the MLX build must, having no host code. Measured side by side on an H200 (docs/results/cuda-attention-tma.md): 1 took the headline from 160.1 to 136.6 us and causal from 109.5 to 96.5, 2 within 1-2% of 1", impacts: {memory_bandwidth: 5, compute_hw_fit: 4}}
+  TMA: {values: [0, 1, 2], default: 1, summary: "1 (with PERSIST): the producer's K and V tiles by TMA (cp.async.bulk.tensor from host-encoded tensor maps, the 128-byte swizzle done by the copy engine, zero fill past kv_seqlen), one thread issuing a tile and the mbarrier counting bytes, instead of 128 threads' cp.async; the consumers need no proxy fence. 2: the same copies from tensor maps the kernel encodes itself (tensormap.replace on a zeroed map, copied to a slot of module memory per CTA), as the MLX build must, having no host code. Measured side by side on an H200 (docs/results/cuda-attention-tma.md): 1 took the headline from 160.1 to 136.6 us and causal from 109.5 to 96.5, 2 at most 2.3% slower than 1 (0.1-2.3% on the six workloads)", impacts: {memory_bandwidth: 5, compute_hw_fit: 4}}
   QREG: {values: [0, 1], default: 0, summary: "1 (with PERSIST): S = Q K^T with Q from registers (wgmma's register A operand, loaded once an item by ldmatrix) instead of shared memory: a third less shared-memory reading a S, 32 more registers a consumer thread", impacts: {memory_bandwidth: 4, register_pressure: 5}}
   PP: {values: [0, 1], default: 0, summary: "1 (with WS, WG 2 and OVL): FA3's ping-pong: the two consumer warpgroups take turns issuing their wgmma (a named barrier each), so one's softmax runs while the other's matrix products do", impacts: {compute_hw_fit: 6}}
 require:
@@ -992,8 +992,22 @@ static __device__ __forceinline__ void encode_kv_maps_dev(ks_tmap *dst, const AT
 }
 #endif
 
-/* produce_tile by TMA, by one thread: each half of key tile n of kv head kvh, D/64 boxes
- * (panels), once the slot is free */
+/* one half (K or V) of key tile n of kv head kvh by TMA into the ring slot at dst, once the
+ * slot is free: D/64 boxes (panels), the bytes counted on full */
+template <int D>
+static __device__ __forceinline__ void tma_fill(uint64_t *empty, uint64_t *full, bool reuse,
+						unsigned parity, uint32_t dst, const ks_tmap *map,
+						int n, int kvh)
+{
+	if (reuse)
+		mbar_wait(empty, parity);
+	mbar_expect_tx(full, BN * D * 2);
+#pragma unroll
+	for (int p = 0; p < D / 64; p++)
+		tma_load_3d(dst + p * BN * 128, map, p * 64, n * BN, kvh, full);
+}
+
+/* produce_tile by TMA, by one thread: K then V of key tile n */
 template <int D>
 static __device__ __forceinline__ void produce_tile_tma(ws_bars &bars, int g, int n, uint32_t sk0,
 							uint32_t sv0, const ks_tmap *mk,
@@ -1002,20 +1016,10 @@ static __device__ __forceinline__ void produce_tile_tma(ws_bars &bars, int g, in
 	constexpr uint32_t KVB = BN * D * 2;
 	const int st = g % STAGES;
 	const unsigned parity = ((g / STAGES) - 1) & 1;
-	if (g >= STAGES)
-		mbar_wait(&bars.empty_k[st], parity);
-	mbar_expect_tx(&bars.full_k[st], KVB);
-#pragma unroll
-	for (int p = 0; p < D / 64; p++)
-		tma_load_3d(sk0 + st * KVB + p * BN * 128, mk, p * 64, n * BN, kvh,
-			    &bars.full_k[st]);
-	if (g >= STAGES)
-		mbar_wait(&bars.empty_v[st], parity);
-	mbar_expect_tx(&bars.full_v[st], KVB);
-#pragma unroll
-	for (int p = 0; p < D / 64; p++)
-		tma_load_3d(sv0 + st * KVB + p * BN * 128, mv, p * 64, n * BN, kvh,
-			    &bars.full_v[st]);
+	tma_fill<D>(&bars.empty_k[st], &bars.full_k[st], g >= STAGES, parity, sk0 + st * KVB, mk, n,
+		    kvh);
+	tma_fill<D>(&bars.empty_v[st], &bars.full_v[st], g >= STAGES, parity, sv0 + st * KVB, mv, n,
+		    kvh);
 }
 #endif
 
