@@ -215,6 +215,9 @@ static int drop_privileges(char *why, size_t n)
 
 /* ---- Landlock -------------------------------------------------------------------- */
 
+/* what a read-only path grants: run, read, list */
+#define LL_READ (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+
 static long ll_abi(void)
 {
 	return syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
@@ -233,6 +236,26 @@ const char *ks_sandbox_describe(void)
 	else
 		snprintf(text, sizeof(text), "%s (landlock unavailable)", seccomp);
 	return text;
+}
+
+/* A ruleset handling every file-system right this kernel's Landlock ABI knows (REFER from
+ * ABI 2, TRUNCATE from 3), so that whatever no rule grants is denied; *handled gets them. */
+static int ll_ruleset(long abi, __u64 *handled, char *why, size_t n)
+{
+	*handled = LL_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
+		   LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+		   LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+		   LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
+		   LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
+	if (abi >= 2)
+		*handled |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3)
+		*handled |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	struct landlock_ruleset_attr attr = {.handled_access_fs = *handled};
+	int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (rs < 0)
+		snprintf(why, n, "landlock ruleset: %s", strerror(errno));
+	return rs;
 }
 
 static int ll_allow(int ruleset, const char *path, __u64 access)
@@ -283,24 +306,10 @@ static int landlock_enter(const char *scratch, const char *kernel_path, const ch
 	long abi = ll_abi();
 	if (abi <= 0)
 		return 0; /* older kernels: seccomp alone, described in the eval log */
-	__u64 read = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |
-		     LANDLOCK_ACCESS_FS_READ_DIR;
-	__u64 write = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
-		      LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
-		      LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
-		      LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
-		      LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
-	__u64 handled = read | write;
-	if (abi >= 2)
-		handled |= LANDLOCK_ACCESS_FS_REFER;
-	if (abi >= 3)
-		handled |= LANDLOCK_ACCESS_FS_TRUNCATE;
-	struct landlock_ruleset_attr attr = {.handled_access_fs = handled};
-	int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
-	if (rs < 0) {
-		snprintf(why, n, "landlock ruleset: %s", strerror(errno));
+	__u64 handled;
+	int rs = ll_ruleset(abi, &handled, why, n);
+	if (rs < 0)
 		return -1;
-	}
 	/* reads: system libraries and data, CPU topology, this process's own /proc */
 	static const char *const ro[] = {"/usr", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache",
 					 "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
@@ -309,27 +318,27 @@ static int landlock_enter(const char *scratch, const char *kernel_path, const ch
 					 "/dev/null", "/dev/zero", "/dev/urandom", "/opt"};
 	int rc = 0;
 	for (size_t i = 0; i < sizeof(ro) / sizeof(ro[0]) && !rc; i++)
-		rc = ll_allow(rs, ro[i], read);
+		rc = ll_allow(rs, ro[i], LL_READ);
 	/* what the backend's runtime needs besides (ks_sandbox_needs): driver state read, its
 	 * device nodes read-write, shared-memory files */
 	for (const char *const *p = needs->read_paths; p && *p && !rc; p++)
-		rc = ll_allow(rs, *p, read);
+		rc = ll_allow(rs, *p, LL_READ);
 	for (const char *const *p = needs->device_prefixes; p && *p && !rc; p++)
-		rc = allow_device_nodes(rs, *p, read | LANDLOCK_ACCESS_FS_WRITE_FILE);
+		rc = allow_device_nodes(rs, *p, LL_READ | LANDLOCK_ACCESS_FS_WRITE_FILE);
 	for (const char *const *p = needs->rw_paths; p && *p && !rc; p++)
 		rc = ll_allow(rs, *p, handled);
 	if (!rc && kernel_path)
-		rc = ll_allow(rs, kernel_path, read);
+		rc = ll_allow(rs, kernel_path, LL_READ);
 	/* the input cache: read, never written (the evaluator writes it); never the reference
 	 * cache beside it, which holds the expected outputs */
 	if (!rc && read_dir)
-		rc = ll_allow(rs, read_dir, read);
+		rc = ll_allow(rs, read_dir, LL_READ);
 	/* threads name themselves through /proc/self/task/N/comm, opened with O_TRUNC; the
 	 * CUDA driver fails to initialise (cudaErrorOperatingSystem) when it cannot name its
 	 * threads, so truncation is allowed here (measured on an H200, bench/cuda/sandbox_probe.sh) */
 	if (!rc)
 		rc = ll_allow(rs, "/proc/self",
-			      read | LANDLOCK_ACCESS_FS_WRITE_FILE | (handled & LANDLOCK_ACCESS_FS_TRUNCATE));
+			      LL_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | (handled & LANDLOCK_ACCESS_FS_TRUNCATE));
 	if (!rc)
 		rc = ll_allow(rs, scratch, handled);
 	if (rc) {
@@ -710,28 +719,14 @@ static int compiler_landlock(const char *const *ro, const char *const *rw, char 
 	long abi = ll_abi();
 	if (abi <= 0)
 		return 0;
-	__u64 read = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |
-		     LANDLOCK_ACCESS_FS_READ_DIR;
-	__u64 write = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
-		      LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
-		      LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
-		      LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
-		      LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
-	__u64 handled = read | write;
-	if (abi >= 2)
-		handled |= LANDLOCK_ACCESS_FS_REFER;
-	if (abi >= 3)
-		handled |= LANDLOCK_ACCESS_FS_TRUNCATE;
-	struct landlock_ruleset_attr attr = {.handled_access_fs = handled};
-	int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
-	if (rs < 0) {
-		snprintf(why, n, "landlock ruleset: %s", strerror(errno));
+	__u64 handled;
+	int rs = ll_ruleset(abi, &handled, why, n);
+	if (rs < 0)
 		return -1;
-	}
-	int rc = ll_allow(rs, "/dev/null", read | LANDLOCK_ACCESS_FS_WRITE_FILE |
+	int rc = ll_allow(rs, "/dev/null", LL_READ | LANDLOCK_ACCESS_FS_WRITE_FILE |
 					       (handled & LANDLOCK_ACCESS_FS_TRUNCATE));
 	for (size_t i = 0; ro && ro[i] && !rc; i++)
-		rc = ll_allow(rs, ro[i], read);
+		rc = ll_allow(rs, ro[i], LL_READ);
 	for (size_t i = 0; rw && rw[i] && !rc; i++)
 		rc = ll_allow(rs, rw[i], handled);
 	if (rc || syscall(SYS_landlock_restrict_self, rs, 0)) {
