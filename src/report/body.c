@@ -156,18 +156,26 @@ static void section_header(struct rp_doc *d, const struct rp_run *r)
 	doc_table_end(d);
 }
 
+/* A chart: inline SVG in HTML; in Markdown a link to the SVG file written beside the report */
+static void doc_chart(struct rp_doc *d, const struct rp_run *r, const char *cls,
+		      int (*render)(const struct rp_run *, struct ks_buf *), const char *md_image)
+{
+	if (d->html) {
+		doc_rawf(d, "<div class=\"%s\">", cls);
+		if (!d->rc)
+			d->rc = render(r, d->b);
+		doc_raw(d, "</div>\n");
+	} else {
+		doc_raw(d, md_image);
+		doc_raw(d, "\n\n");
+	}
+}
+
 static void section_convergence(struct rp_doc *d, const struct rp_run *r)
 {
 	doc_heading(d, 2, "Convergence");
-	if (d->html) {
-		doc_raw(d, "<div class=\"chart\">");
-		if (!d->rc)
-			d->rc = rp_render_svg(r, d->b);
-		doc_raw(d, "</div>\n");
-	} else {
-		doc_raw(d, "![Convergence: best speedup so far per evaluated candidate](" KS_REPORT_SVG_FILE
-			   ")\n\n");
-	}
+	doc_chart(d, r, "chart", rp_render_svg,
+		  "![Convergence: best speedup so far per evaluated candidate](" KS_REPORT_SVG_FILE ")");
 	doc_para_begin(d);
 	double best = NAN;
 	size_t at = 0;
@@ -190,15 +198,8 @@ static void section_convergence(struct rp_doc *d, const struct rp_run *r)
 static void section_roofline(struct rp_doc *d, const struct rp_run *r)
 {
 	doc_heading(d, 2, "Roofline");
-	if (d->html) {
-		doc_raw(d, "<div class=\"chart roofline\">");
-		if (!d->rc)
-			d->rc = rp_render_roofline(r, d->b);
-		doc_raw(d, "</div>\n");
-	} else {
-		doc_raw(d, "![Roofline: each workload's best kernel and baseline against the roofs](" KS_REPORT_ROOFLINE_FILE
-			   ")\n\n");
-	}
+	doc_chart(d, r, "chart roofline", rp_render_roofline,
+		  "![Roofline: each workload's best kernel and baseline against the roofs](" KS_REPORT_ROOFLINE_FILE ")");
 	doc_para_begin(d);
 	if (r->roof_gflops > 0)
 		doc_textf(d, "The roof is what the hardware can attain at a kernel's arithmetic "
