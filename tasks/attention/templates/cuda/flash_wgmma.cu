@@ -5,7 +5,7 @@ rating: 9
 difficulty: 5
 knobs:
   WG: {values: [1, 2, 3], default: 2, summary: "consumer warpgroups per CTA, 64 query rows each (CTA = 64*WG queries, 128*WG threads)", impacts: {memory_bandwidth: 6, register_pressure: 5, compute_hw_fit: 5}}
-  BN: {values: [64, 128, 192], default: 128, summary: "keys per tile: the N of the S wgmma (BN/2 fp32 registers per thread for S; 192 is FA3's choice for head_dim 128, non-causal)", impacts: {register_pressure: 6, compute_hw_fit: 4}}
+  BN: {values: [64, 128, 192], default: 128, summary: "keys per tile: the N of the S wgmma (BN/2 fp32 registers per thread for S). For head_dim 128 without the causal mask FA3 takes a 128 x 176 tile with P from registers and its intra-warpgroup overlap, names 128 x 192 without the overlap as nearly as good, and keeps 128 x 128 for causal; 192 fits STAGES 2 only", impacts: {register_pressure: 6, compute_hw_fit: 4}}
   STAGES: {values: [2, 3], default: 3, summary: "cp.async pipeline depth of K/V tiles", impacts: {memory_bandwidth: 5}}
   OVL: {values: [0, 1], default: 0, summary: "1: FA3's intra-warpgroup pipelining: S of tile n+1 and O += P V of tile n are in flight together, so the softmax of n+1 runs while the tensor cores do P V (needs S, P and O live at once; V loads trail K by a tile)", impacts: {compute_hw_fit: 6, register_pressure: 5}}
   WS: {values: [0, 1], default: 1, summary: "1: warp specialisation, FA3's CTA structure: one more warpgroup, a producer that only copies Q, K and V tiles (cp.async, each stage's arrival signalled on an mbarrier) while the WG consumer warpgroups only compute, with no CTA-wide barrier in the loop; setmaxnreg moves the producer's registers to the consumers", impacts: {memory_bandwidth: 5, compute_hw_fit: 6, register_pressure: 4}}
