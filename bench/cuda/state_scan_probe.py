@@ -6,6 +6,11 @@
 #   python3 bench/cuda/state_scan_probe.py SETTINGS_FILE [--quick]   (--quick: first 4 checks)
 #   python3 bench/cuda/state_scan_probe.py SETTINGS_FILE --once   (one b1 d2048 L2048 call per
 #       setting, nothing else: for a profiler, bench/cuda/scan_profile.sh)
+#   python3 bench/cuda/state_scan_probe.py SETTINGS_FILE --flush   (b1 d2048 L2048 only, single
+#       calls timed three ways: L2 warm; L2 zeroed before each call, as selective_scan.py does,
+#       which leaves it full of dirty lines; zeroed and then another buffer read, so that the
+#       L2 is cold but clean: the second minus the third is the write-back of the flush's lines
+#       during the kernel)
 import torch,ctypes,subprocess,sys,os,tempfile
 S=tempfile.mkdtemp()
 def build(f,defs,n):
@@ -49,6 +54,16 @@ def tm(k,b,d,l,n=16):
     for _ in range(30):
         e0,e1=torch.cuda.Event(True),torch.cuda.Event(True);e0.record();[call(k,x,y) for _ in range(10)];e1.record();e1.synchronize();ts.append(e0.elapsed_time(e1)*1e2)
     return sorted(ts)[15]
+def tm_flush(k,mode,reps=50):
+    x=inputs(1,2048,2048,16,g=0);y=torch.empty_like(x[0]);l2=torch.cuda.get_device_properties(0).L2_cache_size
+    fz,fr=torch.empty(2*l2//4,device='cuda'),torch.ones(2*l2//4,device='cuda')
+    for _ in range(3):call(k,x,y)
+    ts=[]
+    for _ in range(reps):
+        if mode!='warm': fz.zero_()
+        if mode=='clean': fr.sum()
+        e0,e1=torch.cuda.Event(True),torch.cuda.Event(True);e0.record();call(k,x,y);e1.record();e1.synchronize();ts.append(e0.elapsed_time(e1)*1e3)
+    return sorted(ts)[reps//2]
 CH=[(2,8,1,16,{}),(1,4,4096,16,{}),(2,24,77,16,{}),(1,19,100,5,{}),(1,16,2000,16,{'bias':-7}),(1,16,64,16,{'bias':25}),(1,40,32768,16,{'bias':-6}),(2,72,1500,16,{'Aexp':(3,1),'bias':3}),(3,37,4099,16,{}),(1,2048,2048,16,{})]
 R=sys.stdout
 from concurrent.futures import ThreadPoolExecutor
@@ -59,6 +74,11 @@ if '--once' in sys.argv:
     x=inputs(1,2048,2048,16,g=0);y=torch.empty_like(x[0])
     for (n,f,d),k in zip(L,ks):
         if k: call(k,x,y);torch.cuda.synchronize();print(n,'ran once',flush=True)
+    sys.exit(0)
+if '--flush' in sys.argv:
+    for r in range(3):
+        for (n,f,d),k in zip(L,ks):
+            if k: print(n,'b1 us: '+', '.join(f'{m} {tm_flush(k,m):.1f}' for m in ('warm','zeroed','clean')),flush=True)
     sys.exit(0)
 for (n,f,d),k in zip(L,ks):
     if not k: print(n,'COMPILE FAIL',flush=True);continue
