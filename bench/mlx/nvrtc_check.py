@@ -103,6 +103,8 @@ def main():
     ap.add_argument("--cuda", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"))
     ap.add_argument("--name", help="the kernel's name (default custom_kernel_TASK)")
     ap.add_argument("--keep", help="write the generated source here")
+    ap.add_argument("--header-file", help="write the kernel's header here and hand NVRTC an "
+                    "#include of it instead (bench/mlx/header_cost.py's variant; absolute path)")
     ap.add_argument("--cubin", help="write the CUBIN here (for cuobjdump -sass)")
     ap.add_argument("--extra", action="append", default=[],
                     help="another NVRTC option (not MLX's), e.g. --ptxas-options=-v")
@@ -125,7 +127,11 @@ def main():
     targs += template_args(text, values)  # then the `@mlx template:` lines
 
     a.name = a.name or "custom_kernel_" + os.path.basename(os.path.normpath(a.task_dir))
-    src = DEFAULT_HEADER + resolve(header, a.task_dir, macros)
+    header_text = resolve(header, a.task_dir, macros)
+    if a.header_file:
+        open(a.header_file, "w").write(header_text)
+        header_text = '#include "%s"\n' % os.path.abspath(a.header_file)
+    src = DEFAULT_HEADER + header_text
     src += "namespace mlx::core::cu {\n\nnamespace cg = cooperative_groups;\n\n"
     src += "__global__ void %s(\n" % a.name
     for spec in a.inputs.split(","):
