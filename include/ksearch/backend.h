@@ -52,6 +52,9 @@ struct ks_sandbox_needs {
 	int unix_sockets;                    /* 1: AF_UNIX sockets allowed (driver daemons); network stays refused */
 	const char *const *syscalls;         /* system calls its runtime needs beyond the common allow-list
 						(src/eval/sandbox.c); the always-trapped ones stay trapped */
+	int artifact_folder;                 /* 1: the kernel artifact's whole folder is readable, not
+						the file alone (mlx: header.cuh beside the artifact, which
+						NVRTC reads when MLX compiles the kernel) */
 	const char *const *env;              /* variables its runtime reads, passed to the runner as
 						ksearch has them (LD_LIBRARY_PATH for a runtime unpacked
 						outside the system's paths); the scrubbed rest is dropped */

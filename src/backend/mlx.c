@@ -95,10 +95,11 @@ static int mlx_probe(char *why, size_t n)
 
 int ks_mlx_artifact_write(const struct ks_task *t, const char *source,
 			  const char *const *defines, int chain, enum ks_mlx_timer timer,
-			  struct ks_buf *out, struct ks_error *e)
+			  int header_file, struct ks_buf *out, struct ks_error *e)
 {
-	ks_buf_addf(out, "%s\ntask %s\nchain %d\ntimer %s\n", KS_MLX_ARTIFACT_MAGIC, t->name,
-		    chain, timer == KS_MLX_TIMER_EVENTS ? "events" : "wall");
+	ks_buf_addf(out, "%s\ntask %s\nchain %d\ntimer %s\nheader %s\n", KS_MLX_ARTIFACT_MAGIC,
+		    t->name, chain, timer == KS_MLX_TIMER_EVENTS ? "events" : "wall",
+		    header_file ? "file" : "inline");
 	for (int i = 0; i < t->nparams; i++)
 		ks_buf_addf(out, "param %s\n", t->params[i].name);
 	for (int i = 0; i < t->ntensors; i++) {
@@ -128,6 +129,13 @@ static enum ks_mlx_timer timer_kind(void)
 {
 	const char *t = getenv("KSEARCH_MLX_TIMER");
 	return t && !strcmp(t, "events") ? KS_MLX_TIMER_EVENTS : KS_MLX_TIMER_WALL;
+}
+
+/* KSEARCH_MLX_HEADER=file: hand MLX the header as an #include of a file (docs/mlx.md) */
+static int header_file_mode(void)
+{
+	const char *h = getenv("KSEARCH_MLX_HEADER");
+	return h && !strcmp(h, "file");
 }
 
 static int chain_count(void)
@@ -177,7 +185,7 @@ static int mlx_compile(const struct ks_compile_req *req, struct ks_artifact *a,
 	ks_buf_reset(&a->log);
 	struct ks_error pe = {0};
 	if ((rc = ks_mlx_artifact_write(req->task, req->source, req->defines, chain_count(),
-					timer_kind(), &text, &pe))) {
+					timer_kind(), header_file_mode(), &text, &pe))) {
 		if (rc != KS_EPARSE) {
 			rc = ks_error_set(e, rc, "%s", pe.msg);
 			goto out;
@@ -220,15 +228,21 @@ static int mlx_compile(const struct ks_compile_req *req, struct ks_artifact *a,
 	ks_sha256_update_str(&h, probe_state.version);
 	ks_sha256_update_str(&h, ks_buf_str(&text));
 	ks_sha256_hex(&h, a->hash);
-	char dir[PATH_MAX], ok[PATH_MAX + 8];
+	char dir[PATH_MAX], ok[PATH_MAX + 8], hdr[PATH_MAX + 16];
 	if ((rc = ks_compile_cache_dir(a->hash, dir, sizeof(dir), e)))
 		goto out;
 	snprintf(a->path, sizeof(a->path), "%s/kernel.mlxk", dir);
 	snprintf(ok, sizeof(ok), "%s/ok", dir);
+	/* the folder is named by the hash of the whole text: header.cuh's path changes with its
+	 * content, and so do MLX's module and PTX-cache keys */
+	snprintf(hdr, sizeof(hdr), "%s/" KS_MLX_HEADER_FILE, dir);
+	const char *header = art->kernel.header;
+	int hfile = art->header_file && f == KS_MLX_CUDA;
 	if (ks_path_exists(ok) && ks_path_exists(a->path)) {
 		a->cached = 1;
 	} else if ((rc = ks_mkdir_p(dir, e)) ||
 		   (rc = ks_file_write_atomic(a->path, text.data, text.len, e)) ||
+		   (hfile && (rc = ks_file_write_atomic(hdr, header, strlen(header), e))) ||
 		   (rc = ks_file_write_atomic(ok, "", 0, e))) {
 		goto out;
 	}

@@ -278,6 +278,13 @@ static int artifact_line(struct ks_mlx_artifact *a, char *l, int line, struct ks
 		}
 		return ks_error_set(e, KS_EPARSE, "artifact line %d: timer wall or events", line);
 	}
+	if (!strcmp(word, "header")) {
+		if (!strcmp(rest, "inline") || !strcmp(rest, "file")) {
+			a->header_file = !strcmp(rest, "file");
+			return 0;
+		}
+		return ks_error_set(e, KS_EPARSE, "artifact line %d: header inline or file", line);
+	}
 	if (!strcmp(word, "param")) {
 		if (a->nparams == KS_MLX_MAX_PARAMS ||
 		    copy_trim(a->params[a->nparams], KS_MLX_NAME, rest, strlen(rest)))

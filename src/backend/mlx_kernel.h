@@ -38,6 +38,7 @@
 #define KS_MLX_EXPR 256
 #define KS_MLX_MAX_CHAIN 64 /* calls per timed eval */
 #define KS_MLX_ARTIFACT_MAGIC "ksearch-mlx-artifact 1"
+#define KS_MLX_HEADER_FILE "header.cuh" /* beside the artifact, with header_file */
 
 enum ks_mlx_flavour { KS_MLX_NATIVE, KS_MLX_CUDA, KS_MLX_METAL };
 
@@ -92,6 +93,10 @@ struct ks_mlx_artifact {
 	char task[KS_MLX_NAME];
 	int chain; /* calls per timed eval (>= 1) */
 	enum ks_mlx_timer timer;
+	/* 1 (KSEARCH_MLX_HEADER=file, CUDA kernels): MLX is handed `#include "DIR/header.cuh"`
+	 * for the header, DIR the artifact's folder, where the backend wrote the compacted
+	 * header: MLX copies and hashes a kernel's whole text on every call (docs/mlx.md) */
+	int header_file;
 	int nparams;
 	char params[KS_MLX_MAX_PARAMS][KS_MLX_NAME];
 	int ntensors; /* task order: inputs, then outputs */
@@ -107,8 +112,7 @@ struct ks_mlx_artifact {
  * KS_EPARSE with "LINE:COL: ..." (the candidate's fault). */
 int ks_mlx_artifact_write(const struct ks_task *t, const char *source,
 			  const char *const *defines, int chain, enum ks_mlx_timer timer,
-			  struct ks_buf *out,
-			  struct ks_error *e);
+			  int header_file, struct ks_buf *out, struct ks_error *e);
 
 /* Append source to out with each `// @mlx include: PATH` line of its header replaced by
  * the file task_dir/PATH (inside task_dir), between `#define NAME VALUE` and `#undef NAME`

@@ -32,6 +32,7 @@ const struct ks_sandbox_needs ks_sandbox_mlx = {
 	.rw_paths = mlx_rw,
 	.unix_sockets = 1,
 	.syscalls = ks_sandbox_gpu_syscalls, /* MLX on a GPU drives the CUDA driver */
+	.artifact_folder = 1, /* KSEARCH_MLX_HEADER=file: header.cuh beside the artifact */
 	.env = mlx_env,
 };
 

@@ -8,6 +8,7 @@
 #include <termios.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <linux/landlock.h>
 #include <sched.h>
@@ -327,8 +328,14 @@ static int landlock_enter(const char *scratch, const char *kernel_path, const ch
 		rc = allow_device_nodes(rs, *p, LL_READ | LANDLOCK_ACCESS_FS_WRITE_FILE);
 	for (const char *const *p = needs->rw_paths; p && *p && !rc; p++)
 		rc = ll_allow(rs, *p, handled);
-	if (!rc && kernel_path)
-		rc = ll_allow(rs, kernel_path, LL_READ);
+	if (!rc && kernel_path) {
+		char folder[PATH_MAX];
+		snprintf(folder, sizeof(folder), "%s", kernel_path);
+		char *slash = strrchr(folder, '/');
+		if (needs->artifact_folder && slash && slash != folder)
+			*slash = '\0';
+		rc = ll_allow(rs, needs->artifact_folder ? folder : kernel_path, LL_READ);
+	}
 	/* the input cache: read, never written (the evaluator writes it); never the reference
 	 * cache beside it, which holds the expected outputs */
 	if (!rc && read_dir)

@@ -128,9 +128,17 @@ static int mlx_load(const char *path, void (**entry)(void **, const double *, vo
 			m.ninputs++;
 	}
 	const struct ks_mlx_kernel *k = &m.art->kernel;
+	/* header_file: the header NVRTC reads from the artifact's folder, which the sandbox
+	 * lets the runner read (ks_sandbox_mlx.artifact_folder) */
+	static char include[PATH_MAX + 64];
+	const char *slash = strrchr(path, '/');
+	include[0] = '\0';
+	if (m.art->header_file && k->flavour == KS_MLX_CUDA)
+		snprintf(include, sizeof(include), "#include \"%.*s/" KS_MLX_HEADER_FILE "\"\n",
+			 slash ? (int)(slash - path) : 1, slash ? path : ".");
 	struct ks_mlx_prog_desc d = {
 		.flavour = (int)k->flavour, .native = k->native, .name = m.art->task,
-		.header = k->header, .body = k->body, .ninputs = m.ninputs,
+		.header = include[0] ? include : k->header, .body = k->body, .ninputs = m.ninputs,
 		.noutputs = m.noutputs, .input_names = names, .output_names = names + m.ninputs};
 	if (ks_mlx_prog_new(&d, &m.prog, why, n))
 		return -1;

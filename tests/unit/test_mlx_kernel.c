@@ -144,6 +144,22 @@ static void test_launch(void)
 	   "a template arg named like a param is refused: %s", e.msg);
 	ks_mlx_artifact_release(a);
 
+	/* the header line: inline by default, file on request, nothing else */
+	is_int(a->header_file, 0, "header inline when the artifact does not say");
+	ks_mlx_artifact_release(a);
+	ks_buf_reset(&text);
+	ks_buf_adds(&text, KS_MLX_ARTIFACT_MAGIC "\nheader file\nkernel\n");
+	ks_buf_adds(&text, cuda_kernel);
+	is_int(ks_mlx_artifact_parse(ks_buf_str(&text), a, &e), 0, "header file parses");
+	is_int(a->header_file, 1, "header file");
+	ks_mlx_artifact_release(a);
+	memset(&e, 0, sizeof(e));
+	ok(ks_mlx_artifact_parse(KS_MLX_ARTIFACT_MAGIC "\nheader disk\nkernel\n", a, &e) ==
+			   KS_EPARSE &&
+		   strstr(e.msg, "header inline or file"),
+	   "an unknown header mode is refused: %s", e.msg);
+	ks_mlx_artifact_release(a);
+
 	memset(&e, 0, sizeof(e));
 	ok(ks_mlx_artifact_parse("not an artifact\n", a, &e) == KS_EPARSE, "bad magic refused");
 	ks_mlx_artifact_release(a);
@@ -178,12 +194,19 @@ static void check_template(const struct ks_task *t, const char *path)
 			list[nd] = defs[nd] + 2; /* "-DW=2" -> "W=2" */
 		list[nd] = NULL;
 		struct ks_buf text = KS_BUF_INIT;
-		if (ks_mlx_artifact_write(t, ks_buf_str(&src), list, 1, KS_MLX_TIMER_WALL, &text, &e)) {
+		/* every other configuration with the header as a file: the mode round-trips */
+		const int hfile = (int)(c & 1);
+		if (ks_mlx_artifact_write(t, ks_buf_str(&src), list, 1, KS_MLX_TIMER_WALL, hfile,
+					  &text, &e)) {
 			bad = 1;
 			snprintf(why, sizeof(why), "write: %s", e.msg);
 		} else if (ks_mlx_artifact_parse(ks_buf_str(&text), a, &e)) {
 			bad = 1;
 			snprintf(why, sizeof(why), "parse: %s", e.msg);
+		} else if (a->header_file != hfile) {
+			bad = 1;
+			snprintf(why, sizeof(why), "header mode %d read back as %d", hfile,
+				 a->header_file);
 		}
 		for (int pass = 0; pass < 2 && !bad; pass++) {
 			int cnt = pass ? t->nchecks : t->nworkloads;
@@ -388,7 +411,7 @@ static void test_persist_grid(void)
 					    cases[i].skv, cases[i].d, cases[i].causal};
 			ks_buf_reset(&text);
 			int rc = ks_mlx_artifact_write(t, ks_buf_str(&src), defs, 1,
-						       KS_MLX_TIMER_WALL, &text, &e) ||
+						       KS_MLX_TIMER_WALL, 0, &text, &e) ||
 				 ks_mlx_artifact_parse(ks_buf_str(&text), a, &e) ||
 				 ks_mlx_launch_resolve(a, p, l, &e);
 			int pgrid = -1;
