@@ -97,9 +97,11 @@ int ks_mlx_artifact_write(const struct ks_task *t, const char *source,
 			  const char *const *defines, int chain, enum ks_mlx_timer timer,
 			  int header_file, struct ks_buf *out, struct ks_error *e)
 {
-	ks_buf_addf(out, "%s\ntask %s\nchain %d\ntimer %s\nheader %s\n", KS_MLX_ARTIFACT_MAGIC,
-		    t->name, chain, timer == KS_MLX_TIMER_EVENTS ? "events" : "wall",
-		    header_file ? "file" : "inline");
+	ks_buf_addf(out, "%s\ntask %s\nchain %d\ntimer %s\n", KS_MLX_ARTIFACT_MAGIC, t->name,
+		    chain, timer == KS_MLX_TIMER_EVENTS ? "events" : "wall");
+	/* only when asked: an inline artifact's text, and so its hash, stays what it was */
+	if (header_file)
+		ks_buf_adds(out, "header file\n");
 	for (int i = 0; i < t->nparams; i++)
 		ks_buf_addf(out, "param %s\n", t->params[i].name);
 	for (int i = 0; i < t->ntensors; i++) {

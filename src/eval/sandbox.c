@@ -330,11 +330,14 @@ static int landlock_enter(const char *scratch, const char *kernel_path, const ch
 		rc = ll_allow(rs, *p, handled);
 	if (!rc && kernel_path) {
 		char folder[PATH_MAX];
-		snprintf(folder, sizeof(folder), "%s", kernel_path);
-		char *slash = strrchr(folder, '/');
-		if (needs->artifact_folder && slash && slash != folder)
+		char *slash = NULL;
+		/* a truncated copy could end in an ancestor's slash: the file alone then */
+		if (snprintf(folder, sizeof(folder), "%s", kernel_path) < (int)sizeof(folder))
+			slash = strrchr(folder, '/');
+		const int whole = needs->artifact_folder && slash && slash != folder;
+		if (whole)
 			*slash = '\0';
-		rc = ll_allow(rs, needs->artifact_folder ? folder : kernel_path, LL_READ);
+		rc = ll_allow(rs, whole ? folder : kernel_path, LL_READ);
 	}
 	/* the input cache: read, never written (the evaluator writes it); never the reference
 	 * cache beside it, which holds the expected outputs */

@@ -145,6 +145,10 @@ static void test_launch(void)
 	ks_mlx_artifact_release(a);
 
 	/* the header line: inline by default, file on request, nothing else */
+	ks_buf_reset(&text);
+	ks_buf_adds(&text, artifact_head);
+	ks_buf_adds(&text, cuda_kernel);
+	is_int(ks_mlx_artifact_parse(ks_buf_str(&text), a, &e), 0, "an artifact without a header line");
 	is_int(a->header_file, 0, "header inline when the artifact does not say");
 	ks_mlx_artifact_release(a);
 	ks_buf_reset(&text);
