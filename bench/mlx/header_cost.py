@@ -20,6 +20,7 @@ import hashlib
 import importlib.util
 import math
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -72,6 +73,8 @@ def main():
     ap.add_argument("--chain", type=int, default=8)
     ap.add_argument("--seqlen", type=int, default=2048)
     a = ap.parse_args()
+    if a.blocks < 4 or a.chain < 1:
+        ap.error("--blocks at least 4 (for the quartiles), --chain at least 1")
     if not mx.cuda.is_available():
         sys.exit("header_cost.py: needs MLX's CUDA backend (pip install 'mlx[cuda13]' on a "
                  f"machine with an NVIDIA GPU); this MLX ({mx.__version__}) has none")
@@ -104,6 +107,7 @@ def main():
             print(f"| {causal} | {n} | {med[n]:.1f} | {(qs[2] - qs[0]) / med[n] * 100:.1f}% "
                   f"| {med['MLX native'] / med[n]:.3f} |")
         print(f"causal {causal}: max |inline - file| {same:.3g}, max |inline - native| {err:.3g}")
+    shutil.rmtree(folder)  # NVRTC read it when MLX compiled the kernels
 
 
 if __name__ == "__main__":
