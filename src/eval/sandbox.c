@@ -188,6 +188,11 @@ static int drop_privileges(char *why, size_t n)
 {
 	for (int cap = 0; cap < 64; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL) {
+			/* EPERM: no CAP_SETPCAP, so not root; such a process may not lower its
+			 * bounding set, and need not: with no_new_privs no exec can raise what
+			 * it holds, and the check below proves that is nothing */
+			if (errno == EPERM)
+				break;
 			snprintf(why, n, "drop capability %d from the bounding set: %s", cap,
 				 strerror(errno));
 			return -1;

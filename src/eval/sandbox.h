@@ -3,7 +3,8 @@
  * Two halves: ks_sandbox_child_prepare() runs in the forked child before exec (process
  * group, rlimits, a private network namespace when permitted, scrubbed environment), and
  * ks_sandbox_enter() runs inside ksearch-runner before the kernel is loaded (Landlock file
- * rules, seccomp filter).  Both hold when run as root: nothing relies on being unprivileged.
+ * rules, seccomp filter).  Both hold when run as root (nothing relies on being
+ * unprivileged) and as any other user (tests/cli/t0215-unprivileged.sh).
  *
  * This file is linked into ksearch-runner, so it depends on libc and libseccomp only. */
 #ifndef KS_EVAL_SANDBOX_H
