@@ -109,5 +109,7 @@ if [ -n "${RUN_BUDGET:-}" ]; then
 	run=(--run "$RES/run.json" --run-log "$RES/run.err")
 fi
 report
-[ -n "${OUT:-}" ] && cp "$RES"/*.json "$RES"/*.err "$OUT"/ 2>/dev/null
+if [ -n "${OUT:-}" ]; then
+	cp "$RES"/*.json "$RES"/*.err "$OUT"/ 2>/dev/null
+fi
 log "done"

@@ -239,7 +239,7 @@ static int mlx_compile(const struct ks_compile_req *req, struct ks_artifact *a,
 	 * content, and so do MLX's module and PTX-cache keys */
 	snprintf(hdr, sizeof(hdr), "%s/" KS_MLX_HEADER_FILE, dir);
 	const char *header = art->kernel.header;
-	int hfile = art->header_file && f == KS_MLX_CUDA;
+	int hfile = ks_mlx_header_in_file(art);
 	if (ks_path_exists(ok) && ks_path_exists(a->path) && (!hfile || ks_path_exists(hdr))) {
 		a->cached = 1;
 	} else if ((rc = ks_mkdir_p(dir, e)) ||

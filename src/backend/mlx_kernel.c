@@ -353,6 +353,11 @@ int ks_mlx_artifact_parse(const char *text, struct ks_mlx_artifact *a, struct ks
 	return ks_error_set(e, KS_EPARSE, "artifact has no 'kernel' section");
 }
 
+int ks_mlx_header_in_file(const struct ks_mlx_artifact *a)
+{
+	return a->header_file && a->kernel.flavour == KS_MLX_CUDA;
+}
+
 void ks_mlx_artifact_release(struct ks_mlx_artifact *a)
 {
 	ks_mlx_kernel_release(&a->kernel);

@@ -121,6 +121,11 @@ int ks_mlx_artifact_write(const struct ks_task *t, const char *source,
 int ks_mlx_resolve_includes(const char *task_dir, const char *source,
 			    const char *const *defines, struct ks_buf *out, struct ks_error *e);
 
+/* 1 where MLX gets the artifact's header as `#include "FOLDER/" KS_MLX_HEADER_FILE`: asked for
+ * (header_file) and a CUDA kernel, NVRTC being what reads the file; the backend writes the
+ * file and the runner the include by this one rule */
+int ks_mlx_header_in_file(const struct ks_mlx_artifact *a);
+
 /* parse an artifact (heap-allocate a: it is large); release with ks_mlx_artifact_release */
 int ks_mlx_artifact_parse(const char *text, struct ks_mlx_artifact *a, struct ks_error *e);
 void ks_mlx_artifact_release(struct ks_mlx_artifact *a);

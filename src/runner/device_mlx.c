@@ -133,7 +133,7 @@ static int mlx_load(const char *path, void (**entry)(void **, const double *, vo
 	static char include[PATH_MAX + 64];
 	const char *slash = strrchr(path, '/');
 	include[0] = '\0';
-	if (m.art->header_file && k->flavour == KS_MLX_CUDA)
+	if (ks_mlx_header_in_file(m.art))
 		snprintf(include, sizeof(include), "#include \"%.*s/" KS_MLX_HEADER_FILE "\"\n",
 			 slash ? (int)(slash - path) : 1, slash ? path : ".");
 	struct ks_mlx_prog_desc d = {
