@@ -11,7 +11,10 @@
 #       which leaves it full of dirty lines; zeroed and then another buffer read, so that the
 #       L2 is cold but clean: the second minus the third is the write-back of the flush's lines
 #       during the kernel)
-import torch,ctypes,subprocess,sys,os,tempfile
+import ctypes,subprocess,sys,os,tempfile
+try: import torch
+except ImportError: sys.exit('state_scan_probe.py: needs torch with CUDA and an NVIDIA GPU (pip install torch)')
+if len(sys.argv)<2 or not os.path.isfile(sys.argv[1]): sys.exit('usage: python3 bench/cuda/state_scan_probe.py SETTINGS_FILE [--quick|--once|--flush] (see the comment at the top)')
 S=tempfile.mkdtemp()
 def build(f,defs,n):
     open(f'{S}/w_{n}.cu','w').write(f'#include "{os.path.abspath(f)}"\nextern "C" void ks_entry(const __half*u,const __half*dl,const float*A,const __half*B,const __half*C,const float*D,const __half*z,const float*db,__half*y,int b,int d,int l,int n){{selective_scan(u,dl,A,B,C,D,z,db,y,b,d,l,n,0);}}\n')
