@@ -148,11 +148,12 @@ static int cmp_int(const void *a, const void *b)
 }
 
 /* evaluations until the target score, or budget+1 when never reached */
-static int replay(const char *strategy, const struct ks_search_space *sp, uint64_t seed,
-		  double target, int budget)
+static int replay(const char *strategy, double share, const struct ks_search_space *sp,
+		  uint64_t seed, double target, int budget)
 {
 	struct ks_strategy *s;
-	struct ks_strategy_config cfg = {.seed = seed, .root_title = "naive baseline"};
+	struct ks_strategy_config cfg = {.seed = seed, .root_title = "naive baseline",
+					 .family_share = share};
 	struct ks_error e = {0};
 	if (ks_strategy_new(strategy, &sp->space, &cfg, &s, &e)) {
 		fprintf(stderr, "%s: %s\n", strategy, e.msg);
@@ -257,18 +258,26 @@ int main(int argc, char **argv)
 	printf("| strategy | median evals to %d%% | p25 | p75 | mean | reached within %ld |\n",
 	       pct, sp.total_feasible);
 	printf("|---|---:|---:|---:|---:|---:|\n");
-	const char *names[] = {"wm", "evolve", "random"};
-	for (int si = 0; si < 3; si++) {
+	/* wm also without its family share (negative: none), the ablation of that rule */
+	static const struct {
+		const char *label, *strategy;
+		double share;
+	} rows[] = {{"wm", "wm", 0},
+		    {"wm, no family share", "wm", -1},
+		    {"evolve", "evolve", 0},
+		    {"random", "random", 0}};
+	for (size_t si = 0; si < sizeof(rows) / sizeof(rows[0]); si++) {
 		int *v = calloc((size_t)seeds, sizeof(int));
 		double sum = 0;
 		int ok = 0;
 		for (int s = 0; s < seeds; s++) {
-			v[s] = replay(names[si], &sp, (uint64_t)s + 1, target, (int)sp.total_feasible);
+			v[s] = replay(rows[si].strategy, rows[si].share, &sp, (uint64_t)s + 1, target,
+				      (int)sp.total_feasible);
 			sum += v[s];
 			ok += v[s] <= sp.total_feasible;
 		}
 		qsort(v, (size_t)seeds, sizeof(int), cmp_int);
-		printf("| %s | %d | %d | %d | %.1f | %d/%d |\n", names[si], v[seeds / 2],
+		printf("| %s | %d | %d | %d | %.1f | %d/%d |\n", rows[si].label, v[seeds / 2],
 		       v[seeds / 4], v[(3 * seeds) / 4], sum / seeds, ok, seeds);
 		free(v);
 	}

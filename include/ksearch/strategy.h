@@ -75,6 +75,9 @@ struct ks_strategy_config {
 	const struct ks_world_params *params;  /* wm: NULL for the strategy's defaults */
 	int budget;                            /* candidates the run may evaluate, 0: unknown
 						  (exhaustive warns when the space is larger) */
+	double family_share;                   /* wm: evaluations a trailing template family
+						  is owed per evaluation of the leading one,
+						  0 for the default (1/3), negative for none */
 };
 
 /* One implementation per strategy; optional slots may be NULL. */

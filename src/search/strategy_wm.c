@@ -19,6 +19,8 @@
  * (alone or inside two-knob moves) and never passed is not proposed again (measured on an
  * H200: a 3xTF32 GEMM run spent 5 of 14 candidates re-trying one accuracy-breaking knob move
  * before this; 1 of 18 after).
+ * A family within half of the best overall gets at least one evaluation per three of the
+ * leading family's (FAMILY_SHARE), its most promising open action, whatever the priors say.
  * A seeded jitter of +-0.15 rating points breaks ties differently per seed. */
 #include "search/strategy_impl.h"
 #include "search/world_impl.h"
@@ -33,6 +35,11 @@
 #define COMPOUND_PENALTY 1.0 /* rating points: a two-knob move is a bigger gamble */
 #define STAGNATION_WINDOWS 3
 #define FAMILY_WEIGHT 0.3 /* weight of a family's gap to the best overall */
+/* a template family whose best is within FAMILY_VIABLE of the best overall is owed
+ * FAMILY_SHARE evaluations per evaluation of the leading family: its default is one sample of
+ * what its knobs can reach (see starved_family_node) */
+#define FAMILY_SHARE (1.0 / 3.0)
+#define FAMILY_VIABLE 0.5
 /* what a failed move teaches its key, as a speedup ratio: with the default learning scale
  * one failure lowers the same move elsewhere by about 4.6 rating points */
 #define FAIL_RATIO 0.25
@@ -67,6 +74,8 @@ struct wm {
 	int info_alloc;
 	double best;
 	double *fam_best; /* best score per template */
+	int *fam_evals;   /* evaluations proposed per template */
+	double share;     /* FAMILY_SHARE or the configuration's, 0: off */
 	int best_node;
 	int since; /* evaluations since the best improved */
 	struct move_record *rec;
@@ -399,15 +408,21 @@ static int wm_init(void **state, const struct ks_space *space,
 		return ks_error_set(e, KS_ENOMEM, "wm strategy");
 	m->space = space;
 	m->best_node = -1;
+	m->share = cfg->family_share > 0 ? cfg->family_share
+					 : cfg->family_share < 0 ? 0 : FAMILY_SHARE;
 	ks_prng_seed(&m->rng, cfg->seed);
 	m->fam_best = calloc((size_t)space->ntemplates, sizeof(double));
-	if (!m->fam_best) {
+	m->fam_evals = calloc((size_t)space->ntemplates, sizeof(int));
+	if (!m->fam_best || !m->fam_evals) {
+		free(m->fam_best);
+		free(m->fam_evals);
 		free(m);
 		return ks_error_set(e, KS_ENOMEM, "wm strategy");
 	}
 	rc = ks_ledger_init(&m->ledger, space, e);
 	if (rc) {
 		free(m->fam_best);
+		free(m->fam_evals);
 		free(m);
 		return rc;
 	}
@@ -416,6 +431,7 @@ static int wm_init(void **state, const struct ks_space *space,
 	if (rc) {
 		ks_ledger_release(&m->ledger);
 		free(m->fam_best);
+		free(m->fam_evals);
 		free(m);
 		return rc;
 	}
@@ -452,6 +468,7 @@ static int wm_init(void **state, const struct ks_space *space,
 		ks_ledger_release(&m->ledger);
 		free(m->info);
 		free(m->fam_best);
+		free(m->fam_evals);
 		free(m);
 	}
 	return rc;
@@ -502,6 +519,39 @@ static int condemned(struct wm *m, const char *key)
 	return 0;
 }
 
+/* The open action to evaluate for a family that trails the leader in effort but not hopelessly
+ * in score, or -1.  Priors compare a family's best with the best overall, so a family whose
+ * default is slower waits behind every move of the leader that stays near the leader's best:
+ * on the CPU attention task wm refined flash-tiled for hundreds of evaluations before it
+ * opened materialized-scores, whose tuned kernels were as fast (docs/results/
+ * search-efficiency.md).  The family owed most (fewest evaluations per evaluation of the
+ * leader) goes first, its highest-priority open action. */
+static int starved_family_node(const struct wm *m)
+{
+	int lead = m->best_node >= 0 ? m->info[m->best_node].t : -1, pick = -1;
+	double pick_share = 0, pp = 0;
+	if (lead < 0 || m->share <= 0)
+		return -1;
+	for (int id = 0; id < m->w.nnodes && id < m->info_alloc; id++) {
+		const struct ks_node *n = ks_world_node(&m->w, id);
+		const struct wm_info *in = &m->info[id];
+		double s, pr;
+		if (!n || n->status != KS_NODE_OPEN || !in->owned || in->t == lead ||
+		    m->fam_best[in->t] < FAMILY_VIABLE * m->best)
+			continue;
+		s = (double)m->fam_evals[in->t] / (m->fam_evals[lead] + 1);
+		if (s >= m->share)
+			continue;
+		pr = ks_world_priority(&m->w, id);
+		if (pick < 0 || s < pick_share || (s == pick_share && pr > pp)) {
+			pick = id;
+			pick_share = s;
+			pp = pr;
+		}
+	}
+	return pick;
+}
+
 static int wm_propose(void *state, struct ks_proposal *out, int max, int *n, struct ks_error *e)
 {
 	struct wm *m = state;
@@ -519,7 +569,8 @@ static int wm_propose(void *state, struct ks_proposal *out, int max, int *n, str
 			if ((rc = expand_compound(m, m->best_node, &added, e)))
 				return rc;
 		}
-		rc = ks_world_select(&m->w, &id, &se);
+		id = starved_family_node(m);
+		rc = id >= 0 ? 0 : ks_world_select(&m->w, &id, &se);
 		if (rc == KS_ENOTFOUND) {
 			int added = 0;
 			if ((rc = refill(m, &added, e)))
@@ -547,6 +598,7 @@ static int wm_propose(void *state, struct ks_proposal *out, int max, int *n, str
 		if ((rc = ks_world_begin(&m->w, id, e)) ||
 		    (rc = ks_ledger_propose(&m->ledger, in->t, in->c, e)))
 			return rc;
+		m->fam_evals[in->t]++;
 		node = ks_world_node(&m->w, id);
 		p = &out[*n];
 		ks_proposal_fill(m->space, in->t, in->c, p);
@@ -656,6 +708,7 @@ static void wm_free(void *state)
 	ks_ledger_release(&m->ledger);
 	free(m->info);
 	free(m->fam_best);
+	free(m->fam_evals);
 	free(m->rec);
 	free(m);
 }

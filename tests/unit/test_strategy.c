@@ -49,8 +49,41 @@ static const char loop_template[] =
 	"  SCHED: {values: [static, dynamic], default: static, impacts: {compute_hw_fit: 2}}\n"
 	"@end */\n";
 
+/* a family rated high whose configurations all lie within 11% of each other, and one rated
+ * low whose default is half as fast and whose knobs climb to 1.35x the first one's best */
+static const char plateau_template[] =
+	"/* @ksearch\n"
+	"family: plateau\n"
+	"rating: 8\n"
+	"difficulty: 1\n"
+	"knobs:\n"
+	"  A: {values: [1, 2, 4, 8], default: 2, impacts: {compute_hw_fit: 4}}\n"
+	"  B: {values: [1, 2, 4, 8], default: 2, impacts: {compute_hw_fit: 4}}\n"
+	"  C: {values: [1, 2, 4, 8], default: 2, impacts: {compute_hw_fit: 4}}\n"
+	"  D: {values: [1, 2, 4, 8], default: 2, impacts: {compute_hw_fit: 4}}\n"
+	"@end */\n";
+static const char ramp_template[] =
+	"/* @ksearch\n"
+	"family: ramp\n"
+	"rating: 4\n"
+	"difficulty: 1\n"
+	"knobs:\n"
+	"  X: {values: [1, 2, 4, 8], default: 1, impacts: {compute_hw_fit: 4}}\n"
+	"  Y: {values: [1, 2, 4, 8], default: 1, impacts: {compute_hw_fit: 4}}\n"
+	"  Z: {values: [1, 2, 4, 8], default: 1, impacts: {compute_hw_fit: 4}}\n"
+	"@end */\n";
+
 static int landscape(const struct ks_template *t, const struct ks_proposal *p, double *score)
 {
+	if (!strcmp(t->family, "plateau")) {
+		*score = exp(0.1 * (lv(t, p, "A") + lv(t, p, "B") + lv(t, p, "C") + lv(t, p, "D")) /
+			     12);
+		return 1;
+	}
+	if (!strcmp(t->family, "ramp")) {
+		*score = 0.6 * exp(log(2.5) * (lv(t, p, "X") + lv(t, p, "Y") + lv(t, p, "Z")) / 9);
+		return 1;
+	}
 	if (!strcmp(t->family, "simple-loop")) {
 		double un = lv(t, p, "UNROLL"), ch = lv(t, p, "CHUNK");
 		int dyn = p->knobs[ks_template_knob(t, "SCHED")] == 1;
@@ -110,12 +143,13 @@ struct run {
 /* drive a strategy the way the search loop does: batches of `batch` proposals, outcomes in
  * reverse order of proposal, until exhaustion or max evaluations */
 static const struct ks_world_params *wm_params; /* NULL: the strategy's defaults */
+static double family_share;                      /* 0: the strategy's default */
 
 static int drive(const char *name, const struct ks_space *space, uint64_t seed, int batch,
 		 int max, double target, int stop_at_target, struct run *r)
 {
 	struct ks_strategy_config cfg = {.seed = seed, .root_title = "naive gemm",
-					 .params = wm_params};
+					 .params = wm_params, .family_share = family_share};
 	struct ks_strategy *s = NULL;
 	struct ks_error e = {0};
 	struct ks_proposal props[8];
@@ -357,6 +391,49 @@ int main(void)
 		ok(m2[0] <= m2[1], "two families: wm at least as good as evolve");
 		ks_config_set_release(&lfs);
 		ks_template_free(lt);
+	}
+
+	/* a slow default is not a low ceiling: the family rated lower, half as fast at its
+	 * default, holds the best configurations; wm must not spend the flat family's whole
+	 * space first */
+	{
+		struct ks_template *pt = NULL, *rt = NULL, *tt[2];
+		struct ks_config_set fss[2];
+		struct ks_space two;
+		static int with[NSEEDS], without[NSEEDS];
+		double mw, mo, top = 0.6 * 2.5;
+		e = (struct ks_error){0};
+		rc = ks_template_parse(plateau_template, strlen(plateau_template), "plateau.c", &pt,
+				       &e) ||
+		     ks_template_parse(ramp_template, strlen(ramp_template), "ramp.c", &rt, &e) ||
+		     ks_template_enumerate(pt, 0, NULL, NULL, &fss[0], &e) ||
+		     ks_template_enumerate(rt, 0, NULL, NULL, &fss[1], &e);
+		ok(rc == 0 && fss[0].n == 256 && fss[1].n == 64, "plateau and ramp spaces (%s)",
+		   e.msg);
+		tt[0] = pt;
+		tt[1] = rt;
+		two = (struct ks_space){.ntemplates = 2, .templates = tt, .feasible = fss};
+		for (int sd = 0; sd < NSEEDS; sd++) {
+			family_share = 0;
+			drive("wm", &two, 1000 + sd, 1, MAXEVAL, top, 1, &r1);
+			with[sd] = r1.reach ? r1.reach : MAXEVAL;
+			family_share = -1;
+			drive("wm", &two, 1000 + sd, 1, MAXEVAL, top, 1, &r1);
+			without[sd] = r1.reach ? r1.reach : MAXEVAL;
+		}
+		family_share = 0;
+		mw = median(with, NSEEDS);
+		mo = median(without, NSEEDS);
+		printf("# slow default, high ceiling: wm median %.1f, without the family share "
+		       "%.1f (of %d configurations)\n",
+		       mw, mo, fss[0].n + fss[1].n);
+		ok(mw <= 60 && mw <= 0.5 * mo,
+		   "wm opens the trailing family early (median %.1f, %.1f without the share)", mw,
+		   mo);
+		ks_config_set_release(&fss[0]);
+		ks_config_set_release(&fss[1]);
+		ks_template_free(pt);
+		ks_template_free(rt);
 	}
 
 	/* ablation: the same search without learning across the tree */
