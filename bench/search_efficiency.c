@@ -265,6 +265,7 @@ int main(int argc, char **argv)
 	} rows[] = {{"wm", "wm", 0},
 		    {"wm, no family share", "wm", -1},
 		    {"evolve", "evolve", 0},
+		    {"anneal (simulated annealing)", "anneal", 0},
 		    {"random", "random", 0}};
 	for (size_t si = 0; si < sizeof(rows) / sizeof(rows[0]); si++) {
 		int *v = calloc((size_t)seeds, sizeof(int));

@@ -110,8 +110,9 @@ extern const struct ks_strategy_ops ks_strategy_wm;
 extern const struct ks_strategy_ops ks_strategy_evolve;
 extern const struct ks_strategy_ops ks_strategy_random;
 extern const struct ks_strategy_ops ks_strategy_exhaustive;
+extern const struct ks_strategy_ops ks_strategy_anneal;
 
-/* by name ("wm", "evolve", "random", "exhaustive"), NULL if unknown */
+/* by name ("wm", "evolve", "random", "exhaustive", "anneal"), NULL if unknown */
 const struct ks_strategy_ops *ks_strategy_find(const char *name);
 /* NULL-terminated list of every strategy */
 const struct ks_strategy_ops *const *ks_strategy_list(void);

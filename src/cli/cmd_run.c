@@ -243,7 +243,7 @@ int cmd_run(int argc, char **argv)
 	    top = o.final_top, threads = 0;
 	const struct ks_opt opts[] = {
 		{"backend", KS_OPT_STR, &o.backend, "B", "where kernels run: cpu (default), cuda or mlx"},
-		{"strategy", KS_OPT_STR, &o.strategy, "S", "wm (world model, default), evolve, random, exhaustive (every configuration once, small spaces)"},
+		{"strategy", KS_OPT_STR, &o.strategy, "S", "wm (world model, default), evolve, random, exhaustive (every configuration once, small spaces), anneal (simulated annealing, the classical autotuner)"},
 		{"policy", KS_OPT_STR, &o.policy, "P",
 		 "who proposes and writes code: builtin (default), llm, cmd"},
 		{"llm-base-url", KS_OPT_STR, &o.llm_base_url, "URL",

@@ -11,7 +11,8 @@
 #include "ksearch/suggest.h"
 
 static const struct ks_strategy_ops *const registry[] = {
-	&ks_strategy_wm, &ks_strategy_evolve, &ks_strategy_random, &ks_strategy_exhaustive, NULL};
+	&ks_strategy_wm,         &ks_strategy_evolve, &ks_strategy_random,
+	&ks_strategy_exhaustive, &ks_strategy_anneal, NULL};
 
 const struct ks_strategy_ops *const *ks_strategy_list(void)
 {

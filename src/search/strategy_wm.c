@@ -19,6 +19,8 @@
  * (alone or inside two-knob moves) and never passed is not proposed again (measured on an
  * H200: a 3xTF32 GEMM run spent 5 of 14 candidates re-trying one accuracy-breaking knob move
  * before this; 1 of 18 after).
+ * A one-step move that comes out slower than its base is tried again one step further
+ * (cross_valley), at a lower prior.
  * A family within half of the best overall gets at least one evaluation per three of the
  * leading family's (FAMILY_SHARE), its most promising open action, whatever the priors say.
  * A seeded jitter of +-0.15 rating points breaks ties differently per seed. */
@@ -39,6 +41,9 @@
  * FAMILY_SHARE evaluations per evaluation of the leading family: its default is one sample of
  * what its knobs can reach (see starved_family_node) */
 #define FAMILY_SHARE (1.0 / 3.0)
+/* rating points off the prior of a move past a valley (cross_valley): such moves wait behind
+ * the ordinary ones of nodes near the best, about a factor of 1.6 in the parent's score */
+#define VALLEY_PENALTY 5.0
 #define FAMILY_VIABLE 0.5
 /* what a failed move teaches its key, as a speedup ratio: with the default learning scale
  * one failure lowers the same move elsewhere by about 4.6 rating points */
@@ -248,39 +253,74 @@ static int expand_repairs(struct wm *m, int id, double score, const struct ks_kn
 	return 0;
 }
 
+/* the child of node id that makes the one-knob move mv, if feasible and untried; a move of one
+ * step that breaks a `require` is tried with the repairs instead.  penalty: rating points off
+ * the prior */
+static int add_move(struct wm *m, int id, double score, const struct ks_knob_move *mv,
+		    double penalty, struct ks_error *e)
+{
+	const struct wm_info in = m->info[id];
+	const struct ks_template *tp = m->space->templates[in.t];
+	const struct ks_knob *kb = &tp->knobs[mv->knob];
+	int cfg[KS_TEMPLATE_MAX_KNOBS], c, rc;
+	char key[64], title[160];
+	double bonus;
+	memcpy(cfg, cfg_of(m, in.t, in.c), (size_t)tp->nknobs * sizeof(int));
+	cfg[mv->knob] = mv->to;
+	c = ks_config_set_find(&m->space->feasible[in.t], tp, cfg);
+	if (c < 0)
+		return abs(mv->to - mv->from) == 1 ? expand_repairs(m, id, score, mv, e) : 0;
+	if (!unseen(m, in.t, c))
+		return 0;
+	ks_template_move_key(tp, mv, 0, key, sizeof(key));
+	snprintf(title, sizeof(title), "%s %s->%s", kb->name, kb->values[mv->from],
+		 kb->values[mv->to]);
+	bonus = 0.1 * knob_weight(kb) + jitter(m) - penalty;
+	rc = add_node(m, id, in.t, c, WM_MOVE, title, key, 1, kb->impacts,
+		      move_prior(m, in.t, score, bonus), 0.5, score, bonus, 0, e);
+	if (!rc && kb->summary)
+		rc = ks_world_set_text(&m->w.nodes[m->w.nnodes - 1].description, kb->summary, e);
+	return rc;
+}
+
 /* one child per feasible, untried one-knob move of node id's configuration */
 static int expand_single(struct wm *m, int id, double score, struct ks_error *e)
 {
 	const struct wm_info in = m->info[id];
 	const struct ks_template *tp = m->space->templates[in.t];
 	struct ks_knob_move mv[2 * KS_TEMPLATE_MAX_KNOBS];
-	int cfg[KS_TEMPLATE_MAX_KNOBS];
 	int n = ks_template_neighbours(tp, cfg_of(m, in.t, in.c), mv, 2 * KS_TEMPLATE_MAX_KNOBS);
 	for (int i = 0; i < n; i++) {
-		const struct ks_knob *kb = &tp->knobs[mv[i].knob];
-		char key[64], title[160];
-		double bonus;
-		int c, rc;
-		memcpy(cfg, cfg_of(m, in.t, in.c), (size_t)tp->nknobs * sizeof(int));
-		cfg[mv[i].knob] = mv[i].to;
-		c = ks_config_set_find(&m->space->feasible[in.t], tp, cfg);
-		if (c < 0) {
-			if ((rc = expand_repairs(m, id, score, &mv[i], e)))
-				return rc;
-			continue;
-		}
-		if (!unseen(m, in.t, c))
-			continue;
-		ks_template_move_key(tp, &mv[i], 0, key, sizeof(key));
-		snprintf(title, sizeof(title), "%s %s->%s", kb->name, kb->values[mv[i].from],
-			 kb->values[mv[i].to]);
-		bonus = 0.1 * knob_weight(kb) + jitter(m);
-		rc = add_node(m, id, in.t, c, WM_MOVE, title, key, 1, kb->impacts,
-			      move_prior(m, in.t, score, bonus), 0.5, score, bonus, 0, e);
-		if (!rc && kb->summary)
-			rc = ks_world_set_text(&m->w.nodes[m->w.nnodes - 1].description, kb->summary, e);
+		int rc = add_move(m, id, score, &mv[i], 0, e);
 		if (rc)
 			return rc;
+	}
+	return 0;
+}
+
+/* Node id, a one-step move, came out slower than its base: try the same knob one step further
+ * from the base.  Knob values are not always a smooth scale (THREADS 0 means all cores, so on
+ * a 2-core machine THREADS 0 and 2 are the same kernel and THREADS 1 the slow one between);
+ * without this the value past a valley is reached only by a restart. */
+static int cross_valley(struct wm *m, int id, struct ks_error *e)
+{
+	const struct ks_node *node = ks_world_node(&m->w, id);
+	int parent = node ? node->parent : -1;
+	if (parent < 0 || parent >= m->info_alloc || !m->info[parent].owned ||
+	    m->info[parent].t != m->info[id].t)
+		return 0;
+	const struct ks_node *pn = ks_world_node(&m->w, parent);
+	const struct ks_template *tp = m->space->templates[m->info[id].t];
+	const int *from = cfg_of(m, m->info[id].t, m->info[parent].c);
+	const int *to = cfg_of(m, m->info[id].t, m->info[id].c);
+	for (int k = 0; k < tp->nknobs; k++) {
+		int d = to[k] - from[k];
+		if (!d)
+			continue;
+		if (abs(d) != 1 || from[k] + 2 * d < 0 || from[k] + 2 * d >= tp->knobs[k].nvalues)
+			return 0;
+		struct ks_knob_move mv = {.knob = k, .from = from[k], .to = from[k] + 2 * d};
+		return add_move(m, parent, pn->score, &mv, VALLEY_PENALTY, e);
 	}
 	return 0;
 }
@@ -671,6 +711,9 @@ static int wm_observe(void *state, const struct ks_proposal *p, const struct ks_
 	     (m->info[p->node].kind == WM_COMPOUND && (rc = learn_parts(m, p->node, FAIL_RATIO, e)))))
 		return rc;
 	if (o->passed && !node->regression && (rc = expand_single(m, p->node, o->score, e)))
+		return rc;
+	if (o->passed && node->regression && m->info[p->node].kind == WM_MOVE &&
+	    (rc = cross_valley(m, p->node, e)))
 		return rc;
 	if (improved) {
 		/* the yardstick moved: re-rate every open move against the new best */

@@ -13,6 +13,7 @@
 #define FIXTURE "tests/fixtures/templates/landscape.c"
 #define NSEEDS 101
 #define MAXEVAL 4096
+#define NS 4 /* strategies compared: wm, evolve, random, anneal */
 
 static int lookup(int w, const char *name, size_t len, double *out, void *ctx)
 {
@@ -73,8 +74,28 @@ static const char ramp_template[] =
 	"  Z: {values: [1, 2, 4, 8], default: 1, impacts: {compute_hw_fit: 4}}\n"
 	"@end */\n";
 
+/* a knob whose middle value is a valley: THREADS 0 (all cores) and 2 are fast, 1 is slow, and
+ * 2 is the best with any tile */
+static const char valley_template[] =
+	"/* @ksearch\n"
+	"family: valley\n"
+	"rating: 6\n"
+	"difficulty: 1\n"
+	"knobs:\n"
+	"  TILE: {values: [8, 16, 32, 64], default: 16, impacts: {memory_bandwidth: 4}}\n"
+	"  THREADS: {values: [0, 1, 2], default: 0, impacts: {compute_hw_fit: 4}}\n"
+	"  VEC: {values: [4, 8, 16], default: 8, impacts: {compute_hw_fit: 3}}\n"
+	"@end */\n";
+
 static int landscape(const struct ks_template *t, const struct ks_proposal *p, double *score)
 {
+	if (!strcmp(t->family, "valley")) {
+		static const double threads[] = {1.0, 0.55, 1.25};
+		double tile = lv(t, p, "TILE"), vec = lv(t, p, "VEC");
+		*score = threads[p->knobs[ks_template_knob(t, "THREADS")]] *
+			 exp(-0.05 * (tile - 5) * (tile - 5) - 0.04 * (vec - 3) * (vec - 3));
+		return 1;
+	}
 	if (!strcmp(t->family, "plateau")) {
 		*score = exp(0.1 * (lv(t, p, "A") + lv(t, p, "B") + lv(t, p, "C") + lv(t, p, "D")) /
 			     12);
@@ -233,9 +254,9 @@ int main(void)
 	struct ks_config_set fs;
 	struct ks_space space;
 	static struct run r1, r2;
-	static int reach[3][NSEEDS];
-	const char *names[3] = {"wm", "evolve", "random"};
-	double best = 0, med[3];
+	static int reach[NS][NSEEDS];
+	const char *names[NS] = {"wm", "evolve", "random", "anneal"};
+	double best = 0, med[NS];
 	int rc, nfail = 0;
 
 	rc = ks_template_load(FIXTURE, &t, &e);
@@ -262,7 +283,7 @@ int main(void)
 		   "unknown strategy refused (%s)", e.msg);
 	}
 
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < NS; k++) {
 		/* determinism: same seed, same proposals; another seed, other proposals */
 		drive(names[k], &space, 7, 3, 60, best, 0, &r1);
 		drive(names[k], &space, 7, 3, 60, best, 0, &r2);
@@ -307,8 +328,8 @@ int main(void)
 	ok(med[0] < med[2], "wm beats random (%.1f < %.1f)", med[0], med[2]);
 	/* the second landscape, and the first with frozen noise: same ordering */
 	for (variant = 1; variant <= 2; variant++) {
-		static int rv[3][NSEEDS];
-		double best1 = 0, m1[3];
+		static int rv[NS][NSEEDS];
+		double best1 = 0, m1[NS];
 		for (int c = 0; c < fs.n; c++) {
 			struct ks_proposal p = {0};
 			double s;
@@ -316,20 +337,22 @@ int main(void)
 			if (landscape(t, &p, &s) && s > best1)
 				best1 = s;
 		}
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < NS; k++) {
 			for (int sd = 0; sd < NSEEDS; sd++) {
 				drive(names[k], &space, 1000 + sd, 1, MAXEVAL, best1, 1, &r1);
 				rv[k][sd] = r1.reach ? r1.reach : MAXEVAL;
 			}
 			m1[k] = median(rv[k], NSEEDS);
 		}
-		printf("# landscape %s medians: wm %.1f, evolve %.1f, random %.1f\n",
-		       variant == 1 ? "2" : "1 with noise", m1[0], m1[1], m1[2]);
+		printf("# landscape %s medians: wm %.1f, evolve %.1f, random %.1f, anneal %.1f\n",
+		       variant == 1 ? "2" : "1 with noise", m1[0], m1[1], m1[2], m1[3]);
 		ok(m1[0] < m1[2], "landscape variant %d: wm beats random", variant);
 		ok(m1[0] <= m1[1], "landscape variant %d: wm at least as good as evolve", variant);
 	}
 	variant = 0;
 	ok(med[0] < med[1], "wm beats evolve (%.1f < %.1f)", med[0], med[1]);
+	ok(med[0] < med[3], "wm beats simulated annealing (%.1f < %.1f)", med[0], med[3]);
+	ok(med[3] < med[2], "simulated annealing beats random (%.1f < %.1f)", med[3], med[2]);
 	ok(med[0] <= 0.5 * med[2], "wm needs at most half of random's evaluations");
 
 	/* a move that failed is not tried again from every other node: in the first 40
@@ -364,8 +387,8 @@ int main(void)
 		struct ks_template *lt = NULL, *tt[2];
 		struct ks_config_set lfs, fss[2];
 		struct ks_space two;
-		static int rv[3][NSEEDS];
-		double m2[3];
+		static int rv[NS][NSEEDS];
+		double m2[NS];
 		rc = ks_template_parse(loop_template, strlen(loop_template), "loop.c", &lt, &e);
 		ok(rc == 0, "loop template (%s)", e.msg);
 		rc = ks_template_enumerate(lt, 0, NULL, NULL, &lfs, &e);
@@ -375,7 +398,7 @@ int main(void)
 		fss[0] = lfs;
 		fss[1] = fs;
 		two = (struct ks_space){.ntemplates = 2, .templates = tt, .feasible = fss};
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < NS; k++) {
 			drive(names[k], &two, 5, 4, MAXEVAL, best, 0, &r1);
 			ok(r1.n == fs.n + lfs.n && r1.dup == 0, "%s: two families exhausted without repeats",
 			   names[k]);
@@ -385,8 +408,8 @@ int main(void)
 			}
 			m2[k] = median(rv[k], NSEEDS);
 		}
-		printf("# two families medians: wm %.1f, evolve %.1f, random %.1f\n", m2[0], m2[1],
-		       m2[2]);
+		printf("# two families medians: wm %.1f, evolve %.1f, random %.1f, anneal %.1f\n",
+		       m2[0], m2[1], m2[2], m2[3]);
 		ok(m2[0] < m2[2], "two families: wm beats random");
 		ok(m2[0] <= m2[1], "two families: wm at least as good as evolve");
 		ks_config_set_release(&lfs);
@@ -434,6 +457,39 @@ int main(void)
 		ks_config_set_release(&fss[1]);
 		ks_template_free(pt);
 		ks_template_free(rt);
+	}
+
+	/* a valley on one knob: the value past the slow one is tried from the same base */
+	{
+		struct ks_template *vt = NULL;
+		struct ks_config_set vfs;
+		struct ks_space one;
+		static int rv[NSEEDS];
+		double mv, top = 0;
+		e = (struct ks_error){0};
+		rc = ks_template_parse(valley_template, strlen(valley_template), "valley.c", &vt,
+				       &e) ||
+		     ks_template_enumerate(vt, 0, NULL, NULL, &vfs, &e);
+		ok(rc == 0 && vfs.n == 36, "valley space (%s)", e.msg);
+		one = (struct ks_space){.ntemplates = 1, .templates = &vt, .feasible = &vfs};
+		for (int c = 0; c < vfs.n; c++) {
+			struct ks_proposal p = {0};
+			double sc;
+			memcpy(p.knobs, vfs.cfg + (size_t)c * vfs.nknobs,
+			       (size_t)vfs.nknobs * sizeof(int));
+			if (landscape(vt, &p, &sc) && sc > top)
+				top = sc;
+		}
+		for (int sd = 0; sd < NSEEDS; sd++) {
+			drive("wm", &one, 1000 + sd, 1, MAXEVAL, top, 1, &r1);
+			rv[sd] = r1.reach ? r1.reach : MAXEVAL;
+		}
+		mv = median(rv, NSEEDS);
+		printf("# valley on THREADS: wm median %.1f of %d configurations\n", mv, vfs.n);
+		/* 22 without cross_valley, 11 with it */
+		ok(mv <= 14, "wm crosses a one-value valley early (median %.1f)", mv);
+		ks_config_set_release(&vfs);
+		ks_template_free(vt);
 	}
 
 	/* ablation: the same search without learning across the tree */
