@@ -78,7 +78,7 @@ ok $? "the report shows where the time went"
 "$KS" run "$TASK" --budget 2 --seed 3 --out "$TMP/b" "${FAST[@]}" >/dev/null 2>&1
 q="select group_concat(family || ' ' || defines, ';') from (select * from candidates where id <= 2 order by id)"
 is "$(count "$TMP/b/run.db" "$q")" "$(count "$TMP/a/run.db" "$q")" "same seed gives the same first proposals"
-for s in evolve random; do
+for s in evolve random anneal; do
 	"$KS" run "$TASK" --budget 3 --strategy $s --out "$TMP/$s" --json "${FAST[@]}" >"$TMP/$s.json" 2>/dev/null
 	is "$(json_get "$TMP/$s.json" 'd["evaluated"]')" 3 "strategy $s runs to its budget"
 done
