@@ -44,6 +44,10 @@ void ks_cli_log_init(int verbose);
 int ks_cli_knob_values(const char *src, const char *path, const char *defines,
 		       struct ks_buf *out, struct ks_error *e);
 
+/* on stderr: "ksearch: unknown 'CMD' subcommand 'WORD' (expected a, b or c); did you mean
+ * 'b'?"; subs is NULL-terminated */
+void ks_cli_unknown_sub(const char *cmd, const char *word, const char *const *subs);
+
 int cmd_run(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_report(int argc, char **argv);

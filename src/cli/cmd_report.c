@@ -7,12 +7,14 @@
 
 static const char usage[] = "ksearch report RUN_DIR [--md|--html|--json|--svg|--to flashinfer-trace] [--top N]";
 static const char about[] =
-	"Read RUN_DIR/run.db and write RUN_DIR/report.md, RUN_DIR/report.html and\n"
-	"RUN_DIR/convergence.svg (the chart report.md links to), then print their paths.\n"
+	"Read RUN_DIR/run.db and write RUN_DIR/report.md, RUN_DIR/report.html and the two\n"
+	"charts report.md links to, RUN_DIR/convergence.svg and RUN_DIR/roofline.svg, then\n"
+	"print their paths.\n"
 	"With --md, --html, --json or --svg print that one format to stdout instead and write\n"
 	"nothing.  --to flashinfer-trace prints flashinfer-bench Trace JSONL instead: one line\n"
 	"per evaluated candidate and timed workload (definition: the task's name; solution:\n"
-	"<task>_ksearch_<id>; integer params are the axes).  The database is only read, so this also works while a run is going on.\n"
+	"<task>_ksearch_<id>; integer params are the axes).  The database is only read, so\n"
+	"this also works while a run is going on.\n"
 	"docs/reports.md explains every section.\n\n"
 	"Exit status: 0 done, 2 usage error, no run database or an unreadable one.";
 

@@ -106,14 +106,25 @@ int cmd_spec(int argc, char **argv)
 	ks_cli_log_init(verbose);
 	const char *sub = npos ? pos[0] : "list";
 	struct ks_error e = {0};
+	static const char *const subs[] = {"list", "show", "detect", NULL};
+	int known = 0;
+	for (int i = 0; subs[i]; i++)
+		known |= !strcmp(sub, subs[i]);
+	if (!known) {
+		ks_cli_unknown_sub("spec", sub, subs);
+		goto usage;
+	}
 	if (!strcmp(sub, "list")) {
 		if (npos > 1)
-			goto usage;
+			goto extra;
 		return do_list(json);
 	}
 	if (!strcmp(sub, "show")) {
-		if (npos != 2)
+		if (npos != 2) {
+			fprintf(stderr, "ksearch: spec show needs one spec: a name from 'ksearch spec "
+					"list' or a YAML file\n");
 			goto usage;
+		}
 		struct ks_spec s;
 		if (ks_spec_load(pos[1], &s, &e)) {
 			fprintf(stderr, "ksearch: %s\n", e.msg);
@@ -123,9 +134,9 @@ int cmd_spec(int argc, char **argv)
 		ks_spec_release(&s);
 		return rc;
 	}
-	if (!strcmp(sub, "detect") && backend && !ks_backend_on_host(ks_backend_find(backend))) {
-		if (npos != 1)
-			goto usage;
+	if (npos != 1) /* detect */
+		goto extra;
+	if (backend && !ks_backend_on_host(ks_backend_find(backend))) {
 		/* the device's spec document; saved as is, shown through the spec loader */
 		struct ks_buf y = KS_BUF_INIT;
 		int rc = KS_EXIT_USAGE;
@@ -175,9 +186,7 @@ int cmd_spec(int argc, char **argv)
 		ks_buf_release(&y);
 		return rc;
 	}
-	if (!strcmp(sub, "detect")) {
-		if (npos != 1)
-			goto usage;
+	{
 		struct ks_spec s;
 		if (ks_spec_detect_host(&s, &e)) {
 			fprintf(stderr, "ksearch: %s\n", e.msg);
@@ -215,6 +224,8 @@ int cmd_spec(int argc, char **argv)
 		ks_spec_release(&s);
 		return rc;
 	}
+extra:
+	fprintf(stderr, "ksearch: spec %s takes no other argument ('%s')\n", sub, pos[npos - 1]);
 usage:
 	fprintf(stderr, "usage: %s\n", usage_text);
 	return KS_EXIT_USAGE;

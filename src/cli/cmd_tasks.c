@@ -248,20 +248,23 @@ static void print_workload(const struct ks_task *t, const struct ks_workload *w,
 	ks_buf_release(&label);
 }
 
-/* the knob templates `ksearch run` explores on this backend: family, knobs, raw size */
-static void print_templates(const struct ks_task *t, const char *backend)
+/* the knob templates `ksearch run` explores on this backend: family, knobs, raw size; -1
+ * (after saying why on stderr) when one does not load, as `run` would refuse it */
+static int print_templates(const struct ks_task *t, const char *backend)
 {
 	char dir[4096];
 	snprintf(dir, sizeof(dir), "%s/templates/%s", t->dir, backend);
 	if (!ks_path_exists(dir))
-		return;
+		return 0;
 	struct ks_template **list = NULL;
 	int n = 0;
 	struct ks_error e = {0};
 	printf("\nknob templates (backend %s; what 'ksearch run' explores):\n", backend);
 	if (ks_template_load_dir(dir, &list, &n, &e)) {
 		printf("  error: %s\n", e.msg);
-		return;
+		fflush(stdout);
+		fprintf(stderr, "ksearch: %s\n", e.msg);
+		return -1;
 	}
 	for (int i = 0; i < n; i++) {
 		const struct ks_template *tp = list[i];
@@ -280,6 +283,7 @@ static void print_templates(const struct ks_task *t, const char *backend)
 	if (!n)
 		printf("  (none)\n");
 	ks_template_list_free(list, n);
+	return 0;
 }
 
 static int show_text(const struct ks_task *t, const char *backend, const char *proto)
@@ -323,12 +327,12 @@ static int show_text(const struct ks_task *t, const char *backend, const char *p
 		print_workload(t, &t->checks[i], backend, -1);
 	if (!t->nchecks)
 		printf("  (none)\n");
-	print_templates(t, backend);
+	int bad = print_templates(t, backend);
 	if (strchr(proto, '\n'))
 		printf("\nYour kernel (backend %s):\n%s", backend, proto);
 	else
 		printf("\nYour kernel must define (backend %s):\n  %s\n", backend, proto);
-	return KS_EXIT_OK;
+	return bad ? KS_EXIT_USAGE : KS_EXIT_OK;
 }
 
 static int cmd_show(const char *name, const char *backend, int json)
@@ -404,7 +408,8 @@ int cmd_tasks(int argc, char **argv)
 		}
 		return cmd_show(pos[1], backend, json);
 	}
-	fprintf(stderr, "ksearch: unknown 'tasks' subcommand '%s' (expected list, show or import)\nusage: %s\n",
-		pos[0], usage);
+	static const char *const subs[] = {"list", "show", "import", NULL};
+	ks_cli_unknown_sub("tasks", pos[0], subs);
+	fprintf(stderr, "usage: %s\n", usage);
 	return KS_EXIT_USAGE;
 }

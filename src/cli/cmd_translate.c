@@ -56,7 +56,9 @@ int cmd_translate(int argc, char **argv)
 		return r > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
 	ks_cli_log_init(verbose);
 	if (npos != 1 || !to) {
-		fprintf(stderr, "usage: %s\n", usage_text);
+		fprintf(stderr, "ksearch: translate needs %s\nusage: %s\n",
+			npos != 1 ? "one CUDA source file" : "a target: --to metal, cpu or opencl",
+			usage_text);
 		return KS_EXIT_USAGE;
 	}
 	if (!spec)

@@ -19,7 +19,7 @@ static const struct command commands[] = {
 	{"tasks", cmd_tasks, "list the shipped tasks or show one (prototype, workloads)"},
 	{"spec", cmd_spec, "list, show or detect hardware specs"},
 	{"translate", cmd_translate, "map a CUDA source onto another target's primitives"},
-	{"export", cmd_export, "write found kernels as code for another framework (--to mlx)"},
+	{"export", cmd_export, "write a run's kernels for C, PyTorch, flashinfer-bench or MLX (--to)"},
 	{"worker", cmd_worker, "serve evaluations over stdin/stdout (used by run/eval)"},
 };
 
@@ -35,7 +35,8 @@ static void usage(FILE *f)
 		   "  ksearch tasks list                  the shipped tasks\n"
 		   "  ksearch run softmax --budget 20     search with the built-in policy on the CPU\n"
 		   "  ksearch eval softmax my_softmax.c   check and time your own kernel\n"
-		   "\n'ksearch help <command>' (or 'ksearch <command> --help') explains each command.\n"
+		   "\n'ksearch help <command>' (or 'ksearch <command> --help') explains each command;\n"
+		   "'ksearch --version' prints the version.\n"
 		   "\nexit codes: 0 success (eval: the kernel passed), 1 the kernel or run was\n"
 		   "evaluated and did not pass, 2 usage or infrastructure error.\n");
 }

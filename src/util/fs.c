@@ -12,10 +12,23 @@
 
 int ks_file_read(const char *path, size_t max, struct ks_buf *out, struct ks_error *e)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer before fstat says what it is */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
 	if (fd < 0)
 		return ks_error_set(e, errno == ENOENT ? KS_ENOTFOUND : KS_EIO, "open '%s': %s",
 				    path, strerror(errno));
+	const char *what = NULL;
+	if (fstat(fd, &st) || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK))
+		what = strerror(errno);
+	else if (S_ISDIR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+		what = S_ISDIR(st.st_mode)    ? "a directory, not a file"
+		       : S_ISFIFO(st.st_mode) ? "a FIFO, not a file"
+					      : "a socket, not a file";
+	if (what) {
+		close(fd);
+		return ks_error_set(e, KS_EIO, "read '%s': %s", path, what);
+	}
 	ks_buf_reset(out);
 	if (out->cap == 0 || out->cap > max)
 		out->cap = max;

@@ -119,5 +119,42 @@ check "list with a broken task exits 2" env KSEARCH_HOME="$TMP/root" bash -c "'$
 check "broken task flagged in the list" grep -qE '^bad_dtype .*invalid task.yaml' "$TMP/out"
 check "its error on stderr" has "bad_dtype/task.yaml:8:14: expected the dtype" "$TMP/err"
 
+# bytes libfyaml would read as the end of the file: a NUL or a non-UTF-8 byte anywhere in
+# task.yaml or a template's block is an error at its place, not a silently shorter task
+mkdir -p "$TMP/bytes" "$TMP/tplbytes" "$TMP/fifo"
+cp -r "$SRC/tests/fixtures/tasks/softmax" "$TMP/bytes/"
+python3 - "$TMP/bytes/softmax/task.yaml" <<'PY'
+import sys
+p = sys.argv[1]
+lines = open(p, 'rb').read().split(b'\n')
+lines.insert(3, b'\xff')
+open(p, 'wb').write(b'\n'.join(lines))
+PY
+check "a non-UTF-8 byte in task.yaml exits 2" run 2 tasks show "$TMP/bytes/softmax"
+check "named at its line" has "bytes/softmax/task.yaml:4:1: a byte that is not UTF-8" "$TMP/err"
+python3 -c "import sys; p=sys.argv[1]; s=open(p,'rb').read(); open(p,'wb').write(s.replace(b'\xff', b'x: \x00', 1))" "$TMP/bytes/softmax/task.yaml"
+check "a NUL byte in task.yaml exits 2" run 2 tasks show "$TMP/bytes/softmax"
+check "named at its column" has "bytes/softmax/task.yaml:4:4: a NUL byte" "$TMP/err"
+cp -r "$SRC/tests/fixtures/eval/scale" "$TMP/tplbytes/"
+python3 -c "import sys; p=sys.argv[1]; s=open(p,'rb').read(); open(p,'wb').write(s.replace(b'@ksearch\n', b'@ksearch\n\xfe: 3\n', 1))" "$TMP/tplbytes/scale/templates/cpu/unrolled.c"
+check "a non-UTF-8 byte in a template's block: show exits 2" run 2 tasks show "$TMP/tplbytes/scale"
+check "the template's error on stderr" grep -qE "unrolled.c:[0-9]+:1: a byte that is not UTF-8" "$TMP/err"
+# a FIFO where task.yaml should be: an error, not a wait for a writer
+cp -r "$SRC/tests/fixtures/tasks/softmax" "$TMP/fifo/"
+rm "$TMP/fifo/softmax/task.yaml"
+mkfifo "$TMP/fifo/softmax/task.yaml"
+check "a FIFO task.yaml exits 2 at once" run 2 tasks show "$TMP/fifo/softmax"
+check "said to be a FIFO" has "a FIFO, not a file" "$TMP/err"
+
+# subcommand words: what was expected, and the nearest one
+check "tasks shwo exits 2" run 2 tasks shwo
+check "with a suggestion" has "unknown 'tasks' subcommand 'shwo' (expected list, show or import); did you mean 'show'?" "$TMP/err"
+check "spec frob exits 2" run 2 spec frob
+check "spec names its subcommands" has "unknown 'spec' subcommand 'frob' (expected list, show or detect)" "$TMP/err"
+check "spec show without a name exits 2" run 2 spec show
+check "and says what it needs" has "spec show needs one spec" "$TMP/err"
+check "translate without --to exits 2" run 2 translate "$TMP/fifo/softmax/reference.c"
+check "and says it needs a target" has "translate needs a target: --to metal, cpu or opencl" "$TMP/err"
+
 echo "1..$n"
 [ "$fails" = 0 ]
