@@ -248,8 +248,36 @@ static void print_workload(const struct ks_task *t, const struct ks_workload *w,
 	ks_buf_release(&label);
 }
 
-/* the knob templates `ksearch run` explores on this backend: family, knobs, raw size; -1
- * (after saying why on stderr) when one does not load, as `run` would refuse it */
+/* what a template's `require` sees: the task's workloads of the backend and this machine */
+struct require_env {
+	const struct ks_task *task;
+	const struct ks_workload *wl[512];
+	int nwl;
+	struct ks_spec spec;
+};
+
+static int require_name(int w, const char *name, size_t len, double *out, void *ctx)
+{
+	const struct require_env *r = ctx;
+	return ks_template_task_name(r->task, w < 0 ? NULL : r->wl[w], &r->spec, name, len, out);
+}
+
+/* the configurations of tp whose `require` holds here, as `run` enumerates them: -1 with the
+ * error in e when an expression cannot be evaluated (an unknown name, a division by zero) */
+static long feasible_here(const struct ks_template *tp, struct require_env *r, struct ks_error *e)
+{
+	struct ks_config_set cs;
+	if (ks_template_enumerate(tp, r->nwl, require_name, r, &cs, e))
+		return -1;
+	long n = cs.n;
+	ks_config_set_release(&cs);
+	return n;
+}
+
+/* the knob templates `ksearch run` explores on this backend: family, knobs, raw size and, for
+ * a backend on this machine, how many satisfy `require` here; -1 (after saying why on
+ * stderr) when one does not load or its `require` cannot be evaluated, as `run` would refuse
+ * it */
 static int print_templates(const struct ks_task *t, const char *backend)
 {
 	char dir[4096];
@@ -266,11 +294,33 @@ static int print_templates(const struct ks_task *t, const char *backend)
 		fprintf(stderr, "ksearch: %s\n", e.msg);
 		return -1;
 	}
+	/* require is checked where the backend runs on this machine: a device's spec.X is not
+	 * known here */
+	static struct require_env r;
+	int here = ks_backend_on_host(ks_backend_find(backend)) && !ks_spec_detect_host(&r.spec, &e);
+	r.task = t;
+	r.nwl = 0;
+	for (int i = 0; i < t->nworkloads + t->nchecks && r.nwl < 512; i++) {
+		const struct ks_workload *w =
+			i < t->nworkloads ? &t->workloads[i] : &t->checks[i - t->nworkloads];
+		if (ks_workload_for_backend(w, backend))
+			r.wl[r.nwl++] = w;
+	}
+	int bad = 0;
 	for (int i = 0; i < n; i++) {
 		const struct ks_template *tp = list[i];
 		const char *file = strrchr(tp->path, '/') ? strrchr(tp->path, '/') + 1 : tp->path;
-		printf("  %-14s %s, %ld configurations before 'require':\n   ", file, tp->family,
+		long ok = here ? feasible_here(tp, &r, &e) : 0;
+		printf("  %-14s %s, %ld configurations before 'require'", file, tp->family,
 		       ks_template_size(tp));
+		if (ok >= 0 && here)
+			printf(", %ld feasible here", ok);
+		printf(":\n   ");
+		if (ok < 0) {
+			fflush(stdout);
+			fprintf(stderr, "ksearch: %s\n", e.msg);
+			bad = 1;
+		}
 		for (int k = 0; k < tp->nknobs; k++) {
 			const struct ks_knob *kn = &tp->knobs[k];
 			printf(" %s {", kn->name);
@@ -282,8 +332,10 @@ static int print_templates(const struct ks_task *t, const char *backend)
 	}
 	if (!n)
 		printf("  (none)\n");
+	if (here)
+		ks_spec_release(&r.spec);
 	ks_template_list_free(list, n);
-	return 0;
+	return bad ? -1 : 0;
 }
 
 static int show_text(const struct ks_task *t, const char *backend, const char *proto)

@@ -146,6 +146,16 @@ mkfifo "$TMP/fifo/softmax/task.yaml"
 check "a FIFO task.yaml exits 2 at once" run 2 tasks show "$TMP/fifo/softmax"
 check "said to be a FIFO" has "a FIFO, not a file" "$TMP/err"
 
+# show evaluates each template's `require` as run does: a name it cannot resolve is the
+# same error, and the count that holds here is shown
+mkdir -p "$TMP/req"
+cp -r "$SRC/tests/fixtures/eval/scale" "$TMP/req/"
+check "show counts the feasible configurations" run 0 tasks show "$TMP/req/scale"
+check "8 of 8 here" has "unrolled, 8 configurations before 'require', 8 feasible here" "$TMP/out"
+sed -i 's/THREADS <= spec.cores/THREADS <= NOPE/' "$TMP/req/scale/templates/cpu/threaded.c"
+check "a require that names nothing: show exits 2" run 2 tasks show "$TMP/req/scale"
+check "with run's FILE:LINE:COL error" grep -qE "threaded.c:[0-9]+:[0-9]+: unknown name 'NOPE'" "$TMP/err"
+
 # subcommand words: what was expected, and the nearest one
 check "tasks shwo exits 2" run 2 tasks shwo
 check "with a suggestion" has "unknown 'tasks' subcommand 'shwo' (expected list, show or import); did you mean 'show'?" "$TMP/err"
