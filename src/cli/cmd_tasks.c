@@ -49,6 +49,9 @@ static int cmd_list(int json)
 		return KS_EXIT_USAGE;
 	}
 	json_t *arr = json ? json_array() : NULL;
+	int width = 20; /* the name column: the longest name, so the classes line up */
+	for (int i = 0; i < n; i++)
+		width = (int)strlen(names[i]) > width ? (int)strlen(names[i]) : width;
 	if (!json && n == 0)
 		printf("no tasks found ($KSEARCH_HOME sets the data root)\n");
 	for (int i = 0; i < n; i++) {
@@ -60,8 +63,8 @@ static int cmd_list(int json)
 				json_array_append_new(arr, json_pack("{s:s, s:s}", "name", names[i],
 								     "error", e.msg));
 			else
-				printf("%-20s %-12s (invalid task.yaml, see the error above)\n",
-				       names[i], "?");
+				printf("%-*s %-12s (invalid task.yaml, see the error above)\n",
+				       width, names[i], "?");
 			continue;
 		}
 		if (json)
@@ -70,7 +73,7 @@ static int cmd_list(int json)
 							     t->summary, "workloads", t->nworkloads,
 							     "checks", t->nchecks));
 		else
-			printf("%-20s %-12s %s\n", t->name, t->cls, t->summary);
+			printf("%-*s %-12s %s\n", width, t->name, t->cls, t->summary);
 		ks_task_free(t);
 	}
 	if (json) {
@@ -221,8 +224,22 @@ static int show_json(const struct ks_task *t, const char *backend, const char *p
 
 /* index: the workload's number for --workloads (timed ones that run on the backend), -1
  * for checks and workloads of other backends */
+/* the label column of the workload and check lists: the longest label, at least 36 */
+static int label_width(const struct ks_task *t)
+{
+	int width = 36;
+	for (int i = 0; i < t->nworkloads + t->nchecks; i++) {
+		struct ks_buf label = KS_BUF_INIT;
+		ks_workload_label(t, i < t->nworkloads ? &t->workloads[i] : &t->checks[i - t->nworkloads],
+				  &label);
+		width = (int)label.len > width ? (int)label.len : width;
+		ks_buf_release(&label);
+	}
+	return width;
+}
+
 static void print_workload(const struct ks_task *t, const struct ks_workload *w,
-			   const char *backend, int index)
+			   const char *backend, int index, int width)
 {
 	struct ks_buf label;
 	ks_buf_init(&label, 4096);
@@ -234,7 +251,8 @@ static void print_workload(const struct ks_task *t, const struct ks_workload *w,
 		printf("  %2d", index);
 	else if (!w->name)
 		printf("    ");
-	printf("  %-36s %10.4g GFLOP %10.4g MB", ks_buf_str(&label), flops / 1e9, bytes / 1e6);
+	printf("  %-*s %10.4g GFLOP %10.4g MB", width, ks_buf_str(&label), flops / 1e9,
+	       bytes / 1e6);
 	if (w->backends) {
 		printf("  [");
 		for (char **b = w->backends; *b; b++)
@@ -370,13 +388,14 @@ static int show_text(const struct ks_task *t, const char *backend, const char *p
 		       ks_backend_find(backend) ? ks_backend_find(backend)->ext : "?",
 		       lib->pkg ? ", pkg-config " : "", lib->pkg ? lib->pkg : "",
 		       lib->libs ? ", links " : "", lib->libs ? lib->libs : "");
+	int width = label_width(t);
 	printf("\nworkloads (timed; the number selects it in --workloads):\n");
 	for (int i = 0, k = 0; i < t->nworkloads; i++)
 		print_workload(t, &t->workloads[i], backend,
-			       ks_workload_for_backend(&t->workloads[i], backend) ? k++ : -1);
+			       ks_workload_for_backend(&t->workloads[i], backend) ? k++ : -1, width);
 	printf("\nchecks (correctness only):\n");
 	for (int i = 0; i < t->nchecks; i++)
-		print_workload(t, &t->checks[i], backend, -1);
+		print_workload(t, &t->checks[i], backend, -1, width);
 	if (!t->nchecks)
 		printf("  (none)\n");
 	int bad = print_templates(t, backend);

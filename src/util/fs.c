@@ -183,17 +183,22 @@ const char *ks_data_root(void)
 		/* installed layout: <prefix>/bin/ksearch with <prefix>/share/ksearch */
 		snprintf(probe, sizeof(probe), "%s/../share/ksearch/tasks", exe);
 		if (ks_is_dir(probe)) {
-			snprintf(root, sizeof(root), "%s/../share/ksearch", exe);
-			return root;
+			snprintf(probe, sizeof(probe), "%s/../share/ksearch", exe);
+			goto resolved;
 		}
 		/* build tree inside the source tree: <src>/build/ksearch */
 		snprintf(probe, sizeof(probe), "%s/../tasks", exe);
 		if (ks_is_dir(probe)) {
-			snprintf(root, sizeof(root), "%s/..", exe);
-			return root;
+			snprintf(probe, sizeof(probe), "%s/..", exe);
+			goto resolved;
 		}
 	}
 	snprintf(root, sizeof(root), "%s", KS_SOURCE_DIR[0] ? KS_SOURCE_DIR : ".");
+	return root;
+resolved:
+	/* without the "..": paths in messages read /src/tasks/x, not /src/build/../tasks/x */
+	if (!realpath(probe, root))
+		snprintf(root, sizeof(root), "%s", probe);
 	return root;
 }
 
