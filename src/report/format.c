@@ -7,22 +7,13 @@
 #include <jansson.h>
 
 #include "report/report_impl.h"
+#include "util/utf8.h"
 
 size_t rp_utf8_valid(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	if (p[0] < 0x80)
-		return 1;
-	size_t n = p[0] >= 0xC2 && p[0] <= 0xDF ? 2 : p[0] >= 0xE0 && p[0] <= 0xEF ? 3
-		 : p[0] >= 0xF0 && p[0] <= 0xF4 ? 4 : 0;
-	for (size_t i = 1; i < n; i++)
-		if ((p[i] & 0xC0) != 0x80)
-			return 0;
-	/* overlong, surrogate and beyond-U+10FFFF forms */
-	if ((n == 3 && p[0] == 0xE0 && p[1] < 0xA0) || (n == 3 && p[0] == 0xED && p[1] >= 0xA0) ||
-	    (n == 4 && p[0] == 0xF0 && p[1] < 0x90) || (n == 4 && p[0] == 0xF4 && p[1] >= 0x90))
-		return 0;
-	return n;
+	/* a NUL-terminated string: a sequence never reads past its terminator, since a NUL is
+	 * no continuation byte */
+	return ks_utf8_seq((const unsigned char *)s, 4);
 }
 
 int rp_utf8_clean(struct ks_buf *b, const char *s)

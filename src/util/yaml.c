@@ -12,6 +12,7 @@
 
 #include "ksearch/buf.h"
 #include "util/fs.h"
+#include "util/utf8.h"
 
 #define YAML_MAX_DEPTH 64
 #define YAML_MAX_NODES 1000000
@@ -253,24 +254,6 @@ static void diag_discard(struct fy_diag *diag, void *user, const char *buf, size
 {
 }
 
-/* the length of the UTF-8 sequence at p (at most n bytes), 0 when it is not one: overlong
- * forms, surrogates and code points past U+10FFFF included */
-static size_t utf8_seq(const unsigned char *p, size_t n)
-{
-	size_t len = p[0] < 0x80 ? 1 : p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : (p[0] & 0xf0) == 0xe0 ? 3
-		     : p[0] >= 0xf0 && p[0] <= 0xf4                      ? 4
-									  : 0;
-	if (!len || len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) ||
-	    (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
-		return 0;
-	return len;
-}
-
 /* A NUL or a byte that is not UTF-8 ends libfyaml's input as if the file ended there, so the
  * rest of the document would be dropped without a word: refuse it, at its position. */
 static int text_check(const char *text, size_t len, const char *path, struct ks_error *e)
@@ -278,7 +261,7 @@ static int text_check(const char *text, size_t len, const char *path, struct ks_
 	const unsigned char *p = (const unsigned char *)text;
 	int line = 1, col = 1;
 	for (size_t i = 0; i < len;) {
-		size_t n = p[i] ? utf8_seq(p + i, len - i) : 0;
+		size_t n = p[i] ? ks_utf8_seq(p + i, len - i) : 0;
 		if (!n)
 			return ks_error_set(e, KS_EPARSE, "%s:%d:%d: %s: a YAML file must be UTF-8 text",
 					    path, line, col,
