@@ -111,6 +111,26 @@ static int slot_check(const struct ks_ledger *l, int t, int c, struct ks_error *
 	return 0;
 }
 
+int ks_ledger_template(const struct ks_ledger *l, int slot)
+{
+	int t = 0;
+	while (t + 1 < l->space->ntemplates && slot >= l->offset[t + 1])
+		t++;
+	return t;
+}
+
+int ks_ledger_random_unseen(const struct ks_ledger *l, struct ks_prng *r)
+{
+	int left = l->total - l->done - l->pending, k;
+	if (left <= 0)
+		return -1;
+	k = ks_prng_below(r, left);
+	for (int slot = 0; slot < l->total; slot++)
+		if (l->seen[slot] == KS_SEEN_NO && k-- == 0)
+			return slot;
+	return -1;
+}
+
 int ks_ledger_propose(struct ks_ledger *l, int t, int c, struct ks_error *e)
 {
 	int rc = slot_check(l, t, c, e), s;

@@ -32,14 +32,6 @@ struct anneal {
 	int evaluated;
 };
 
-static int slot_template(const struct ks_ledger *l, int slot)
-{
-	int t = 0;
-	while (t + 1 < l->space->ntemplates && slot >= l->offset[t + 1])
-		t++;
-	return t;
-}
-
 static double temperature(const struct anneal *a)
 {
 	double k = a->horizon > 0 ? (double)a->evaluated / a->horizon : 1.0;
@@ -58,24 +50,11 @@ static int accept(struct anneal *a, double score)
 	return ks_prng_unit(&a->rng) < exp(log(score / a->pos_score) / temperature(a));
 }
 
-/* a random unmeasured, unproposed slot, -1 when none is left */
-static int random_unseen(struct anneal *a)
-{
-	int left = a->ledger.total - a->ledger.done - a->ledger.pending, k;
-	if (left <= 0)
-		return -1;
-	k = ks_prng_below(&a->rng, left);
-	for (int slot = 0; slot < a->ledger.total; slot++)
-		if (a->ledger.seen[slot] == KS_SEEN_NO && k-- == 0)
-			return slot;
-	return -1;
-}
-
 /* a random feasible neighbour of the current position, -1 when the draw was infeasible */
 static int neighbour(struct anneal *a)
 {
 	const struct ks_space *sp = a->space;
-	int t = slot_template(&a->ledger, a->pos), c = a->pos - a->ledger.offset[t];
+	int t = ks_ledger_template(&a->ledger, a->pos), c = a->pos - a->ledger.offset[t];
 	const struct ks_template *tp = sp->templates[t];
 	const struct ks_config_set *fs = &sp->feasible[t];
 	int cfg[KS_TEMPLATE_MAX_KNOBS], far = ks_prng_unit(&a->rng) < HAMMING_ODDS;
@@ -107,7 +86,7 @@ static int neighbour(struct anneal *a)
 static int next_slot(struct anneal *a)
 {
 	if (a->pos < 0)
-		return random_unseen(a);
+		return ks_ledger_random_unseen(&a->ledger, &a->rng);
 	for (int step = 0; step < STUCK_STEPS; step++) {
 		int s = neighbour(a);
 		if (s < 0)
@@ -119,7 +98,7 @@ static int next_slot(struct anneal *a)
 			a->pos_score = a->ledger.score[s];
 		}
 	}
-	return random_unseen(a);
+	return ks_ledger_random_unseen(&a->ledger, &a->rng);
 }
 
 static int anneal_init(void **state, const struct ks_space *space,
@@ -151,7 +130,7 @@ static int anneal_propose(void *state, struct ks_proposal *out, int max, int *n,
 		struct ks_proposal *p = &out[*n];
 		if (slot < 0)
 			break;
-		t = slot_template(&a->ledger, slot);
+		t = ks_ledger_template(&a->ledger, slot);
 		c = slot - a->ledger.offset[t];
 		if ((rc = ks_ledger_propose(&a->ledger, t, c, e)))
 			return rc;

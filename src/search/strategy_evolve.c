@@ -35,18 +35,10 @@ struct evo {
 	int observed;
 };
 
-static int slot_template(const struct evo *v, int slot)
-{
-	int t = 0;
-	while (t + 1 < v->space->ntemplates && slot >= v->ledger.offset[t + 1])
-		t++;
-	return t;
-}
-
 static const int *slot_cfg(const struct evo *v, int slot, int *t)
 {
 	const struct ks_config_set *fs;
-	*t = slot_template(v, slot);
+	*t = ks_ledger_template(&v->ledger, slot);
 	fs = &v->space->feasible[*t];
 	return fs->cfg + (size_t)(slot - v->ledger.offset[*t]) * fs->nknobs;
 }
@@ -134,18 +126,6 @@ nomem:
 	return ks_error_set(e, KS_ENOMEM, "evolve strategy");
 }
 
-static int random_unseen(struct evo *v)
-{
-	int left = v->ledger.total - v->ledger.done - v->ledger.pending, k;
-	if (left <= 0)
-		return -1;
-	k = ks_prng_below(&v->rng, left);
-	for (int s = 0; s < v->ledger.total; s++)
-		if (v->ledger.seen[s] == KS_SEEN_NO && k-- == 0)
-			return s;
-	return -1;
-}
-
 /* a random filled elite cell of island i, or -1 */
 static int random_elite(struct evo *v, const struct island *is)
 {
@@ -219,12 +199,12 @@ static int evo_propose(void *state, struct ks_proposal *out, int max, int *n, st
 			how = "mutate";
 		}
 		if (slot < 0) {
-			slot = random_unseen(v);
+			slot = ks_ledger_random_unseen(&v->ledger, &v->rng);
 			how = "random";
 		}
 		if (slot < 0)
 			break;
-		t = slot_template(v, slot);
+		t = ks_ledger_template(&v->ledger, slot);
 		if ((rc = ks_ledger_propose(&v->ledger, t, slot - v->ledger.offset[t], e)))
 			return rc;
 		v->owner[slot] = (signed char)i;

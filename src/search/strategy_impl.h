@@ -38,6 +38,10 @@ static inline int ks_ledger_slot(const struct ks_ledger *l, int t, int c)
 {
 	return l->offset[t] + c;
 }
+/* the template a slot belongs to */
+int ks_ledger_template(const struct ks_ledger *l, int slot);
+/* a slot neither proposed nor measured, uniformly at random; -1 when none is left */
+int ks_ledger_random_unseen(const struct ks_ledger *l, struct ks_prng *r);
 /* mark a proposal handed out / its outcome (checks the slot was pending) */
 int ks_ledger_propose(struct ks_ledger *l, int t, int c, struct ks_error *e);
 int ks_ledger_observe(struct ks_ledger *l, int t, int c, const struct ks_outcome *o,

@@ -12,14 +12,6 @@ struct rnd {
 	int next;
 };
 
-static int slot_template(const struct ks_ledger *l, int slot)
-{
-	int t = 0;
-	while (t + 1 < l->space->ntemplates && slot >= l->offset[t + 1])
-		t++;
-	return t;
-}
-
 static int rnd_init(void **state, const struct ks_space *space,
 		    const struct ks_strategy_config *cfg, struct ks_error *e)
 {
@@ -56,7 +48,7 @@ static int rnd_propose(void *state, struct ks_proposal *out, int max, int *n, st
 {
 	struct rnd *r = state;
 	while (*n < max && r->next < r->ledger.total) {
-		int slot = r->order[r->next++], t = slot_template(&r->ledger, slot);
+		int slot = r->order[r->next++], t = ks_ledger_template(&r->ledger, slot);
 		int c = slot - r->ledger.offset[t], rc = ks_ledger_propose(&r->ledger, t, c, e);
 		struct ks_proposal *p = &out[*n];
 		if (rc)

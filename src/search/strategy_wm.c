@@ -403,13 +403,8 @@ static int refill(struct wm *m, int *added, struct ks_error *e)
 	if (m->ledger.done + m->ledger.pending >= m->ledger.total)
 		return 0;
 	{
-		int left = m->ledger.total - m->ledger.done - m->ledger.pending;
-		int k = ks_prng_below(&m->rng, left), slot = 0, t = 0, rc;
-		for (slot = 0; slot < m->ledger.total; slot++)
-			if (m->ledger.seen[slot] == KS_SEEN_NO && k-- == 0)
-				break;
-		while (t + 1 < m->space->ntemplates && slot >= m->ledger.offset[t + 1])
-			t++;
+		int slot = ks_ledger_random_unseen(&m->ledger, &m->rng), rc;
+		int t = ks_ledger_template(&m->ledger, slot);
 		rc = add_node(m, m->w.root, t, slot - m->ledger.offset[t], WM_RESTART,
 			      "restart: untried configuration", NULL, 1, NULL, 0.0, 0.2, 0, 0, 0, e);
 		if (!rc)
