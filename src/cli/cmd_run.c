@@ -435,7 +435,7 @@ int cmd_run(int argc, char **argv)
 			json_object_set_new(doc, "best",
 					    r.best_candidate < 0
 						    ? json_null()
-						    : json_pack("{s:I, s:f, s:o, s:o, s:s, s:s}",
+						    : json_pack("{s:I, s:f, s:o, s:o, s:s, s:s, s:s}",
 								"candidate", (json_int_t)r.best_candidate,
 								"speedup_vs_baseline", r.best_speedup,
 								/* null when no library was timed */
@@ -446,7 +446,11 @@ int cmd_run(int argc, char **argv)
 								r.library[0] ? json_real(r.best_library_speedup)
 									     : json_null(),
 								"source_file", r.best_source, "action",
-								r.best_action));
+								r.best_action,
+								/* the report's word for which
+								   measurement the figure is */
+								"phase",
+								r.best_remeasured ? "final" : "search"));
 		char *text = doc ? json_dumps(doc, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) : NULL;
 		json_decref(doc);
 		if (!text) {
@@ -460,17 +464,28 @@ int cmd_run(int argc, char **argv)
 	} else {
 		printf("\nrun %s: %d/%d candidates evaluated, %d passed", r.run_dir, r.evaluated,
 		       r.budget, r.passed);
-		if (r.stopped[0] && strcmp(r.stopped, "budget"))
+		if (r.was_finished)
+			printf(" (%s)", r.stopped);
+		else if (r.stopped[0] && strcmp(r.stopped, "budget"))
 			printf(" (stopped early: %s)", r.stopped);
 		printf("\n");
-		char vs_lib[96] = "";
+		char vs_lib[96] = "", which[4200];
 		if (r.library[0] && r.best_library_speedup > 0)
 			snprintf(vs_lib, sizeof(vs_lib), ", %.2fx %s", r.best_library_speedup,
 				 r.library);
+		/* say which measurement the figure is: only the final's is re-measured */
+		if (r.best_remeasured)
+			snprintf(which, sizeof(which), "re-measured");
+		else if (!r.was_finished && !strncmp(r.stopped, "interrupted", 11))
+			snprintf(which, sizeof(which), "search-phase figure, not re-measured: "
+						       "interrupted; --resume %s to finish",
+				 r.run_dir);
+		else
+			snprintf(which, sizeof(which), "search-phase figure, not re-measured");
 		if (r.best_candidate >= 0)
-			printf("best: candidate %ld, %.2fx the baseline%s (re-measured), %s\n"
+			printf("best: candidate %ld, %.2fx the baseline%s (%s), %s\n"
 			       "      %s\n",
-			       r.best_candidate, r.best_speedup, vs_lib, r.best_action,
+			       r.best_candidate, r.best_speedup, vs_lib, which, r.best_action,
 			       r.best_source);
 		else
 			printf("no candidate passed; see the failures in the report\n");
