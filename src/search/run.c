@@ -295,6 +295,13 @@ static int open_store(struct ks_run_state *st, struct ks_error *e)
 	int rc;
 	if (o->resume_dir) {
 		snprintf(st->dir, sizeof(st->dir), "%s", o->resume_dir);
+		/* before the lock, which would create DIR/run.lock: a folder without a run stays
+		 * as it was (the message is ksearch report's) */
+		char db[PATH_MAX + 16];
+		snprintf(db, sizeof(db), "%s/run.db", st->dir);
+		if (!ks_path_exists(db))
+			return ks_error_set(e, KS_ENOTFOUND, "no run database in '%s' (expected %s)",
+					    st->dir, db);
 		if ((rc = ks_run_lock(st->dir, &st->lock_fd, e)) ||
 		    (rc = ks_store_open(st->dir, 0, &st->store, e)) ||
 		    (rc = ks_store_check(st->store, e)))
@@ -678,8 +685,8 @@ out:
 		     (st->fresh_store ? run_is_empty(st) : st->made_dir);
 	if (rc && st->store && !forget)
 		ks_store_add_event(st->store, "error", "run", e ? e->msg : "failed", NULL, NULL);
-	if (forget)
-		r->run_dir[0] = '\0';
+	if (forget || (rc && !st->store))
+		r->run_dir[0] = '\0'; /* no run.db of this run to point at */
 	ks_policy_close(&st->policy);
 	free(st->seen);
 	free(st->last_snapshot);
