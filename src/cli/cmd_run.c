@@ -232,6 +232,53 @@ static const char *run_usage_error(const struct ks_run_opts *o)
 	return msg;
 }
 
+/* an option's value, kept from before parsing to tell which options the command line set */
+union opt_value {
+	const char *s;
+	int i;
+	double d;
+};
+
+static union opt_value opt_value(const struct ks_opt *opt)
+{
+	union opt_value v;
+	memset(&v, 0, sizeof(v));
+	if (opt->kind == KS_OPT_STR)
+		v.s = *(const char *const *)opt->dst;
+	else if (opt->kind == KS_OPT_DOUBLE)
+		v.d = *(const double *)opt->dst;
+	else
+		v.i = *(const int *)opt->dst;
+	return v;
+}
+
+/* An option only a policy that asks a model reads (--llm-*, --prompts, --context), given
+ * with one that asks none (builtin): a usage error, not an option ignored without a word.
+ * NULL when there is none. */
+static const char *model_option_error(const struct ks_opt *opts, const union opt_value *before,
+				      const char *policy)
+{
+	static char msg[256];
+	if (ks_policy_uses_model(policy))
+		return NULL;
+	for (int i = 0; opts[i].name; i++) {
+		const char *n = opts[i].name;
+		union opt_value now = opt_value(&opts[i]);
+		if ((strncmp(n, "llm-", 4) && strcmp(n, "prompts") && strcmp(n, "context")) ||
+		    !memcmp(&now, &before[i], sizeof(now)))
+			continue;
+		const char *needs = "llm or cmd";
+		if (!strcmp(n, "llm-cmd"))
+			needs = "cmd";
+		else if (!strcmp(n, "llm-base-url") || !strcmp(n, "llm-model"))
+			needs = "llm";
+		snprintf(msg, sizeof(msg), "--%s needs --policy %s (the %s policy asks no model)", n,
+			 needs, policy);
+		return msg;
+	}
+	return NULL;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct ks_run_opts o;
@@ -296,6 +343,9 @@ int cmd_run(int argc, char **argv)
 	const char *def_backend = o.backend, *def_strategy = o.strategy, *def_policy = o.policy;
 	budget = INT_MIN;
 	jobs = INT_MIN; /* not given: the backend's default (ks_run_default_jobs) */
+	union opt_value before[sizeof(opts) / sizeof(opts[0])];
+	for (size_t i = 0; opts[i].name; i++)
+		before[i] = opt_value(&opts[i]);
 	int prc = ks_opts_parse(argc, argv, opts, usage, about, pos, 1, &npos);
 	if (prc)
 		return prc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
@@ -323,6 +373,8 @@ int cmd_run(int argc, char **argv)
 		return KS_EXIT_USAGE;
 	/* everything checked before a run folder or database exists */
 	const char *bad = run_usage_error(&o);
+	if (!bad && !o.resume_dir) /* a resumed run's options are its own */
+		bad = model_option_error(opts, before, o.policy);
 	if (bad) {
 		fprintf(stderr, "ksearch run: %s\n", bad);
 		return KS_EXIT_USAGE;
