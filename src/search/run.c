@@ -520,6 +520,25 @@ void ks_run_progress_tick(struct ks_run_state *st, const char *phase, const char
 	st->progress(&p, st->progress_ctx);
 }
 
+static int open_backend(struct ks_run_state *st, struct ks_error *e)
+{
+	/* with workers all evaluation happens on them: this machine need not have the
+	 * backend's device (e.g. a laptop driving GPU workers over ssh) */
+	if (st->o.devices || st->o.worker_cmd) {
+		if ((st->be = ks_backend_find(st->o.backend)))
+			return 0;
+		return ks_backend_get(st->o.backend, &st->be, e); /* the unknown-name message */
+	}
+	int rc = ks_backend_get(st->o.backend, &st->be, e);
+	/* a search needs more than the backend's probe: candidate kernels that can run (mlx's
+	 * CPU build runs its native baselines only), else every compile would fail alike */
+	char why[1024] = "";
+	if (!rc && (rc = ks_backend_probe_kernels(st->be, why, sizeof(why))))
+		return ks_error_set(e, rc, "backend '%s' cannot run candidate kernels here: %s",
+				    st->be->name, why);
+	return rc;
+}
+
 /* the summary of a finished run, read from its report (one source for both: the best is
  * the one the final crowned, on its re-measured figure) */
 static int summary_from_report(struct ks_run_state *st, struct ks_run_result *r,
@@ -592,6 +611,10 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 	st->t0 = ks_run_now();
 	stop_requested = 0;
 	int rc;
+	/* a backend that cannot run here is said before the run folder exists (a resumed
+	 * run's backend is known from its database only) */
+	if (!st->o.resume_dir && (rc = open_backend(st, e)))
+		goto out;
 	if ((rc = open_store(st, e)))
 		goto out;
 	if (st->finished) {
@@ -607,14 +630,8 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 		goto out;
 	if ((rc = ks_policy_check(&st->o, e)))
 		goto out;
-	/* with workers all evaluation happens on them: this machine need not have the
-	 * backend's device (e.g. a laptop driving GPU workers over ssh) */
 	int remote = st->o.devices || st->o.worker_cmd;
-	if (remote && !(st->be = ks_backend_find(st->o.backend))) {
-		rc = ks_backend_get(st->o.backend, &st->be, e); /* the unknown-name message */
-		goto out;
-	}
-	if (!remote && (rc = ks_backend_get(st->o.backend, &st->be, e)))
+	if (!st->be && (rc = open_backend(st, e)))
 		goto out;
 	if (st->o.jobs <= 0)
 		st->o.jobs = ks_run_default_jobs(st->be);
