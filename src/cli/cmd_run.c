@@ -35,7 +35,8 @@ static const char about[] =
 	"improves the kernels and edits the tree from the measurements; --policy cmd asks a\n"
 	"command instead (--llm-cmd).  Every exchange is recorded in run.db; --llm-replay DIR\n"
 	"reproduces a recorded run without a model (docs/llm.md).\n\n"
-	"Stop with Ctrl-C (the run is finalised); continue later with --resume DIR.\n"
+	"Stop with Ctrl-C (the run is finalised: the best so far goes to DIR/best.<ext> on its\n"
+	"search-phase figure, not re-measured); continue later with --resume DIR.\n"
 	"Exit status: 0 the run completed (see the report for what it found), 2 usage or\n"
 	"infrastructure error.";
 
