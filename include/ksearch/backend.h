@@ -105,6 +105,10 @@ struct ks_backend_i {
 	 * ones still compile; 0 (cpu): every compile of a round ends before its first timing,
 	 * the quiet-cores rule of docs/evaluation.md */
 	int timing_tolerates_host_load;
+	/* optional: 0 when candidate kernels, not only the task's baseline, can run here; else
+	 * KS_EUNAVAILABLE with the reason in why (mlx: MLX's CPU build runs its native ops, the
+	 * baselines, only).  A search checks it before it writes anything.  NULL: probe's answer */
+	int (*probe_kernels)(char *why, size_t n);
 };
 
 /* be's baseline_label, "baseline" when it has none (or be is NULL) */
@@ -126,6 +130,9 @@ const struct ks_sandbox_needs *ks_backend_sandbox(const struct ks_backend_i *b);
 /* 1 when template text source can run here (b's template_runs slot; 1 without it) */
 int ks_backend_template_runs(const struct ks_backend_i *b, const char *source, char *why,
 			     size_t n);
+/* b's probe_kernels: 0 when candidate kernels can run here (always, without the slot), else
+ * KS_EUNAVAILABLE with the reason in why */
+int ks_backend_probe_kernels(const struct ks_backend_i *b, char *why, size_t n);
 /* 1 when b's kernels run on the host CPU (0 for NULL, an unknown backend) */
 int ks_backend_on_host(const struct ks_backend_i *b);
 /* 1 when compiles may run on the host while b's kernels are timed (0 for NULL) */

@@ -83,7 +83,10 @@ struct ks_run_result {
 	char task[128], backend[32], strategy[32], policy[32];
 	int budget, evaluated, passed;
 	long best_candidate;      /* -1 when nothing passed */
-	double best_speedup;      /* from the final re-measurement */
+	double best_speedup;      /* the final re-measurement's, or the search phase's when
+				     best_remeasured is 0 */
+	int best_remeasured;      /* 1: best_speedup comes from the final re-measurement; 0: the
+				     final was skipped (interrupted), it is the search phase's */
 	/* the same against the task's library kernel, where one was timed (0: none) */
 	double best_library_speedup;
 	char library[64];         /* its name ("OpenBLAS"), "" when none was timed */
@@ -94,6 +97,8 @@ struct ks_run_result {
 	int final_noisy;          /* 1: a loaded machine or search and final > 2x apart */
 	char final_noise[1024];   /* why, "; "-separated ("" when not noisy) */
 	int resumed;              /* 1 when this continued an earlier run */
+	int was_finished;         /* 1: --resume of a run that had finished: nothing evaluated,
+				     its reports written again, the figures are the report's */
 	int reused;               /* candidates taken from the store instead of evaluated */
 	long llm_calls;           /* policy llm / cmd: exchanges made (failed ones too) */
 	long llm_prompt_tokens;

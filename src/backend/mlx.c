@@ -93,6 +93,19 @@ static int mlx_probe(char *why, size_t n)
 	return rc;
 }
 
+/* Custom kernels need a GPU backend of MLX; the CPU build runs the native ops only. */
+static int mlx_probe_kernels(char *why, size_t n)
+{
+	int rc = mlx_probe(why, n);
+	if (rc || probe_state.metal || probe_state.cuda)
+		return rc;
+	snprintf(why, n,
+		 "custom kernels need MLX's Metal or CUDA backend (this MLX %s is the CPU build; it "
+		 "runs the native baselines only, the tasks' baseline.mlx): on a GPU machine %s",
+		 probe_state.version, gpu_hint());
+	return KS_EUNAVAILABLE;
+}
+
 int ks_mlx_artifact_write(const struct ks_task *t, const char *source,
 			  const char *const *defines, int chain, enum ks_mlx_timer timer,
 			  int header_file, struct ks_buf *out, struct ks_error *e)
@@ -205,12 +218,9 @@ static int mlx_compile(const struct ks_compile_req *req, struct ks_artifact *a,
 		goto out;
 	}
 	enum ks_mlx_flavour f = art->kernel.flavour;
-	if (f != KS_MLX_NATIVE && !probe_state.metal && !probe_state.cuda) {
-		rc = ks_error_set(e, KS_EUNAVAILABLE,
-				  "custom kernels need MLX's Metal or CUDA backend (this MLX %s is the "
-				  "CPU build; it runs the native baselines only, the tasks' baseline.mlx): "
-				  "on a GPU machine %s",
-				  probe_state.version, gpu_hint());
+	char why[1024];
+	if (f != KS_MLX_NATIVE && (rc = mlx_probe_kernels(why, sizeof(why)))) {
+		rc = ks_error_set(e, rc, "%s", why);
 		goto out;
 	}
 	if ((f == KS_MLX_METAL && !probe_state.metal) || (f == KS_MLX_CUDA && !probe_state.cuda)) {
@@ -424,6 +434,7 @@ const struct ks_backend_i ks_backend_mlx = {
 	.describe_abi = mlx_describe_abi,
 	.baseline_label = "MLX native",
 	.template_runs = mlx_template_runs,
+	.probe_kernels = mlx_probe_kernels,
 	/* the kernels run and are timed on the GPU (Metal or CUDA); its compile step writes
 	 * the artifact file (MLX's JIT runs in the runner, at the first call) */
 	.timing_tolerates_host_load = 1,

@@ -94,6 +94,11 @@ int ks_backend_template_runs(const struct ks_backend_i *b, const char *source, c
 	return !b || !b->template_runs || b->template_runs(source, why, n);
 }
 
+int ks_backend_probe_kernels(const struct ks_backend_i *b, char *why, size_t n)
+{
+	return b && b->probe_kernels ? b->probe_kernels(why, n) : 0;
+}
+
 int ks_backend_on_host(const struct ks_backend_i *b)
 {
 	return b && b->on_host;

@@ -35,7 +35,8 @@ static const char about[] =
 	"improves the kernels and edits the tree from the measurements; --policy cmd asks a\n"
 	"command instead (--llm-cmd).  Every exchange is recorded in run.db; --llm-replay DIR\n"
 	"reproduces a recorded run without a model (docs/llm.md).\n\n"
-	"Stop with Ctrl-C (the run is finalised); continue later with --resume DIR.\n"
+	"Stop with Ctrl-C (the run is finalised: the best so far goes to DIR/best.<ext> on its\n"
+	"search-phase figure, not re-measured); continue later with --resume DIR.\n"
 	"Exit status: 0 the run completed (see the report for what it found), 2 usage or\n"
 	"infrastructure error.";
 
@@ -232,6 +233,53 @@ static const char *run_usage_error(const struct ks_run_opts *o)
 	return msg;
 }
 
+/* an option's value, kept from before parsing to tell which options the command line set */
+union opt_value {
+	const char *s;
+	int i;
+	double d;
+};
+
+static union opt_value opt_value(const struct ks_opt *opt)
+{
+	union opt_value v;
+	memset(&v, 0, sizeof(v));
+	if (opt->kind == KS_OPT_STR)
+		v.s = *(const char *const *)opt->dst;
+	else if (opt->kind == KS_OPT_DOUBLE)
+		v.d = *(const double *)opt->dst;
+	else
+		v.i = *(const int *)opt->dst;
+	return v;
+}
+
+/* An option only a policy that asks a model reads (--llm-*, --prompts, --context), given
+ * with one that asks none (builtin): a usage error, not an option ignored without a word.
+ * NULL when there is none. */
+static const char *model_option_error(const struct ks_opt *opts, const union opt_value *before,
+				      const char *policy)
+{
+	static char msg[256];
+	if (ks_policy_uses_model(policy))
+		return NULL;
+	for (int i = 0; opts[i].name; i++) {
+		const char *n = opts[i].name;
+		union opt_value now = opt_value(&opts[i]);
+		if ((strncmp(n, "llm-", 4) && strcmp(n, "prompts") && strcmp(n, "context")) ||
+		    !memcmp(&now, &before[i], sizeof(now)))
+			continue;
+		const char *needs = "llm or cmd";
+		if (!strcmp(n, "llm-cmd"))
+			needs = "cmd";
+		else if (!strcmp(n, "llm-base-url") || !strcmp(n, "llm-model"))
+			needs = "llm";
+		snprintf(msg, sizeof(msg), "--%s needs --policy %s (the %s policy asks no model)", n,
+			 needs, policy);
+		return msg;
+	}
+	return NULL;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct ks_run_opts o;
@@ -296,6 +344,9 @@ int cmd_run(int argc, char **argv)
 	const char *def_backend = o.backend, *def_strategy = o.strategy, *def_policy = o.policy;
 	budget = INT_MIN;
 	jobs = INT_MIN; /* not given: the backend's default (ks_run_default_jobs) */
+	union opt_value before[sizeof(opts) / sizeof(opts[0])];
+	for (size_t i = 0; opts[i].name; i++)
+		before[i] = opt_value(&opts[i]);
 	int prc = ks_opts_parse(argc, argv, opts, usage, about, pos, 1, &npos);
 	if (prc)
 		return prc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
@@ -323,6 +374,8 @@ int cmd_run(int argc, char **argv)
 		return KS_EXIT_USAGE;
 	/* everything checked before a run folder or database exists */
 	const char *bad = run_usage_error(&o);
+	if (!bad && !o.resume_dir) /* a resumed run's options are its own */
+		bad = model_option_error(opts, before, o.policy);
 	if (bad) {
 		fprintf(stderr, "ksearch run: %s\n", bad);
 		return KS_EXIT_USAGE;
@@ -435,7 +488,7 @@ int cmd_run(int argc, char **argv)
 			json_object_set_new(doc, "best",
 					    r.best_candidate < 0
 						    ? json_null()
-						    : json_pack("{s:I, s:f, s:o, s:o, s:s, s:s}",
+						    : json_pack("{s:I, s:f, s:o, s:o, s:s, s:s, s:s}",
 								"candidate", (json_int_t)r.best_candidate,
 								"speedup_vs_baseline", r.best_speedup,
 								/* null when no library was timed */
@@ -446,7 +499,11 @@ int cmd_run(int argc, char **argv)
 								r.library[0] ? json_real(r.best_library_speedup)
 									     : json_null(),
 								"source_file", r.best_source, "action",
-								r.best_action));
+								r.best_action,
+								/* the report's word for which
+								   measurement the figure is */
+								"phase",
+								r.best_remeasured ? "final" : "search"));
 		char *text = doc ? json_dumps(doc, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) : NULL;
 		json_decref(doc);
 		if (!text) {
@@ -460,17 +517,28 @@ int cmd_run(int argc, char **argv)
 	} else {
 		printf("\nrun %s: %d/%d candidates evaluated, %d passed", r.run_dir, r.evaluated,
 		       r.budget, r.passed);
-		if (r.stopped[0] && strcmp(r.stopped, "budget"))
+		if (r.was_finished)
+			printf(" (%s)", r.stopped);
+		else if (r.stopped[0] && strcmp(r.stopped, "budget"))
 			printf(" (stopped early: %s)", r.stopped);
 		printf("\n");
-		char vs_lib[96] = "";
+		char vs_lib[96] = "", which[4200];
 		if (r.library[0] && r.best_library_speedup > 0)
 			snprintf(vs_lib, sizeof(vs_lib), ", %.2fx %s", r.best_library_speedup,
 				 r.library);
+		/* say which measurement the figure is: only the final's is re-measured */
+		if (r.best_remeasured)
+			snprintf(which, sizeof(which), "re-measured");
+		else if (!r.was_finished && !strncmp(r.stopped, "interrupted", 11))
+			snprintf(which, sizeof(which), "search-phase figure, not re-measured: "
+						       "interrupted; --resume %s to finish",
+				 r.run_dir);
+		else
+			snprintf(which, sizeof(which), "search-phase figure, not re-measured");
 		if (r.best_candidate >= 0)
-			printf("best: candidate %ld, %.2fx the baseline%s (re-measured), %s\n"
+			printf("best: candidate %ld, %.2fx the baseline%s (%s), %s\n"
 			       "      %s\n",
-			       r.best_candidate, r.best_speedup, vs_lib, r.best_action,
+			       r.best_candidate, r.best_speedup, vs_lib, which, r.best_action,
 			       r.best_source);
 		else
 			printf("no candidate passed; see the failures in the report\n");

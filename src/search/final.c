@@ -26,7 +26,7 @@
 #include "util/fs.h"
 
 static int write_best(struct ks_run_state *st, const struct ks_store_candidate *c,
-		      double speedup, struct ks_run_result *r, struct ks_error *e)
+		      double speedup, int remeasured, struct ks_run_result *r, struct ks_error *e)
 {
 	struct ks_buf src = KS_BUF_INIT, out = KS_BUF_INIT;
 	int rc = ks_store_get_source(st->store, c->id, &src, e);
@@ -35,12 +35,14 @@ static int write_best(struct ks_run_state *st, const struct ks_store_candidate *
 	ks_buf_addf(&out,
 		    "/* ksearch: best kernel of run %s\n"
 		    " * task %s, backend %s, candidate %lld: %s\n"
-		    " * %.2fx the baseline (geometric mean over workloads, re-measured)\n"
+		    " * %.2fx the baseline (geometric mean over workloads, %s)\n"
 		    " * knobs: %s\n"
 		    " * check it again: ksearch eval %s %s/best.%s\n"
 		    " */\n",
 		    st->dir, st->task->name, st->be->name, (long long)c->id,
-		    c->action ? c->action : "", speedup, c->knobs ? c->knobs : "{}",
+		    c->action ? c->action : "", speedup,
+		    remeasured ? "re-measured" : "search phase, not re-measured",
+		    c->knobs ? c->knobs : "{}",
 		    st->task->name, st->dir, st->be->ext);
 	/* bake the knob values in so the file stands alone */
 	const char *d = c->defines ? c->defines : "";
@@ -391,6 +393,13 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 	}
 	struct ks_final_verdict v;
 	ks_final_choose(fc, np, &v);
+	/* Ctrl-C before the final measured anything: no verdict, but the search phase's leader
+	 * (the first passing candidate in the list's order) still stands, on its search-phase
+	 * figure and said to be one; --resume re-measures it */
+	int skipped = v.chosen < 0 && rounds == 0 && ks_run_stop_requested(), fallback = -1;
+	for (int k = 0; skipped && k < np && fallback < 0; k++)
+		if (!list[pd[k].index].has_final)
+			fallback = k;
 	/* record in ranking order whatever was measured, even after a failure */
 	for (int k = 0; k < np; k++) {
 		const struct ks_store_candidate *c = &list[pd[k].index];
@@ -410,11 +419,13 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 		}
 		ks_buf_release(&pd[k].src);
 	}
-	/* is the crowned figure to be trusted? */
+	/* is the crowned figure to be trusted? (nothing to judge when the final was skipped) */
 	char noise[1024] = "";
 	int noisy = 0;
 	char busy_end[512] = "";
-	if (machine_busy(busy_end, sizeof(busy_end)) && !was_busy) {
+	if (skipped)
+		was_busy = 0;
+	else if (machine_busy(busy_end, sizeof(busy_end)) && !was_busy) {
 		snprintf(busy, sizeof(busy), "%s", busy_end);
 		was_busy = 1;
 	}
@@ -444,13 +455,17 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 		snprintf(noise + len, sizeof(noise) - len, "%s%s", len ? "; " : "", busy);
 		noisy = 1;
 	}
-	ks_info("final: %s (%d round%s)", v.text, rounds, rounds == 1 ? "" : "s");
+	if (skipped)
+		ks_info("final: skipped, the run was interrupted (--resume %s re-measures)", st->dir);
+	else
+		ks_info("final: %s (%d round%s)", v.text, rounds, rounds == 1 ? "" : "s");
 	if (noisy)
 		ks_warn("noisy measurements: %s; rerun on a quiet machine to trust the ranking", noise);
 	r->final_noisy = noisy;
 	snprintf(r->final_noise, sizeof(r->final_noise), "%s", noise);
-	snprintf(r->final_verdict, sizeof(r->final_verdict), "%s", v.text);
-	if (!rc) {
+	snprintf(r->final_verdict, sizeof(r->final_verdict), "%s", skipped ? "" : v.text);
+	/* a skipped final records no verdict: the report then reads the search phase's figures */
+	if (!rc && !skipped) {
 		json_t *data = json_pack("{s:I, s:s, s:b, s:s, s:i, s:f, s:f, s:b}", "chosen",
 					 (json_int_t)(v.chosen >= 0 ? fc[v.chosen].id : -1), "verdict",
 					 v.text, "noisy", noisy, "noise", noise, "rounds", rounds,
@@ -464,10 +479,12 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 		free(text);
 		json_decref(data);
 	}
-	if (!rc && v.chosen >= 0) {
-		const struct ks_store_candidate *c = &list[pd[v.chosen].index];
+	int best = v.chosen >= 0 ? v.chosen : fallback;
+	if (!rc && best >= 0) {
+		const struct ks_store_candidate *c = &list[pd[best].index];
 		r->best_candidate = (long)c->id;
-		r->best_speedup = fc[v.chosen].speedup;
+		r->best_remeasured = v.chosen >= 0;
+		r->best_speedup = r->best_remeasured ? fc[best].speedup : c->speedup;
 		if (r->library[0]) {
 			/* the report names the library's column after it */
 			json_t *d = json_pack("{s:s, s:f}", "name", r->library, "speedup",
@@ -481,7 +498,7 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 		}
 		snprintf(r->best_action, sizeof(r->best_action), "%s", c->action ? c->action : "");
 		if (!rc)
-			rc = write_best(st, c, r->best_speedup, r, e);
+			rc = write_best(st, c, r->best_speedup, r->best_remeasured, r, e);
 	}
 	for (int k = 0; k < np; k++)
 		ks_final_cand_release(&pd[k].fc);

@@ -295,6 +295,13 @@ static int open_store(struct ks_run_state *st, struct ks_error *e)
 	int rc;
 	if (o->resume_dir) {
 		snprintf(st->dir, sizeof(st->dir), "%s", o->resume_dir);
+		/* before the lock, which would create DIR/run.lock: a folder without a run stays
+		 * as it was (the message is ksearch report's) */
+		char db[PATH_MAX + 16];
+		snprintf(db, sizeof(db), "%s/run.db", st->dir);
+		if (!ks_path_exists(db))
+			return ks_error_set(e, KS_ENOTFOUND, "no run database in '%s' (expected %s)",
+					    st->dir, db);
 		if ((rc = ks_run_lock(st->dir, &st->lock_fd, e)) ||
 		    (rc = ks_store_open(st->dir, 0, &st->store, e)) ||
 		    (rc = ks_store_check(st->store, e)))
@@ -513,37 +520,80 @@ void ks_run_progress_tick(struct ks_run_state *st, const char *phase, const char
 	st->progress(&p, st->progress_ctx);
 }
 
+static int open_backend(struct ks_run_state *st, struct ks_error *e)
+{
+	/* with workers all evaluation happens on them: this machine need not have the
+	 * backend's device (e.g. a laptop driving GPU workers over ssh) */
+	if (st->o.devices || st->o.worker_cmd) {
+		if ((st->be = ks_backend_find(st->o.backend)))
+			return 0;
+		return ks_backend_get(st->o.backend, &st->be, e); /* the unknown-name message */
+	}
+	int rc = ks_backend_get(st->o.backend, &st->be, e);
+	/* a search needs more than the backend's probe: candidate kernels that can run (mlx's
+	 * CPU build runs its native baselines only), else every compile would fail alike */
+	char why[1024] = "";
+	if (!rc && (rc = ks_backend_probe_kernels(st->be, why, sizeof(why))))
+		return ks_error_set(e, rc, "backend '%s' cannot run candidate kernels here: %s",
+				    st->be->name, why);
+	return rc;
+}
+
+/* the summary of a finished run, read from its report (one source for both: the best is
+ * the one the final crowned, on its re-measured figure) */
+static int summary_from_report(struct ks_run_state *st, struct ks_run_result *r,
+			       struct ks_error *e)
+{
+	struct ks_buf out;
+	ks_buf_init(&out, (size_t)256 << 20);
+	int rc = ks_report_write(st->dir, KS_REPORT_JSON, &out, e);
+	json_t *d = rc ? NULL : json_loads(ks_buf_str(&out), 0, NULL);
+	ks_buf_release(&out);
+	if (rc)
+		return rc;
+	if (!d)
+		return ks_error_set(e, KS_EPARSE, "the report of '%s' is not JSON", st->dir);
+	const char *v = json_string_value(json_object_get(d, "task"));
+	snprintf(r->task, sizeof(r->task), "%s", v ? v : "");
+	st->evaluated = (int)json_integer_value(json_object_get(d, "evaluated"));
+	st->passed = (int)json_integer_value(json_object_get(d, "passed"));
+	json_t *b = json_object_get(d, "best");
+	if (json_is_object(b)) {
+		const char *s;
+		r->best_candidate = (long)json_integer_value(json_object_get(b, "candidate"));
+		r->best_speedup = json_number_value(json_object_get(b, "speedup_vs_baseline"));
+		r->best_remeasured = (s = json_string_value(json_object_get(b, "phase"))) &&
+				     !strcmp(s, "final");
+		if ((s = json_string_value(json_object_get(b, "library")))) {
+			snprintf(r->library, sizeof(r->library), "%s", s);
+			r->best_library_speedup =
+				json_number_value(json_object_get(b, "speedup_vs_library"));
+		}
+		s = json_string_value(json_object_get(b, "action"));
+		snprintf(r->best_action, sizeof(r->best_action), "%s", s ? s : "");
+		s = json_string_value(json_object_get(b, "source_file"));
+		snprintf(r->best_source, sizeof(r->best_source), "%s", s ? s : "");
+	}
+	v = json_string_value(json_object_get(d, "final_verdict"));
+	snprintf(r->final_verdict, sizeof(r->final_verdict), "%s", v ? v : "");
+	r->final_noisy = json_is_true(json_object_get(d, "noisy"));
+	v = json_string_value(json_object_get(d, "noise_reason"));
+	snprintf(r->final_noise, sizeof(r->final_noise), "%s", v ? v : "");
+	json_decref(d);
+	return 0;
+}
+
 /* --resume of a run that ran to its end: nothing is evaluated or re-measured again (that
  * would change its result); its reports are written anew from the store */
 static int finished_run(struct ks_run_state *st, struct ks_run_result *r, struct ks_error *e)
 {
 	ks_info("run %s is finished: writing its reports again, evaluating nothing", st->dir);
-	struct ks_store_candidate *list = NULL;
-	size_t n = 0;
-	int rc = ks_store_list_candidates(st->store, KS_STORE_ORDER_BEST, &list, &n, e);
-	if (rc)
-		return rc;
-	for (size_t i = 0; i < n; i++) {
-		if (!list[i].has_result)
-			continue;
-		st->evaluated++;
-		st->passed += list[i].status && !strcmp(list[i].status, "PASSED");
-	}
-	if (n && list[0].status && !strcmp(list[0].status, "PASSED")) {
-		r->best_candidate = (long)list[0].id;
-		r->best_speedup = list[0].speedup;
-		snprintf(r->best_action, sizeof(r->best_action), "%s",
-			 list[0].action ? list[0].action : "");
-		const struct ks_backend_i *be = ks_backend_find(st->o.backend);
-		snprintf(r->best_source, sizeof(r->best_source), "%s/best.%s", st->dir,
-			 be ? be->ext : "c");
-	}
-	ks_store_free(list);
-	snprintf(st->stopped, sizeof(st->stopped), "the run was finished already");
+	r->was_finished = 1;
+	snprintf(st->stopped, sizeof(st->stopped), "the run was already finished; nothing evaluated");
 	struct ks_error re = {0};
 	if (ks_report_write_files(st->dir, &re))
 		ks_warn("reports: %s", re.msg);
-	return 0;
+	return summary_from_report(st, r, e);
 }
 
 int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ctx,
@@ -561,6 +611,10 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 	st->t0 = ks_run_now();
 	stop_requested = 0;
 	int rc;
+	/* a backend that cannot run here is said before the run folder exists (a resumed
+	 * run's backend is known from its database only) */
+	if (!st->o.resume_dir && (rc = open_backend(st, e)))
+		goto out;
 	if ((rc = open_store(st, e)))
 		goto out;
 	if (st->finished) {
@@ -576,14 +630,8 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 		goto out;
 	if ((rc = ks_policy_check(&st->o, e)))
 		goto out;
-	/* with workers all evaluation happens on them: this machine need not have the
-	 * backend's device (e.g. a laptop driving GPU workers over ssh) */
 	int remote = st->o.devices || st->o.worker_cmd;
-	if (remote && !(st->be = ks_backend_find(st->o.backend))) {
-		rc = ks_backend_get(st->o.backend, &st->be, e); /* the unknown-name message */
-		goto out;
-	}
-	if (!remote && (rc = ks_backend_get(st->o.backend, &st->be, e)))
+	if (!st->be && (rc = open_backend(st, e)))
 		goto out;
 	if (st->o.jobs <= 0)
 		st->o.jobs = ks_run_default_jobs(st->be);
@@ -632,7 +680,8 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 		ks_warn("reports: %s", re.msg);
 out:
 	snprintf(r->run_dir, sizeof(r->run_dir), "%s", st->dir);
-	snprintf(r->task, sizeof(r->task), "%s", st->task ? st->task->name : "");
+	if (st->task) /* else what summary_from_report read, or "" */
+		snprintf(r->task, sizeof(r->task), "%s", st->task->name);
 	snprintf(r->backend, sizeof(r->backend), "%s", st->o.backend ? st->o.backend : "");
 	snprintf(r->strategy, sizeof(r->strategy), "%s", st->o.strategy ? st->o.strategy : "");
 	snprintf(r->policy, sizeof(r->policy), "%s", st->o.policy ? st->o.policy : "");
@@ -653,8 +702,8 @@ out:
 		     (st->fresh_store ? run_is_empty(st) : st->made_dir);
 	if (rc && st->store && !forget)
 		ks_store_add_event(st->store, "error", "run", e ? e->msg : "failed", NULL, NULL);
-	if (forget)
-		r->run_dir[0] = '\0';
+	if (forget || (rc && !st->store))
+		r->run_dir[0] = '\0'; /* no run.db of this run to point at */
 	ks_policy_close(&st->policy);
 	free(st->seen);
 	free(st->last_snapshot);

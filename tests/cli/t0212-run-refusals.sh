@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# ksearch run refuses, once, with exit 2 and nothing written: --resume of a folder without a
+# run, model options with a policy that asks no model, a backend that cannot run candidate
+# kernels here (MLX's CPU build).
+. "$(dirname "$0")/lib.sh"
+TASK=$ROOT/tests/fixtures/eval/scale
+KSA=$(cd "$(dirname "$KS")" && pwd)/$(basename "$KS")
+
+refused() { # refused "what" "message" ARGS...: exit 2, the message once, nothing written
+	local what=$1 msg=$2
+	shift 2
+	local d
+	d=$(mktemp -d)
+	(cd "$d" && "$KSA" "$@" >/dev/null 2>"$TMP/err")
+	local rc=$?
+	is "$rc:$(ls -A "$d" | wc -l)" "2:0" "$what: exit 2, nothing written"
+	is "$(grep -c -F -- "$msg" "$TMP/err")" 1 "... says '$msg' once ($(head -c 200 "$TMP/err"))"
+	rm -rf "$d"
+}
+
+# --resume of a folder without a run: ksearch report's message, no run.lock left
+refused "run --resume of a missing folder" "no run database in 'runs/nope' (expected runs/nope/run.db)" \
+	run --resume runs/nope
+grep -q "run.lock\|what was recorded" "$TMP/err"
+ok $((!$?)) "... and nothing about a lock or a run.db that is not there"
+mkdir "$TMP/empty"
+"$KS" run --resume "$TMP/empty" >/dev/null 2>"$TMP/e.err"
+is "$?" 2 "run --resume of an empty folder exits 2"
+is "$(ls -A "$TMP/empty" | wc -l)" 0 "... and leaves it empty (no run.lock)"
+grep -q "no run database in '$TMP/empty'" "$TMP/e.err"
+ok $? "... saying there is no run database in it"
+
+# model options with the builtin policy (the default, or named)
+refused "run --llm-replay (builtin policy)" "--llm-replay needs --policy llm or cmd" \
+	run "$TASK" --llm-replay runs/nope
+refused "run --llm-model (builtin policy)" "--llm-model needs --policy llm" \
+	run "$TASK" --llm-model m
+refused "run --llm-base-url (builtin policy)" "--llm-base-url needs --policy llm" \
+	run "$TASK" --llm-base-url https://example.invalid/v1
+refused "run --llm-cmd (builtin policy)" "--llm-cmd needs --policy cmd" run "$TASK" --llm-cmd cat
+refused "run --policy builtin --llm-max-calls" "--llm-max-calls needs --policy llm or cmd" \
+	run "$TASK" --policy builtin --llm-max-calls 3
+refused "run --context (builtin policy)" "--context needs --policy llm or cmd" \
+	run "$TASK" --context spec
+
+# MLX's CPU build: its native baselines run, candidate kernels do not.  ksearch beside a
+# runner whose probe says so (whatever MLX is installed here)
+BIN=$(cd "$(dirname "$KS")" && pwd)
+FAKE=$TMP/cpu-mlx
+mkdir -p "$FAKE"
+cp "$BIN/ksearch" "$BIN/ksearch-runner" "$BIN/ksearch-cc-jail" "$FAKE/"
+printf '#!/bin/sh\n[ "$1" = --probe ] && echo "mlx 0.32.4 metal=0 cuda=0 device=cpu" && exit 0\nexit 3\n' \
+	>"$FAKE/ksearch-runner-mlx"
+chmod +x "$FAKE/ksearch-runner-mlx"
+KSA=$FAKE/ksearch
+refused "run --backend mlx on MLX's CPU build" "custom kernels need MLX's Metal or CUDA backend" \
+	run softmax --backend mlx --budget 3
+grep -q "^ksearch run: backend 'mlx' cannot run candidate kernels here" "$TMP/err"
+ok $? "... as the run's one error"
+done_testing
