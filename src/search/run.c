@@ -244,6 +244,36 @@ static int fresh_dir(struct ks_run_state *st, struct ks_error *e)
 	return rc ? rc : ks_error_set(e, KS_ESYS, "no free run folder name under runs/ for '%s'", st->dir);
 }
 
+/* the files of a run's store in dir (and its lock, with_lock) */
+static void remove_store_files(const char *dir, int with_lock)
+{
+	static const char *const files[] = {"run.db", "run.db-wal", "run.db-shm", "run.db-journal",
+					    "run.lock"};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]) - !with_lock; i++) {
+		char p[PATH_MAX + 32];
+		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+		unlink(p);
+	}
+}
+
+/* 1 when dir's store holds no run row and no candidate: a start killed between creating the
+ * store and recording the run (task, spec and policy are set up in between), which neither
+ * --resume nor a report can use */
+static int start_interrupted(const char *dir)
+{
+	struct ks_store *s = NULL;
+	struct ks_store_run *run = NULL;
+	struct ks_error e = {0};
+	int64_t n = 1;
+	if (ks_store_open(dir, 0, &s, &e))
+		return 0;
+	int rc = ks_store_get_run(s, &run, &e);
+	int empty = rc == KS_ENOTFOUND && !ks_store_count_evaluated(s, &n, &e) && n == 0;
+	ks_store_free(run);
+	ks_store_close(s);
+	return empty;
+}
+
 /* A run that failed before its first candidate leaves nothing behind: the folder it
  * created goes, or only its own files when --out named an existing folder. */
 static void forget_empty_run(struct ks_run_state *st)
@@ -254,13 +284,7 @@ static void forget_empty_run(struct ks_run_state *st)
 			rmdir("runs"); /* only when no other run is in it */
 		return;
 	}
-	static const char *const files[] = {"run.db", "run.db-wal", "run.db-shm", "run.db-journal",
-					    "run.lock"};
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		char p[PATH_MAX + 32];
-		snprintf(p, sizeof(p), "%s/%s", st->dir, files[i]);
-		unlink(p);
-	}
+	remove_store_files(st->dir, 1);
 }
 
 /* 1 when the store holds no candidate (nothing a report or --resume could use) */
@@ -308,7 +332,13 @@ static int open_store(struct ks_run_state *st, struct ks_error *e)
 			return ks_error_wrap(e, "resume '%s'", st->dir);
 		struct ks_store_run *run;
 		if ((rc = ks_store_get_run(st->store, &run, e)))
-			return rc;
+			return rc == KS_ENOTFOUND && start_interrupted(st->dir)
+				       ? ks_error_set(e, KS_ENOTFOUND,
+						      "'%s' holds no run: its start was stopped before "
+						      "the run was recorded; start it again with 'ksearch "
+						      "run TASK --out %s'",
+						      st->dir, st->dir)
+				       : rc;
 		struct ks_run_opts user = *o;
 		rc = config_restore(st, run->config, e);
 		st->finished = run->status && !strcmp(run->status, "finished");
@@ -326,10 +356,18 @@ static int open_store(struct ks_run_state *st, struct ks_error *e)
 	}
 	char db[PATH_MAX + 16];
 	snprintf(db, sizeof(db), "%s/run.db", st->dir);
-	if (!ks_path_exists(db) &&
+	int held = ks_path_exists(db);
+	if ((!held || !ks_run_lock(st->dir, &st->lock_fd, NULL)) && held &&
+	    start_interrupted(st->dir)) {
+		ks_info("'%s' holds only a start that was stopped before its run was recorded; "
+			"starting again there", st->dir);
+		remove_store_files(st->dir, 0);
+		held = 0;
+	}
+	if (!held && st->lock_fd < 0 &&
 	    ((rc = ks_mkdir_p(st->dir, e)) || (rc = ks_run_lock(st->dir, &st->lock_fd, e))))
 		return rc;
-	if (ks_path_exists(db))
+	if (held)
 		return ks_error_set(e, KS_EINVAL,
 				    "'%s' already holds a run: continue it with --resume %s, or "
 				    "choose another --out",
