@@ -271,6 +271,11 @@ int ks_llm_policy_open(struct ks_llm_policy *p, const struct ks_run_opts *o, int
 		int n = 0;
 		rc = replay_load(p, src, &n, e);
 		ks_store_close(src);
+		if (!rc && n == 0)
+			rc = ks_error_set(e, KS_EINVAL,
+					  "--llm-replay '%s' holds no recorded LLM exchanges (it was made "
+					  "with the builtin policy?)",
+					  o->llm_replay);
 		if (rc)
 			goto fail;
 		ks_info("replaying %d recorded LLM exchanges from %s", n, o->llm_replay);

@@ -40,8 +40,9 @@ struct ks_llm_policy {
 int ks_llm_policy_check(const struct ks_run_opts *o, int cmd, struct ks_error *e);
 
 /* Set p up for a run (p must stay at its address until closed).  resumed: the store
- * already holds this run's exchanges.  Warns once when no API key is set for an endpoint
- * on another machine. */
+ * already holds this run's exchanges.  KS_EINVAL when --llm-replay names a run without
+ * recorded exchanges; warns once when no API key is set for an endpoint on another
+ * machine. */
 int ks_llm_policy_open(struct ks_llm_policy *p, const struct ks_run_opts *o, int cmd,
 		       struct ks_store *store, int resumed, const int *round,
 		       struct ks_error *e);

@@ -18,8 +18,8 @@
  * again (the model is told), and transport failures are logged and skipped.  The policy
  * stops only when the model's budget (--llm-max-calls, --llm-max-cost) is spent, a replay
  * has no recorded reply left, or --llm-max-failures replies in a row gave nothing new.
- * A model that cannot be reached at all (KS_EUNAVAILABLE, policy/llm.h) is an error: the
- * run fails. */
+ * A model that cannot be reached at all (KS_EUNAVAILABLE, policy/llm.h) and a replay that
+ * ends before its first candidate are errors: the run fails. */
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -64,6 +64,7 @@ struct lp {
 	struct ks_buf task, hardware, translation;
 	const char *lang;
 	int fails, max_fails;  /* consecutive replies that gave nothing new */
+	int evaluated;         /* candidates observed (repeats not counted) */
 	int stop;
 	char stop_reason[256];
 	int *nocode;           /* per node: sessions that produced no code */
@@ -212,7 +213,7 @@ static int piece_add(const struct lp *L, const struct pieces *pv, const char *na
 enum ask_result { ASK_OK, ASK_UNUSABLE, ASK_STOP };
 
 /* Sort the outcome of an ask into *res; an error return is an infrastructure fault that
- * ends the run (no model to ask). */
+ * ends the run (no model to ask, or a replay that ended before reproducing anything). */
 static int ask_outcome(struct lp *L, const char *purpose, int rc, const struct ks_error *ae,
 		       enum ask_result *res, struct ks_error *e)
 {
@@ -230,7 +231,18 @@ static int ask_outcome(struct lp *L, const char *purpose, int rc, const struct k
 		return 0;
 	}
 	if (L->pol.npurposes > 0 && !L->pol.chain_live && (rc == KS_EPROTO || rc == KS_ENOTFOUND)) {
-		stop_with(L, "the recorded replies (--llm-replay) are used up");
+		const char *m = strstr(ae->msg, "replay exhausted");
+		if (!m)
+			m = strstr(ae->msg, "replay diverged");
+		if (!L->evaluated)
+			return ks_error_set(e, rc,
+					    "the replay of '%s' ended before any candidate was "
+					    "evaluated: %s",
+					    L->env.o->llm_replay, m ? m : ae->msg);
+		/* the recorded run is reproduced as far as it goes: a normal end */
+		char why[300];
+		snprintf(why, sizeof(why), "%s (--llm-replay)", m ? m : ae->msg);
+		stop_with(L, why);
 		return 0;
 	}
 	if (rc == KS_EPARSE)
@@ -964,8 +976,10 @@ static int lp_observe(void *state, const struct ks_policy_cand *c,
 	int rc;
 	struct ks_buf fb = KS_BUF_INIT;
 	outcome_text(o, &fb);
-	if (!o->duplicate_of)
+	if (!o->duplicate_of) {
 		fb_put(L, o->candidate, ks_buf_str(&fb));
+		L->evaluated++;
+	}
 	if (L->phase == PH_TUNE && L->tuning) {
 		L->tune_spent++;
 		ks_buf_release(&fb);
