@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "ksearch/log.h"
 
@@ -126,7 +127,26 @@ static int replay_load(struct ks_llm_policy *p, struct ks_store *src, int *count
 	return rc;
 }
 
-/* resume: the run's own recorded replies first, then the live model */
+/* A live failure that no retry or later call can mend: the shell found no program to run
+ * (126: not executable, 127: not found), or the endpoint has never answered (a wrong URL,
+ * no network, a refused key).  Once it has answered, a failure is a blip the run survives. */
+static int live_failure(struct ks_llm_policy *p, int rc, const struct ks_llm_reply *out,
+			struct ks_error *e)
+{
+	char msg[sizeof(e->msg)];
+	snprintf(msg, sizeof(msg), "%s", e->msg);
+	if (p->cmd && rc == KS_EIO && (out->status == 126 || out->status == 127))
+		return ks_error_set(e, KS_EUNAVAILABLE, "%s; check --llm-cmd", msg);
+	int replied = out->status >= 200 && out->status < 300; /* a reply that was unusable */
+	if (!p->cmd && !p->live_answered && !replied)
+		return ks_error_set(e, KS_EUNAVAILABLE,
+				    "the model endpoint has not answered once in this run: %s; check "
+				    "--llm-base-url, the network and KSEARCH_API_KEY",
+				    msg);
+	return rc;
+}
+
+/* recorded replies first (a resumed run retraces its path), then the live model */
 static int chain_complete(void *ctx, const char *purpose, const struct ks_llm_msg *msgs,
 			  int nmsg, struct ks_llm_reply *out, struct ks_error *e)
 {
@@ -135,16 +155,18 @@ static int chain_complete(void *ctx, const char *purpose, const struct ks_llm_ms
 		int idx = p->npurposes - p->replay_left; /* the recorded exchange served now */
 		p->replay_left--;
 		int rc = p->replay.complete(p->replay.ctx, purpose, msgs, nmsg, out, e);
-		if (rc != KS_EPROTO || !p->chain_live)
+		if (rc != KS_EPROTO)
 			return rc;
 		/* the resumed run took another path than the recorded one: ask the model */
 		ks_warn("resume: %s; asking the model from here", e ? e->msg : "replay diverged");
 		p->replay_left = 0;
 		p->skip_records = idx; /* from here on the exchanges are new: record them */
 	}
-	if (!p->chain_live)
-		return ks_error_set(e, KS_ENOTFOUND, "replay exhausted and no model to continue with");
-	return p->live.complete(p->live.ctx, purpose, msgs, nmsg, out, e);
+	struct ks_error local = {0};
+	int rc = p->live.complete(p->live.ctx, purpose, msgs, nmsg, out, e ? e : &local);
+	if (!rc)
+		p->live_answered = 1;
+	return rc ? live_failure(p, rc, out, e ? e : &local) : 0;
 }
 
 static const char *chain_model(void *ctx)
@@ -172,6 +194,26 @@ static void chain_close(void *ctx)
 	(void)ctx; /* the parts are closed by ks_llm_policy_close */
 }
 
+/* 1 when url names this machine, where servers commonly run without a key */
+static int url_is_local(const char *url)
+{
+	if (!strncmp(url, "unix:", 5))
+		return 1;
+	const char *h = strstr(url, "://");
+	h = h ? h + 3 : url;
+	size_t n = strcspn(h, "/?#");
+	const char *at = memchr(h, '@', n); /* user:password@host */
+	if (at) {
+		n -= (size_t)(at + 1 - h);
+		h = at + 1;
+	}
+	size_t len = h[0] == '[' ? strcspn(h, "]") + 1 : strcspn(h, ":/?#");
+	if (len > n)
+		len = n;
+	return (len == 9 && !strncasecmp(h, "localhost", 9)) ||
+	       (len == 5 && !strncmp(h, "[::1]", 5)) || (len > 4 && !strncmp(h, "127.", 4));
+}
+
 static int open_live(struct ks_llm_policy *p, const struct ks_run_opts *o, int cmd,
 		     struct ks_error *e)
 {
@@ -193,7 +235,12 @@ static int open_live(struct ks_llm_policy *p, const struct ks_run_opts *o, int c
 	hc.reasoning_effort = has(o->llm_reasoning_effort) ? o->llm_reasoning_effort : NULL;
 	if (o->llm_timeout_s > 0)
 		hc.timeout_s = o->llm_timeout_s;
-	return ks_llm_http_open(&hc, &p->live, e);
+	int rc = ks_llm_http_open(&hc, &p->live, e);
+	if (!rc && !has(o->llm_api_key) && !url_is_local(o->llm_base_url))
+		ks_warn("no API key (KSEARCH_API_KEY, else OPENAI_API_KEY) is set: requests to '%s' "
+			"go without one; set it unless the endpoint needs none",
+			o->llm_base_url);
+	return rc;
 }
 
 int ks_llm_policy_open(struct ks_llm_policy *p, const struct ks_run_opts *o, int cmd,
@@ -224,6 +271,11 @@ int ks_llm_policy_open(struct ks_llm_policy *p, const struct ks_run_opts *o, int
 		int n = 0;
 		rc = replay_load(p, src, &n, e);
 		ks_store_close(src);
+		if (!rc && n == 0)
+			rc = ks_error_set(e, KS_EINVAL,
+					  "--llm-replay '%s' holds no recorded LLM exchanges (it was made "
+					  "with the builtin policy?)",
+					  o->llm_replay);
 		if (rc)
 			goto fail;
 		ks_info("replaying %d recorded LLM exchanges from %s", n, o->llm_replay);
@@ -231,21 +283,23 @@ int ks_llm_policy_open(struct ks_llm_policy *p, const struct ks_run_opts *o, int
 	} else {
 		if ((rc = open_live(p, o, cmd, e)))
 			goto fail;
-		use = &p->live;
 		if (recorded > 0) {
 			int n = 0;
 			if ((rc = replay_load(p, store, &n, e)))
 				goto fail;
 			p->replay_left = n;
-			p->chain_live = 1;
-			p->chain = (struct ks_llm_transport){
-				.version = KS_LLM_TRANSPORT_VERSION, .name = p->live.name,
-				.complete = chain_complete, .model = chain_model,
-				.params_json = chain_params, .secret = chain_secret,
-				.close = chain_close, .ctx = p};
-			use = &p->chain;
 			ks_info("resume: retracing %d recorded LLM exchanges before asking the model", n);
 		}
+		/* the live transport always goes through the chain, which tells a model that
+		 * cannot be reached from one that failed once */
+		p->cmd = cmd;
+		p->chain_live = 1;
+		p->chain = (struct ks_llm_transport){
+			.version = KS_LLM_TRANSPORT_VERSION, .name = p->live.name,
+			.complete = chain_complete, .model = chain_model,
+			.params_json = chain_params, .secret = chain_secret,
+			.close = chain_close, .ctx = p};
+		use = &p->chain;
 	}
 	p->skip_records = recorded;
 	ks_llm_init(&p->client, use);

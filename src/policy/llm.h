@@ -5,7 +5,12 @@
  * Replay: --llm-replay DIR serves DIR's recorded replies in order.  A resumed run first
  * serves its own recorded replies (so the loop retraces its path without calling the
  * model) and then continues with the live transport; the exchanges already in the store
- * are not recorded twice. */
+ * are not recorded twice.
+ *
+ * A model that cannot be reached at all is an infrastructure fault, not an unusable reply:
+ * the live transport's failure comes back as KS_EUNAVAILABLE when the endpoint has not
+ * answered once in this process (http) or the shell could not run the command (cmd, exit
+ * status 126 or 127). */
 #ifndef KS_POLICY_LLM_H
 #define KS_POLICY_LLM_H
 
@@ -17,7 +22,7 @@ struct ks_llm_policy {
 	struct ks_llm client;             /* what the search loop calls */
 	struct ks_llm_transport live;     /* http or cmd (name NULL when unused) */
 	struct ks_llm_transport replay;   /* recorded replies (name NULL when unused) */
-	struct ks_llm_transport chain;    /* resume: replay, then live */
+	struct ks_llm_transport chain;    /* live runs: recorded replies (resume), then live */
 	struct ks_llm_prices prices;
 	struct ks_store *store;           /* not owned */
 	const int *round;                 /* the run's round counter, for records */
@@ -26,6 +31,8 @@ struct ks_llm_policy {
 	int npurposes;
 	int replay_left;                  /* chain: recorded replies not served yet */
 	int chain_live;                   /* chain: a live transport follows the replay */
+	int cmd;                          /* the live transport runs a command (--policy cmd) */
+	int live_answered;                /* the live transport has given one reply */
 };
 
 /* Check the option combination: llm needs a base URL and a model, cmd a command, unless
@@ -33,7 +40,9 @@ struct ks_llm_policy {
 int ks_llm_policy_check(const struct ks_run_opts *o, int cmd, struct ks_error *e);
 
 /* Set p up for a run (p must stay at its address until closed).  resumed: the store
- * already holds this run's exchanges. */
+ * already holds this run's exchanges.  KS_EINVAL when --llm-replay names a run without
+ * recorded exchanges; warns once when no API key is set for an endpoint on another
+ * machine. */
 int ks_llm_policy_open(struct ks_llm_policy *p, const struct ks_run_opts *o, int cmd,
 		       struct ks_store *store, int resumed, const int *round,
 		       struct ks_error *e);

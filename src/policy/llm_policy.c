@@ -17,7 +17,9 @@
  * a reply whose JSON is unusable is still evaluated, repeated kernels are not evaluated
  * again (the model is told), and transport failures are logged and skipped.  The policy
  * stops only when the model's budget (--llm-max-calls, --llm-max-cost) is spent, a replay
- * has no recorded reply left, or --llm-max-failures replies in a row gave nothing new. */
+ * has no recorded reply left, or --llm-max-failures replies in a row gave nothing new.
+ * A model that cannot be reached at all (KS_EUNAVAILABLE, policy/llm.h) and a replay that
+ * ends before its first candidate are errors: the run fails. */
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -62,6 +64,7 @@ struct lp {
 	struct ks_buf task, hardware, translation;
 	const char *lang;
 	int fails, max_fails;  /* consecutive replies that gave nothing new */
+	int evaluated;         /* candidates observed (repeats not counted) */
 	int stop;
 	char stop_reason[256];
 	int *nocode;           /* per node: sessions that produced no code */
@@ -209,31 +212,50 @@ static int piece_add(const struct lp *L, const struct pieces *pv, const char *na
 /* what an ask came to */
 enum ask_result { ASK_OK, ASK_UNUSABLE, ASK_STOP };
 
-static enum ask_result ask_outcome(struct lp *L, const char *purpose, int rc,
-				   const struct ks_error *ae)
+/* Sort the outcome of an ask into *res; an error return is an infrastructure fault that
+ * ends the run (no model to ask, or a replay that ended before reproducing anything). */
+static int ask_outcome(struct lp *L, const char *purpose, int rc, const struct ks_error *ae,
+		       enum ask_result *res, struct ks_error *e)
 {
-	if (rc == 0)
-		return ASK_OK;
+	*res = ASK_STOP;
+	if (rc == 0) {
+		*res = ASK_OK;
+		return 0;
+	}
+	if (rc == KS_EUNAVAILABLE)
+		return ks_error_set(e, rc, "%s", ae->msg);
 	if (rc == KS_EBUDGET) {
 		char why[300];
 		snprintf(why, sizeof(why), "the model's budget is spent: %s", ae->msg);
 		stop_with(L, why);
-		return ASK_STOP;
+		return 0;
 	}
 	if (L->pol.npurposes > 0 && !L->pol.chain_live && (rc == KS_EPROTO || rc == KS_ENOTFOUND)) {
-		stop_with(L, "the recorded replies (--llm-replay) are used up");
-		return ASK_STOP;
+		const char *m = strstr(ae->msg, "replay exhausted");
+		if (!m)
+			m = strstr(ae->msg, "replay diverged");
+		if (!L->evaluated)
+			return ks_error_set(e, rc,
+					    "the replay of '%s' ended before any candidate was "
+					    "evaluated: %s",
+					    L->env.o->llm_replay, m ? m : ae->msg);
+		/* the recorded run is reproduced as far as it goes: a normal end */
+		char why[300];
+		snprintf(why, sizeof(why), "%s (--llm-replay)", m ? m : ae->msg);
+		stop_with(L, why);
+		return 0;
 	}
 	if (rc == KS_EPARSE)
 		ks_warn("the model's '%s' reply was unusable after corrections: %s", purpose, ae->msg);
 	/* transport failures were logged by the client after its retries */
 	unusable(L, purpose);
-	return L->stop ? ASK_STOP : ASK_UNUSABLE;
+	*res = L->stop ? ASK_STOP : ASK_UNUSABLE;
+	return 0;
 }
 
 /* Build the prompt from template tmpl with the named pieces and ask with purpose (tmpl, or
  * "<tmpl>-fix" with a correction appended).  Returns 0 with *res set, or an infrastructure
- * error (a template that does not render). */
+ * error (a template that does not render, a model that cannot be reached). */
 static int ask(struct lp *L, const char *tmpl, const char *purpose, const char *correction,
 	       const struct pieces *pv, const char *const *names, enum ks_llm_want want,
 	       int max_fixes, struct ks_buf *out, struct ks_llm_reply *reply,
@@ -273,7 +295,7 @@ static int ask(struct lp *L, const char *tmpl, const char *purpose, const char *
 	struct ks_error ae = {0};
 	ks_buf_reset(out);
 	int arc = ks_llm_ask(&L->pol.client, &q, out, reply, &ae);
-	*res = ask_outcome(L, purpose, arc, &ae);
+	rc = ask_outcome(L, purpose, arc, &ae, res, e);
 out:
 	ks_buf_release(&sys);
 	ks_buf_release(&user);
@@ -954,8 +976,10 @@ static int lp_observe(void *state, const struct ks_policy_cand *c,
 	int rc;
 	struct ks_buf fb = KS_BUF_INIT;
 	outcome_text(o, &fb);
-	if (!o->duplicate_of)
+	if (!o->duplicate_of) {
 		fb_put(L, o->candidate, ks_buf_str(&fb));
+		L->evaluated++;
+	}
 	if (L->phase == PH_TUNE && L->tuning) {
 		L->tune_spent++;
 		ks_buf_release(&fb);
