@@ -559,6 +559,15 @@ static int workload_once(struct ks_evaluator *ev, struct ks_wl_state *ws, const 
 		res->status = KS_STATUS_SUSPICIOUS;
 out:
 	*outside = cand && cand->killed_outside;
+	/* a yardstick's runner killed the same way fails the evaluation (rc): as worth a
+	 * second try, or a search loses its final re-measurement to someone's kill -9 */
+	for (int y = 0; y < KS_YARD_COUNT && rc; y++)
+		if (yard[y].r && yard[y].r->reaped) {
+			struct ks_buf why = KS_BUF_INIT;
+			ks_runner_fate(yard[y].r, &why);
+			ks_buf_release(&why);
+			*outside |= yard[y].r->killed_outside;
+		}
 	if (cand && rc == 0 && res->status == KS_STATUS_PASSED)
 		*candp = cand; /* the next workload's, reset */
 	else if (cand)
@@ -595,20 +604,23 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 {
 	int outside = 0;
 	int rc = workload_once(ev, ws, lib, candp, res, &outside, e);
-	if (rc || !outside)
+	if (!outside)
 		return rc;
 	/* a SIGKILL that was not ours, not the CPU backstop's and not out of memory: an
-	 * operator or a watchdog, most likely.  Once more in a fresh runner before the kernel
-	 * is blamed; a second such death (a kernel that kills itself) keeps its status. */
-	char *first = res->log;
+	 * operator or a watchdog, most likely.  Once more in fresh runners before the kernel
+	 * is blamed (or the evaluation fails); a second such death (a kernel that kills
+	 * itself) keeps its status. */
+	char *first = res->log, first_error[sizeof(e->msg)];
+	snprintf(first_error, sizeof(first_error), "%s", rc && e ? e->msg : "");
 	res->log = NULL;
-	ks_warn("the runner of workload '%s' was killed from outside; evaluating it again in a "
+	ks_warn("a runner of workload '%s' was killed from outside; evaluating it again in a "
 		"fresh runner",
 		res->label ? res->label : "?");
 	wl_result_redo(res);
 	rc = workload_once(ev, ws, lib, candp, res, &outside, e);
 	struct ks_buf log = KS_BUF_INIT;
-	ks_buf_addf(&log, "%s\nevaluated again in a fresh runner%s%s", first ? first : "",
+	ks_buf_addf(&log, "%s\nevaluated again in a fresh runner%s%s",
+		    first && first[0] ? first : first_error,
 		    res->log && res->log[0] ? ":\n" : "", res->log ? res->log : "");
 	free(first);
 	free(res->log);

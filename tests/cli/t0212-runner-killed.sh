@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A runner killed by someone else is not the kernel's fault: a SIGKILL that ksearch did not
-# send, at a peak far below the runner's memory, is evaluated again in a fresh runner (until
-# 2026-12-05 it was MEMORY_LIMIT and a search lost its leader); a SIGKILL at a big peak, or an
-# allocation past --memory-limit, is still MEMORY_LIMIT.
+# send, at a peak far below the runner's memory (the candidate's or a yardstick's), is
+# evaluated again in fresh runners (until 2026-12-05 it was MEMORY_LIMIT and a search lost
+# its leader); a SIGKILL at a big peak, or an allocation past --memory-limit, is still
+# MEMORY_LIMIT.
 . "$(dirname "$0")/lib.sh"
 TASK=$ROOT/tests/fixtures/eval/scale
 export KSEARCH_CACHE=$TMP/cache
@@ -104,7 +105,7 @@ first_log once | grep -q "SIGKILL that ksearch did not send, at a peak of [0-9]*
 ok $? "... its log says the first runner was killed, at what peak"
 first_log once | grep -q "evaluated again in a fresh runner"
 ok $? "... and that it was evaluated again"
-grep -q "killed from outside; evaluating it again" "$TMP/once.err"
+grep -q "was killed from outside; evaluating it again" "$TMP/once.err"
 ok $? "... with a warning"
 
 # --- killed twice: a status, but not MEMORY_LIMIT
@@ -116,6 +117,21 @@ ok $? "the fresh runner was killed too"
 wait $ks
 is "$?" 1 "killed twice: exit 1"
 is "$(status twice)" RUNTIME_ERROR "... RUNTIME_ERROR, not MEMORY_LIMIT"
+
+# --- the baseline's runner killed while it is timed: evaluated again, not a failed run
+mkdir -p "$TMP/yard" && cp -r "$TASK" "$TMP/yard/" && cp "$TMP/sleepy.c" "$TMP/yard/scale/baseline.c"
+"$KS" eval "$TMP/yard/scale" "$ROOT/tests/fixtures/hostile/plain.c" --json --quick --timeout 10 \
+	>"$TMP/yard.json" 2>"$TMP/yard.err" &
+ks=$!
+r1=$(sleeping_runner $ks) && kill -9 "$r1"
+ok $? "the baseline's runner is sleeping in its first timed call"
+wait $ks
+is "$?" 0 "baseline's runner killed from outside: ksearch eval exits 0"
+is "$(status yard)" PASSED "... the kernel PASSED"
+json_get "$TMP/yard.json" 'd["workloads"][0]["speedup_vs_baseline"] > 0' | grep -q True
+ok $? "... with the baseline timed in the fresh runners"
+grep -q "was killed from outside; evaluating it again" "$TMP/yard.err"
+ok $? "... with a warning"
 
 # --- the same from the kernel itself, deterministic
 evaluate selfkill_small
