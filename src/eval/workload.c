@@ -392,8 +392,9 @@ static int fill_sets(struct ks_evaluator *ev, struct ks_runner *r, int nsets,
 	return rc;
 }
 
-/* ks_eval_workload's one attempt; *outside set when the candidate's runner was killed by
- * someone else (ks_runner_fate's killed_outside) */
+/* ks_eval_workload's one attempt; *outside set when the candidate's runner, or a
+ * yardstick's that failed the evaluation, was killed by someone else (ks_runner_fate's
+ * killed_outside) */
 static int workload_once(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
 			 struct ks_runner **candp, struct ks_wl_result *res, int *outside,
 			 struct ks_error *e)
