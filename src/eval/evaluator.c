@@ -324,7 +324,8 @@ int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
 		ev->inputs_dir[0] = '\0';
 	if ((rc = ks_runner_path(ev->be->runner, ev->runner, sizeof(ev->runner), e)) ||
 	    (rc = ks_runner_path("ksearch-runner", ev->host_runner, sizeof(ev->host_runner), e)) ||
-	    (rc = ks_task_hash(t, ev->task_hash, e)) || (rc = setup_workloads(ev, e)))
+	    (rc = ks_task_hash(t, ev->task_hash, e)) || (rc = setup_workloads(ev, e)) ||
+	    (rc = ks_eval_inputs_fit(ev, e)))
 		goto fail;
 	/* the reference is plain C on the host, compiled without value-changing flags, or
 	 * reference.py, which runs as it is */

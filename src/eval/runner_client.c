@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,6 +56,8 @@ int ks_runner_start(const struct ks_runner_spawn *sp, struct ks_runner **out,
 		return ks_error_set(e, KS_ENOMEM, "out of memory");
 	r->pid = -1;
 	r->cmd_fd = r->reply_fd = r->log_fd = -1;
+	r->address_space = sp->limits.address_space;
+	r->cpu_limit_s = sp->limits.cpu_seconds;
 	ks_buf_init(&r->replies, REPLY_CAP);
 	ks_buf_init(&r->log, LOG_CAP);
 	int cmd[2] = {-1, -1}, rep[2] = {-1, -1}, lg[2] = {-1, -1}, out_fd = -1, rc = 0;
@@ -177,14 +180,31 @@ static void drain_log(struct ks_runner *r)
 									 : LOG_CAP - 1 - r->log.len);
 }
 
+/* waitpid, keeping what the kernel tells of a runner that ended: its peak memory and CPU
+ * time say what a SIGKILL meant (ks_runner_fate) */
+static pid_t runner_wait4(struct ks_runner *r, int *st, int flags)
+{
+	struct rusage ru;
+	pid_t w = wait4(r->pid, st, flags, &ru);
+	if (w == r->pid && !WIFSTOPPED(*st)) {
+		r->peak_rss = (size_t)ru.ru_maxrss << 10; /* KiB on Linux */
+		r->cpu_used_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+				(double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+	}
+	return w;
+}
+
 static void kill_runner(struct ks_runner *r)
 {
+	/* one that died already (a command found its pipe closed) keeps its own fate */
+	if (r->pid > 0 && !r->reaped && runner_wait4(r, &r->wstatus, WNOHANG) == r->pid)
+		r->reaped = 1;
 	if (r->pid > 0 && !r->reaped) {
 		r->killed = 1;
 		r->paused = 0; /* SIGKILL ends a stopped process too */
 		kill(-r->pid, SIGKILL);
 		kill(r->pid, SIGKILL);
-		if (waitpid(r->pid, &r->wstatus, 0) == r->pid)
+		if (runner_wait4(r, &r->wstatus, 0) == r->pid)
 			r->reaped = 1;
 	}
 }
@@ -325,7 +345,7 @@ dead:
 			unescape(r->launch_error, sizeof(r->launch_error), l + 14);
 	}
 	drain_log(r);
-	if (!r->reaped && waitpid(r->pid, &r->wstatus, 0) == r->pid)
+	if (!r->reaped && runner_wait4(r, &r->wstatus, 0) == r->pid)
 		r->reaped = 1;
 	return ks_error_set(e, KS_EPROTO, "runner died");
 }
@@ -341,6 +361,40 @@ static void syscall_name(const char *violation, struct ks_buf *log)
 	if (name)
 		ks_buf_addf(log, " (%s)", name);
 	free(name);
+}
+
+static double gib(double bytes)
+{
+	return bytes / (double)(1 << 30);
+}
+
+/* A SIGKILL ksearch did not send.  The memory limit is RLIMIT_AS: past it an allocation
+ * fails (the runner reports alloc_failed, or the kernel crashes on NULL), it is not
+ * killed.  A SIGKILL comes from RLIMIT_CPU's hard limit, from the kernel's OOM killer
+ * (which picks the process holding the most memory, so the victim is big), or from
+ * someone else: an operator's kill -9, a watchdog, the kernel itself. */
+static enum ks_status sigkill_fate(struct ks_runner *r, struct ks_buf *log)
+{
+	if (r->cpu_limit_s > 0 && r->cpu_used_s >= r->cpu_limit_s) {
+		ks_buf_addf(log, "CPU time limit exceeded (killed after %.0f s of CPU time)",
+			    r->cpu_used_s);
+		return KS_STATUS_TIMEOUT;
+	}
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+	double room = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
+	if (r->address_space && (!room || (double)r->address_space < room))
+		room = (double)r->address_space;
+	if (!room || (double)r->peak_rss >= room / 2) {
+		ks_buf_addf(log, "killed by SIGKILL at a peak of %.2f GiB of the %.2f GiB it may use: "
+				 "out of memory",
+			    gib((double)r->peak_rss), gib(room));
+		return KS_STATUS_MEMORY_LIMIT;
+	}
+	r->killed_outside = 1;
+	ks_buf_addf(log, "killed by a SIGKILL that ksearch did not send, at a peak of %.0f MiB, far "
+			 "below the %.2f GiB it may use: not out of memory",
+		    (double)r->peak_rss / (1 << 20), gib(room));
+	return KS_STATUS_RUNTIME_ERROR;
 }
 
 enum ks_status ks_runner_fate(struct ks_runner *r, struct ks_buf *log)
@@ -378,8 +432,7 @@ enum ks_status ks_runner_fate(struct ks_runner *r, struct ks_buf *log)
 		} else if (sig == SIGKILL && r->killed) {
 			ks_buf_addf(log, "stopped after it reported an error");
 		} else if (sig == SIGKILL) {
-			ks_buf_addf(log, "killed by SIGKILL (out of memory?)");
-			st = KS_STATUS_MEMORY_LIMIT;
+			st = sigkill_fate(r, log);
 		} else {
 			ks_buf_addf(log, "crashed with signal %d (%s)", sig, strsignal(sig));
 		}
@@ -410,7 +463,7 @@ int ks_runner_pause(struct ks_runner *r)
 	double deadline = ks_clock_s() + 10;
 	int st;
 	for (;;) {
-		pid_t w = waitpid(r->pid, &st, WUNTRACED | WNOHANG);
+		pid_t w = runner_wait4(r, &st, WUNTRACED | WNOHANG);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w == 0) {
@@ -452,7 +505,7 @@ void ks_runner_free(struct ks_runner *r)
 		(void)w;
 		/* give it a moment to exit on its own, then make sure */
 		for (int i = 0; i < 50 && !r->reaped; i++) {
-			if (waitpid(r->pid, &r->wstatus, WNOHANG) == r->pid)
+			if (runner_wait4(r, &r->wstatus, WNOHANG) == r->pid)
 				r->reaped = 1;
 			else
 				usleep(2000);

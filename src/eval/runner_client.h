@@ -35,6 +35,12 @@ struct ks_runner {
 	int killed;            /* we killed it (after an error reply or a timeout) */
 	int paused;            /* stopped by ks_runner_pause */
 	int reaped, wstatus;
+	size_t peak_rss;       /* bytes at its peak (wait4's ru_maxrss), once reaped */
+	double cpu_used_s;     /* user + system CPU time, once reaped */
+	size_t address_space;  /* its RLIMIT_AS (0: none) and RLIMIT_CPU backstop (0: none), */
+	double cpu_limit_s;    /* to tell what a SIGKILL nobody here sent meant */
+	int killed_outside;    /* set by ks_runner_fate: a SIGKILL that was neither ksearch's,
+				  the CPU backstop's nor an out-of-memory death's */
 	double exec_s;         /* from the spawn to the runner's main (its hello says when), 0
 				  when it does not say */
 };
@@ -55,7 +61,11 @@ int ks_runner_send(struct ks_runner *r, struct ks_error *e, const char *fmt, ...
 	__attribute__((format(printf, 3, 4)));
 int ks_runner_wait(struct ks_runner *r, double timeout_s, const char **reply, struct ks_error *e);
 /* After a failed command: kill if needed, reap, and classify what happened to the kernel
- * (TIMEOUT, MEMORY_LIMIT, SANDBOX_VIOLATION, RUNTIME_ERROR) with an explanation in log. */
+ * (TIMEOUT, MEMORY_LIMIT, SANDBOX_VIOLATION, RUNTIME_ERROR) with an explanation in log.
+ * A SIGKILL ksearch did not send is judged by the runner's peak memory and CPU time: the
+ * CPU backstop's (TIMEOUT), an out-of-memory kill's (MEMORY_LIMIT: it held at least half
+ * of what it may use), else someone else's, perhaps outside ksearch: RUNTIME_ERROR with
+ * r->killed_outside set, for the caller to try again in a fresh runner. */
 enum ks_status ks_runner_fate(struct ks_runner *r, struct ks_buf *log);
 /* Stop the runner's whole process group and wait until it has stopped (SIGSTOP cannot be
  * caught or ignored), so nothing in it runs while another kernel is timed; resume with

@@ -392,8 +392,12 @@ static int fill_sets(struct ks_evaluator *ev, struct ks_runner *r, int nsets,
 	return rc;
 }
 
-int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
-		     struct ks_runner **candp, struct ks_wl_result *res, struct ks_error *e)
+/* ks_eval_workload's one attempt; *outside set when the candidate's runner, or a
+ * yardstick's that failed the evaluation, was killed by someone else (ks_runner_fate's
+ * killed_outside) */
+static int workload_once(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
+			 struct ks_runner **candp, struct ks_wl_result *res, int *outside,
+			 struct ks_error *e)
 {
 	double mark = ks_clock_s();
 	const struct ks_eval_opts *o = &ev->o;
@@ -555,6 +559,16 @@ int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char
 	if (suspicious && res->status == KS_STATUS_PASSED)
 		res->status = KS_STATUS_SUSPICIOUS;
 out:
+	*outside = cand && cand->killed_outside;
+	/* a yardstick's runner killed the same way fails the evaluation (rc): as worth a
+	 * second try, or a search loses its final re-measurement to someone's kill -9 */
+	for (int y = 0; y < KS_YARD_COUNT && rc; y++)
+		if (yard[y].r && yard[y].r->reaped) {
+			struct ks_buf why = KS_BUF_INIT;
+			ks_runner_fate(yard[y].r, &why);
+			ks_buf_release(&why);
+			*outside |= yard[y].r->killed_outside;
+		}
 	if (cand && rc == 0 && res->status == KS_STATUS_PASSED)
 		*candp = cand; /* the next workload's, reset */
 	else if (cand)
@@ -563,6 +577,54 @@ out:
 	lap(res, KS_PHASE_CHECK, &mark);
 	for (int y = 0; y < KS_YARD_COUNT; y++)
 		yardstick_finish(&yard[y]); /* (a second time on success: nothing left) */
+	res->log = ks_buf_detach(&log, NULL);
+	return rc;
+}
+
+/* res as before an attempt: what identifies the workload and the time spent stay */
+static void wl_result_redo(struct ks_wl_result *res)
+{
+	struct ks_wl_result keep = *res;
+	free(res->samples_us);
+	free(res->baseline_samples_us);
+	free(res->library_samples_us);
+	free(res->log);
+	memset(res, 0, sizeof(*res));
+	res->index = keep.index;
+	res->is_check = keep.is_check;
+	res->label = keep.label;
+	res->params_json = keep.params_json;
+	memcpy(res->phase_s, keep.phase_s, sizeof(res->phase_s));
+	memcpy(res->part_s, keep.part_s, sizeof(res->part_s));
+	res->inputs_cached_bytes = keep.inputs_cached_bytes;
+	res->status = KS_STATUS_PASSED;
+}
+
+int ks_eval_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
+		     struct ks_runner **candp, struct ks_wl_result *res, struct ks_error *e)
+{
+	int outside = 0;
+	int rc = workload_once(ev, ws, lib, candp, res, &outside, e);
+	if (!outside)
+		return rc;
+	/* a SIGKILL that was not ours, not the CPU backstop's and not out of memory: an
+	 * operator or a watchdog, most likely.  Once more in fresh runners before the kernel
+	 * is blamed (or the evaluation fails); a second such death (a kernel that kills
+	 * itself) keeps its status. */
+	char *first = res->log, first_error[sizeof(e->msg)];
+	snprintf(first_error, sizeof(first_error), "%s", rc && e ? e->msg : "");
+	res->log = NULL;
+	ks_warn("a runner of workload '%s' was killed from outside; evaluating it again in a "
+		"fresh runner",
+		res->label ? res->label : "?");
+	wl_result_redo(res);
+	rc = workload_once(ev, ws, lib, candp, res, &outside, e);
+	struct ks_buf log = KS_BUF_INIT;
+	ks_buf_addf(&log, "%s\nevaluated again in a fresh runner%s%s",
+		    first && first[0] ? first : first_error,
+		    res->log && res->log[0] ? ":\n" : "", res->log ? res->log : "");
+	free(first);
+	free(res->log);
 	res->log = ks_buf_detach(&log, NULL);
 	return rc;
 }
