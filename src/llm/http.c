@@ -4,6 +4,7 @@
 #include "ksearch/secret.h"
 #include "ksearch/log.h"
 #include "util/json.h"
+#include "util/utf8.h"
 
 #include <ctype.h>
 #include <curl/curl.h>
@@ -126,55 +127,13 @@ static int http_params_json(void *ctx, struct ks_buf *out)
 
 /* ---------------------------------------------------------------- request body */
 
-/* length of a valid UTF-8 sequence at s (1..4), 0 when invalid */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	if (s[0] < 0x80)
-		return s[0] ? 1 : 0;
-	size_t len;
-	unsigned int cp;
-	if ((s[0] & 0xe0) == 0xc0) {
-		len = 2;
-		cp = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		len = 3;
-		cp = s[0] & 0x0f;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		len = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 /* a JSON string of s with invalid UTF-8 replaced by U+FFFD (compiler logs can hold any
  * byte; JSON cannot) */
 static json_t *json_text(const char *s)
 {
-	size_t n = strlen(s), i = 0;
 	struct ks_buf b;
 	ks_buf_init(&b, HTTP_MAX_REQUEST);
-	while (i < n) {
-		size_t k = utf8_seq((const unsigned char *)s + i, n - i);
-		int rc = k ? ks_buf_add(&b, s + i, k) : ks_buf_add(&b, "\xef\xbf\xbd", 3);
-		if (rc) {
-			ks_buf_release(&b);
-			return NULL;
-		}
-		i += k ? k : 1;
-	}
-	json_t *j = json_stringn(ks_buf_str(&b), b.len);
+	json_t *j = ks_utf8_clean(&b, s, strlen(s)) ? NULL : json_stringn(ks_buf_str(&b), b.len);
 	ks_buf_release(&b);
 	return j;
 }

@@ -18,13 +18,7 @@ size_t rp_utf8_valid(const char *s)
 
 int rp_utf8_clean(struct ks_buf *b, const char *s)
 {
-	int rc = 0;
-	for (const char *p = s ? s : ""; *p && !rc;) {
-		size_t n = rp_utf8_valid(p);
-		rc = n ? ks_buf_add(b, p, n) : ks_buf_adds(b, "\xef\xbf\xbd");
-		p += n ? n : 1;
-	}
-	return rc;
+	return ks_utf8_clean(b, s ? s : "", s ? strlen(s) : 0);
 }
 
 int rp_html_esc(struct ks_buf *b, const char *s)

@@ -1,5 +1,7 @@
 #include "util/utf8.h"
 
+#include "ksearch/buf.h"
+
 size_t ks_utf8_seq(const unsigned char *p, size_t n)
 {
 	if (!n)
@@ -19,4 +21,15 @@ size_t ks_utf8_seq(const unsigned char *p, size_t n)
 	    (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
 		return 0;
 	return len;
+}
+
+int ks_utf8_clean(struct ks_buf *b, const char *s, size_t n)
+{
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc;) {
+		size_t k = ks_utf8_seq((const unsigned char *)s + i, n - i);
+		rc = k ? ks_buf_add(b, s + i, k) : ks_buf_add(b, "\xef\xbf\xbd", 3);
+		i += k ? k : 1;
+	}
+	return rc;
 }

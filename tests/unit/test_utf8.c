@@ -1,4 +1,7 @@
 /* ks_utf8_seq: well-formed sequences by length, and each kind of malformed one refused. */
+#include <string.h>
+
+#include "ksearch/buf.h"
 #include "tap.h"
 #include "util/utf8.h"
 
@@ -24,5 +27,13 @@ int main(void)
 	is_int((int)seq("\xe2\x82\xac", 2), 0, "a sequence cut short by n");
 	is_int((int)seq("\xe2\x82", 3), 0, "a sequence cut short by a NUL");
 	is_int((int)seq("a", 0), 0, "nothing to read");
+
+	struct ks_buf b = KS_BUF_INIT;
+	const char in[] = "ok \xc3\xa9 \xff\xed\xa0\x80 \xe2\x82";
+	is_int(ks_utf8_clean(&b, in, sizeof(in) - 1), 0, "clean appends");
+	is_str(ks_buf_str(&b), "ok \xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd "
+			       "\xef\xbf\xbd\xef\xbf\xbd",
+	       "each byte that starts no sequence becomes U+FFFD, the rest is kept");
+	ks_buf_release(&b);
 	return tap_done();
 }
