@@ -160,6 +160,15 @@ int cmd_export(int argc, char **argv)
 		fprintf(stderr, "ksearch export: %s\nusage: %s\n", why, usage);
 		return KS_EXIT_USAGE;
 	}
+	/* "found/" and "found" are one folder: say "wrote found/", not "found//" */
+	char dir[PATH_MAX];
+	if (ex->folder) {
+		size_t len = strlen(out_path);
+		while (len > 1 && out_path[len - 1] == '/')
+			len--;
+		snprintf(dir, sizeof(dir), "%.*s", (int)len, out_path);
+		out_path = dir;
+	}
 	static struct ks_export_loaded loaded[MAX_ITEMS];
 	struct ks_export_item items[MAX_ITEMS];
 	struct ks_export_out out;

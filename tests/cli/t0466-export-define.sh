@@ -2,7 +2,7 @@
 # needs: cc and make
 # ksearch export and eval of a knob template with --define: the names and values are
 # checked against the template's knobs, the exported header carries the knob values as
-# #defines (as an export of a run does).
+# #defines (as an export of a run does), and --out DIR/ prints one slash.
 . "$(dirname "$0")/lib.sh"
 T=$ROOT/tasks/softmax/templates/cpu/online.c
 cd "$TMP" || exit 1
@@ -14,6 +14,8 @@ ok $? "softmax.h: #define SOFTMAX_VEC 8 (the --define value)"
 grep -q '^#define SOFTMAX_UNROLL 2$' found/softmax.h
 ok $? "softmax.h: #define SOFTMAX_UNROLL 2 (the default)"
 is "$(grep -c '^#define SOFTMAX_' found/softmax.h)" 5 "softmax.h: one #define per knob"
+grep -q '^wrote found/ (' err.txt && ! grep -q 'found//' err.txt
+ok $? "--out found/: 'wrote found/' ($(head -c 120 err.txt))"
 make -s -C found >/dev/null 2>make.err
 ok $? "the export builds ($(head -c 200 make.err))"
 
