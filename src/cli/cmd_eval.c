@@ -105,6 +105,54 @@ static void print_human(const struct ks_task *t, const char *backend, const char
 	       r->sandbox ? r->sandbox : "");
 }
 
+/* The compiler saw a copy of the kernel in the compile cache (CACHE/kernels/HH/HASH/kernel.c,
+ * the one folder its jail may write; the user's path may not even be readable there), but
+ * people know the kernel by the path they gave.  Every mention of the copy becomes that
+ * path, other files of its folder (the generated shim, the linker's objects) lose the
+ * folder, and a missing entry point is said in the user's terms.  The log is rewritten,
+ * not the source: a '#line' directive would make the compiler quote lines from whatever
+ * file has that name in its working folder. */
+static void log_for_user(struct ks_eval_result *r, const struct ks_task *t, const char *path)
+{
+	if (!r->compile_log || !r->kernel_hash || strlen(r->kernel_hash) != 64)
+		return;
+	struct ks_buf out = KS_BUF_INIT;
+	const char *p = r->compile_log, *h;
+	while ((h = strstr(p, r->kernel_hash))) {
+		const char *start = h, *end = h + 64;
+		while (start > p && !strchr(" \t\n'\"`(", start[-1]))
+			start--;
+		ks_buf_add(&out, p, (size_t)(start - p));
+		if (*end == '/' && !strncmp(end + 1, "kernel.", 7)) {
+			ks_buf_adds(&out, path);
+			end += 8 + strspn(end + 8, "abcdefghijklmnopqrstuvwxyz");
+		} else if (*end == '/') {
+			end++;
+		} else {
+			ks_buf_add(&out, start, (size_t)(end - start));
+		}
+		p = end;
+	}
+	ks_buf_adds(&out, p);
+	char ref[160], sym[160];
+	snprintf(ref, sizeof(ref), "undefined reference to `%s", t->name);
+	snprintf(sym, sizeof(sym), "undefined symbol: %s", t->name);
+	const char *u = strstr(ks_buf_str(&out), ref);
+	size_t ul = strlen(ref);
+	if (!u && (u = strstr(ks_buf_str(&out), sym)))
+		ul = strlen(sym);
+	if (u && strchr("'( \n", u[ul]))
+		ks_buf_addf(&out, "%s%s defines no function '%s' (with C linkage), the entry point "
+				  "the task calls: 'ksearch tasks show %s' prints its prototype\n",
+			    out.len && out.data[out.len - 1] != '\n' ? "\n" : "", path, t->name,
+			    t->name);
+	if (!ks_buf_failed(&out)) {
+		free(r->compile_log);
+		r->compile_log = ks_buf_detach(&out, NULL);
+	}
+	ks_buf_release(&out);
+}
+
 /* --devices / --worker-cmd: the same evaluation through one worker process */
 static int eval_in_worker(const char *task_arg, const struct ks_task *t, const char *devices,
 			  const char *worker_cmd, const struct ks_eval_opts *o, const char *source,
@@ -288,6 +336,7 @@ int cmd_eval(int argc, char **argv)
 		fprintf(stderr, "ksearch eval: %s\n", e.msg);
 		exit_code = KS_EXIT_USAGE;
 	} else {
+		log_for_user(&r, t, pos[1]);
 		if (json) {
 			struct ks_buf out = KS_BUF_INIT;
 			ks_eval_result_json(t, backend, pos[1], &r, &out);

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# needs: cc
+# What 'ksearch eval' tells a person: compiler diagnostics name the file they gave (not the
+# compile cache's copy), and a missing entry point is said as such.
+. "$(dirname "$0")/lib.sh"
+SCALE=$ROOT/tests/fixtures/eval/scale
+H=$ROOT/tests/fixtures/hostile
+cd "$TMP" || exit 1
+
+# a syntax error on line 2, column 46
+printf '#include <stdint.h>\nvoid scale(const float *x, float *y, int32_t n) { int a = ; }\n' >bad.c
+"$KS" eval "$SCALE" bad.c --quick >out.txt 2>err.txt
+is "$?" 1 "compile error: exit 1"
+grep -q '^bad\.c:2:[0-9]*: error' out.txt
+ok $? "the diagnostic names bad.c:2"
+! grep -q 'kernels/' out.txt
+ok $? "no compile-cache path in the output"
+"$KS" eval "$SCALE" bad.c --quick --json >out.json 2>/dev/null
+grep -q '"compile_log": "bad\.c' out.json && ! grep -q 'kernels/' out.json
+ok $? "--json: compile_log names bad.c too"
+
+# the entry point misspelled: a link error, said in the user's terms
+printf '#include <stdint.h>\nvoid scal(const float *x, float *y, int32_t n) { }\n' >wrong.c
+"$KS" eval "$SCALE" wrong.c --quick >out.txt 2>err.txt
+is "$?" 1 "link error: exit 1"
+grep -q "wrong.c defines no function 'scale'" out.txt
+ok $? "the link error says wrong.c defines no 'scale'"
+! grep -q 'kernels/' out.txt
+ok $? "no compile-cache path in the link error"
+
+done_testing
