@@ -153,6 +153,27 @@ static void log_for_user(struct ks_eval_result *r, const struct ks_task *t, cons
 	ks_buf_release(&out);
 }
 
+/* --workloads before anything runs: an empty list is a mistake (not "all"), and an index
+ * past the task's workloads for this backend is better said before "evaluating ..." */
+static int check_workloads(const struct ks_task *t, const char *backend, const char *sel)
+{
+	struct ks_error e = {0};
+	int n = 0;
+	for (int i = 0; i < t->nworkloads; i++)
+		n += ks_workload_for_backend(&t->workloads[i], backend);
+	if (sel && !sel[0]) {
+		fprintf(stderr, "ksearch eval: --workloads: empty list (give 'all' or indexes "
+				"like 0,2)\n");
+		return KS_EINVAL;
+	}
+	/* n == 0: the evaluator says so, naming the backend */
+	if (n > 0 && ks_eval_validate_workloads(sel, n, &e)) {
+		fprintf(stderr, "ksearch eval: %s\n", e.msg);
+		return KS_EINVAL;
+	}
+	return 0;
+}
+
 /* --devices / --worker-cmd: the same evaluation through one worker process */
 static int eval_in_worker(const char *task_arg, const struct ks_task *t, const char *devices,
 			  const char *worker_cmd, const struct ks_eval_opts *o, const char *source,
@@ -277,6 +298,10 @@ int cmd_eval(int argc, char **argv)
 	/* the reusable assertions of the task's class add their checks */
 	if (ks_task_load(pos[0], &t, &e) || ks_assertions_apply(t, &e)) {
 		fprintf(stderr, "ksearch eval: %s\n", e.msg);
+		ks_task_free(t);
+		return KS_EXIT_USAGE;
+	}
+	if (check_workloads(t, backend, workloads)) {
 		ks_task_free(t);
 		return KS_EXIT_USAGE;
 	}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # needs: cc
 # What 'ksearch eval' tells a person: compiler diagnostics name the file they gave (not the
-# compile cache's copy), and a missing entry point is said as such.
+# compile cache's copy), a missing entry point is said as such, and --workloads is checked
+# before anything runs.
 . "$(dirname "$0")/lib.sh"
 SCALE=$ROOT/tests/fixtures/eval/scale
 H=$ROOT/tests/fixtures/hostile
@@ -27,5 +28,15 @@ grep -q "wrong.c defines no function 'scale'" out.txt
 ok $? "the link error says wrong.c defines no 'scale'"
 ! grep -q 'kernels/' out.txt
 ok $? "no compile-cache path in the link error"
+
+# --workloads: checked before "evaluating ..."
+"$KS" eval "$SCALE" "$H/plain.c" --quick --workloads '' >out.txt 2>err.txt
+is "$?" 2 "--workloads '': exit 2"
+grep -q -- "--workloads: empty list" err.txt && ! grep -q evaluating err.txt
+ok $? "--workloads '': 'empty list', nothing evaluated ($(head -c 200 err.txt))"
+"$KS" eval "$SCALE" "$H/plain.c" --quick --workloads 5 >out.txt 2>err.txt
+is "$?" 2 "--workloads 5: exit 2"
+grep -q "workload index 5 out of range" err.txt && ! grep -q evaluating err.txt
+ok $? "--workloads 5: out of range before evaluating ($(head -c 200 err.txt))"
 
 done_testing
