@@ -33,6 +33,27 @@ static int split_defines(char *s, const char **out, int max)
 	return n;
 }
 
+/* One cell of the table: the value, or "-" right-aligned in the same width where there is
+ * none (a workload that failed before it was compared or timed has no error or time, and a
+ * roofline needs a spec; 0 would read as a measurement).  fmt: " %W.P?" and an optional
+ * "x" after it. */
+static void cell(const char *fmt, int known, double v)
+{
+	if (known)
+		printf(fmt, v);
+	else
+		printf(" %*s", atoi(fmt + 2) + (fmt[strlen(fmt) - 1] == 'x'), "-");
+}
+
+/* max_abs and max_rel: known when the outputs were compared with the reference */
+static void print_errors(const struct ks_wl_result *w)
+{
+	int known = w->status == KS_STATUS_PASSED || w->status == KS_STATUS_INCORRECT_NUMERICAL ||
+		    w->status == KS_STATUS_SUSPICIOUS || w->max_abs_err != 0 || w->max_rel_err != 0;
+	cell(" %9.2e", known, w->max_abs_err);
+	cell(" %9.2e", known, w->max_rel_err);
+}
+
 static void print_human(const struct ks_task *t, const char *backend, const char *path,
 			const struct ks_eval_result *r)
 {
@@ -71,10 +92,16 @@ static void print_human(const struct ks_task *t, const char *backend, const char
 		       lib_vs);
 		for (int i = 0; i < r->nworkloads; i++) {
 			const struct ks_wl_result *w = &r->workloads[i];
-			printf("%-*s %-20s %9.2e %9.2e %12.1f %7.1f %9.2f %8.2f %7.1f %12.1f %7.2fx",
-			       lw, w->label, ks_status_name(w->status), w->max_abs_err, w->max_rel_err,
-			       w->median_us, w->spread_pct, w->gflops, w->gbps, w->roofline_pct,
-			       w->baseline_us, w->speedup);
+			int timed = w->median_us > 0;
+			printf("%-*s %-20s", lw, w->label, ks_status_name(w->status));
+			print_errors(w);
+			cell(" %12.1f", timed, w->median_us);
+			cell(" %7.1f", timed, w->spread_pct);
+			cell(" %9.2f", timed, w->gflops);
+			cell(" %8.2f", timed, w->gbps);
+			cell(" %7.1f", timed && w->roofline_pct > 0, w->roofline_pct);
+			cell(" %12.1f", w->baseline_us > 0, w->baseline_us);
+			cell(" %7.2fx", timed && w->speedup > 0, w->speedup);
 			if (r->library && w->library_us > 0)
 				printf(" %12.1f %10.2fx", w->library_us, w->library_speedup);
 			else if (r->library)
@@ -86,8 +113,9 @@ static void print_human(const struct ks_task *t, const char *backend, const char
 		printf("\n%-*s %-20s %9s %9s\n", lw, "check", "status", "max_abs", "max_rel");
 		for (int i = 0; i < r->nchecks; i++) {
 			const struct ks_wl_result *w = &r->checks[i];
-			printf("%-*s %-20s %9.2e %9.2e\n", lw, w->label, ks_status_name(w->status),
-			       w->max_abs_err, w->max_rel_err);
+			printf("%-*s %-20s", lw, w->label, ks_status_name(w->status));
+			print_errors(w);
+			printf("\n");
 		}
 	}
 	int shown = 0;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # needs: cc
 # What 'ksearch eval' tells a person: compiler diagnostics name the file they gave (not the
-# compile cache's copy), a missing entry point is said as such, and --workloads is checked
-# before anything runs.
+# compile cache's copy), a missing entry point is said as such, --workloads is checked
+# before anything runs, and the table shows "-" where a failed workload has no value.
 . "$(dirname "$0")/lib.sh"
 SCALE=$ROOT/tests/fixtures/eval/scale
 H=$ROOT/tests/fixtures/hostile
@@ -38,5 +38,25 @@ ok $? "--workloads '': 'empty list', nothing evaluated ($(head -c 200 err.txt))"
 is "$?" 2 "--workloads 5: exit 2"
 grep -q "workload index 5 out of range" err.txt && ! grep -q evaluating err.txt
 ok $? "--workloads 5: out of range before evaluating ($(head -c 200 err.txt))"
+
+# a crashed kernel has no errors, times or speedup: "-", not 0
+"$KS" eval "$SCALE" "$H/segfault.c" --quick --timeout 3 >out.txt 2>err.txt
+is "$?" 1 "segfault: exit 1"
+row=$(grep '^n=1048576' out.txt)
+echo "# $row"
+case "$row" in *RUNTIME_ERROR*) ok 0 "segfault: a RUNTIME_ERROR row" ;; *) ok 1 "segfault: a RUNTIME_ERROR row" ;; esac
+! echo "$row" | grep -q -e '0\.00e+00' -e '0\.00x' -e ' 0\.0 '
+ok $? "segfault row: no 0.00e+00, 0.0 or 0.00x"
+is "$(echo "$row" | awk '{print NF}')" 11 "segfault row: every column has a value or '-'"
+is "$(echo "$row" | awk '{print $3, $4, $11}')" "- - -" "segfault row: max_abs, max_rel, speedup are '-'"
+check=$(grep '^one ' out.txt)
+is "$(echo "$check" | awk '{print $3, $4}')" "- -" "segfault check row: errors are '-'"
+
+# no roofline without a spec: roof% is "-"
+"$KS" eval "$SCALE" "$H/plain.c" --quick --spec none >out.txt 2>err.txt
+is "$?" 0 "plain --spec none: exit 0"
+row=$(grep '^n=1048576' out.txt)
+echo "# $row"
+is "$(echo "$row" | awk '{print $3, $9}')" "0.00e+00 -" "plain: max_abs 0.00e+00 (measured), roof% '-'"
 
 done_testing
