@@ -249,7 +249,7 @@ int cmd_eval(int argc, char **argv)
 		 "OMP_NUM_THREADS for the kernel (OPENBLAS_NUM_THREADS for the library too)"},
 		{"cflags", KS_OPT_STR, &cflags, "FLAGS", "compiler flags (-O3 -march=native -fopenmp)"},
 		{"define", KS_OPT_STR, &defines, "A=1,B=2",
-		 "knob values passed as -D (a template's other knobs: their defaults)"},
+		 "values passed as -D; for a template, its knobs' values (the others: defaults)"},
 		{"min-time", KS_OPT_STR, &min_time, "S", "timing floor per block (0.2s)"},
 		{"reps", KS_OPT_INT, &reps, "N", "minimum timed repetitions per block (10)"},
 		{"quick", KS_OPT_FLAG, &quick, NULL, "short timing (one block, 0.05 s floor)"},

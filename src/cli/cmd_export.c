@@ -60,6 +60,14 @@ static const char *file_define(const char *src, const char *name, char *out, siz
 	return NULL;
 }
 
+static int knob_takes(const struct ks_knob *kb, const char *v)
+{
+	for (int i = 0; i < kb->nvalues; i++)
+		if (!strcmp(kb->values[i], v))
+			return 1;
+	return 0;
+}
+
 /* A knob template's values (ks_cli_knob_values) baked in as the '#define NAME VALUE' lines
  * a run's best file starts with, and every knob's value into *knobs as the JSON object a
  * run's store keeps ({"VEC": "8"}), from which the exporters write the header's #defines.
@@ -90,7 +98,7 @@ static int bake_knobs(const char *path, struct ks_buf *src, const char *defines,
 			ks_buf_addf(&out, "#define %s %s\n", name, v);
 		else
 			v = file_define(ks_buf_str(src), name, val, sizeof(val));
-		if (v) /* checked against the knob's values: a number or an identifier */
+		if (v && knob_takes(&t->knobs[k], v)) /* a number or an identifier: no escaping */
 			ks_buf_addf(&json, "%s\"%s\": \"%s\"", json.len > 1 ? ", " : "", name, v);
 	}
 	ks_buf_adds(&json, "}");
@@ -135,7 +143,7 @@ int cmd_export(int argc, char **argv)
 		{"to", KS_OPT_STR, &to, "TARGET", "what to write: c, torch, mlx, flashinfer"},
 		{"task", KS_OPT_STR, &task_name, "TASK", "the task of kernel files without a run header"},
 		{"define", KS_OPT_STR, &defines, "A=1,B=2",
-		 "knob values of a template (default: each knob's default)"},
+		 "knob values of a template, among its values (default: each knob's default)"},
 		{"out", KS_OPT_STR, &out_path, "PATH", "the folder (c) or file to write; one-file targets: stdout without"},
 		{NULL, 0, NULL, NULL, NULL},
 	};
