@@ -33,6 +33,27 @@ static int split_defines(char *s, const char **out, int max)
 	return n;
 }
 
+/* One cell of the table: the value, or "-" right-aligned in the same width where there is
+ * none (a workload that failed before it was compared or timed has no error or time, and a
+ * roofline needs a spec; 0 would read as a measurement).  fmt: " %W.P?" and an optional
+ * "x" after it. */
+static void cell(const char *fmt, int known, double v)
+{
+	if (known)
+		printf(fmt, v);
+	else
+		printf(" %*s", atoi(fmt + 2) + (fmt[strlen(fmt) - 1] == 'x'), "-");
+}
+
+/* max_abs and max_rel: known when the outputs were compared with the reference */
+static void print_errors(const struct ks_wl_result *w)
+{
+	int known = w->status == KS_STATUS_PASSED || w->status == KS_STATUS_INCORRECT_NUMERICAL ||
+		    w->status == KS_STATUS_SUSPICIOUS || w->max_abs_err != 0 || w->max_rel_err != 0;
+	cell(" %9.2e", known, w->max_abs_err);
+	cell(" %9.2e", known, w->max_rel_err);
+}
+
 static void print_human(const struct ks_task *t, const char *backend, const char *path,
 			const struct ks_eval_result *r)
 {
@@ -71,10 +92,16 @@ static void print_human(const struct ks_task *t, const char *backend, const char
 		       lib_vs);
 		for (int i = 0; i < r->nworkloads; i++) {
 			const struct ks_wl_result *w = &r->workloads[i];
-			printf("%-*s %-20s %9.2e %9.2e %12.1f %7.1f %9.2f %8.2f %7.1f %12.1f %7.2fx",
-			       lw, w->label, ks_status_name(w->status), w->max_abs_err, w->max_rel_err,
-			       w->median_us, w->spread_pct, w->gflops, w->gbps, w->roofline_pct,
-			       w->baseline_us, w->speedup);
+			int timed = w->median_us > 0;
+			printf("%-*s %-20s", lw, w->label, ks_status_name(w->status));
+			print_errors(w);
+			cell(" %12.1f", timed, w->median_us);
+			cell(" %7.1f", timed, w->spread_pct);
+			cell(" %9.2f", timed, w->gflops);
+			cell(" %8.2f", timed, w->gbps);
+			cell(" %7.1f", timed && w->roofline_pct > 0, w->roofline_pct);
+			cell(" %12.1f", w->baseline_us > 0, w->baseline_us);
+			cell(" %7.2fx", timed && w->speedup > 0, w->speedup);
 			if (r->library && w->library_us > 0)
 				printf(" %12.1f %10.2fx", w->library_us, w->library_speedup);
 			else if (r->library)
@@ -86,8 +113,9 @@ static void print_human(const struct ks_task *t, const char *backend, const char
 		printf("\n%-*s %-20s %9s %9s\n", lw, "check", "status", "max_abs", "max_rel");
 		for (int i = 0; i < r->nchecks; i++) {
 			const struct ks_wl_result *w = &r->checks[i];
-			printf("%-*s %-20s %9.2e %9.2e\n", lw, w->label, ks_status_name(w->status),
-			       w->max_abs_err, w->max_rel_err);
+			printf("%-*s %-20s", lw, w->label, ks_status_name(w->status));
+			print_errors(w);
+			printf("\n");
 		}
 	}
 	int shown = 0;
@@ -103,6 +131,75 @@ static void print_human(const struct ks_task *t, const char *backend, const char
 	}
 	printf("\nsandbox: %s; median of timed repetitions, +-%% is the interquartile range\n",
 	       r->sandbox ? r->sandbox : "");
+}
+
+/* The compiler saw a copy of the kernel in the compile cache (CACHE/kernels/HH/HASH/kernel.c,
+ * the one folder its jail may write; the user's path may not even be readable there), but
+ * people know the kernel by the path they gave.  Every mention of the copy becomes that
+ * path, other files of its folder (the generated shim, the linker's objects) lose the
+ * folder, and a missing entry point is said in the user's terms.  The log is rewritten,
+ * not the source: a '#line' directive would make the compiler quote lines from whatever
+ * file has that name in its working folder. */
+static void log_for_user(struct ks_eval_result *r, const struct ks_task *t, const char *path)
+{
+	if (!r->compile_log || !r->kernel_hash || strlen(r->kernel_hash) != 64)
+		return;
+	struct ks_buf out = KS_BUF_INIT;
+	const char *p = r->compile_log, *h;
+	while ((h = strstr(p, r->kernel_hash))) {
+		const char *start = h, *end = h + 64;
+		while (start > p && !strchr(" \t\n'\"`(", start[-1]))
+			start--;
+		ks_buf_add(&out, p, (size_t)(start - p));
+		if (*end == '/' && !strncmp(end + 1, "kernel.", 7)) {
+			ks_buf_adds(&out, path);
+			end += 8 + strspn(end + 8, "abcdefghijklmnopqrstuvwxyz");
+		} else if (*end == '/') {
+			end++;
+		} else {
+			ks_buf_add(&out, start, (size_t)(end - start));
+		}
+		p = end;
+	}
+	ks_buf_adds(&out, p);
+	char ref[160], sym[160];
+	snprintf(ref, sizeof(ref), "undefined reference to `%s", t->name);
+	snprintf(sym, sizeof(sym), "undefined symbol: %s", t->name);
+	const char *u = strstr(ks_buf_str(&out), ref);
+	size_t ul = strlen(ref);
+	if (!u && (u = strstr(ks_buf_str(&out), sym)))
+		ul = strlen(sym);
+	if (u && strchr("'( \n", u[ul]))
+		ks_buf_addf(&out, "%s%s defines no function '%s' (with C linkage), the entry point "
+				  "the task calls: 'ksearch tasks show %s' prints its prototype\n",
+			    out.len && out.data[out.len - 1] != '\n' ? "\n" : "", path, t->name,
+			    t->name);
+	if (!ks_buf_failed(&out)) {
+		free(r->compile_log);
+		r->compile_log = ks_buf_detach(&out, NULL);
+	}
+	ks_buf_release(&out);
+}
+
+/* --workloads before anything runs: an empty list is a mistake (not "all"), and an index
+ * past the task's workloads for this backend is better said before "evaluating ..." */
+static int check_workloads(const struct ks_task *t, const char *backend, const char *sel)
+{
+	struct ks_error e = {0};
+	int n = 0;
+	for (int i = 0; i < t->nworkloads; i++)
+		n += ks_workload_for_backend(&t->workloads[i], backend);
+	if (sel && !sel[0]) {
+		fprintf(stderr, "ksearch eval: --workloads: empty list (give 'all' or indexes "
+				"like 0,2)\n");
+		return KS_EINVAL;
+	}
+	/* n == 0: the evaluator says so, naming the backend */
+	if (n > 0 && ks_eval_validate_workloads(sel, n, &e)) {
+		fprintf(stderr, "ksearch eval: %s\n", e.msg);
+		return KS_EINVAL;
+	}
+	return 0;
 }
 
 /* --devices / --worker-cmd: the same evaluation through one worker process */
@@ -152,7 +249,7 @@ int cmd_eval(int argc, char **argv)
 		 "OMP_NUM_THREADS for the kernel (OPENBLAS_NUM_THREADS for the library too)"},
 		{"cflags", KS_OPT_STR, &cflags, "FLAGS", "compiler flags (-O3 -march=native -fopenmp)"},
 		{"define", KS_OPT_STR, &defines, "A=1,B=2",
-		 "knob values passed as -D (a template's other knobs: their defaults)"},
+		 "values passed as -D; for a template, its knobs' values (the others: defaults)"},
 		{"min-time", KS_OPT_STR, &min_time, "S", "timing floor per block (0.2s)"},
 		{"reps", KS_OPT_INT, &reps, "N", "minimum timed repetitions per block (10)"},
 		{"quick", KS_OPT_FLAG, &quick, NULL, "short timing (one block, 0.05 s floor)"},
@@ -232,6 +329,10 @@ int cmd_eval(int argc, char **argv)
 		ks_task_free(t);
 		return KS_EXIT_USAGE;
 	}
+	if (check_workloads(t, backend, workloads)) {
+		ks_task_free(t);
+		return KS_EXIT_USAGE;
+	}
 	struct ks_buf src = KS_BUF_INIT;
 	if (ks_kernel_source_read(pos[1], 1 << 20, &src, &e)) {
 		fprintf(stderr, "ksearch eval: %s\n", e.msg);
@@ -288,6 +389,7 @@ int cmd_eval(int argc, char **argv)
 		fprintf(stderr, "ksearch eval: %s\n", e.msg);
 		exit_code = KS_EXIT_USAGE;
 	} else {
+		log_for_user(&r, t, pos[1]);
 		if (json) {
 			struct ks_buf out = KS_BUF_INIT;
 			ks_eval_result_json(t, backend, pos[1], &r, &out);

@@ -48,15 +48,40 @@ static const char *define_value(const char *defines, const char *name, char *out
 	return NULL;
 }
 
+/* the value of src's line '#define NAME VALUE' (a run's best file has one per knob), or NULL */
+static const char *file_define(const char *src, const char *name, char *out, size_t n)
+{
+	size_t len = strlen(name);
+	for (const char *p = src; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, "#define ", 8) && !strncmp(p + 8, name, len) && p[8 + len] == ' ') {
+			snprintf(out, n, "%.*s", (int)strcspn(p + 9 + len, " \t\n"), p + 9 + len);
+			return out;
+		}
+	return NULL;
+}
+
+static int knob_takes(const struct ks_knob *kb, const char *v)
+{
+	for (int i = 0; i < kb->nvalues; i++)
+		if (!strcmp(kb->values[i], v))
+			return 1;
+	return 0;
+}
+
 /* A knob template's values (ks_cli_knob_values) baked in as the '#define NAME VALUE' lines
- * a run's best file starts with; other files are left as they are. */
-static int bake_knobs(const char *path, struct ks_buf *src, const char *defines,
+ * a run's best file starts with, and every knob's value into *knobs as the JSON object a
+ * run's store keeps ({"VEC": "8"}), from which the exporters write the header's #defines.
+ * Other files are left as they are; --define has nothing to set in them. */
+static int bake_knobs(const char *path, struct ks_buf *src, const char *defines, char **knobs,
 		      struct ks_error *e)
 {
 	if (!strstr(ks_buf_str(src), "@ksearch"))
-		return 0;
+		return defines ? ks_error_set(e, KS_EINVAL,
+					      "--define: '%s' is not a knob template (no @ksearch block)",
+					      path)
+			       : 0;
 	struct ks_template *t = NULL;
-	struct ks_buf vals = KS_BUF_INIT, out = KS_BUF_INIT;
+	struct ks_buf vals = KS_BUF_INIT, out = KS_BUF_INIT, json = KS_BUF_INIT;
 	int rc = ks_cli_knob_values(ks_buf_str(src), path, defines, &vals, e);
 	if (!rc)
 		rc = ks_template_parse(ks_buf_str(src), src->len, path, &t, e);
@@ -65,17 +90,26 @@ static int bake_knobs(const char *path, struct ks_buf *src, const char *defines,
 		return rc;
 	}
 	char val[256];
-	for (int k = 0; k < t->nknobs && !rc; k++) {
-		const char *v = define_value(ks_buf_str(&vals), t->knobs[k].name, val, sizeof(val));
+	ks_buf_adds(&json, "{");
+	for (int k = 0; k < t->nknobs; k++) {
+		const char *name = t->knobs[k].name;
+		const char *v = define_value(ks_buf_str(&vals), name, val, sizeof(val));
 		if (v)
-			rc = ks_buf_addf(&out, "#define %s %s\n", t->knobs[k].name, v);
+			ks_buf_addf(&out, "#define %s %s\n", name, v);
+		else
+			v = file_define(ks_buf_str(src), name, val, sizeof(val));
+		if (v && knob_takes(&t->knobs[k], v)) /* a number or an identifier: no escaping */
+			ks_buf_addf(&json, "%s\"%s\": \"%s\"", json.len > 1 ? ", " : "", name, v);
 	}
-	if (!rc)
-		rc = ks_buf_add(&out, src->data, src->len);
-	if (!rc) {
+	ks_buf_adds(&json, "}");
+	ks_buf_add(&out, src->data, src->len);
+	if (!(rc = ks_buf_failed(&out)) && !(rc = ks_buf_failed(&json))) {
 		ks_buf_reset(src);
 		rc = ks_buf_add(src, out.data, out.len);
 	}
+	if (!rc)
+		*knobs = ks_buf_detach(&json, NULL);
+	ks_buf_release(&json);
 	ks_buf_release(&out);
 	ks_buf_release(&vals);
 	ks_template_free(t);
@@ -109,7 +143,7 @@ int cmd_export(int argc, char **argv)
 		{"to", KS_OPT_STR, &to, "TARGET", "what to write: c, torch, mlx, flashinfer"},
 		{"task", KS_OPT_STR, &task_name, "TASK", "the task of kernel files without a run header"},
 		{"define", KS_OPT_STR, &defines, "A=1,B=2",
-		 "knob values of a template (default: each knob's default)"},
+		 "knob values of a template, among its values (default: each knob's default)"},
 		{"out", KS_OPT_STR, &out_path, "PATH", "the folder (c) or file to write; one-file targets: stdout without"},
 		{NULL, 0, NULL, NULL, NULL},
 	};
@@ -134,6 +168,15 @@ int cmd_export(int argc, char **argv)
 		fprintf(stderr, "ksearch export: %s\nusage: %s\n", why, usage);
 		return KS_EXIT_USAGE;
 	}
+	/* "found/" and "found" are one folder: say "wrote found/", not "found//" */
+	char dir[PATH_MAX];
+	if (ex->folder) {
+		size_t len = strlen(out_path);
+		while (len > 1 && out_path[len - 1] == '/')
+			len--;
+		snprintf(dir, sizeof(dir), "%.*s", (int)len, out_path);
+		out_path = dir;
+	}
 	static struct ks_export_loaded loaded[MAX_ITEMS];
 	struct ks_export_item items[MAX_ITEMS];
 	struct ks_export_out out;
@@ -141,9 +184,15 @@ int cmd_export(int argc, char **argv)
 	int rc = KS_EXIT_USAGE, n = 0;
 	ks_export_out_init(&out);
 	for (; n < npos; n++) {
+		if (ks_is_dir(pos[n]) && defines) {
+			fprintf(stderr, "ksearch export: --define sets the knobs of a template file; "
+					"'%s' is a run folder (its best kernel has its values)\n",
+				pos[n]);
+			goto out;
+		}
 		if (ks_export_load(pos[n], task_name, &loaded[n], &e) ||
 		    (!ks_is_dir(pos[n]) &&
-		     bake_knobs(pos[n], &loaded[n].mem[0], defines, &e))) {
+		     bake_knobs(pos[n], &loaded[n].mem[0], defines, &loaded[n].knobs[0], &e))) {
 			fprintf(stderr, "ksearch export: %s\n", e.msg);
 			n++;
 			goto out;
@@ -159,8 +208,11 @@ int cmd_export(int argc, char **argv)
 			n++;
 			goto out;
 		}
-		if (!ks_is_dir(pos[n]))
+		if (!ks_is_dir(pos[n])) {
 			loaded[n].item.variants[0].source = ks_buf_str(&loaded[n].mem[0]);
+			if (loaded[n].knobs[0])
+				loaded[n].item.variants[0].knobs = loaded[n].knobs[0];
+		}
 		items[n] = loaded[n].item;
 	}
 	if (ex->write(items, n, &out, &e)) {

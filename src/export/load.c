@@ -161,6 +161,37 @@ out:
 	return rc;
 }
 
+/* Why a run folder has no best file: the run is still going (or was stopped), or it
+ * finished and no candidate passed; the store's run status and results say which. */
+static int no_best(struct ks_store *s, const struct ks_store_run *run, const char *dir,
+		   const char *ext, struct ks_error *e)
+{
+	struct ks_store_candidate *cands = NULL;
+	size_t n = 0, evaluated = 0, passed = 0;
+	if (ks_store_list_candidates(s, KS_STORE_ORDER_BEST, &cands, &n, e) == 0)
+		for (size_t i = 0; i < n; i++) {
+			evaluated += cands[i].has_result;
+			passed += cands[i].has_result && cands[i].status &&
+				  !strcmp(cands[i].status, "PASSED");
+		}
+	ks_store_free(cands);
+	const char *status = run->status ? run->status : "running";
+	if (!strcmp(status, "finished") && passed == 0)
+		return ks_error_set(e, KS_ENOTFOUND,
+				    "'%s' has no best.%s: the run finished and none of its %zu evaluated "
+				    "candidates passed",
+				    dir, ext, evaluated);
+	if (!strcmp(status, "finished"))
+		return ks_error_set(e, KS_ENOTFOUND,
+				    "'%s' has no best.%s although %zu of its candidates passed: the file "
+				    "was removed",
+				    dir, ext, passed);
+	return ks_error_set(e, KS_ENOTFOUND,
+			    "'%s' has no best.%s: the run has not finished (%s, %zu candidates "
+			    "evaluated, %zu passed); 'ksearch run --resume %s' continues it",
+			    dir, ext, status, evaluated, passed, dir);
+}
+
 static int load_run(const char *dir, struct ks_export_loaded *l, char *task, size_t tn,
 		    struct ks_error *e)
 {
@@ -176,8 +207,7 @@ static int load_run(const char *dir, struct ks_export_loaded *l, char *task, siz
 	const struct ks_backend_i *be = ks_backend_find(run->backend);
 	snprintf(l->origin, sizeof(l->origin), "%s/best.%s", dir, be ? be->ext : "?");
 	if (!ks_path_exists(l->origin)) {
-		rc = ks_error_set(e, KS_ENOTFOUND, "'%s' has no best.%s: the run has not finished",
-				  dir, be ? be->ext : "?");
+		rc = no_best(s, run, dir, be ? be->ext : "?", e);
 		goto out;
 	}
 	if ((rc = ks_file_read(l->origin, MAX_SOURCE, &l->mem[0], e)) ||
