@@ -108,6 +108,12 @@ static void print_human(const struct ks_task *t, const char *backend, const char
 				printf(" %12s %11s", "-", "-");
 			printf("\n");
 		}
+		int cached = 0;
+		for (int i = 0; i < r->nworkloads; i++)
+			cached |= r->workloads[i].median_us > 0 && r->workloads[i].roofline_pct > 100;
+		if (cached)
+			printf("roof%% over 100: faster than the memory roof allows for data that streams "
+			       "from memory; that workload's data stayed in cache between calls\n");
 	}
 	if (r->nchecks) {
 		printf("\n%-*s %-20s %9s %9s\n", lw, "check", "status", "max_abs", "max_rel");
@@ -265,7 +271,7 @@ int cmd_eval(int argc, char **argv)
 		 "run without the sandbox (trusted code only, for debugging)"},
 		{"json", KS_OPT_FLAG, &json, NULL, "print one JSON object"},
 		{"verbose", KS_OPT_FLAG, &verbose, NULL, "log more"},
-		{"devices", KS_OPT_STR, &devices, "N", "evaluate in a 'ksearch worker' for device N"},
+		{"devices", KS_OPT_STR, &devices, "LIST", "evaluate in a 'ksearch worker' for a device (of a list such as 0,1, the first)"},
 		{"worker-cmd", KS_OPT_STR, &worker_cmd, "CMD",
 		 "start the worker with this shell command ({device}: the number)"},
 		{NULL, 0, NULL, NULL, NULL},
