@@ -11,6 +11,9 @@
 
 #define CMD_DEFAULT_REPLY_CAP ((size_t)4 << 20)
 #define CMD_DEFAULT_STDERR_CAP ((size_t)64 << 10)
+/* how long output is still read after the shell exits: a background process it left
+ * behind may hold stdout open for ever, and the reply is complete once the shell is gone */
+#define CMD_EXIT_GRACE_S 0.2
 
 int ks_cmd_run(const char *command, const char *input, size_t input_len, double timeout_s,
 	       struct ks_buf *out, struct ks_buf *err, struct ks_cmd_result *res,
@@ -24,6 +27,7 @@ int ks_cmd_run(const char *command, const char *input, size_t input_len, double 
 		.err = err,
 		.out_cap_kills = 1,
 		.timeout_s = timeout_s > 0 ? timeout_s : 600,
+		.exit_grace_s = CMD_EXIT_GRACE_S,
 	};
 	struct ks_proc_result pr;
 	memset(res, 0, sizeof(*res));

@@ -156,6 +156,15 @@ static void test_failures(void)
 	ok(child > 0 && gone, "the background child (pid %ld) was killed with the group", child);
 	remove(pidfile);
 
+	/* the shell exits at once but leaves a child holding stdout: the reply is complete */
+	t0 = now();
+	rc = call("cat >/dev/null; (sleep 1000 &); echo 'prose only'", 5, 0, 0, hello, 2, &r, &e);
+	dt = now() - t0;
+	is_int(rc, 0, "a command leaving a background child on stdout answers");
+	is_str(r.content, "prose only\n", "... with its reply");
+	ok(dt < 2.5, "... soon after the shell exited (%.2fs), not at the timeout", dt);
+	ks_llm_reply_release(&r);
+
 	rc = call("head -c 3000000 /dev/zero | tr '\\0' x", 10, 1 << 20, 0, hello, 2, &r, &e);
 	is_int(rc, KS_ELIMIT, "huge output capped");
 	ok(strstr(e.msg, "larger than 1048576 bytes") != NULL, "cap message: %s", e.msg);
