@@ -165,7 +165,9 @@ static int cmd_complete(void *ctx, const char *purpose, const struct ks_llm_msg 
 		goto out;
 	}
 	if (out.len == 0) {
-		rc = ks_error_set(e, KS_EPROTO, "command '%.80s' wrote no reply on stdout",
+		/* an unusable reply like an HTTP reply without content, recorded and replayed
+		 * as such (KS_EPROTO is the replay's word for a divergence) */
+		rc = ks_error_set(e, KS_EPARSE, "command '%.80s' wrote no reply on stdout",
 				  c->command);
 		goto out;
 	}
