@@ -13,6 +13,7 @@
 
 struct block {
 	size_t start, end;  /* content bytes [start, end) */
+	size_t fence, past; /* the whole block, fences included: [fence, past) */
 	int line;           /* 1-based line of the opening fence */
 	char lang[16];      /* info string's first word, lower case ("" for bare) */
 	int closed;
@@ -75,7 +76,7 @@ static int blocks_scan(const char *t, size_t len, struct block *b, int max, int 
 			line++;
 			continue;
 		}
-		struct block blk = {.start = next, .line = line};
+		struct block blk = {.start = next, .fence = pos, .line = line};
 		size_t k = info, w = 0;
 		while (k < ce && t[k] == ' ')
 			k++;
@@ -92,6 +93,7 @@ static int blocks_scan(const char *t, size_t len, struct block *b, int max, int 
 			if (fence_parse(t, p, ce2, &ch2, &run2, &info2) && ch2 == ch && run2 >= run &&
 			    blank(t, info2, ce2)) {
 				blk.end = p;
+				blk.past = nx2;
 				blk.closed = 1;
 				pos = nx2;
 				line = l + 1;
@@ -282,6 +284,20 @@ static int json_try(const char *reply, size_t s, size_t en, int want, struct ks_
 	return 0;
 }
 
+static int lang_is_json(const char *l)
+{
+	return !strcmp(l, "json") || !strcmp(l, "jsonc") || !strcmp(l, "json5");
+}
+
+/* the first block from k on in a language other than JSON (n when none); a bare fence
+ * is not foreign: models put JSON in those too */
+static int next_foreign(const struct block *b, int n, int k)
+{
+	while (k < n && (!b[k].lang[0] || lang_is_json(b[k].lang)))
+		k++;
+	return k;
+}
+
 int ks_reply_json(const char *reply, size_t len, int want, struct ks_buf *out,
 		  struct ks_error *e)
 {
@@ -295,8 +311,7 @@ int ks_reply_json(const char *reply, size_t len, int want, struct ks_buf *out,
 	int first_err = 0;
 	struct ks_error fe = {0};
 	for (int i = n - 1; i >= 0; i--) {
-		if (strcmp(blocks[i].lang, "json") && strcmp(blocks[i].lang, "jsonc") &&
-		    strcmp(blocks[i].lang, "json5"))
+		if (!lang_is_json(blocks[i].lang))
 			continue;
 		size_t s = blocks[i].start, en = blocks[i].end;
 		while (s < en && isspace((unsigned char)reply[s]))
@@ -321,22 +336,32 @@ int ks_reply_json(const char *reply, size_t len, int want, struct ks_buf *out,
 		return ks_error_set(e, KS_EPARSE,
 				    "reply has an unterminated fence at line %d (reply cut short?)",
 				    unterminated);
-	/* bare text: balanced scan from each opening bracket */
-	int tries = 0, unclosed_line = 0;
-	for (size_t i = 0; i < len && tries < MAX_JSON_STARTS; i++) {
-		char c = reply[i];
-		if (!((c == '{' && want != '[') || (c == '[' && want != '{')))
+	/* bare text: balanced scan from each opening bracket, skipping blocks in another
+	 * language (a kernel's braces are not JSON) */
+	int tries = 0, unclosed_line = 0, k = next_foreign(blocks, n, 0), foreign = k;
+	size_t i = 0;
+	while (i < len && tries < MAX_JSON_STARTS) {
+		size_t stop = k < n ? blocks[k].fence : len;
+		if (i >= stop) {
+			i = blocks[k].past;
+			k = next_foreign(blocks, n, k + 1);
 			continue;
-		size_t en = balanced_end(reply, len, i);
+		}
+		char c = reply[i];
+		if (!((c == '{' && want != '[') || (c == '[' && want != '{'))) {
+			i++;
+			continue;
+		}
+		size_t en = balanced_end(reply, stop, i);
+		tries++;
 		if (!en) {
 			if (!unclosed_line) {
 				int col;
 				line_col(reply, i, &unclosed_line, &col);
 			}
-			tries++;
+			i++;
 			continue;
 		}
-		tries++;
 		struct ks_error le = {0};
 		int rc = json_try(reply, i, en, want, out, &le);
 		if (!rc)
@@ -346,7 +371,7 @@ int ks_reply_json(const char *reply, size_t len, int want, struct ks_buf *out,
 			fe = le;
 		}
 		/* do not hunt inside a rejected value for fragments */
-		i = en - 1;
+		i = en;
 	}
 	if (first_err) {
 		if (e)
@@ -357,6 +382,11 @@ int ks_reply_json(const char *reply, size_t len, int want, struct ks_buf *out,
 		return ks_error_set(e, KS_EPARSE,
 				    "reply JSON %s starting at line %d is never closed",
 				    want_name(want), unclosed_line);
+	if (foreign < n)
+		return ks_error_set(e, KS_EPARSE,
+				    "reply has no JSON %s (it has a ```%s block: the JSON was "
+				    "expected in a ```json block)",
+				    want_name(want), blocks[foreign].lang);
 	return ks_error_set(e, KS_EPARSE, "reply has no JSON %s", want_name(want));
 }
 

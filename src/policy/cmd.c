@@ -11,6 +11,9 @@
 
 #define CMD_DEFAULT_REPLY_CAP ((size_t)4 << 20)
 #define CMD_DEFAULT_STDERR_CAP ((size_t)64 << 10)
+/* how long output is still read after the shell exits: a background process it left
+ * behind may hold stdout open for ever, and the reply is complete once the shell is gone */
+#define CMD_EXIT_GRACE_S 0.2
 
 int ks_cmd_run(const char *command, const char *input, size_t input_len, double timeout_s,
 	       struct ks_buf *out, struct ks_buf *err, struct ks_cmd_result *res,
@@ -24,6 +27,7 @@ int ks_cmd_run(const char *command, const char *input, size_t input_len, double 
 		.err = err,
 		.out_cap_kills = 1,
 		.timeout_s = timeout_s > 0 ? timeout_s : 600,
+		.exit_grace_s = CMD_EXIT_GRACE_S,
 	};
 	struct ks_proc_result pr;
 	memset(res, 0, sizeof(*res));
@@ -161,7 +165,9 @@ static int cmd_complete(void *ctx, const char *purpose, const struct ks_llm_msg 
 		goto out;
 	}
 	if (out.len == 0) {
-		rc = ks_error_set(e, KS_EPROTO, "command '%.80s' wrote no reply on stdout",
+		/* an unusable reply like an HTTP reply without content, recorded and replayed
+		 * as such (KS_EPROTO is the replay's word for a divergence) */
+		rc = ks_error_set(e, KS_EPARSE, "command '%.80s' wrote no reply on stdout",
 				  c->command);
 		goto out;
 	}

@@ -90,6 +90,16 @@ static char *row_purpose(const struct ks_store_llm *row)
 	return strndup(last, n);
 }
 
+/* the failure a recorded row replays; stores written before cmd's empty reply became a
+ * parse error hold it as "replay_mismatch", which would replay as a divergence */
+static int row_status(const struct ks_store_llm *row)
+{
+	int st = ks_llm_status_parse(row->status);
+	if (st == KS_EPROTO && row->error && strstr(row->error, "wrote no reply on stdout"))
+		return KS_EPARSE;
+	return st;
+}
+
 /* load the exchanges recorded in store into a replay transport and p->purposes */
 static int replay_load(struct ks_llm_policy *p, struct ks_store *src, int *count,
 		       struct ks_error *e)
@@ -115,7 +125,7 @@ static int replay_load(struct ks_llm_policy *p, struct ks_store *src, int *count
 			.model = rows[i].model,
 			.prompt_tokens = (long)rows[i].prompt_tokens,
 			.completion_tokens = (long)rows[i].completion_tokens,
-			.status = ks_llm_status_parse(rows[i].status),
+			.status = row_status(&rows[i]),
 			.error = rows[i].error,
 		};
 	}

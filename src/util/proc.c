@@ -17,6 +17,9 @@ extern char **environ;
 
 #define TRUNCATED_NOTE "\n[output truncated]\n"
 #define PROC_DEFAULT_TIMEOUT_S 600.0
+/* with exit_grace_s, how often a run whose output is still open checks for the exit (an
+ * exit wakes no poll while a leftover holds the pipe) */
+#define PROC_EXIT_CHECK_S 0.05
 /* the child's working copies of the descriptors it is given sit at or above this, clear of
  * the slots they are copied into */
 #define SPAWN_HIGH_FD 64
@@ -325,10 +328,13 @@ int ks_proc_exec(char *const argv[], const struct ks_proc_io *io, struct ks_proc
 	if (pe[0] >= 0)
 		set_nonblock(pe[0]);
 	double deadline = ks_clock_s() + (io->timeout_s > 0 ? io->timeout_s : PROC_DEFAULT_TIMEOUT_S);
+	double grace_end = 0; /* set once the program exited with its output still open */
 	long nap_us = 500;
 	char chunk[65536];
 	for (;;) {
-		double left = deadline - ks_clock_s();
+		double now = ks_clock_s(), left = deadline - now;
+		if (grace_end > 0 && now >= grace_end)
+			break; /* exited: its leftovers are not waited for */
 		if (left <= 0) {
 			res->timed_out = 1;
 			break;
@@ -342,6 +348,13 @@ int ks_proc_exec(char *const argv[], const struct ks_proc_io *io, struct ks_proc
 			nap_us = nap_us < 32000 ? nap_us * 2 : 50000;
 			continue;
 		}
+		double poll_s = left > 1 ? 1 : left;
+		if (io->exit_grace_s > 0 && grace_end == 0 && child_exited(pid))
+			grace_end = now + (io->exit_grace_s < left ? io->exit_grace_s : left);
+		if (grace_end > 0)
+			poll_s = grace_end - now;
+		else if (io->exit_grace_s > 0 && poll_s > PROC_EXIT_CHECK_S)
+			poll_s = PROC_EXIT_CHECK_S;
 		struct pollfd pf[3];
 		int np = 0, io_ = -1, ie = -1, ii = -1;
 		if (po[0] >= 0) {
@@ -356,7 +369,7 @@ int ks_proc_exec(char *const argv[], const struct ks_proc_io *io, struct ks_proc
 			ii = np;
 			pf[np++] = (struct pollfd){.fd = sv[0], .events = POLLOUT};
 		}
-		int n = poll(pf, (nfds_t)np, left > 1 ? 1000 : (int)(left * 1000) + 1);
+		int n = poll(pf, (nfds_t)np, (int)(poll_s * 1000) + 1);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {

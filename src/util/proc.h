@@ -65,6 +65,10 @@ struct ks_proc_io {
 	 * and end out with a "[output truncated]" note */
 	int out_cap_kills;
 	double timeout_s;        /* <= 0: 600 s */
+	/* > 0: the run ends this long after the program exits, even while something it left
+	 * running still holds stdout or stderr open (what arrives until then is kept, the
+	 * leftovers are killed); 0: read until every holder has closed them */
+	double exit_grace_s;
 };
 
 /* Run argv with io, kill its whole group at the deadline or when it ends (nothing it

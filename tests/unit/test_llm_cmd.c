@@ -119,7 +119,7 @@ static void test_failures(void)
 	ks_llm_reply_release(&r);
 
 	rc = call("true", 5, 0, 0, hello, 2, &r, &e);
-	is_int(rc, KS_EPROTO, "empty reply is an error");
+	is_int(rc, KS_EPARSE, "empty reply is an unusable reply, not a replay divergence");
 	ok(strstr(e.msg, "no reply") != NULL, "empty message: %s", e.msg);
 	ks_llm_reply_release(&r);
 
@@ -156,6 +156,15 @@ static void test_failures(void)
 	ok(child > 0 && gone, "the background child (pid %ld) was killed with the group", child);
 	remove(pidfile);
 
+	/* the shell exits at once but leaves a child holding stdout: the reply is complete */
+	t0 = now();
+	rc = call("cat >/dev/null; (sleep 1000 &); echo 'prose only'", 5, 0, 0, hello, 2, &r, &e);
+	dt = now() - t0;
+	is_int(rc, 0, "a command leaving a background child on stdout answers");
+	is_str(r.content, "prose only\n", "... with its reply");
+	ok(dt < 2.5, "... soon after the shell exited (%.2fs), not at the timeout", dt);
+	ks_llm_reply_release(&r);
+
 	rc = call("head -c 3000000 /dev/zero | tr '\\0' x", 10, 1 << 20, 0, hello, 2, &r, &e);
 	is_int(rc, KS_ELIMIT, "huge output capped");
 	ok(strstr(e.msg, "larger than 1048576 bytes") != NULL, "cap message: %s", e.msg);
@@ -178,13 +187,15 @@ static void test_failures(void)
 
 struct rec {
 	int n;
-	char transport[16], purpose[16], model[16], reply[64];
+	char transport[16], purpose[16], model[16], reply[64], status[32], error[128];
 };
 
 static void on_record(const struct ks_llm_exchange *x, void *ctx)
 {
 	struct rec *r = ctx;
 	r->n++;
+	snprintf(r->status, sizeof(r->status), "%s", ks_llm_status_text(x->status));
+	snprintf(r->error, sizeof(r->error), "%s", x->error ? x->error : "");
 	snprintf(r->transport, sizeof(r->transport), "%s", x->transport);
 	snprintf(r->purpose, sizeof(r->purpose), "%s", x->purpose);
 	snprintf(r->model, sizeof(r->model), "%s", x->model);
@@ -218,6 +229,21 @@ static void test_client(void)
 	is_str(rec.reply, "answer\n", "reply");
 	rc = ks_llm_complete(&c, "debug", hello, 2, &r, &e);
 	is_int(rc, KS_EBUDGET, "call budget");
+	ks_llm_release(&c);
+	ks_llm_transport_close(&t);
+
+	/* an empty reply is recorded as an unusable reply: a replay must not read it as the
+	 * replay's own divergence ("replay_mismatch") */
+	cfg.command = "cat >/dev/null";
+	rc = ks_llm_cmd_open(&cfg, &t, &e);
+	is_int(rc, 0, "open a command that answers nothing");
+	ks_llm_init(&c, &t);
+	c.record = on_record;
+	c.record_ctx = &rec;
+	rc = ks_llm_complete(&c, "debug", hello, 2, &r, &e);
+	is_int(rc, KS_EPARSE, "empty reply through the client");
+	is_str(rec.status, "parse_error", "recorded as an unusable reply");
+	ok(strstr(rec.error, "wrote no reply on stdout") != NULL, "with why: %s", rec.error);
 	ks_llm_release(&c);
 	ks_llm_transport_close(&t);
 }

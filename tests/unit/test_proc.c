@@ -43,6 +43,23 @@ static void test_capture(void)
 	ks_buf_release(&out);
 }
 
+/* pid is dead (a zombie reparented to init counts as gone soon) */
+static int pid_gone(int pid)
+{
+	for (int i = 0; i < 50; i++) {
+		char path[64], st = 0;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		FILE *s = fopen(path, "r");
+		int alive = s && fscanf(s, "%*d %*s %c", &st) == 1 && st != 'Z';
+		if (s)
+			fclose(s);
+		if (!alive)
+			return 1;
+		usleep(20000);
+	}
+	return 0;
+}
+
 static void test_timeout_kills_group(void)
 {
 	char pidfile[] = "/tmp/ks-test-proc-XXXXXX";
@@ -67,20 +84,57 @@ static void test_timeout_kills_group(void)
 	}
 	unlink(pidfile);
 	ok(bg > 0, "the background child wrote its pid (%d)", bg);
-	/* it was in the group: killed (a zombie reparented to init counts as gone soon) */
-	int alive = 0;
-	for (int i = 0; i < 50 && bg > 0; i++) {
-		char path[64], st = 0;
-		snprintf(path, sizeof(path), "/proc/%d/stat", bg);
-		FILE *s = fopen(path, "r");
-		alive = s && fscanf(s, "%*d %*s %c", &st) == 1 && st != 'Z';
-		if (s)
-			fclose(s);
-		if (!alive)
-			break;
-		usleep(20000);
+	/* it was in the group: killed */
+	ok(bg > 0 && pid_gone(bg), "the program's background child was killed with its group");
+	ks_buf_release(&out);
+}
+
+/* A program that exits at once but leaves a child holding its stdout: with exit_grace_s
+ * the run ends just after the exit with the output kept, without it the run waits for
+ * the pipe to close. */
+static void test_exit_grace(void)
+{
+	char pidfile[] = "/tmp/ks-test-proc-XXXXXX";
+	int fd = mkstemp(pidfile);
+	close(fd);
+	char script[256];
+	snprintf(script, sizeof(script), "(sleep 30 & echo $! > %s); echo reply", pidfile);
+	char *argv[] = {(char *)"/bin/sh", (char *)"-c", script, NULL};
+	struct ks_buf out;
+	ks_buf_init(&out, 0);
+	struct ks_proc_io io = {.input = "x", .input_len = 1, .out = &out, .out_cap_kills = 1,
+				.timeout_s = 10, .exit_grace_s = 0.2};
+	struct ks_proc_result res;
+	struct ks_error e = {0};
+	double t0 = ks_clock_s();
+	is_int(ks_proc_exec(argv, &io, &res, &e), 0, "a program leaving a child on stdout ran");
+	double took = ks_clock_s() - t0;
+	ok(took < 3, "the run ended soon after the program exited (%.2f s)", took);
+	ok(!res.timed_out && res.exited && res.code == 0, "not a timeout: exit code 0 (%d %d %d)",
+	   res.timed_out, res.exited, res.code);
+	is_str(ks_buf_str(&out), "reply\n", "what it wrote before exiting is kept");
+	FILE *f = fopen(pidfile, "r");
+	int bg = 0;
+	if (f) {
+		if (fscanf(f, "%d", &bg) != 1)
+			bg = 0;
+		fclose(f);
 	}
-	ok(bg > 0 && !alive, "the program's background child was killed with its group");
+	unlink(pidfile);
+	ok(bg > 0 && pid_gone(bg), "the child it left (%d) was killed with its group", bg);
+
+	/* output that the leftovers write within the grace is kept */
+	char late[] = "(sleep 0.1; echo late) & echo early";
+	argv[2] = late;
+	ks_buf_reset(&out);
+	io.exit_grace_s = 5;
+	is_int(ks_proc_exec(argv, &io, &res, &e), 0, "a child writing after the exit");
+	is_str(ks_buf_str(&out), "early\nlate\n", "its output within the grace is kept");
+
+	/* without the option a run reads until every holder closes the output */
+	ks_buf_reset(&out);
+	is_int(sh("(sleep 0.5; echo late) & echo early", &out, &res, 10), 0, "ran without grace");
+	is_str(ks_buf_str(&out), "early\nlate\n", "the child's output is waited for");
 	ks_buf_release(&out);
 }
 
@@ -215,6 +269,7 @@ int main(void)
 {
 	test_capture();
 	test_timeout_kills_group();
+	test_exit_grace();
 	test_isolation();
 	test_exec_failure();
 	test_prepare_and_fds();

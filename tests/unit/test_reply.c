@@ -149,6 +149,26 @@ static void test_json(void)
 	rc = js("```json\n{\"a\": 1", '{', &b, &e);
 	is_int(rc, KS_EPARSE, "unterminated json fence");
 
+	/* a kernel where JSON was wanted: its braces are not read as broken JSON */
+	rc = js("Here it is:\n```c\n#include <math.h>\nvoid k(const float *x, float *y, int n)\n"
+		"{\n\tfor (int i = 0; i < n; i++) { y[i] = expf(x[i]); }\n}\n```\n",
+		'{', &b, &e);
+	is_int(rc, KS_EPARSE, "only a ```c block");
+	is_str(e.msg,
+	       "reply has no JSON object (it has a ```c block: the JSON was expected in a ```json "
+	       "block)",
+	       "only-code message");
+	rc = js("```cuda\n__global__ void k(float *y) { y[0] = 1; }\n```", 0, &b, &e);
+	ok(rc == KS_EPARSE && strstr(e.msg, "it has a ```cuda block"), "cuda block: %s", e.msg);
+
+	rc = js("```c\nint a[2] = {1, 2};\n```\nops: [{\"op\": \"x\"}]", '[', &b, &e);
+	is_int(rc, 0, "bare JSON beside a ```c block");
+	is_str(ks_buf_str(&b), "[{\"op\": \"x\"}]", "... the JSON, not the C array's [2]");
+
+	rc = js("```\n{\"a\": 1}\n```", '{', &b, &e);
+	is_int(rc, 0, "JSON in a bare fence");
+	is_str(ks_buf_str(&b), "{\"a\": 1}", "bare fence text");
+
 	const char nul[] = "{\"a\": \"x\0y\"}";
 	ks_buf_reset(&b);
 	rc = ks_reply_json(nul, sizeof(nul) - 1, '{', &b, &e);
