@@ -19,7 +19,9 @@ struct ks_cmd_result {
 /* Run `/bin/sh -c command` in its own process group with the environment passed through,
  * write input to its stdin (a command that does not read it is fine), collect stdout
  * into out (out->cap is the limit) and stderr into err (err->cap bytes kept, the rest
- * counted and dropped).  Returns 0 when the command ran to completion whatever its exit
+ * counted and dropped); reading stops 0.2 s after the shell exits even when something it
+ * left running still holds stdout, and the process group goes with it.  Returns 0 when the
+ * command ran to completion whatever its exit
  * status; KS_ETIMEOUT after timeout_s (process group killed); KS_ELIMIT when stdout
  * exceeded its cap; KS_ESYS when it could not be started. */
 int ks_cmd_run(const char *command, const char *input, size_t input_len, double timeout_s,
