@@ -246,7 +246,7 @@ static int ask_outcome(struct lp *L, const char *purpose, int rc, const struct k
 		return 0;
 	}
 	if (rc == KS_EPARSE)
-		ks_warn("the model's '%s' reply was unusable after corrections: %s", purpose, ae->msg);
+		ks_warn("the model's '%s' reply was unusable: %s", purpose, ae->msg);
 	/* transport failures were logged by the client after its retries */
 	unusable(L, purpose);
 	*res = L->stop ? ASK_STOP : ASK_UNUSABLE;
