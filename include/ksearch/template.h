@@ -102,9 +102,12 @@ int ks_template_load(const char *path, struct ks_template **out, struct ks_error
 int ks_template_parse(const char *text, size_t len, const char *name, struct ks_template **out,
 		      struct ks_error *e);
 void ks_template_free(struct ks_template *t);
+/* KS_EINVAL when two of the n templates name the same family (the world model, reports and
+ * run summaries tell templates apart by it), naming both files */
+int ks_template_family_clash(struct ks_template *const *list, int n, struct ks_error *e);
 /* Every file in dir holding an @ksearch block (name order, dot files and files without a block
  * skipped, at most KS_TEMPLATE_MAX_DIR); *out is an array of *n templates, free it with
- * ks_template_list_free.  A broken template fails the whole load with its position. */
+ * ks_template_list_free.  A broken template, or two with one family, fails the whole load. */
 #define KS_TEMPLATE_MAX_DIR 64
 int ks_template_load_dir(const char *dir, struct ks_template ***out, int *n, struct ks_error *e);
 void ks_template_list_free(struct ks_template **list, int n);

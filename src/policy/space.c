@@ -96,6 +96,8 @@ int ks_search_space_load(struct ks_search_space *sp, const struct ks_task *t,
 	}
 	if (sp->n == 0 && !rc)
 		rc = ks_error_set(e, KS_ENOTFOUND, "no usable knob template in '%s'", dir);
+	if (!rc)
+		rc = ks_template_family_clash(sp->tpl, sp->n, e);
 	sp->space.ntemplates = sp->n;
 	sp->space.templates = sp->tpl;
 	sp->space.feasible = sp->feasible;

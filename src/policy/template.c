@@ -594,6 +594,19 @@ void ks_template_list_free(struct ks_template **list, int n)
 	free(list);
 }
 
+int ks_template_family_clash(struct ks_template *const *list, int n, struct ks_error *e)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			if (!strcmp(list[i]->family, list[j]->family))
+				return ks_error_set(e, KS_EINVAL,
+						    "%s: family '%s' is taken by %s already: give each "
+						    "template a family of its own (the world model and "
+						    "the reports tell templates apart by it)",
+						    list[i]->path, list[i]->family, list[j]->path);
+	return 0;
+}
+
 int ks_template_load_dir(const char *dir, struct ks_template ***out, int *n, struct ks_error *e)
 {
 	DIR *d = opendir(dir);
@@ -647,6 +660,8 @@ int ks_template_load_dir(const char *dir, struct ks_template ***out, int *n, str
 	}
 	for (int i = 0; i < nnames; i++)
 		free(names[i]);
+	if (!rc)
+		rc = ks_template_family_clash(list, *n, e);
 	if (rc) {
 		ks_template_list_free(list, *n);
 		*n = 0;

@@ -156,6 +156,13 @@ sed -i 's/THREADS <= spec.cores/THREADS <= NOPE/' "$TMP/req/scale/templates/cpu/
 check "a require that names nothing: show exits 2" run 2 tasks show "$TMP/req/scale"
 check "with run's FILE:LINE:COL error" grep -qE "threaded.c:[0-9]+:[0-9]+: unknown name 'NOPE'" "$TMP/err"
 
+# two templates of one backend with one family: the search could not tell them apart
+mkdir -p "$TMP/fam"
+cp -r "$SRC/tests/fixtures/eval/scale" "$TMP/fam/"
+sed -i 's/^family: threaded$/family: unrolled/' "$TMP/fam/scale/templates/cpu/threaded.c"
+check "two templates with one family: show exits 2" run 2 tasks show "$TMP/fam/scale"
+check "naming both files" grep -qE "unrolled.c: family 'unrolled' is taken by .*threaded.c already" "$TMP/err"
+
 # subcommand words: what was expected, and the nearest one
 check "tasks shwo exits 2" run 2 tasks shwo
 check "with a suggestion" has "unknown 'tasks' subcommand 'shwo' (expected list, show or import); did you mean 'show'?" "$TMP/err"
