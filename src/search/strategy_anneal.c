@@ -101,6 +101,28 @@ static int next_slot(struct anneal *a)
 	return ks_ledger_random_unseen(&a->ledger, &a->rng);
 }
 
+/* "anneal: VEC 8->16" (the knobs that differ from the current position), "anneal: start,
+ * online-softmax" or "anneal: jump to multipass-simd" */
+static void title_of(const struct anneal *a, int slot, char *out, size_t n)
+{
+	int t = ks_ledger_template(&a->ledger, slot);
+	const struct ks_template *tp = a->space->templates[t];
+	int from_t = a->pos >= 0 ? ks_ledger_template(&a->ledger, a->pos) : -1;
+	if (from_t != t) {
+		snprintf(out, n, "anneal: %s %s", a->pos < 0 ? "start," : "jump to", tp->family);
+		return;
+	}
+	const struct ks_config_set *fs = &a->space->feasible[t];
+	const int *to = fs->cfg + (size_t)(slot - a->ledger.offset[t]) * fs->nknobs;
+	const int *from = fs->cfg + (size_t)(a->pos - a->ledger.offset[t]) * fs->nknobs;
+	size_t len = (size_t)snprintf(out, n, "anneal:");
+	for (int k = 0; k < tp->nknobs && len < n; k++)
+		if (to[k] != from[k])
+			len += (size_t)snprintf(out + len, n - len, " %s %s->%s", tp->knobs[k].name,
+						tp->knobs[k].values[from[k]],
+						tp->knobs[k].values[to[k]]);
+}
+
 static int anneal_init(void **state, const struct ks_space *space,
 		       const struct ks_strategy_config *cfg, struct ks_error *e)
 {
@@ -135,7 +157,7 @@ static int anneal_propose(void *state, struct ks_proposal *out, int max, int *n,
 		if ((rc = ks_ledger_propose(&a->ledger, t, c, e)))
 			return rc;
 		ks_proposal_fill(a->space, t, c, p);
-		snprintf(p->title, sizeof(p->title), "anneal: %s", a->space->templates[t]->family);
+		title_of(a, slot, p->title, sizeof(p->title));
 		(*n)++;
 	}
 	return 0;
