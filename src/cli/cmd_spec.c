@@ -1,5 +1,7 @@
 /* ksearch spec list | show NAME | detect: hardware specs from knowledge/specs/. */
+#include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <string.h>
 
@@ -86,6 +88,42 @@ static int do_list(int json)
 	return rc;
 }
 
+/* write text to path; on failure say why (strerror) and return -1 */
+static int write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	int bad = !f || fputs(text, f) < 0;
+	int err = errno;
+	if (f && fclose(f) && !bad) {
+		bad = 1;
+		err = errno;
+	}
+	if (bad)
+		fprintf(stderr, "ksearch: write '%s': %s\n", path, strerror(err));
+	return bad ? -1 : 0;
+}
+
+/* --save's file can be written (checked before detection, which takes seconds): -1 after
+ * saying why */
+static int save_target_ok(const char *path)
+{
+	struct stat st;
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
+		 slash ? path : ".");
+	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "ksearch: --save '%s': a directory; name a file (NAME.yaml)\n", path);
+		return -1;
+	}
+	if (access(dir, W_OK)) {
+		fprintf(stderr, "ksearch: --save '%s': cannot write in '%s': %s\n", path, dir,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_spec(int argc, char **argv)
 {
 	int json = 0, verbose = 0, device = 0;
@@ -136,6 +174,8 @@ int cmd_spec(int argc, char **argv)
 	}
 	if (npos != 1) /* detect */
 		goto extra;
+	if (save && save_target_ok(save))
+		return KS_EXIT_USAGE;
 	if (backend && !ks_backend_on_host(ks_backend_find(backend))) {
 		/* the device's spec document; saved as is, shown through the spec loader */
 		struct ks_buf y = KS_BUF_INIT;
@@ -169,13 +209,10 @@ int cmd_spec(int argc, char **argv)
 		} else {
 			ks_buf_adds(&doc, ks_buf_str(&y));
 		}
-		FILE *f = fopen(save, "w");
-		int bad = !f || fputs(ks_buf_str(&doc), f) < 0;
+		int bad = write_text(save, ks_buf_str(&doc));
 		ks_buf_release(&doc);
-		if ((f && fclose(f)) || bad) {
-			fprintf(stderr, "ksearch: write '%s': cannot write file\n", save);
+		if (bad)
 			goto gpu_out;
-		}
 		if (ks_spec_load(save, &s, &e)) {
 			fprintf(stderr, "ksearch: %s\n", e.msg);
 			goto gpu_out;
@@ -206,15 +243,10 @@ int cmd_spec(int argc, char **argv)
 				}
 			}
 			struct ks_buf y = KS_BUF_INIT;
-			FILE *f = NULL;
-			if (ks_spec_to_yaml(&s, &y, &e) || !(f = fopen(save, "w")) ||
-			    fputs(ks_buf_str(&y), f) < 0) {
-				fprintf(stderr, "ksearch: write '%s': %s\n", save,
-					e.msg[0] ? e.msg : "cannot write file");
+			if (ks_spec_to_yaml(&s, &y, &e)) {
+				fprintf(stderr, "ksearch: write '%s': %s\n", save, e.msg);
 				rc = KS_EXIT_USAGE;
-			}
-			if (f && fclose(f) && !rc) {
-				fprintf(stderr, "ksearch: write '%s': cannot close file\n", save);
+			} else if (write_text(save, ks_buf_str(&y))) {
 				rc = KS_EXIT_USAGE;
 			}
 			ks_buf_release(&y);

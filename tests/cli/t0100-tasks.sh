@@ -173,5 +173,11 @@ check "and says what it needs" has "spec show needs one spec" "$TMP/err"
 check "translate without --to exits 2" run 2 translate "$TMP/fifo/softmax/reference.c"
 check "and says it needs a target" has "translate needs a target: --to metal, cpu or opencl" "$TMP/err"
 
+# spec detect --save: a target that cannot be written is refused before detection, with why
+check "spec detect --save into a missing folder exits 2" run 2 spec detect --save "$TMP/none/x.yaml"
+check "with the system's reason" has "cannot write in '$TMP/none': No such file or directory" "$TMP/err"
+check "spec detect --save of a folder exits 2" run 2 spec detect --save "$TMP"
+check "saying it is a directory" has "a directory; name a file" "$TMP/err"
+
 echo "1..$n"
 [ "$fails" = 0 ]
