@@ -135,6 +135,11 @@ int ks_backend_template_runs(const struct ks_backend_i *b, const char *source, c
 int ks_backend_probe_kernels(const struct ks_backend_i *b, char *why, size_t n);
 /* 1 when b's kernels run on the host CPU (0 for NULL, an unknown backend) */
 int ks_backend_on_host(const struct ks_backend_i *b);
+struct ks_spec;
+/* 0 when spec s can describe where b's kernels run; KS_EINVAL, saying why, for a GPU's spec
+ * given to a backend whose kernels run on the host CPU */
+int ks_backend_spec_fits(const struct ks_backend_i *b, const struct ks_spec *s,
+			 struct ks_error *e);
 /* 1 when compiles may run on the host while b's kernels are timed (0 for NULL) */
 int ks_backend_timing_tolerates_host_load(const struct ks_backend_i *b);
 /* the file name of b's device reference ("reference.cu"), or NULL when it has none */

@@ -104,6 +104,18 @@ int ks_backend_on_host(const struct ks_backend_i *b)
 	return b && b->on_host;
 }
 
+int ks_backend_spec_fits(const struct ks_backend_i *b, const struct ks_spec *s,
+			 struct ks_error *e)
+{
+	if (b && b->on_host && s->kind && strcmp(s->kind, "cpu"))
+		return ks_error_set(e, KS_EINVAL,
+				    "spec '%s' describes a %s, but backend '%s' runs kernels on this "
+				    "machine's CPU: its roofline and SUSPICIOUS floor would be a %s's "
+				    "(use --spec auto, or a cpu spec)",
+				    s->name ? s->name : "?", s->kind, b->name, s->kind);
+	return 0;
+}
+
 int ks_backend_timing_tolerates_host_load(const struct ks_backend_i *b)
 {
 	return b && b->timing_tolerates_host_load;

@@ -367,9 +367,11 @@ int cmd_eval(int argc, char **argv)
 		ks_spec_init(&sp);
 		/* auto: the host, or the GPU the kernel runs on when it is on this machine */
 		int loaded = KS_ENOTFOUND;
-		if (strcmp(spec, "auto"))
+		if (strcmp(spec, "auto")) {
 			loaded = ks_spec_load(spec, &sp, &e);
-		else if (ks_backend_on_host(ks_backend_find(backend)))
+			if (!loaded)
+				loaded = ks_backend_spec_fits(ks_backend_find(backend), &sp, &e);
+		} else if (ks_backend_on_host(ks_backend_find(backend)))
 			loaded = ks_spec_detect_host(&sp, &e);
 		else if (!worker_cmd)
 			loaded = ks_backend_device_spec(backend, devices, &sp, &e);

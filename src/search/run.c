@@ -458,6 +458,8 @@ static int load_spec(struct ks_run_state *st, struct ks_error *e)
 		rc = ks_spec_detect_host(&st->spec, e);
 	} else {
 		rc = ks_spec_load(name, &st->spec, e);
+		if (!rc)
+			rc = ks_backend_spec_fits(st->be, &st->spec, e);
 	}
 	if (rc)
 		return ks_error_wrap(e, "hardware spec");

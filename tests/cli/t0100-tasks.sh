@@ -173,6 +173,13 @@ check "and says what it needs" has "spec show needs one spec" "$TMP/err"
 check "translate without --to exits 2" run 2 translate "$TMP/fifo/softmax/reference.c"
 check "and says it needs a target" has "translate needs a target: --to metal, cpu or opencl" "$TMP/err"
 
+# a GPU's spec for kernels that run on the CPU is refused, not applied
+check "eval --spec h200 on the cpu backend exits 2" run 2 eval "$SRC/tests/fixtures/eval/scale" "$SRC/tests/fixtures/eval/scale/baseline.c" --spec "$SRC/knowledge/specs/h200.yaml"
+check "saying why" has "describes a gpu, but backend 'cpu' runs kernels on this machine's CPU" "$TMP/err"
+
+check "eval --spec of an unknown name exits 2" run 2 eval "$SRC/tests/fixtures/eval/scale" "$SRC/tests/fixtures/eval/scale/baseline.c" --spec nope
+check "naming it" has "unknown spec 'nope'" "$TMP/err"
+
 # spec detect --save: a target that cannot be written is refused before detection, with why
 check "spec detect --save into a missing folder exits 2" run 2 spec detect --save "$TMP/none/x.yaml"
 check "with the system's reason" has "cannot write in '$TMP/none': No such file or directory" "$TMP/err"
