@@ -80,6 +80,10 @@ int cmd_translate(int argc, char **argv)
 		rc = KS_EXIT_USAGE;
 		goto out;
 	}
+	if (!strstr(ks_buf_str(&src), "__global__"))
+		fprintf(stderr, "ksearch: note: '%s' defines no __global__ kernel; the pack below "
+				"maps only the CUDA primitives found in it\n",
+			pos[0]);
 	struct ks_translation t;
 	struct ks_error e = {0};
 	if (ks_translate(ks_buf_str(&src), to, have_t ? &ts : NULL, have_s ? &ss : NULL, &t, &e)) {
