@@ -173,10 +173,6 @@ check "and says what it needs" has "spec show needs one spec" "$TMP/err"
 check "translate without --to exits 2" run 2 translate "$TMP/fifo/softmax/reference.c"
 check "and says it needs a target" has "translate needs a target: --to metal, cpu or opencl" "$TMP/err"
 
-: >"$TMP/empty.cu"
-check "translate of a file without a kernel still exits 0" run 0 translate "$TMP/empty.cu" --to metal
-check "with a note that it has no __global__ kernel" has "defines no __global__ kernel" "$TMP/err"
-
 # a GPU's spec for kernels that run on the CPU is refused, not applied
 check "eval --spec h200 on the cpu backend exits 2" run 2 eval "$SRC/tests/fixtures/eval/scale" "$SRC/tests/fixtures/eval/scale/baseline.c" --spec "$SRC/knowledge/specs/h200.yaml"
 check "saying why" has "describes a gpu, but backend 'cpu' runs kernels on this machine's CPU" "$TMP/err"

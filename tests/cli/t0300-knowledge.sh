@@ -88,6 +88,11 @@ check "same kernel against h100 limits exits 1 (wgmma only)" run 1 translate "$C
 check "h100: no shared-memory error" lacks "ERROR line 10 [smem_per_block]" "$TMP/out"
 
 check "tiled matmul fits m3-max" run 0 translate "$CU/tiled_matmul.cu" --to metal
+: >"$TMP/empty.cu"
+check "translate of a file without a kernel still exits 0" run 0 translate "$TMP/empty.cu" --to metal
+check "with a note that it has no __global__ kernel" has "defines no __global__ kernel" "$TMP/err"
+check "no such note for a real kernel" run 0 translate "$CU/tiled_matmul.cu" --to metal
+check "... (none)" lacks "no __global__ kernel" "$TMP/err"
 check "tiled matmul: usage of 32 KiB reported" has "fits the 32 KiB of m3-max (26%)" "$TMP/out"
 
 check "warp softmax --json" run 0 translate "$CU/softmax_warp.cu" --to metal --json
