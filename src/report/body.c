@@ -66,8 +66,9 @@ static void section_header(struct rp_doc *d, const struct rp_run *r)
 		doc_para_begin(d);
 		doc_text(d, "How sure: ");
 		doc_text(d, r->final_verdict);
-		doc_text(d, " (95% interval of the difference; a candidate whose advantage is inside "
-			    "the noise does not take the crown from the search phase's leader).");
+		doc_text(d, ". The interval is the 95% interval of that difference, in the same "
+			    "units; a candidate whose advantage is inside the noise (an interval that "
+			    "reaches 0%) does not take the crown from the search phase's leader.");
 		doc_para_end(d);
 	}
 	if (r->stopped[0] && strcmp(r->stopped, "budget")) {
@@ -814,12 +815,19 @@ static void section_footer(struct rp_doc *d, const struct rp_run *r)
 	doc_para_begin(d);
 	doc_text(d, "Each time is the median of timed repetitions taken after a warm-up; spread is "
 		    "the interquartile range as a percentage of the median. Speedup is the baseline "
-		    "median divided by the candidate median, both measured in the same session, "
-		    "and a candidate's speedup is the geometric mean over the timed workloads. "
-		    "Correctness is checked on several fresh input seeds per workload plus every "
-		    "check entry; a candidate passes only if all of them pass. At the end of a run "
-		    "the top candidates are re-measured with more repetitions, interleaved with the "
-		    "baseline (phase final), and the best is chosen on that re-measurement.");
+		    "median divided by the candidate median, and a candidate's speedup is the "
+		    "geometric mean over the timed workloads. Which baseline figure depends on the "
+		    "phase. Rows of phase search: the baseline (and the library, where one is "
+		    "timed) was timed once per workload at the start of the run, interleaved with "
+		    "the first candidate to reach timing, and every later candidate is divided "
+		    "into those samples; good for ranking, but drift of the machine since then "
+		    "shows in these speedups. Rows of phase final: at the end of a run the top "
+		    "candidates are re-measured with more repetitions, the baseline timed again "
+		    "in blocks interleaved with each candidate's (the later rounds, which only "
+		    "tell the leaders apart, time the candidates alone against the first round's "
+		    "baseline), and the best is chosen on that re-measurement. Correctness is "
+		    "checked on several fresh input seeds per workload plus every check entry; a "
+		    "candidate passes only if all of them pass.");
 	doc_para_end(d);
 	doc_para_begin(d);
 	doc_text(d, "Regenerate this report from the run database with ");
