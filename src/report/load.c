@@ -236,6 +236,11 @@ static void roofline_event(struct rp_run *r, const char *data)
 	r->roof_gflops = json_is_number(g) ? json_number_value(g) : 0;
 	r->roof_gbps = json_is_number(b) ? json_number_value(b) : 0;
 	snprintf(r->roof_dtype, sizeof(r->roof_dtype), "%s", json_is_string(t) ? json_string_value(t) : "");
+	json_t *sn = json_object_get(d, "spec"), *st = json_object_get(d, "spec_title");
+	snprintf(r->spec_name, sizeof(r->spec_name), "%s", json_is_string(sn) ? json_string_value(sn) : "");
+	snprintf(r->spec_title, sizeof(r->spec_title), "%s",
+		 json_is_string(st) ? json_string_value(st) : "");
+	r->peaks_measured = json_is_true(json_object_get(d, "peaks_measured"));
 	json_decref(d);
 }
 

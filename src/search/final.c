@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "eval/stats.h"
+#include "ksearch/backend.h"
 #include "ksearch/log.h"
 #include "ksearch/worker.h"
 #include "ksearch/template.h"
@@ -300,6 +301,18 @@ static int record_roofs(struct ks_run_state *st, struct ks_error *e)
 	json_t *d = json_pack("{s:s, s:f, s:f, s:f, s:f}", "dtype", ks_dtype_name(dt),
 			      "compute_gflops", compute, "memory_gbps", memory, "ceiling_gflops",
 			      o->peak_gflops, "ceiling_gbps", o->peak_gbps);
+	/* the hardware the roofs came from: the report names it where the run said "auto",
+	 * and says whether its peaks were measured here (detected on the host) */
+	if (d && st->have_spec) {
+		int detected = !st->o.spec || !st->o.spec[0] || !strcmp(st->o.spec, "auto");
+		if (st->spec.name)
+			json_object_set_new(d, "spec", json_string(st->spec.name));
+		if (st->spec.title)
+			json_object_set_new(d, "spec_title", json_string(st->spec.title));
+		json_object_set_new(d, "spec_detected", json_boolean(detected));
+		json_object_set_new(d, "peaks_measured",
+				    json_boolean(detected && ks_backend_on_host(st->be)));
+	}
 	char *text = d ? json_dumps(d, JSON_COMPACT) : NULL;
 	int rc = text ? ks_store_add_event(st->store, "info", "roofline",
 					   "the roofs of % of roofline", text, e)
