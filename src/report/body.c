@@ -18,6 +18,18 @@ static void fnum(char *dst, size_t n, const char *fmt, double v)
 		snprintf(dst, n, "%s", RP_NA);
 }
 
+/* a rate (GFLOP/s, GB/s) with three significant digits, never "0.0" for 0.04; whole
+ * numbers from 1000 up */
+static void frate(char *dst, size_t n, double v)
+{
+	if (!isfinite(v))
+		snprintf(dst, n, "%s", RP_NA);
+	else if (fabs(v) >= 1000)
+		snprintf(dst, n, "%.0f", v);
+	else
+		snprintf(dst, n, "%.3g", v);
+}
+
 static void fspeed(char *dst, size_t n, double v, double spread)
 {
 	if (!isfinite(v))
@@ -66,8 +78,9 @@ static void section_header(struct rp_doc *d, const struct rp_run *r)
 		doc_para_begin(d);
 		doc_text(d, "How sure: ");
 		doc_text(d, r->final_verdict);
-		doc_text(d, " (95% interval of the difference; a candidate whose advantage is inside "
-			    "the noise does not take the crown from the search phase's leader).");
+		doc_text(d, ". The interval is the 95% interval of that difference, in the same "
+			    "units; a candidate whose advantage is inside the noise (an interval that "
+			    "reaches 0%) does not take the crown from the search phase's leader.");
 		doc_para_end(d);
 	}
 	if (r->stopped[0] && strcmp(r->stopped, "budget")) {
@@ -104,7 +117,8 @@ static void section_header(struct rp_doc *d, const struct rp_run *r)
 	ROW("status", run->status);
 	ROW("task", run->task);
 	ROW("backend", run->backend);
-	ROW("target", r->target[0] ? r->target : "(not recorded)");
+	rp_fmt_target(r, t, sizeof(t));
+	ROW("target", t);
 	if (r->selection[0]) {
 		snprintf(t, sizeof(t), "only %s of the task's timed workloads (--workloads)",
 			 r->selection);
@@ -208,7 +222,13 @@ static void section_roofline(struct rp_doc *d, const struct rp_run *r)
 			     "a memory-bound kernel is measured against the memory roof. Above 100%% "
 			     "the data stayed in cache.",
 			  r->roof_gflops, r->roof_dtype[0] ? r->roof_dtype : "f32", r->roof_gbps);
-	else
+	if (r->roof_gflops > 0 &&
+	    (r->peaks_measured || (!strcmp(r->target, "auto") && !r->spec_name[0])))
+		doc_text(d, " These roofs come from hardware detected at the start of this run "
+			    "(--spec auto); on a CPU they are measured then and vary by a few percent "
+			    "between runs, so compare % of roofline across runs only as far as their "
+			    "roofs agree.");
+	else if (!(r->roof_gflops > 0))
 		doc_text(d, "This run recorded no roofs (a hardware spec without peak figures, or a "
 			    "run from an older ksearch): the points are placed without them.");
 	doc_para_end(d);
@@ -227,8 +247,8 @@ static void wl_cell(struct rp_doc *d, const struct rp_wl *w)
 	}
 	fnum(a, sizeof(a), "%.1f", w->median_us);
 	fnum(b, sizeof(b), "\xc2\xb1%.1f%%", w->spread_pct);
-	fnum(c, sizeof(c), "%.1f", w->gflops);
-	fnum(e, sizeof(e), "%.1f", w->gbps);
+	frate(c, sizeof(c), w->gflops);
+	frate(e, sizeof(e), w->gbps);
 	char roof[48] = "";
 	if (isfinite(w->roofline_pct))
 		snprintf(roof, sizeof(roof), " \xc2\xb7 %.0f%% roof", w->roofline_pct);
@@ -258,7 +278,10 @@ static void section_leaderboard(struct rp_doc *d, const struct rp_run *r)
 	char t[512];
 	int top = r->opts.top, shown = 0;
 
-	snprintf(t, sizeof(t), "Leaderboard (top %d of %d evaluated)", top, r->evaluated);
+	if (top >= r->evaluated)
+		snprintf(t, sizeof(t), "Leaderboard (all %d evaluated)", r->evaluated);
+	else
+		snprintf(t, sizeof(t), "Leaderboard (top %d of %d evaluated)", top, r->evaluated);
 	doc_heading(d, 2, t);
 	if (!r->ncands) {
 		doc_para_begin(d);
@@ -389,9 +412,9 @@ static void section_best(struct rp_doc *d, const struct rp_run *r)
 			fnum(t, sizeof(t), "%.2fx", w->library_speedup);
 			doc_cell(d, t);
 		}
-		fnum(t, sizeof(t), "%.2f", w->gflops);
+		frate(t, sizeof(t), w->gflops);
 		doc_cell(d, t);
-		fnum(t, sizeof(t), "%.2f", w->gbps);
+		frate(t, sizeof(t), w->gbps);
 		doc_cell(d, t);
 		fnum(t, sizeof(t), "%.1f%%", w->roofline_pct);
 		doc_cell(d, t);
@@ -599,6 +622,17 @@ static void section_tree(struct rp_doc *d, const struct rp_run *r)
 	doc_para_begin(d);
 	if (!tr->nsnapshots) {
 		doc_text(d, "No world-model snapshot was recorded (strategies other than wm keep none).");
+		doc_para_end(d);
+		return;
+	}
+	if (tr->no_tree) {
+		const char *sname = tr->strategy && tr->strategy[0] ? tr->strategy
+					 : r->run->strategy && r->run->strategy[0] ? r->run->strategy
+										     : "run's";
+		doc_textf(d, "The %s strategy keeps no world model: its %d snapshot%s record%s its "
+			     "own search state, not a decision tree.",
+			  sname, tr->nsnapshots, tr->nsnapshots == 1 ? "" : "s",
+			  tr->nsnapshots == 1 ? "s" : "");
 		doc_para_end(d);
 		return;
 	}
@@ -814,12 +848,19 @@ static void section_footer(struct rp_doc *d, const struct rp_run *r)
 	doc_para_begin(d);
 	doc_text(d, "Each time is the median of timed repetitions taken after a warm-up; spread is "
 		    "the interquartile range as a percentage of the median. Speedup is the baseline "
-		    "median divided by the candidate median, both measured in the same session, "
-		    "and a candidate's speedup is the geometric mean over the timed workloads. "
-		    "Correctness is checked on several fresh input seeds per workload plus every "
-		    "check entry; a candidate passes only if all of them pass. At the end of a run "
-		    "the top candidates are re-measured with more repetitions, interleaved with the "
-		    "baseline (phase final), and the best is chosen on that re-measurement.");
+		    "median divided by the candidate median, and a candidate's speedup is the "
+		    "geometric mean over the timed workloads. Which baseline figure depends on the "
+		    "phase. Rows of phase search: the baseline (and the library, where one is "
+		    "timed) was timed once per workload at the start of the run, interleaved with "
+		    "the first candidate to reach timing, and every later candidate is divided "
+		    "into those samples; good for ranking, but drift of the machine since then "
+		    "shows in these speedups. Rows of phase final: at the end of a run the top "
+		    "candidates are re-measured with more repetitions, the baseline timed again "
+		    "in blocks interleaved with each candidate's (the later rounds, which only "
+		    "tell the leaders apart, time the candidates alone against the first round's "
+		    "baseline), and the best is chosen on that re-measurement. Correctness is "
+		    "checked on several fresh input seeds per workload plus every check entry; a "
+		    "candidate passes only if all of them pass.");
 	doc_para_end(d);
 	doc_para_begin(d);
 	doc_text(d, "Regenerate this report from the run database with ");

@@ -65,8 +65,14 @@ static json_t *evaluation_json(const struct rp_run *r, const struct rp_cand *c,
 			      : json_null();
 	char log[96];
 	snprintf(log, sizeof(log), "run.db#candidate-%lld", (long long)c->c->id);
-	json_t *env = json_pack("{s:s, s:{s:s, s:s}}", "hardware",
-				r->target[0] ? r->target : (r->run && r->run->backend ? r->run->backend : "?"),
+	char hw[200];
+	if (r->target[0] && !strcmp(r->target, "auto") && (r->spec_title[0] || r->spec_name[0]))
+		snprintf(hw, sizeof(hw), "%s", r->spec_title[0] ? r->spec_title : r->spec_name);
+	else if (r->target[0])
+		snprintf(hw, sizeof(hw), "%s", r->target);
+	else
+		snprintf(hw, sizeof(hw), "%s", r->run && r->run->backend ? r->run->backend : "?");
+	json_t *env = json_pack("{s:s, s:{s:s, s:s}}", "hardware", hw,
 				"libs", "ksearch", r->run && r->run->version ? r->run->version : "?",
 				"backend", r->run && r->run->backend ? r->run->backend : "?");
 	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:s}", "status", st, "log_file", log,

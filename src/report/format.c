@@ -226,3 +226,19 @@ int rp_timed_workloads(const struct rp_run *r, int *idx, int max)
 			idx[n++] = (int)i;
 	return n;
 }
+
+void rp_fmt_target(const struct rp_run *r, char *dst, size_t n)
+{
+	if (!r->target[0])
+		snprintf(dst, n, "(not recorded)");
+	else if (strcmp(r->target, "auto"))
+		snprintf(dst, n, "%s", r->target);
+	else if (r->spec_title[0] && r->spec_name[0] && strcmp(r->spec_title, r->spec_name))
+		snprintf(dst, n, "auto: %s (%s), detected at the start of the run", r->spec_title,
+			 r->spec_name);
+	else if (r->spec_name[0] || r->spec_title[0])
+		snprintf(dst, n, "auto: %s, detected at the start of the run",
+			 r->spec_title[0] ? r->spec_title : r->spec_name);
+	else
+		snprintf(dst, n, "auto (detected at the start of the run)");
+}

@@ -161,6 +161,10 @@ int rp_render_json(const struct rp_run *r, struct ks_buf *out, struct ks_error *
 	json_object_set_new(root, "task", text(run->task));
 	json_object_set_new(root, "backend", text(run->backend));
 	json_object_set_new(root, "target", r->target[0] ? text(r->target) : json_null());
+	/* the spec the roofs came from, named ("auto" does not say which hardware) */
+	json_object_set_new(root, "spec", r->spec_name[0] ? json_pack("{s:s, s:s, s:b}", "name",
+			    r->spec_name, "title", r->spec_title, "peaks_measured", r->peaks_measured)
+			    : json_null());
 	json_object_set_new(root, "strategy", text(run->strategy));
 	json_object_set_new(root, "policy", text(run->policy));
 	json_object_set_new(root, "seed", run->seed <= (uint64_t)INT64_MAX

@@ -146,6 +146,46 @@ static int cmp_rank(const void *a, const void *b, void *arg)
 	return x->c->id < y->c->id ? -1 : x->c->id > y->c->id;
 }
 
+static void fmt_gap(char *dst, size_t n, double pct)
+{
+	snprintf(dst, n, "%+.*f%%", fabs(pct) < 10 ? 1 : 0, pct);
+}
+
+/* A verdict from before the interval was given in the gap's own units ("by 403.8% ± 7.4%":
+ * a gap exp(d) - 1 beside a half-width of d, in log units) is rewritten from the event's
+ * diff_pct and ci_pct to "by 403.8% (95% interval +366% to +443%)". */
+static void verdict_upgrade(char *text, size_t n, json_t *d)
+{
+	char *pm = strstr(text, "\xc2\xb1 ");
+	json_t *dp = json_object_get(d, "diff_pct"), *cp = json_object_get(d, "ci_pct");
+	if (!pm || pm == text || json_object_get(d, "lo_pct") || !json_is_number(dp) ||
+	    !json_is_number(cp))
+		return;
+	/* diff_pct is the chosen over the other; a "kept" verdict states the other's gap */
+	double diff = log(1 + json_number_value(dp) / 100), err = json_number_value(cp) / 100;
+	if (strstr(text, " kept ("))
+		diff = -diff;
+	char rest[256], ci[96], lo[24], hi[24];
+	const char *after = pm + 3; /* the old half-width: "7.4%" or "? (no samples)" */
+	if (!strncmp(after, "? (no samples)", 14))
+		after += 14;
+	else
+		while (*after && *after != ' ' && *after != ',' && *after != ')')
+			after++;
+	snprintf(rest, sizeof(rest), "%s", after);
+	fmt_gap(lo, sizeof(lo), (exp(diff - err) - 1) * 100);
+	fmt_gap(hi, sizeof(hi), (exp(diff + err) - 1) * 100);
+	if (isfinite(diff) && err > 0)
+		snprintf(ci, sizeof(ci), "95%% interval %s to %s", lo, hi);
+	else
+		snprintf(ci, sizeof(ci), "95%% interval unknown, no samples");
+	size_t at = (size_t)(pm - text) - 1;
+	if (text[at] == '(') /* "inside the noise (± 3.1%)" */
+		snprintf(text + at, n - at, "(%s%s", ci, rest);
+	else /* "by 8.0% ± 3.1%[, inside the noise]" */
+		snprintf(text + at, n - at, " (%s%s)", ci, rest);
+}
+
 /* The final's verdict (src/search/final.c): which candidate it crowned, how sure, and
  * whether the measurements were noisy.  The latest event wins (a resumed run). */
 static void final_event(struct rp_run *r, const char *data)
@@ -160,6 +200,7 @@ static void final_event(struct rp_run *r, const char *data)
 	r->final_chosen = json_is_integer(c) ? (int64_t)json_integer_value(c) : -1;
 	snprintf(r->final_verdict, sizeof(r->final_verdict), "%s",
 		 json_is_string(v) ? json_string_value(v) : "");
+	verdict_upgrade(r->final_verdict, sizeof(r->final_verdict), d);
 	r->final_noisy = json_is_true(json_object_get(d, "noisy"));
 	snprintf(r->final_noise, sizeof(r->final_noise), "%s",
 		 json_is_string(n) ? json_string_value(n) : "");
@@ -195,6 +236,11 @@ static void roofline_event(struct rp_run *r, const char *data)
 	r->roof_gflops = json_is_number(g) ? json_number_value(g) : 0;
 	r->roof_gbps = json_is_number(b) ? json_number_value(b) : 0;
 	snprintf(r->roof_dtype, sizeof(r->roof_dtype), "%s", json_is_string(t) ? json_string_value(t) : "");
+	json_t *sn = json_object_get(d, "spec"), *st = json_object_get(d, "spec_title");
+	snprintf(r->spec_name, sizeof(r->spec_name), "%s", json_is_string(sn) ? json_string_value(sn) : "");
+	snprintf(r->spec_title, sizeof(r->spec_title), "%s",
+		 json_is_string(st) ? json_string_value(st) : "");
+	r->peaks_measured = json_is_true(json_object_get(d, "peaks_measured"));
 	json_decref(d);
 }
 

@@ -70,6 +70,8 @@ struct rp_tree {
 	int nquestions;
 	int snapshot_round, snapshot_version, nsnapshots;
 	char error[256];         /* why the snapshot could not be read ("" when fine) */
+	int no_tree;             /* the snapshot has no decision_tree: a strategy without one */
+	const char *strategy;    /* the snapshot's "strategy" (NULL: not given) */
 };
 
 struct rp_status_count {
@@ -106,6 +108,10 @@ struct rp_run {
 	char best_file[4200];    /* DIR/best.<ext> ("" when there is no best) */
 	int best_file_exists;
 	char target[128];        /* spec / device from the run config ("" when unknown) */
+	/* the spec the roofs came from (the "roofline" event; "" in older runs), and whether
+	 * its peaks were measured at the start of this run (auto on the host) */
+	char spec_name[64], spec_title[128];
+	int peaks_measured;
 	char selection[64];      /* --workloads from the run config ("" when all) */
 	/* the final's verdict event (has_final_event 0: none recorded) */
 	int has_final_event;
@@ -131,6 +137,8 @@ int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
 	    struct ks_error *e);
 void rp_release(struct rp_run *r);
 
+/* the target row's text: the run's spec, "auto" naming the hardware it detected */
+void rp_fmt_target(const struct rp_run *r, char *dst, size_t n);
 /* fill the tree from a snapshot JSON text (never fails: problems land in t->error) */
 void rp_tree_parse(struct rp_tree *t, const char *json, const struct rp_run *r);
 void rp_tree_release(struct rp_tree *t);

@@ -197,8 +197,13 @@ void rp_tree_parse(struct rp_tree *t, const char *text, const struct rp_run *r)
 				t->open_questions[t->nquestions++] = q;
 		}
 	}
+	t->strategy = str(json_object_get(doc, "strategy"));
 	json_t *dt = json_object_get(doc, "decision_tree");
 	json_t *nodes = json_object_get(dt, "nodes");
+	if (!dt) { /* a strategy's own state (anneal's temperature), not a world model */
+		t->no_tree = 1;
+		return;
+	}
 	if (!json_is_array(nodes)) {
 		snprintf(t->error, sizeof(t->error), "snapshot has no decision_tree.nodes list");
 		return;

@@ -5,7 +5,8 @@
  * spread, they are measured again in more rounds, alternating (the candidates alone: the
  * baseline's figure is the first round's, interleaved with each); the crown goes to another
  * candidate than the search's leader only when it wins by more than the noise, and the
- * verdict says by how much ("#30 beats #35 by 8% +- 3%").  A final taken on a loaded
+ * verdict says by how much, with the 95% interval of that gap in the same units ("#30
+ * beats #35 by 8.0% (95% interval +4.8% to +11.3%)").  A final taken on a loaded
  * machine, or one that disagrees with the search by more than 2x, is flagged noisy. */
 #include <dirent.h>
 #include <limits.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "eval/stats.h"
+#include "ksearch/backend.h"
 #include "ksearch/log.h"
 #include "ksearch/worker.h"
 #include "ksearch/template.h"
@@ -299,6 +301,18 @@ static int record_roofs(struct ks_run_state *st, struct ks_error *e)
 	json_t *d = json_pack("{s:s, s:f, s:f, s:f, s:f}", "dtype", ks_dtype_name(dt),
 			      "compute_gflops", compute, "memory_gbps", memory, "ceiling_gflops",
 			      o->peak_gflops, "ceiling_gbps", o->peak_gbps);
+	/* the hardware the roofs came from: the report names it where the run said "auto",
+	 * and says whether its peaks were measured here (detected on the host) */
+	if (d && st->have_spec) {
+		int detected = !st->o.spec || !st->o.spec[0] || !strcmp(st->o.spec, "auto");
+		if (st->spec.name)
+			json_object_set_new(d, "spec", json_string(st->spec.name));
+		if (st->spec.title)
+			json_object_set_new(d, "spec_title", json_string(st->spec.title));
+		json_object_set_new(d, "spec_detected", json_boolean(detected));
+		json_object_set_new(d, "peaks_measured",
+				    json_boolean(detected && ks_backend_on_host(st->be)));
+	}
 	char *text = d ? json_dumps(d, JSON_COMPACT) : NULL;
 	int rc = text ? ks_store_add_event(st->store, "info", "roofline",
 					   "the roofs of % of roofline", text, e)
@@ -458,7 +472,7 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 	if (skipped)
 		ks_info("final: skipped, the run was interrupted (--resume %s re-measures)", st->dir);
 	else
-		ks_info("final: %s (%d round%s)", v.text, rounds, rounds == 1 ? "" : "s");
+		ks_info("final: %s; %d round%s", v.text, rounds, rounds == 1 ? "" : "s");
 	if (noisy)
 		ks_warn("noisy measurements: %s; rerun on a quiet machine to trust the ranking", noise);
 	r->final_noisy = noisy;
@@ -472,6 +486,14 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 					 "diff_pct", isfinite(v.diff_pct) ? v.diff_pct : 0.0, "ci_pct",
 					 isfinite(v.ci_pct) ? v.ci_pct : 0.0, "significant",
 					 v.significant);
+		/* ci_pct is the half-width in log units (kept for older readers); lo_pct and
+		 * hi_pct bound diff_pct in its own units */
+		if (data) {
+			json_object_set_new(data, "lo_pct", isfinite(v.lo_pct) ? json_real(v.lo_pct)
+									 : json_null());
+			json_object_set_new(data, "hi_pct", isfinite(v.hi_pct) ? json_real(v.hi_pct)
+									 : json_null());
+		}
 		char *text = data ? json_dumps(data, JSON_COMPACT) : NULL;
 		if (text)
 			rc = ks_store_add_event(st->store, noisy ? "warn" : "info", "final", v.text,

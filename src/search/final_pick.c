@@ -127,37 +127,61 @@ int ks_final_need_round(const struct ks_final_cand *c, int n)
 	return 0;
 }
 
-static void fmt_ci(char *dst, size_t n, double err)
+/* a gap in % with enough digits: "+366%", "-3.1%" */
+static void fmt_gap(char *dst, size_t n, double pct)
 {
-	if (isfinite(err))
-		snprintf(dst, n, "\xc2\xb1 %.*f%%", err * 100 < 10 ? 1 : 0, err * 100);
-	else
-		snprintf(dst, n, "\xc2\xb1 ? (no samples)");
+	snprintf(dst, n, "%+.*f%%", fabs(pct) < 10 ? 1 : 0, pct);
+}
+
+/* The 95% interval of a gap, in the gap's own units: the half-width err is in log space,
+ * so the bounds are exp(diff -+ err) - 1, not the gap plus or minus err. */
+static void gap_bounds(double diff, double err, double *lo_pct, double *hi_pct)
+{
+	*lo_pct = isfinite(err) ? (exp(diff - err) - 1) * 100 : NAN;
+	*hi_pct = isfinite(err) ? (exp(diff + err) - 1) * 100 : NAN;
+}
+
+static void fmt_ci(char *dst, size_t n, double lo_pct, double hi_pct)
+{
+	char lo[24], hi[24];
+	if (isfinite(lo_pct) && isfinite(hi_pct)) {
+		fmt_gap(lo, sizeof(lo), lo_pct);
+		fmt_gap(hi, sizeof(hi), hi_pct);
+		snprintf(dst, n, "95%% interval %s to %s", lo, hi);
+	} else {
+		snprintf(dst, n, "95%% interval unknown, no samples");
+	}
 }
 
 void ks_final_choose(const struct ks_final_cand *c, int n, struct ks_final_verdict *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->chosen = v->versus = -1;
+	v->lo_pct = v->hi_pct = NAN;
 	int l = search_leader(c, n);
 	if (l < 0) {
 		snprintf(v->text, sizeof(v->text), "no candidate passed the re-measurement");
 		return;
 	}
 	int f = fastest(c, n, -1);
-	double diff, err;
-	char ci[48];
+	double diff, err, lo, hi;
+	char ci[64];
 	if (f != l) {
 		compare(&c[f], &c[l], &diff, &err);
 		v->significant = diff > err;
 		v->chosen = v->significant ? f : l;
 		v->versus = v->significant ? l : f;
-		v->diff_pct = (exp(v->significant ? diff : -diff) - 1) * 100;
+		/* diff_pct and its bounds are the chosen over versus; the text gives the gap of
+		 * the faster one, with its interval in the same units */
+		double d = v->significant ? diff : -diff;
+		v->diff_pct = (exp(d) - 1) * 100;
 		v->ci_pct = err * 100;
-		fmt_ci(ci, sizeof(ci), err);
+		gap_bounds(d, err, &v->lo_pct, &v->hi_pct);
+		gap_bounds(diff, err, &lo, &hi);
+		fmt_ci(ci, sizeof(ci), lo, hi);
 		if (v->significant)
 			snprintf(v->text, sizeof(v->text),
-				 "#%ld beats #%ld (the search phase's leader) by %.1f%% %s", c[f].id,
+				 "#%ld beats #%ld (the search phase's leader) by %.1f%% (%s)", c[f].id,
 				 c[l].id, v->diff_pct, ci);
 		else
 			snprintf(v->text, sizeof(v->text),
@@ -178,8 +202,9 @@ void ks_final_choose(const struct ks_final_cand *c, int n, struct ks_final_verdi
 	v->significant = diff > err;
 	v->diff_pct = (exp(diff) - 1) * 100;
 	v->ci_pct = err * 100;
-	fmt_ci(ci, sizeof(ci), err);
-	snprintf(v->text, sizeof(v->text), "#%ld %s #%ld by %.1f%% %s%s", c[l].id,
+	gap_bounds(diff, err, &v->lo_pct, &v->hi_pct);
+	fmt_ci(ci, sizeof(ci), v->lo_pct, v->hi_pct);
+	snprintf(v->text, sizeof(v->text), "#%ld %s #%ld by %.1f%% (%s%s)", c[l].id,
 		 v->significant ? "beats" : "leads", c[r].id, v->diff_pct, ci,
 		 v->significant ? "" : ", inside the noise");
 }

@@ -40,9 +40,12 @@ struct ks_final_verdict {
 	int chosen;             /* index into the candidates or -1 */
 	int versus;             /* the candidate it was compared with, or -1 */
 	double diff_pct;        /* chosen over versus, % (negative: versus measured faster) */
-	double ci_pct;          /* 95% half-width of diff_pct */
+	double ci_pct;          /* 95% half-width of ln(chosen / versus), x 100: log units, not
+				 * those of diff_pct (kept for old readers; use lo_pct, hi_pct) */
+	double lo_pct, hi_pct;  /* diff_pct's 95% interval in its own units, exp(d -+ hw) - 1,
+				 * % (NAN: no samples) */
 	int significant;        /* the difference is outside the noise */
-	char text[320];         /* "#30 beats #35 by 8% +- 3%" */
+	char text[320];         /* "#30 beats #35 by 8.0% (95% interval +4.8% to +11.3%)" */
 };
 
 /* append n samples to a pool; -1 when out of memory */

@@ -129,6 +129,50 @@ static void test_choose(void)
 	is_int(v.chosen, -1, "nothing passed: nothing crowned");
 }
 
+/* is_str on an array trips -Waddress */
+static void text_is(const char *got, const char *want)
+{
+	is_str(got, want, "verdict text");
+}
+
+/* The margin's interval is in the margin's own units: a 403.8% gap with a log-space
+ * half-width of 0.074 is +368% to +442% (exp(d -+ 0.074) - 1), not "403.8% +- 7.4%". */
+static void test_interval_units(void)
+{
+	struct ks_final_cand c[2];
+	struct ks_final_verdict v;
+	memset(c, 0, sizeof(c));
+	c[0] = (struct ks_final_cand){.id = 7, .passed = 1, .speedup = 1.0, .rel_ci = 0};
+	c[1] = (struct ks_final_cand){.id = 8, .passed = 1, .speedup = 5.038, .rel_ci = 0.074};
+	ks_final_choose(c, 2, &v);
+	is_int(v.chosen, 1, "#8 takes the crown");
+	ok(fabs(v.diff_pct - 403.8) < 0.05, "gap %.2f%%", v.diff_pct);
+	ok(fabs(v.lo_pct - 367.86) < 0.05 && fabs(v.hi_pct - 442.50) < 0.05,
+	   "bounds in the gap's units: %.2f%% to %.2f%%", v.lo_pct, v.hi_pct);
+	text_is(v.text, "#8 beats #7 (the search phase's leader) by 403.8% "
+		       "(95% interval +368% to +442%)");
+	ok(strstr(v.text, "\xc2\xb1") == NULL, "no +- of log units beside a linear gap");
+	/* inside the noise: the interval of the faster one's gap reaches below zero */
+	c[0] = (struct ks_final_cand){.id = 7, .passed = 1, .speedup = 1.0, .rel_ci = 0.02};
+	c[1] = (struct ks_final_cand){.id = 8, .passed = 1, .speedup = 1.02, .rel_ci = 0.02};
+	ks_final_choose(c, 2, &v);
+	text_is(v.text, "#7 kept (the search phase's leader): #8 measured 2.0% faster, inside the "
+		       "noise (95% interval -0.8% to +4.9%)");
+	ok(fabs(v.diff_pct + 1.96) < 0.01 && fabs(v.lo_pct + 4.69) < 0.01 &&
+	       fabs(v.hi_pct - 0.85) < 0.01,
+	   "chosen over versus %.2f%% in [%.2f%%, %.2f%%]", v.diff_pct, v.lo_pct, v.hi_pct);
+	/* the leader confirmed against the runner-up, inside the noise */
+	struct ks_final_cand sw[2] = {c[1], c[0]};
+	ks_final_choose(sw, 2, &v);
+	text_is(v.text, "#8 leads #7 by 2.0% (95% interval -0.8% to +4.9%, inside the noise)");
+	/* no samples: the width is unknown, and said so */
+	sw[0].rel_ci = INFINITY;
+	ks_final_choose(sw, 2, &v);
+	ok(strstr(v.text, "(95% interval unknown, no samples, inside the noise)") != NULL &&
+	       isnan(v.lo_pct),
+	   "unknown width: %s", v.text);
+}
+
 /* the injected clock: every kernel takes the same 100 us, and 40% of the candidates' reps
  * are slowed 1.5-9x, the baseline's by up to 2x.  The candidates are equal by construction,
  * so any advantage the final sees is noise (the real timings of a loaded test machine
@@ -231,6 +275,7 @@ int main(void)
 {
 	test_stats();
 	test_choose();
+	test_interval_units();
 	test_noisy_run();
 	return tap_done();
 }

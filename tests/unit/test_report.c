@@ -312,7 +312,7 @@ static void test_markdown(const char *dir)
 	   "failed 19 not ranked, ten rows");
 	ok(strstr(lb, "M=256 N=256 K=256 (us)") && !strstr(lb, "M=7 N=3 K=5"),
 	   "timed workloads are columns, the check is not");
-	ok(strstr(lb, "12.0 \xc2\xb1" "1.2% \xc2\xb7 83.0 GF/s \xc2\xb7 33.2 GB/s \xc2\xb7 25% roof"),
+	ok(strstr(lb, "12.0 \xc2\xb1" "1.2% \xc2\xb7 83 GF/s \xc2\xb7 33.2 GB/s \xc2\xb7 25% roof"),
 	   "per-workload cell: median, spread, GFLOP/s, GB/s, roofline of the final phase");
 	free(lb);
 
@@ -372,7 +372,15 @@ static void test_markdown(const char *dir)
 	   "LLM usage: calls, tokens, cost, latency, model");
 	free(llm);
 	ok(!strstr(md, "SECRET PROMPT") && !strstr(md, "PRIVATE REPLY"), "no prompt or reply");
-	ok(strstr(md, "interquartile range") && strstr(md, "same session"), "footer: method");
+	ok(strstr(md, "interquartile range") && !strstr(md, "same session"), "footer: method");
+	/* search rows reuse the baseline timed at the start; only the final times it beside */
+	char *foot = section(md, "## How these numbers were measured");
+	ok(strstr(foot, "Rows of phase search: the baseline (and the library, where one is timed) "
+			"was timed once per workload at the start of the run") &&
+		   strstr(foot, "Rows of phase final:") &&
+		   strstr(foot, "the baseline timed again in blocks interleaved with each"),
+	   "footer: which baseline the search and the final rows use");
+	free(foot);
 	snprintf(want, sizeof(want), "`ksearch report %s`", dir);
 	ok(strstr(md, want) != NULL, "footer: the command to regenerate");
 	ks_buf_release(&b);
@@ -690,6 +698,108 @@ static void test_rankings_disagree(const char *dir)
 	ks_buf_release(&b);
 }
 
+/* A small run as an older ksearch recorded it and as the anneal strategy leaves it: the
+ * final's verdict in the mixed-unit form ("by 403.8% ± 7.4%", a log-space half-width beside
+ * a linear gap), snapshots without a decision tree, --spec auto with no detected name, a
+ * GB/s of 0.04; then the same run with the roofline event naming the detected host. */
+static void test_small_run(const char *dir)
+{
+	struct ks_store *s = NULL;
+	struct ks_error e = {0};
+	struct ks_buf b;
+	struct ks_store_run run = {.task = "softmax", .backend = "cpu", .strategy = "anneal",
+				   .policy = "builtin", .budget = 8,
+				   .config = "{\"spec\": \"auto\", \"budget\": 8}"};
+	struct ks_store_workload wl = {0, "n=1000", "{\"n\":1000}", 0};
+	static const double med[2] = {50.0, 10.0};
+	ks_rm_rf(dir);
+	is_rc(ks_store_open(dir, 1, &s, &e), 0, "small run");
+	ks_store_write_run(s, &run, &e);
+	ks_store_add_workload(s, &wl, &e);
+	for (int i = 0; i < 2; i++) {
+		int64_t id;
+		struct ks_store_candidate c = {.source = i ? "int b;" : "int a;", .language = "c",
+					       .policy = "builtin", .node_id = -1, .action = "try",
+					       .family = "f", .knobs = "{\"VEC\": \"16\"}"};
+		ks_store_add_candidate(s, &c, &id, &e);
+		for (int ph = 0; ph < 2; ph++) {
+			struct ks_store_eval ev = {
+				.candidate_id = id, .workload = 0, .seed = 1,
+				.phase = ph ? "final" : "search", .status = "PASSED",
+				.median_us = med[i], .spread_pct = 1.0, .baseline_us = 100.0,
+				.speedup = 100.0 / med[i], .gflops = 0.012, .gbps = 0.04};
+			ks_store_add_eval(s, &ev, &e);
+			ks_store_add_result(s, id, ph ? "final" : "search", "PASSED", 100.0 / med[i],
+					    &e);
+		}
+	}
+	is_rc(ks_store_add_event(s, "info", "final", "old verdict",
+				 "{\"chosen\": 2, \"verdict\": \"#2 beats #1 (the search phase's "
+				 "leader) by 403.8% \xc2\xb1 7.4%\", \"noisy\": false, \"noise\": \"\", "
+				 "\"rounds\": 3, \"diff_pct\": 403.8, \"ci_pct\": 7.4, "
+				 "\"significant\": true}",
+				 &e),
+	      0, "an old-form final event");
+	is_rc(ks_store_add_event(s, "info", "roofline", "roofs",
+				 "{\"dtype\": \"f32\", \"compute_gflops\": 500.0, "
+				 "\"memory_gbps\": 36.0}",
+				 &e),
+	      0, "roofs without the spec's name (older run)");
+	for (int v = 0; v < 2; v++)
+		is_rc(ks_store_add_snapshot(s, v, "{\"strategy\": \"anneal\", \"temperature\": 0.5}",
+					    NULL, &e),
+		      0, "an anneal snapshot");
+	ks_store_close(s);
+	ks_buf_init(&b, 0);
+	is_rc(ks_report_write(dir, KS_REPORT_MD, &b, &e), 0, "small report");
+	const char *md = ks_buf_str(&b);
+	ok(strstr(md, "How sure: #2 beats #1 (the search phase's leader) by 403.8% (95% interval "
+		      "+368% to +442%)") != NULL,
+	   "an old verdict's interval is rewritten in the gap's units");
+	ok(!strstr(md, "\xc2\xb1 7.4%"), "no log half-width beside the gap");
+	char *wm = section(md, "## World model");
+	ok(strstr(wm, "The anneal strategy keeps no world model") && !strstr(wm, "\xe2\x98\x85") &&
+		   !strstr(wm, "decision_tree") && !strstr(wm, "Latest snapshot"),
+	   "a snapshot without a tree: the strategy keeps no world model, no tree text");
+	free(wm);
+	ok(strstr(md, "| target | auto (detected at the start of the run) |") != NULL,
+	   "target auto without a recorded name: says when it was detected");
+	ok(strstr(md, "compare % of roofline across runs only as far as their roofs agree") != NULL,
+	   "roofline: detected roofs compare across runs only as far as they agree");
+	ok(strstr(md, "Leaderboard (all 2 evaluated)") != NULL, "leaderboard: all 2 evaluated");
+	ok(strstr(md, "0.012 GF/s \xc2\xb7 0.04 GB/s") != NULL && !strstr(md, "0.0 GB/s"),
+	   "small rates keep their digits");
+	ks_buf_reset(&b);
+	is_rc(ks_report_write(dir, KS_REPORT_JSON, &b, &e), 0, "small JSON");
+	json_t *j = json_loads(ks_buf_str(&b), 0, NULL);
+	const char *fv = json_string_value(json_object_get(j, "final_verdict"));
+	ok(fv && strstr(fv, "by 403.8% (95% interval +368% to +442%)"), "--json verdict: %s",
+	   fv ? fv : "(null)");
+	json_t *k = json_object_get(json_array_get(json_object_get(j, "candidates"), 0), "knobs");
+	ok(json_is_string(json_object_get(k, "VEC")), "--json knobs are strings (docs/reports.md)");
+	json_decref(j);
+
+	/* a newer run's roofline event names the detected hardware */
+	is_rc(ks_store_open(dir, 0, &s, &e), 0, "reopen");
+	is_rc(ks_store_add_event(s, "info", "roofline", "roofs",
+				 "{\"dtype\": \"f32\", \"compute_gflops\": 500.0, \"memory_gbps\": "
+				 "36.0, \"spec\": \"host\", \"spec_title\": \"Test CPU 9000\", "
+				 "\"spec_detected\": true, \"peaks_measured\": true}",
+				 &e),
+	      0, "roofs with the spec's name");
+	ks_store_close(s);
+	ks_buf_reset(&b);
+	is_rc(ks_report_write(dir, KS_REPORT_MD, &b, &e), 0, "report naming the hardware");
+	md = ks_buf_str(&b);
+	ok(strstr(md, "| target | auto: Test CPU 9000 (host), detected at the start of the run |") !=
+		   NULL,
+	   "target auto names the detected hardware");
+	ok(strstr(md, "compare % of roofline across runs only as far as their roofs agree") != NULL,
+	   "measured peaks: the roofline note stays");
+	ks_buf_release(&b);
+	ks_rm_rf(dir);
+}
+
 static void test_helpers(void)
 {
 	char line[32];
@@ -804,6 +914,9 @@ int main(void)
 	snprintf(disdir, sizeof(disdir), "%s-disagree", dir);
 	test_rankings_disagree(disdir);
 	ks_rm_rf(disdir);
+	char smalldir[300];
+	snprintf(smalldir, sizeof(smalldir), "%s-small", dir);
+	test_small_run(smalldir);
 	if (!fixture || !fixture[0]) {
 		ks_rm_rf(dir);
 		ks_rm_rf(logdir);
