@@ -513,6 +513,12 @@ static void time_summary(const struct ks_run_state *st, char *out, size_t n)
 	if (st->ntimed < 1)
 		return;
 	double k = 1.0 / st->ntimed;
+	if (st->pool) { /* the phases are timed inside the workers and not sent back */
+		snprintf(out, n, "%d candidates evaluated by workers: their time per phase (compile, "
+				 "inputs, check, timing) stays in the workers",
+			 st->ntimed);
+		return;
+	}
 	size_t len = (size_t)snprintf(out, n, "per candidate (%d evaluated here): %.2f s = compile "
 					     "%.2f s",
 				      st->ntimed, st->wall_sum * k, st->compile_sum * k);
