@@ -58,8 +58,15 @@ int cmd_tasks_import(int argc, char **argv)
 	if (res.op[0])
 		printf("recognised %s: generated baseline.c%s\n", res.op,
 		       res.templates ? " and a knob template (templates/cpu/)" : "");
-	if (res.note[0])
-		printf("note: %s\n", res.note);
+	/* the note is lines: "warning: ..." ones go to stderr */
+	for (char *l = res.note, *nl; *l; l = nl ? nl + 1 : l + strlen(l)) {
+		nl = strchr(l, '\n');
+		int n = nl ? (int)(nl - l) : (int)strlen(l);
+		if (!strncmp(l, "warning: ", 9))
+			fprintf(stderr, "ksearch: %.*s\n", n, l);
+		else
+			printf("note: %.*s\n", n, l);
+	}
 	printf("next: ksearch tasks show %s\n", res.dir);
 	if (res.baseline)
 		printf("      ksearch eval %s %s/baseline.c\n", res.dir, res.dir);

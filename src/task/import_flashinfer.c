@@ -4,6 +4,7 @@
  * value in every workload), scalar inputs (shape null) become params, tensors keep their
  * symbolic shapes. */
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +22,7 @@ static const struct {
 struct fib {
 	struct imp_task *it;
 	const char *path;
+	const char *wl_path; /* the workloads file, NULL: none */
 	int naxes;
 	char axis_src[IMP_MAX][IMP_NAME]; /* axis names as the definition spells them */
 	int axis_const[IMP_MAX];
@@ -47,12 +49,33 @@ static const char *str_field(json_t *o, const char *key)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-static int add_param(struct imp_task *it, const char *src, const char *type, struct ks_error *e)
+/* the earlier axis, input or output whose C name is name, or NULL */
+static const char *name_taken(const struct fib *f, const char *name)
 {
+	for (int i = 0; i < f->it->nparams; i++)
+		if (!strcmp(f->it->params[i].name, name))
+			return i < f->naxes ? "axis" : "input";
+	for (int i = 0; i < f->it->ntensors; i++)
+		if (!strcmp(f->it->tensors[i].name, name))
+			return f->it->tensors[i].is_output ? "output" : "input";
+	return NULL;
+}
+
+static int add_param(struct fib *f, const char *what, const char *src, const char *type,
+		     struct ks_error *e)
+{
+	struct imp_task *it = f->it;
 	if (it->nparams >= IMP_MAX)
-		return ks_error_set(e, KS_ELIMIT, "more than %d axes and scalar inputs", IMP_MAX);
+		return ks_error_set(e, KS_ELIMIT, "'%s': more than %d axes and scalar inputs", f->path,
+				    IMP_MAX);
+	char id[IMP_NAME];
+	imp_identifier(src, "a_", id, sizeof(id));
+	const char *other = name_taken(f, id);
+	if (other)
+		return ks_error_set(e, KS_EPARSE, "'%s': %s '%s' has the name of an %s ('%s' in C)",
+				    f->path, what, src, other, id);
 	struct imp_param *p = &it->params[it->nparams++];
-	imp_identifier(src, "a_", p->name, sizeof(p->name));
+	snprintf(p->name, sizeof(p->name), "%s", id);
 	p->type = type;
 	return 0;
 }
@@ -73,7 +96,11 @@ static int read_axes(struct fib *f, json_t *axes, struct ks_error *e)
 		if (is_const && !json_is_integer(v))
 			return ks_error_set(e, KS_EPARSE, "const axis '%s' of '%s' has no integer value",
 					    key, f->path);
-		int rc = add_param(f->it, key, "i32", e);
+		if (is_const && (json_integer_value(v) < 1 || json_integer_value(v) > INT32_MAX))
+			return ks_error_set(e, KS_EPARSE, "'%s': const axis '%s' is %lld, not a positive "
+					    "32-bit integer", f->path, key,
+					    (long long)json_integer_value(v));
+		int rc = add_param(f, "axis", key, "i32", e);
 		if (rc)
 			return rc;
 		snprintf(f->axis_src[f->naxes], IMP_NAME, "%s", key);
@@ -110,7 +137,7 @@ static int read_tensors(struct fib *f, json_t *obj, int is_output, struct ks_err
 		if (json_is_null(shape) || !shape) {
 			if (is_output)
 				return ks_error_set(e, KS_EUNAVAILABLE, "scalar output '%s' is not supported", key);
-			int rc = add_param(f->it, key, dtypes[d].param, e);
+			int rc = add_param(f, "input", key, dtypes[d].param, e);
 			if (rc)
 				return rc;
 			snprintf(f->scalar_src[f->nscalars++], IMP_NAME, "%s", key);
@@ -125,8 +152,14 @@ static int read_tensors(struct fib *f, json_t *obj, int is_output, struct ks_err
 					    key, KS_MAX_DIMS);
 		if (f->it->ntensors >= IMP_MAX || f->nrun >= IMP_MAX)
 			return ks_error_set(e, KS_ELIMIT, "more than %d tensors", IMP_MAX);
+		char id[IMP_NAME];
+		imp_identifier(key, "t_", id, sizeof(id));
+		const char *other = name_taken(f, id);
+		if (other)
+			return ks_error_set(e, KS_EPARSE, "'%s': %s '%s' has the name of an %s ('%s' in C)",
+					    f->path, is_output ? "output" : "input", key, other, id);
 		struct imp_tensor *t = &f->it->tensors[f->it->ntensors++];
-		imp_identifier(key, "t_", t->name, sizeof(t->name));
+		snprintf(t->name, sizeof(t->name), "%s", id);
 		t->dtype = dtypes[d].ks;
 		t->is_output = is_output;
 		if (!is_output)
@@ -149,37 +182,97 @@ static int read_tensors(struct fib *f, json_t *obj, int is_output, struct ks_err
 	return 0;
 }
 
+static int axis_index(const struct fib *f, const char *src)
+{
+	for (int i = 0; i < f->naxes; i++)
+		if (!strcmp(f->axis_src[i], src))
+			return i;
+	return -1;
+}
+
+static int scalar_index(const struct fib *f, const char *src)
+{
+	for (int i = 0; i < f->nscalars; i++)
+		if (!strcmp(f->scalar_src[i], src))
+			return i;
+	return -1;
+}
+
+/* what the workload says of its inputs: scalars known, types known */
+static int check_workload_inputs(struct fib *f, json_t *inputs, int line, struct ks_error *e)
+{
+	const char *key;
+	json_t *in;
+	json_object_foreach(inputs, key, in) {
+		const char *type = str_field(in, "type");
+		int is_scalar = scalar_index(f, key) >= 0, known = is_scalar;
+		char id[IMP_NAME];
+		imp_identifier(key, "t_", id, sizeof(id));
+		for (int i = 0; i < f->nrun && !known; i++)
+			known = f->run_torch[i][0] && !strcmp(f->run_args[i], id);
+		if (!known)
+			return ks_error_set(e, KS_EPARSE, "%s:%d: input '%s' is not an input of '%s'",
+					    f->wl_path, line, key, f->path);
+		if (!type || (strcmp(type, "scalar") && strcmp(type, "random") &&
+			      strcmp(type, "safetensors")))
+			return ks_error_set(e, KS_EPARSE, "%s:%d: input '%s' has type '%s' (expected "
+					    "\"random\", \"scalar\" or \"safetensors\")", f->wl_path,
+					    line, key, type ? type : "(none)");
+		if (is_scalar != !strcmp(type, "scalar"))
+			return ks_error_set(e, KS_EPARSE, "%s:%d: input '%s' is %s, not of type '%s'",
+					    f->wl_path, line, key, is_scalar ? "a scalar" : "a tensor", type);
+		f->random_sources += !strcmp(type, "safetensors");
+	}
+	return 0;
+}
+
 /* one workload (a Workload object) into values row w */
 static int read_workload(struct fib *f, json_t *wl, int line, struct ks_error *e)
 {
 	struct imp_task *it = f->it;
 	json_t *axes = json_object_get(wl, "axes"), *inputs = json_object_get(wl, "inputs");
 	double *v = it->values[it->nworkloads];
+	const char *key;
+	json_t *x;
+	json_object_foreach(axes, key, x) {
+		if (axis_index(f, key) < 0)
+			return ks_error_set(e, KS_EPARSE, "%s:%d: axis '%s' is not an axis of '%s'",
+					    f->wl_path, line, key, f->path);
+	}
 	for (int i = 0; i < f->naxes; i++) {
-		json_t *x = json_object_get(axes, f->axis_src[i]);
+		x = json_object_get(axes, f->axis_src[i]);
 		if (f->axis_const[i]) {
 			v[i] = f->axis_value[i];
-		} else if (!json_is_integer(x) || json_integer_value(x) < 1) {
-			return ks_error_set(e, KS_EPARSE, "workload on line %d lacks a positive integer for axis '%s'",
-					    line, f->axis_src[i]);
+		} else if (!json_is_integer(x)) {
+			return ks_error_set(e, KS_EPARSE, "%s:%d: the workload lacks an integer for axis '%s'",
+					    f->wl_path, line, f->axis_src[i]);
+		} else if (json_integer_value(x) < 1 || json_integer_value(x) > INT32_MAX) {
+			return ks_error_set(e, KS_EPARSE, "%s:%d: axis '%s' is %lld, not a positive 32-bit "
+					    "integer", f->wl_path, line, f->axis_src[i],
+					    (long long)json_integer_value(x));
 		} else {
 			v[i] = (double)json_integer_value(x);
 		}
 	}
 	for (int s = 0; s < f->nscalars; s++) {
 		json_t *in = json_object_get(inputs, f->scalar_src[s]);
-		json_t *x = json_object_get(in, "value");
+		x = json_object_get(in, "value");
+		const char *type = it->params[f->naxes + s].type;
 		if (!json_is_number(x) && !json_is_boolean(x))
-			return ks_error_set(e, KS_EPARSE, "workload on line %d gives no scalar value for input '%s'",
-					    line, f->scalar_src[s]);
+			return ks_error_set(e, KS_EPARSE, "%s:%d: the workload gives no scalar value for input '%s'",
+					    f->wl_path, line, f->scalar_src[s]);
 		v[f->naxes + s] = json_is_boolean(x) ? json_is_true(x) : json_number_value(x);
+		double lim = !strcmp(type, "i32") ? 2147483647.0 : 9007199254740992.0;
+		if (strcmp(type, "f32") && (!json_is_integer(x) && !json_is_boolean(x)))
+			return ks_error_set(e, KS_EPARSE, "%s:%d: scalar input '%s' is an integer: got %g",
+					    f->wl_path, line, f->scalar_src[s], v[f->naxes + s]);
+		if (strcmp(type, "f32") && (v[f->naxes + s] > lim || v[f->naxes + s] < -lim))
+			return ks_error_set(e, KS_EPARSE, "%s:%d: scalar input '%s' is %.0f, out of range for %s",
+					    f->wl_path, line, f->scalar_src[s], v[f->naxes + s], type);
 	}
-	const char *key;
-	json_t *in;
-	json_object_foreach(inputs, key, in) {
-		const char *type = str_field(in, "type");
-		f->random_sources += type && !strcmp(type, "safetensors");
-	}
+	int rc = check_workload_inputs(f, inputs, line, e);
+	if (rc)
+		return rc;
 	for (int w = 0; w < it->nworkloads; w++)
 		if (!memcmp(it->values[w], v, sizeof(double) * (size_t)it->nparams))
 			return 0; /* the same shape twice is timed once */
@@ -204,7 +297,10 @@ static int read_workloads(struct fib *f, const char *path, struct ks_error *e)
 			break;
 		}
 		json_t *wl = json_object_get(o, "workload");
-		rc = read_workload(f, json_is_object(wl) ? wl : o, line, e);
+		if (!json_is_object(o))
+			rc = ks_error_set(e, KS_EPARSE, "%s:%d: expected a Workload object", path, line);
+		else
+			rc = read_workload(f, json_is_object(wl) ? wl : o, line, e);
 		json_decref(o);
 	}
 	ks_buf_release(&text);
@@ -267,14 +363,21 @@ static int fib_import(const struct ks_import_req *req, struct ks_import_result *
 		return ks_error_set(e, KS_EPARSE, "%s:%d: %s", req->source, je.line, je.text);
 	struct imp_task it;
 	imp_task_init(&it);
-	struct fib f = {.it = &it, .path = req->source};
+	struct fib f = {.it = &it, .path = req->source, .wl_path = req->workloads};
+	it.source = req->source;
 	snprintf(it.origin, sizeof(it.origin), "flashinfer-bench");
 	const char *name = str_field(def, "name"), *ref = str_field(def, "reference");
 	const char *op = str_field(def, "op_type"), *desc = str_field(def, "description");
 	int rc = 0;
-	if (!name || !ref)
-		rc = ks_error_set(e, KS_EPARSE, "definition '%s' lacks '%s'", req->source,
-				  name ? "reference" : "name");
+	const char *need[] = {"name", "reference"};
+	for (int i = 0; i < 2 && !rc; i++) {
+		json_t *v = json_object_get(def, need[i]);
+		if (!v)
+			rc = ks_error_set(e, KS_EPARSE, "definition '%s' lacks '%s'", req->source, need[i]);
+		else if (!json_is_string(v))
+			rc = ks_error_set(e, KS_EPARSE, "definition '%s': '%s' is not a string",
+					  req->source, need[i]);
+	}
 	if (!rc) {
 		imp_identifier(name, "fib_", it.name, sizeof(it.name));
 		snprintf(it.summary, sizeof(it.summary), "%.200s", desc ? desc : name);

@@ -11,6 +11,7 @@
 #define IMP_MAX 16           /* params, tensors */
 #define IMP_MAX_WORKLOADS 32 /* workloads kept from a problem */
 #define IMP_NAME 64
+#define IMP_WARN_BYTES ((double)(4ULL << 30)) /* a workload this big is worth a warning */
 
 struct imp_param {
 	char name[IMP_NAME];
@@ -46,6 +47,7 @@ struct imp_task {
 	char summary[256];
 	char cls[32];
 	char origin[64]; /* "flashinfer-bench", "KernelBench" */
+	const char *source; /* the user's problem file, named in errors */
 	int nparams;
 	struct imp_param params[IMP_MAX];
 	int ntensors; /* inputs first, then outputs */
@@ -59,8 +61,9 @@ struct imp_task {
 
 void imp_task_init(struct imp_task *it);
 void imp_task_release(struct imp_task *it);
-/* a C identifier from text (lower case, '_' for the rest, a prefix when it starts with a
- * digit) into out */
+/* a C identifier the task loader accepts from text into out: lower case, one '_' for each
+ * run of other characters and none at either end, "task" when nothing is left, the prefix
+ * when it starts with a digit or is a C keyword or a reserved name; at most 64 characters */
 void imp_identifier(const char *text, const char *prefix, char *out, size_t n);
 /* the op called name (relu, sigmoid, tanh, softmax, rmsnorm), or NULL */
 const struct imp_op *imp_op_find(const char *name);
@@ -76,7 +79,10 @@ void imp_reference_prelude(struct imp_task *it, const char *source, const char *
  * _ks_numpy_reference(kw), or "_ks_numpy_reference = None" */
 void imp_numpy_form(struct imp_task *it);
 /* write the task folder out_dir/<name>: task.yaml, reference.py, README.md, and for a
- * recognised op baseline.c and templates/cpu/<op>.c; load it back to validate */
+ * recognised op baseline.c and templates/cpu/<op>.c.  It is written in a temporary folder
+ * beside it, loaded back to validate and only then renamed into place: a failed import
+ * leaves nothing behind.  Names that collide are an error naming it->source; workloads
+ * whose tensors need more than IMP_WARN_BYTES are a "warning: " line of res->note. */
 int imp_write(struct imp_task *it, const char *out_dir, struct ks_import_result *res,
 	      struct ks_error *e);
 

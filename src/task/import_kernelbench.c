@@ -39,11 +39,18 @@ static int scan(const char *path, json_t **out, struct ks_error *e)
 	return rc;
 }
 
-/* the param for a dimension: a module constant becomes an i32 param (once), a number stays */
-static int dim_of(struct imp_task *it, json_t *consts, json_t *d, char *out, struct ks_error *e)
+/* the param for dimension k of tensor tname: a module constant becomes an i32 param
+ * (once), a number stays */
+static int dim_of(struct imp_task *it, json_t *consts, const char *tname, size_t k, json_t *d,
+		  char *out, struct ks_error *e)
 {
 	if (json_is_integer(d)) {
-		snprintf(out, IMP_NAME, "%lld", (long long)json_integer_value(d));
+		json_int_t n = json_integer_value(d);
+		if (n < 1 || n > INT_MAX)
+			return ks_error_set(e, KS_EPARSE, "'%s': dimension %zu of input '%s' of "
+					    "get_inputs() is %lld, not a positive 32-bit integer",
+					    it->source, k, tname, (long long)n);
+		snprintf(out, IMP_NAME, "%lld", (long long)n);
 		return 0;
 	}
 	const char *name = json_string_value(d);
@@ -56,15 +63,33 @@ static int dim_of(struct imp_task *it, json_t *consts, json_t *d, char *out, str
 		}
 	json_t *v = json_object_get(consts, name ? name : "");
 	if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > INT_MAX)
-		return ks_error_set(e, KS_EPARSE, "size '%s' is not a positive 32-bit integer", name ? name : "?");
+		return ks_error_set(e, KS_EPARSE, "'%s': size '%s' is %lld, not a positive 32-bit integer",
+				    it->source, name ? name : "?", (long long)json_integer_value(v));
 	if (it->nparams >= IMP_MAX)
-		return ks_error_set(e, KS_ELIMIT, "more than %d sizes", IMP_MAX);
+		return ks_error_set(e, KS_ELIMIT, "'%s': more than %d sizes", it->source, IMP_MAX);
 	struct imp_param *p = &it->params[it->nparams];
 	snprintf(p->name, sizeof(p->name), "%s", id);
 	p->type = "i32";
 	it->values[0][it->nparams++] = (double)json_integer_value(v);
 	snprintf(out, IMP_NAME, "%s", id);
 	return 0;
+}
+
+/* the offset of the first byte of s that is not UTF-8, or -1 */
+static long utf8_bad(const unsigned char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		unsigned char c = s[i];
+		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 && c >= 0xc2 ? 2
+			     : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 && c <= 0xf4 ? 4 : 0;
+		if (!len || i + len > n)
+			return (long)i;
+		for (size_t k = 1; k < len; k++)
+			if ((s[i + k] & 0xc0) != 0x80)
+				return (long)i;
+		i += len;
+	}
+	return -1;
 }
 
 static int add_tensor(struct imp_task *it, json_t *consts, const char *name, json_t *spec,
@@ -85,7 +110,7 @@ static int add_tensor(struct imp_task *it, json_t *consts, const char *name, jso
 	size_t k;
 	json_t *d;
 	json_array_foreach(shape, k, d) {
-		int rc = dim_of(it, consts, d, t->shape[k], e);
+		int rc = dim_of(it, consts, name, k, d, t->shape[k], e);
 		if (rc)
 			return rc;
 	}
@@ -179,6 +204,10 @@ static int kb_import(const struct ks_import_req *req, struct ks_import_result *r
 	struct ks_buf src = KS_BUF_INIT;
 	json_t *sc = NULL;
 	int rc = ks_file_read(req->source, (size_t)4 << 20, &src, e);
+	long bad = rc ? -1 : utf8_bad((const unsigned char *)src.data, src.len);
+	if (bad >= 0)
+		rc = ks_error_set(e, KS_EPARSE, "'%s': not UTF-8 text (byte 0x%02x at offset %ld)",
+				  req->source, (unsigned char)src.data[bad], bad);
 	if (!rc)
 		rc = scan(req->source, &sc, e);
 	const char *err = sc ? json_string_value(json_object_get(sc, "error")) : NULL;
@@ -188,6 +217,7 @@ static int kb_import(const struct ks_import_req *req, struct ks_import_result *r
 	struct imp_task it;
 	imp_task_init(&it);
 	snprintf(it.origin, sizeof(it.origin), "KernelBench");
+	it.source = req->source;
 	if (!rc) {
 		const char *base = strrchr(req->source, '/');
 		char stem[IMP_NAME * 2];

@@ -2,14 +2,17 @@
  * reference.py, README.md and, for the operators of the table below, a naive baseline.c and
  * a knob template templates/cpu/<op>.c generated from the task's own prototype. */
 #include <ctype.h>
+#include <errno.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "task/import_impl.h"
+#include "task/task_priv.h"
 #include "util/fs.h"
 
 static const struct imp_op ops[] = {
@@ -35,12 +38,30 @@ void imp_task_release(struct imp_task *it)
 
 void imp_identifier(const char *text, const char *prefix, char *out, size_t n)
 {
+	char id[IMP_NAME * 2];
 	size_t k = 0;
-	if (isdigit((unsigned char)text[0]))
-		k = (size_t)snprintf(out, n, "%s", prefix);
-	for (const char *p = text; *p && k + 1 < n; p++)
-		out[k++] = isalnum((unsigned char)*p) ? (char)tolower((unsigned char)*p) : '_';
-	out[k < n ? k : n - 1] = '\0';
+	/* runs of anything else become one '_', none at either end */
+	for (const char *p = text; *p && k + 1 < sizeof(id); p++) {
+		char c = isalnum((unsigned char)*p) && !(*p & 0x80) ? (char)tolower((unsigned char)*p) : '_';
+		if (c != '_' || (k && id[k - 1] != '_'))
+			id[k++] = c;
+	}
+	while (k && id[k - 1] == '_')
+		k--;
+	id[k] = '\0';
+	if (!k)
+		snprintf(id, sizeof(id), "task");
+	/* digits first, C keywords and names the loader reserves get the prefix */
+	if (isdigit((unsigned char)id[0]) || !ks_task_ident_ok(id))
+		snprintf(out, n, "%s%s", prefix, id);
+	else
+		snprintf(out, n, "%s", id);
+	size_t len = strlen(out);
+	if (len > 64)
+		len = 64;
+	while (len && out[len - 1] == '_')
+		len--;
+	out[len] = '\0';
 }
 
 const struct imp_op *imp_op_find(const char *name)
@@ -359,8 +380,8 @@ static int write_text(const char *dir, const char *file, struct ks_buf *b, struc
 	return ks_file_write_atomic(path, b->data ? b->data : "", b->len, e);
 }
 
-static int generate_kernels(struct imp_task *it, const char *dir, struct ks_import_result *res,
-			    struct ks_error *e)
+static int generate_kernels(struct imp_task *it, const char *dir, const char *final_dir,
+			    struct ks_import_result *res, struct ks_error *e)
 {
 	struct ks_task *t = NULL;
 	int rc = ks_task_load(dir, &t, e);
@@ -371,7 +392,8 @@ static int generate_kernels(struct imp_task *it, const char *dir, struct ks_impo
 		snprintf(res->note, sizeof(res->note),
 			 "no baseline generated (%s%s%s): write %s/baseline.c (the prototype is in "
 			 "'ksearch tasks show %s') and knob templates under templates/cpu/ to search",
-			 it->op.kind ? it->op.name : "", it->op.kind ? ": " : "", why, dir, dir);
+			 it->op.kind ? it->op.name : "", it->op.kind ? ": " : "", why, final_dir,
+			 final_dir);
 		ks_task_free(t);
 		return 0;
 	}
@@ -435,22 +457,79 @@ static void rename_rows_cols(struct imp_task *it)
 		    old_r, old_c);
 }
 
-int imp_write(struct imp_task *it, const char *out_dir, struct ks_import_result *res,
-	      struct ks_error *e)
+/* distinct names for every param and tensor: the identifiers of two inputs may collide */
+static int names_unique(const struct imp_task *it, struct ks_error *e)
 {
-	rename_rows_cols(it);
-	memset(res, 0, sizeof(*res));
-	snprintf(res->name, sizeof(res->name), "%s", it->name);
-	if (!it->nworkloads)
-		return ks_error_set(e, KS_EINVAL, "problem '%s' has no workload", it->name);
-	if (ks_path_join(res->dir, sizeof(res->dir), out_dir ? out_dir : ".", it->name))
-		return ks_error_set(e, KS_ELIMIT, "path of task '%s' too long", it->name);
-	char probe[PATH_MAX];
-	snprintf(probe, sizeof(probe), "%s/task.yaml", res->dir);
-	if (ks_path_exists(probe))
-		return ks_error_set(e, KS_EINVAL, "'%s' already holds a task: remove it or give another --out",
-				    res->dir);
-	int rc = ks_mkdir_p(res->dir, e);
+	const char *names[IMP_MAX * 2];
+	int n = 0;
+	for (int i = 0; i < it->nparams; i++)
+		names[n++] = it->params[i].name;
+	for (int i = 0; i < it->ntensors; i++)
+		names[n++] = it->tensors[i].name;
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			if (!strcmp(names[i], names[j]))
+				return ks_error_set(e, KS_EPARSE, "'%s': two of its axes, sizes, inputs or "
+						    "outputs are both named '%s' in C", it->source,
+						    names[i]);
+	return 0;
+}
+
+/* bytes of every tensor of workload w */
+static double workload_bytes(const struct imp_task *it, int w)
+{
+	double total = 0;
+	for (int i = 0; i < it->ntensors; i++) {
+		const struct imp_tensor *t = &it->tensors[i];
+		enum ks_dtype dt = KS_DT_F32;
+		ks_dtype_parse(t->dtype, &dt);
+		double n = (double)ks_dtype_size(dt);
+		for (int k = 0; k < t->ndim; k++) {
+			char *end;
+			double d = strtod(t->shape[k], &end);
+			int p = param_index(it, t->shape[k]);
+			n *= *end == '\0' ? d : p >= 0 ? it->values[w][p] : 1;
+		}
+		total += n;
+	}
+	return total;
+}
+
+static void warn_sizes(const struct imp_task *it, struct ks_import_result *res)
+{
+	int worst = 0;
+	for (int w = 1; w < it->nworkloads; w++)
+		if (workload_bytes(it, w) > workload_bytes(it, worst))
+			worst = w;
+	double b = workload_bytes(it, worst);
+	if (b <= IMP_WARN_BYTES)
+		return;
+	const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	double v = b;
+	int u = 0;
+	while (v >= 1024 && u < 6)
+		v /= 1024, u++;
+	char note[sizeof(res->note)];
+	snprintf(note, sizeof(note), "%s%swarning: workload %d's tensors need %.1f %s of memory: "
+		 "eval and run will refuse it where that much is not free", res->note,
+		 res->note[0] ? "\n" : "", worst + 1, v, unit[u]);
+	memcpy(res->note, note, sizeof(note));
+}
+
+/* the loader names the temporary folder: name the task's own folder instead */
+static void error_unstage(struct ks_error *e, const char *stage, const char *out_dir)
+{
+	char *at = strstr(e->msg, stage);
+	if (!at)
+		return;
+	char msg[sizeof(e->msg)];
+	snprintf(msg, sizeof(msg), "%.*s%s%s", (int)(at - e->msg), e->msg, out_dir,
+		 at + strlen(stage));
+	memcpy(e->msg, msg, sizeof(msg));
+}
+
+static int write_files(struct imp_task *it, const char *dir, struct ks_error *e)
+{
 	struct ks_buf yaml = KS_BUF_INIT;
 	task_yaml(it, &yaml);
 	ks_buf_adds(&it->reference,
@@ -462,14 +541,65 @@ int imp_write(struct imp_task *it, const char *out_dir, struct ks_import_result 
 		    "    if _ks_numpy_reference is None:\n"
 		    "        return _ks_plain_reference(kw)\n"
 		    "    return _ks_numpy_reference(kw)\n");
+	int rc = ks_mkdir_p(dir, e);
 	if (!rc)
-		rc = write_text(res->dir, "task.yaml", &yaml, e);
+		rc = write_text(dir, "task.yaml", &yaml, e);
 	if (!rc)
-		rc = write_text(res->dir, "reference.py", &it->reference, e);
+		rc = write_text(dir, "reference.py", &it->reference, e);
 	if (!rc)
-		rc = write_text(res->dir, "README.md", &it->readme, e);
+		rc = write_text(dir, "README.md", &it->readme, e);
 	ks_buf_release(&yaml);
+	return rc;
+}
+
+int imp_write(struct imp_task *it, const char *out_dir, struct ks_import_result *res,
+	      struct ks_error *e)
+{
+	rename_rows_cols(it);
+	memset(res, 0, sizeof(*res));
+	snprintf(res->name, sizeof(res->name), "%s", it->name);
+	out_dir = out_dir ? out_dir : ".";
+	if (!it->nworkloads)
+		return ks_error_set(e, KS_EINVAL, "problem '%s' has no workload", it->name);
+	int rc = names_unique(it, e);
+	if (rc)
+		return rc;
+	if (ks_path_join(res->dir, sizeof(res->dir), out_dir, it->name))
+		return ks_error_set(e, KS_ELIMIT, "path of task '%s' too long", it->name);
+	char probe[PATH_MAX], stage[PATH_MAX], dir[PATH_MAX];
+	snprintf(probe, sizeof(probe), "%s/task.yaml", res->dir);
+	if (ks_path_exists(probe))
+		return ks_error_set(e, KS_EINVAL, "'%s' already holds a task: remove it or give another --out",
+				    res->dir);
+	int made_out = !ks_path_exists(out_dir);
+	if ((rc = ks_mkdir_p(out_dir, e)))
+		return rc;
+	stage[0] = '\0';
+	if (snprintf(stage, sizeof(stage), "%s/.ksearch-import-XXXXXX", out_dir) >= (int)sizeof(stage) ||
+	    ks_path_join(dir, sizeof(dir), stage, it->name))
+		rc = ks_error_set(e, KS_ELIMIT, "path of task '%s' too long", it->name);
+	else if (!mkdtemp(stage))
+		rc = ks_error_set(e, KS_EIO, "create a folder in '%s': %s", out_dir, strerror(errno));
+	if (rc) {
+		stage[0] = '\0';
+		goto out;
+	}
+	ks_path_join(dir, sizeof(dir), stage, it->name);
+	rc = write_files(it, dir, e);
 	if (!rc)
-		rc = generate_kernels(it, res->dir, res, e);
+		rc = generate_kernels(it, dir, res->dir, res, e);
+	if (rc)
+		error_unstage(e, dir, res->dir);
+	if (!rc && rename(dir, res->dir))
+		rc = ks_error_set(e, KS_EIO, "move the task into '%s': %s", res->dir,
+				  errno == ENOTEMPTY || errno == EEXIST
+					  ? "it exists and is not empty" : strerror(errno));
+	if (!rc)
+		warn_sizes(it, res);
+out:
+	if (stage[0] && ks_is_dir(stage))
+		ks_rm_rf(stage);
+	if (rc && made_out)
+		rmdir(out_dir);
 	return rc;
 }
