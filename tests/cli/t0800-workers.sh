@@ -171,6 +171,8 @@ is "$rc" 0 "run --devices 0,1 completes"
 is "$(json_get "$TMP/run.json" 'd["evaluated"]' 2>/dev/null)" 4 "with 4 evaluated"
 grep -q "2 worker(s) evaluate the candidates" "$TMP/run.err"
 ok $? "on two workers"
+json_get "$TMP/run.json" 'd["time_per_candidate"]' | grep -q "^4 candidates evaluated by workers: their time per phase"
+ok $? "the time line says the phases stay in the workers (no zeros 'evaluated here')"
 sql() { # sql DB QUERY: every row, one per line
 	python3 -c "import sqlite3,sys; [print(*r) for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])]" "$1" "$2"
 }
