@@ -3,14 +3,8 @@
 # are evaluated, the tree follows the model's edit scripts, --llm-replay reproduces the run,
 # every failure class is survived with a log line, and the API key never leaks.
 . "$(dirname "$0")/lib.sh"
-if ! command -v python3 >/dev/null 2>&1; then
-	echo "ok 1 # SKIP python3 is missing (the fake model needs it)"
-	echo "1..1"
-	echo "1 passed, 0 failed"
-	exit 0
-fi
+. "$(dirname "$0")/fake_llm.sh"
 TASK=$ROOT/tests/fixtures/eval/scale
-FAKE=$ROOT/tests/fake_llm
 FAST=(--backend cpu --min-time 0.01 --top 1 --jobs 2)
 KEY=sk-test-7f3a9c1e5b2d4f60a8e1 # the scripts' replies mention it too
 export KSEARCH_API_KEY=$KEY
@@ -20,23 +14,6 @@ q() { # q DB SQL
 	python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])" "$1" "$2"
 }
 
-SERVER_PID=
-start_server() { # start_server SCRIPT LOG -> PORT
-	rm -f "$TMP/port"
-	python3 "$FAKE/fake_llm_server.py" --script "$1" --log "$2" --idle 60 --lifetime 300 \
-		>"$TMP/port" 2>/dev/null &
-	SERVER_PID=$!
-	for _ in $(seq 1 100); do
-		[ -s "$TMP/port" ] && break
-		sleep 0.05
-	done
-	PORT=$(head -1 "$TMP/port")
-}
-stop_server() {
-	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null
-	wait "$SERVER_PID" 2>/dev/null
-	SERVER_PID=
-}
 
 no_key() { # no_key FILE... : the key's bytes appear in none of them
 	! grep -l -a -F "$KEY" "$@" >/dev/null 2>&1

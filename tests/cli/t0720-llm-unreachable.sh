@@ -3,34 +3,12 @@
 # check, no run folder left); one that answered before survives later failures; a replay
 # with nothing to replay is refused, and one that runs out ends the run normally.
 . "$(dirname "$0")/lib.sh"
-if ! command -v python3 >/dev/null 2>&1; then
-	echo "ok 1 # SKIP python3 is missing (the fake model needs it)"
-	echo "1..1"
-	echo "1 passed, 0 failed"
-	exit 0
-fi
+. "$(dirname "$0")/fake_llm.sh"
+FAKE_IDLE=60 FAKE_LIFETIME=120
 TASK=$ROOT/tests/fixtures/eval/scale
-FAKE=$ROOT/tests/fake_llm
 FAST=(--backend cpu --min-time 0.01 --top 1 --jobs 2)
 unset KSEARCH_API_KEY OPENAI_API_KEY no_proxy NO_PROXY http_proxy https_proxy all_proxy
 
-SERVER_PID=
-start_server() { # start_server SCRIPT LOG -> PORT
-	rm -f "$TMP/port"
-	python3 "$FAKE/fake_llm_server.py" --script "$1" --log "$2" --idle 60 --lifetime 120 \
-		>"$TMP/port" 2>/dev/null &
-	SERVER_PID=$!
-	for _ in $(seq 1 100); do
-		[ -s "$TMP/port" ] && break
-		sleep 0.05
-	done
-	PORT=$(head -1 "$TMP/port")
-}
-stop_server() {
-	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null
-	wait "$SERVER_PID" 2>/dev/null
-	SERVER_PID=
-}
 
 # nothing listens on port 1: connection refused, retried once as usual (backoff of about
 # 15-30 s), then the run stops; it runs beside the checks below to keep the test short

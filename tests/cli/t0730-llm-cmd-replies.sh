@@ -3,14 +3,8 @@
 # exits (a background child holding stdout is not waited for), a kernel where JSON was
 # wanted is named as such, and an empty reply is an unusable reply that a replay reproduces.
 . "$(dirname "$0")/lib.sh"
-if ! command -v python3 >/dev/null 2>&1; then
-	echo "ok 1 # SKIP python3 is missing (the fake model needs it)"
-	echo "1..1"
-	echo "1 passed, 0 failed"
-	exit 0
-fi
+. "$(dirname "$0")/fake_llm.sh"
 TASK=$ROOT/tests/fixtures/eval/scale
-FAKE=$ROOT/tests/fake_llm
 FAST=(--backend cpu --min-time 0.01 --top 1 --jobs 2)
 unset KSEARCH_API_KEY OPENAI_API_KEY
 
