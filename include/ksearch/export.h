@@ -37,6 +37,10 @@ struct ks_export_item {
 	const struct ks_task *task;
 	const char *backend; /* where the kernels were found: "cpu", "cuda", "mlx" */
 	const char *origin;  /* the run folder or kernel file, for the generated comments */
+	/* where the kernel comes from and how fast it measured, for the generated comments:
+	 * lines of plain text ("run DIR, candidate 8: task softmax, backend cpu", the speedup
+	 * and its phase, "exported by ksearch 0.1.0"); NULL: none */
+	const char *provenance;
 	int nvariants;       /* >= 1; variants[0] is the run's best */
 	struct ks_export_variant variants[KS_EXPORT_MAX_VARIANTS];
 	int nroutes;         /* 0: variants[0] for every shape */
@@ -86,6 +90,7 @@ struct ks_export_loaded {
 	char backend[32];
 	char labels[KS_EXPORT_MAX_VARIANTS][64];
 	char *knobs[KS_EXPORT_MAX_VARIANTS];
+	char provenance[1024];
 };
 int ks_export_load(const char *path, const char *task_name, struct ks_export_loaded *out,
 		   struct ks_error *e);

@@ -82,6 +82,11 @@ struct ks_run_compare_row {
 	double b_us, b_spread;     /* the same for B's best */
 	double ratio;              /* b_us / a_us (NAN when missing) */
 	enum ks_run_compare_verdict verdict;
+	char a_phase[8], b_phase[8]; /* where each median comes from: "final" (the
+				      * re-measurement) or "search" ("" when missing) */
+	double a_base_us, b_base_us; /* each run's baseline median on the workload (NAN: none) */
+	int base_differs;          /* the baselines differ by more than the verdict's margin:
+				    * the machine was not as fast in both runs */
 };
 
 struct ks_run_compare {
@@ -90,11 +95,16 @@ struct ks_run_compare {
 	int nrows;
 	struct ks_run_compare_row *rows; /* A's timed workloads, in order */
 	double geomean;            /* geometric mean of the ratios (NAN: none) */
+	/* each run's noise as its report judges it (the final re-measurement's verdict) */
+	int a_noisy, b_noisy;
+	char a_noise[1024], b_noise[1024]; /* why ("" when not noisy) */
+	int base_differs;          /* any row's base_differs */
 };
 
 /* The best kernel of run B against that of run A, per timed workload (the final
  * re-measurement where there is one).  A difference is significant, FAST or SLOW, when the
- * medians differ by more than half of each interquartile range plus KS_RUN_COMPARE_MIN_PCT.
+ * medians differ by more than half of each interquartile range plus KS_RUN_COMPARE_MIN_PCT;
+ * the baselines measured beside them are held to the same margin (base_differs).
  * KS_EINVAL when the runs are of different tasks or one has no passing candidate. */
 int ks_report_compare(const char *dir_a, const char *dir_b, struct ks_run_compare *out,
 		      struct ks_error *e);

@@ -29,6 +29,8 @@ void ks_export_kernel_name(const struct ks_export_item *it, int v, char *out, si
 int ks_export_kernel_source(const struct ks_export_item *it, int v, struct ks_buf *out);
 /* the file extension of the item's kernels ("c", "cu") */
 const char *ks_export_ext(const struct ks_export_item *it);
+/* the item's provenance, each line as prefix + line + "\n" (nothing when it has none) */
+void ks_export_provenance(struct ks_buf *out, const struct ks_export_item *it, const char *prefix);
 /* "x f32 [rows, cols] -> y f32 [rows, cols]": the task's tensors, for a header comment or a
  * docstring */
 void ks_export_tensors_doc(struct ks_buf *out, const struct ks_task *t);

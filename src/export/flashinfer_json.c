@@ -31,6 +31,12 @@ static int fi_write(const struct ks_export_item *items, int n, struct ks_export_
 		    it->origin, it->variants[0].label, it->variants[0].knobs);
 	if (it->nvariants > 1)
 		ks_buf_addf(&desc, "; %d variants chosen by shape", it->nvariants);
+	/* where it comes from and how fast it measured, as sentences of the description */
+	struct ks_buf prov = KS_BUF_INIT;
+	ks_export_provenance(&prov, it, ". ");
+	for (const char *p = ks_buf_str(&prov); *p; p++)
+		ks_buf_add(&desc, *p == '\n' ? "" : p, *p != '\n');
+	ks_buf_release(&prov);
 	json_t *sources = json_array();
 	json_array_append_new(sources, json_pack("{s:s, s:s}", "path", "main.py", "content",
 						 ks_buf_str(&main_py)));

@@ -11,6 +11,10 @@
 #include "ksearch/store.h"
 #include "util/fs.h"
 
+#ifndef KS_VERSION
+#define KS_VERSION "0"
+#endif
+
 #define MAX_SOURCE ((size_t)4 << 20)
 
 /* " * task softmax, backend cpu, candidate 8: ..." in the first lines of a run's best file */
@@ -161,6 +165,59 @@ out:
 	return rc;
 }
 
+/* text of a path safe in a C comment, a Python docstring and a JSON string: no quotes,
+ * backslashes, control characters or comment ends */
+static void safe_path(const char *path, char *out, size_t n)
+{
+	size_t k = 0;
+	for (const char *p = path; *p && k + 1 < n; p++) {
+		char c = *p;
+		if (c == '"' || c == '\\' || (unsigned char)c < 0x20 || c == 0x7f)
+			c = '_';
+		else if (c == '/' && k && out[k - 1] == '*')
+			out[k - 1] = '_';
+		out[k++] = c;
+	}
+	out[k] = 0;
+}
+
+/* l->provenance for candidate c of the run in dir: its speedup from the final
+ * re-measurement when it has one (else the search phase) and the largest timing spread
+ * behind it */
+static void provenance_run(struct ks_store *s, struct ks_export_loaded *l, const char *dir,
+			   const char *task, const struct ks_store_candidate *c)
+{
+	char d[1024];
+	safe_path(dir, d, sizeof(d));
+	size_t n = 0;
+	int len = snprintf(l->provenance, sizeof(l->provenance),
+			   "run %s, candidate %lld: task %s, backend %s\n", d, (long long)c->id, task,
+			   l->backend);
+	const char *phase = c->has_final ? "final" : "search";
+	double sp = c->has_final ? c->final_speedup : c->speedup, spread = -1;
+	struct ks_store_eval *ev = NULL;
+	struct ks_error e = {0};
+	if (!ks_store_list_evals(s, c->id, phase, &ev, &n, &e))
+		for (size_t i = 0; i < n; i++)
+			if (ev[i].status && !strcmp(ev[i].status, "PASSED") && ev[i].median_us > 0 &&
+			    isfinite(ev[i].spread_pct) && ev[i].spread_pct > spread)
+				spread = ev[i].spread_pct;
+	ks_store_free(ev);
+	char sp_text[64] = "";
+	if (spread >= 0)
+		snprintf(sp_text, sizeof(sp_text), " (timing spread up to %.0f%%)", spread);
+	if (isfinite(sp) && sp > 0)
+		len += snprintf(l->provenance + len, sizeof(l->provenance) - (size_t)len,
+				"speedup %.2fx over the task's baseline, %s%s\n", sp,
+				c->has_final ? "re-measured by the final" : "search phase (not re-measured)",
+				sp_text);
+	else
+		len += snprintf(l->provenance + len, sizeof(l->provenance) - (size_t)len,
+				"speedup not measured\n");
+	snprintf(l->provenance + len, sizeof(l->provenance) - (size_t)len, "exported by ksearch %s",
+		 KS_VERSION);
+}
+
 /* Why a run folder has no best file: the run is still going (or was stopped), or it
  * finished and no candidate passed; the store's run status and results say which. */
 static int no_best(struct ks_store *s, const struct ks_store_run *run, const char *dir,
@@ -220,6 +277,7 @@ static int load_run(const char *dir, struct ks_export_loaded *l, char *task, siz
 	struct ks_store_candidate *c = NULL;
 	if (best_id > 0 && !ks_store_get_candidate(s, best_id, &c, e)) {
 		l->knobs[0] = strdup(c->knobs ? c->knobs : "{}");
+		provenance_run(s, l, dir, task, c);
 		ks_store_free(c);
 		snprintf(l->labels[0], sizeof(l->labels[0]), "candidate %lld", best_id);
 		rc = load_routes(s, l, best_id, e);
@@ -282,6 +340,16 @@ int ks_export_load(const char *path, const char *task_name, struct ks_export_loa
 	}
 	if (rc)
 		return rc;
+	if (!l->provenance[0]) {
+		char d[1024];
+		safe_path(l->origin, d, sizeof(d));
+		snprintf(l->provenance, sizeof(l->provenance),
+			 "%s %s: task %s, backend %s\nspeedup not known (not read from a run's store)\n"
+			 "exported by ksearch %s",
+			 ks_is_dir(path) ? "run" : "kernel file", d, l->task->name, l->backend,
+			 KS_VERSION);
+	}
+	l->item.provenance = l->provenance;
 	if (!l->labels[0][0])
 		snprintf(l->labels[0], sizeof(l->labels[0]), "%s", ks_is_dir(path) ? "best" : "kernel file");
 	l->item.backend = l->backend;

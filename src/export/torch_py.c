@@ -210,8 +210,10 @@ static const char prelude[] =
 	"checks its tensors against the task's dtypes and shapes, allocates the outputs and calls\n"
 	"the kernel.  The kernel is built on first use with torch.utils.cpp_extension.load_inline\n"
 	"(C kernels compiled by $CC, default cc, into an object the extension links; CUDA kernels\n"
-	"as cuda_sources) in $KSEARCH_TORCH_BUILD (default: <tmp>/ksearch_torch).\n"
-	"\"\"\"\n"
+	"as cuda_sources) in $KSEARCH_TORCH_BUILD (default: <tmp>/ksearch_torch).\n";
+
+/* the module after its docstring */
+static const char prelude_code[] =
 	"import hashlib\n"
 	"import os\n"
 	"import subprocess\n"
@@ -300,6 +302,12 @@ int ks_torch_module(const struct ks_export_item *items, int n, const char *kerne
 		    const char *fn, struct ks_buf *out, struct ks_error *e)
 {
 	ks_buf_adds(out, prelude);
+	for (int i = 0; i < n; i++) {
+		ks_buf_adds(out, "\n");
+		ks_export_provenance(out, &items[i], "");
+	}
+	ks_buf_adds(out, "\"\"\"\n");
+	ks_buf_adds(out, prelude_code);
 	for (int i = 0; i < n; i++) {
 		for (int j = 0; j < i; j++)
 			if (!strcmp(items[j].task->name, items[i].task->name))

@@ -24,8 +24,11 @@ void ks_export_kernel_name(const struct ks_export_item *it, int v, char *out, si
 
 int ks_export_kernel_source(const struct ks_export_item *it, int v, struct ks_buf *out)
 {
-	ks_buf_addf(out, "/* %s: %s of %s (ksearch export) */\n", it->task->name,
+	ks_buf_addf(out, "/* %s: %s of %s (ksearch export)\n", it->task->name,
 		    it->variants[v].label, it->origin);
+	if (v == 0)
+		ks_export_provenance(out, it, " * ");
+	ks_buf_adds(out, " */\n");
 	if (it->nvariants > 1)
 		ks_buf_addf(out, "#define %s %s__v%d\n", it->task->name, it->task->name, v);
 	return ks_buf_addf(out, "%s", it->variants[v].source);
@@ -40,5 +43,14 @@ void ks_export_tensors_doc(struct ks_buf *out, const struct ks_task *t)
 		for (int j = 0; j < d->ndim; j++)
 			ks_buf_addf(out, "%s%s", j ? ", " : "", d->shape[j]);
 		ks_buf_adds(out, "]");
+	}
+}
+
+void ks_export_provenance(struct ks_buf *out, const struct ks_export_item *it, const char *prefix)
+{
+	for (const char *p = it->provenance; p && *p;) {
+		size_t len = strcspn(p, "\n");
+		ks_buf_addf(out, "%s%.*s\n", prefix, (int)len, p);
+		p += len + (p[len] == '\n');
 	}
 }

@@ -7,13 +7,15 @@
 
 #include "report/report_impl.h"
 
-/* the best candidate's figures on workload i: the re-measurement when there is one */
-static const struct rp_wl *best_wl(const struct rp_run *r, size_t i)
+/* the best candidate's figures on workload i: the re-measurement when there is one;
+ * *phase says which */
+static const struct rp_wl *best_wl(const struct rp_run *r, size_t i, const char **phase)
 {
 	if (r->best < 0)
 		return NULL;
 	const struct rp_cand *c = &r->cands[r->best];
 	const struct rp_wl *w = c->final[i].present ? &c->final[i] : &c->search[i];
+	*phase = c->final[i].present ? "final" : "search";
 	return w->present && w->status && !strcmp(w->status, "PASSED") && isfinite(w->median_us) &&
 			       w->median_us > 0
 		       ? w
@@ -32,6 +34,11 @@ static void verdict(struct ks_run_compare_row *row)
 	row->verdict = hi_b * (1 + margin) < lo_a ? KS_RUN_COMPARE_FAST
 		       : lo_b > hi_a * (1 + margin) ? KS_RUN_COMPARE_SLOW
 						     : KS_RUN_COMPARE_SAME;
+	/* the baselines were timed beside the kernels: same margin, the kernels' spreads */
+	double ba = row->a_base_us, bb = row->b_base_us;
+	row->base_differs = ba > 0 && bb > 0 &&
+			    (bb * (1 + sb / 200) * (1 + margin) < ba * (1 - sa / 200) ||
+			     bb * (1 - sb / 200) > ba * (1 + sa / 200) * (1 + margin));
 }
 
 int ks_report_compare(const char *dir_a, const char *dir_b, struct ks_run_compare *out,
@@ -51,6 +58,10 @@ int ks_report_compare(const char *dir_a, const char *dir_b, struct ks_run_compar
 	snprintf(out->task, sizeof(out->task), "%s", ta);
 	out->cand_a = a.best >= 0 ? (long)a.cands[a.best].c->id : -1;
 	out->cand_b = b.best >= 0 ? (long)b.cands[b.best].c->id : -1;
+	out->a_noisy = a.final_noisy;
+	out->b_noisy = b.final_noisy;
+	snprintf(out->a_noise, sizeof(out->a_noise), "%s", a.final_noisy ? a.final_noise : "");
+	snprintf(out->b_noise, sizeof(out->b_noise), "%s", b.final_noisy ? b.final_noise : "");
 	if (strcmp(ta, tb))
 		rc = ks_error_set(e, KS_EINVAL, "runs '%s' and '%s' are of different tasks ('%s', '%s')",
 				  dir_a, dir_b, ta, tb);
@@ -68,22 +79,29 @@ int ks_report_compare(const char *dir_a, const char *dir_b, struct ks_run_compar
 		snprintf(row->label, sizeof(row->label), "%s", a.workloads[i].label ? a.workloads[i].label : "?");
 		row->verdict = KS_RUN_COMPARE_MISSING;
 		row->a_us = row->b_us = row->a_spread = row->b_spread = row->ratio = NAN;
-		const struct rp_wl *wa = best_wl(&a, i), *wb = NULL;
+		row->a_base_us = row->b_base_us = NAN;
+		const char *pa = "", *pb = "";
+		const struct rp_wl *wa = best_wl(&a, i, &pa), *wb = NULL;
 		for (size_t j = 0; j < b.nworkloads; j++)
 			if (!b.workloads[j].is_check && b.workloads[j].label && a.workloads[i].label &&
 			    !strcmp(b.workloads[j].label, a.workloads[i].label))
-				wb = best_wl(&b, j);
+				wb = best_wl(&b, j, &pb);
 		if (wa) {
 			row->a_us = wa->median_us;
 			row->a_spread = wa->spread_pct;
+			row->a_base_us = wa->baseline_us > 0 ? wa->baseline_us : NAN;
+			snprintf(row->a_phase, sizeof(row->a_phase), "%s", pa);
 		}
 		if (wb) {
 			row->b_us = wb->median_us;
 			row->b_spread = wb->spread_pct;
+			row->b_base_us = wb->baseline_us > 0 ? wb->baseline_us : NAN;
+			snprintf(row->b_phase, sizeof(row->b_phase), "%s", pb);
 		}
 		if (!wa || !wb)
 			continue;
 		verdict(row);
+		out->base_differs |= row->base_differs;
 		logsum += log(row->ratio);
 		nlog++;
 	}

@@ -5,6 +5,7 @@
  * without them gets the points alone. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/report_impl.h"
@@ -37,6 +38,78 @@ struct rl_point {
 	int wl;
 	int kind; /* 0 best, 1 baseline, 2 library */
 };
+
+#define LABEL_FONT 10  /* px, the point labels' font size */
+#define LABEL_GAP 12.0 /* least distance between two labels' baselines (> LABEL_FONT) */
+
+/* a point label: its point, and where its text goes */
+struct rl_label {
+	double px, py;     /* the point */
+	double x, y, w;    /* text start (or end when anchor_end), baseline, estimated width */
+	int anchor_end;
+	const char *text;
+};
+
+static int label_cmp(const void *a, const void *b)
+{
+	const struct rl_label *x = a, *y = b;
+	return x->py < y->py ? -1 : x->py > y->py;
+}
+
+static int labels_cross(const struct rl_label *a, const struct rl_label *b)
+{
+	double a0 = a->anchor_end ? a->x - a->w : a->x, b0 = b->anchor_end ? b->x - b->w : b->x;
+	return a0 < b0 + b->w + 4 && b0 < a0 + a->w + 4;
+}
+
+/* Place the labels beside their points: top to bottom in the points' order, at least
+ * LABEL_GAP apart where they would share columns, and off the compute roof (a flat line
+ * at roof_y from roof_x0 rightwards; roof_y < 0: none) where that does not break the
+ * order.  Sorts l by point y. */
+static void labels_place(struct rl_label *l, int n, double roof_x0, double roof_y)
+{
+	qsort(l, (size_t)n, sizeof(*l), label_cmp);
+	for (int i = 0; i < n; i++) {
+		l[i].w = 5.6 * (double)strlen(l[i].text);
+		l[i].anchor_end = l[i].px + 8 + l[i].w > W - MR;
+		l[i].x = l[i].anchor_end ? l[i].px - 8 : l[i].px + 8;
+		double y = l[i].py + LABEL_FONT * 0.35; /* centred on its point */
+		double x0 = l[i].anchor_end ? l[i].x - l[i].w : l[i].x;
+		/* the text spans y - 0.75 em .. y + 0.25 em: below the roof when it would cross */
+		if (roof_y >= 0 && x0 + l[i].w > roof_x0 && y - 0.75 * LABEL_FONT - 1 < roof_y &&
+		    y + 0.25 * LABEL_FONT + 1 > roof_y)
+			y = roof_y + 0.75 * LABEL_FONT + 2;
+		for (int j = 0; j < i; j++)
+			if (labels_cross(&l[i], &l[j]) && y < l[j].y + LABEL_GAP)
+				y = l[j].y + LABEL_GAP;
+		l[i].y = y;
+	}
+	/* pushed below the plot: pull up from the bottom, keeping the gaps */
+	for (int i = n - 1; i >= 0; i--) {
+		double y = l[i].y < YB - 2 ? l[i].y : YB - 2;
+		for (int j = i + 1; j < n; j++)
+			if (labels_cross(&l[i], &l[j]) && y > l[j].y - LABEL_GAP)
+				y = l[j].y - LABEL_GAP;
+		l[i].y = y;
+	}
+}
+
+/* the marker of a point kind, at x, y; the legend draws the same */
+static int marker(struct ks_buf *b, int kind, double x, double y, const char *cls,
+		  const char *color)
+{
+	if (kind == 0)
+		return ks_buf_addf(b, "<circle%s%s%s cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\">",
+				   cls ? " class=\"" : "", cls ? cls : "", cls ? "\"" : "", x, y, color);
+	if (kind == 1)
+		return ks_buf_addf(b, "<rect%s%s%s x=\"%.1f\" y=\"%.1f\" width=\"9\" height=\"9\" "
+				   "fill=\"%s\">", cls ? " class=\"" : "", cls ? cls : "",
+				   cls ? "\"" : "", x - 4.5, y - 4.5, color);
+	return ks_buf_addf(b, "<path%s%s%s d=\"M%.1f %.1f l5 5 l-5 5 l-5 -5 z\" fill=\"%s\">",
+			   cls ? " class=\"" : "", cls ? cls : "", cls ? "\"" : "", x, y - 5, color);
+}
+
+static const char *const marker_end[] = {"</circle>", "</rect>", "</path>"};
 
 static void widen(double v, double *lo, double *hi)
 {
@@ -143,33 +216,30 @@ int rp_render_roofline(const struct rp_run *r, struct ks_buf *b)
 	static const char *const color[] = {"#2ca02c", "#d62728", "#ff7f0e"};
 	/* the library's points carry its name ("OpenBLAS") */
 	const char *const name[] = {"best", "baseline", r->library[0] ? r->library : "library"};
+	static const char *const cls[] = {"rl-best", "rl-baseline", "rl-library"};
+	struct rl_label labels[64];
 	int nlabel = 0;
 	for (int i = 0; i < np && !rc; i++) {
 		const struct rl_point *p = &pts[i];
 		double x = ax(&a, p->ai), y = ay(&a, p->gflops);
-		if (p->kind == 0)
-			rc = ks_buf_addf(b, "<circle class=\"rl-best\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\" "
-					 "fill=\"%s\">", x, y, color[0]);
-		else if (p->kind == 1)
-			rc = ks_buf_addf(b, "<rect class=\"rl-baseline\" x=\"%.1f\" y=\"%.1f\" "
-					 "width=\"9\" height=\"9\" fill=\"%s\">", x - 4.5, y - 4.5,
-					 color[1]);
-		else
-			rc = ks_buf_addf(b, "<path class=\"rl-library\" d=\"M%.1f %.1f l5 5 l-5 5 "
-					 "l-5 -5 z\" fill=\"%s\">", x, y - 5, color[2]);
+		rc = marker(b, p->kind, x, y, cls[p->kind], color[p->kind]);
 		rc = rc ? rc : ks_buf_addf(b, "<title>%s, ", name[p->kind]);
 		rc = rc ? rc : rp_html_esc(b, r->workloads[p->wl].label);
 		rc = rc ? rc : ks_buf_addf(b, ": %.4g GFLOP/s at %.3g flop/byte</title>%s\n",
-					   p->gflops, p->ai, p->kind == 0 ? "</circle>"
-							     : p->kind == 1 ? "</rect>"
-									    : "</path>");
-		if (!rc && p->kind == 0) {
-			/* workloads often share an intensity: stagger their labels */
-			rc = ks_buf_addf(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#333\">",
-					 x + 8, y - 6 - 12.0 * (nlabel++ % 4));
-			rc = rc ? rc : rp_html_esc(b, r->workloads[p->wl].label);
-			rc = rc ? rc : ks_buf_adds(b, "</text>\n");
-		}
+					   p->gflops, p->ai, marker_end[p->kind]);
+		if (p->kind == 0 && nlabel < 64)
+			labels[nlabel++] = (struct rl_label){
+				.px = x, .py = y,
+				.text = r->workloads[p->wl].label ? r->workloads[p->wl].label : "?"};
+	}
+	/* workloads often share an intensity or come close: labels in the points' order */
+	labels_place(labels, nlabel, P > 0 && B > 0 ? ax(&a, P / B) : ML, P > 0 ? ay(&a, P) : -1);
+	for (int i = 0; i < nlabel && !rc; i++) {
+		rc = ks_buf_addf(b, "<text class=\"rl-label\" x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" "
+				 "fill=\"#333\"%s>", labels[i].x, labels[i].y, LABEL_FONT,
+				 labels[i].anchor_end ? " text-anchor=\"end\"" : "");
+		rc = rc ? rc : rp_html_esc(b, labels[i].text);
+		rc = rc ? rc : ks_buf_adds(b, "</text>\n");
 	}
 	if (!np && !rc)
 		rc = ks_buf_addf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#666\">"
@@ -182,8 +252,10 @@ int rp_render_roofline(const struct rp_run *r, struct ks_buf *b)
 			any |= pts[i].kind == k;
 		if (!any)
 			continue;
-		rc = ks_buf_addf(b, "<circle cx=\"%d\" cy=\"%d\" r=\"5\" fill=\"%s\"/><text x=\"%d\" "
-				 "y=\"%d\">%s</text>", lx + 5, ly - 4, color[k], lx + 14, ly, name[k]);
+		/* the same marker as the plot's points */
+		rc = marker(b, k, lx + 5, ly - 4, NULL, color[k]);
+		rc = rc ? rc : ks_buf_addf(b, "%s<text x=\"%d\" y=\"%d\">%s</text>", marker_end[k],
+					   lx + 14, ly, name[k]);
 		lx += 100;
 	}
 	if (!rc && P > 0)

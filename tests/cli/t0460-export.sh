@@ -168,6 +168,32 @@ out=$(cc -O3 -march=native -fopenmp -fPIC -c "$TMP/tk.c" -o "$TMP/tk.o" &&
 	g++ -fopenmp "$TMP/tm.o" "$TMP/tkg.o" "$TMP/tk.o" "$TMP/tr.o" -lm -o "$TMP/tm" && "$TMP/tm")
 is "$out" MATCH "the module's kernel, launcher and C++ glue, built as load_inline would, equal the reference"
 
+# 5. provenance: each export names the run folder, candidate, task, backend, the measured
+# speedup with its phase and spread, and ksearch's version (values from the run's store)
+ver=$("$KS" --version | awk '{print $2}')
+python3 - "$TMP/run" "$ver" "$TMP/c/softmax.h" "$TMP/sol.json" "$TMP/ks_softmax.py" <<'PY'
+import ast, json, re, sqlite3, sys
+run, ver = sys.argv[1], sys.argv[2]
+best = int(re.search(r"candidate (\d+)", open(run + "/best.c").read()).group(1))
+db = sqlite3.connect(run + "/run.db")
+rows = db.execute("select phase, speedup from candidate_results where candidate_id = ? "
+                  "order by seq", (best,)).fetchall()
+final = [sp for ph, sp in rows if ph == "final"]
+sp = final[-1] if final else [sp for ph, sp in rows if ph == "search"][-1]
+phase = "re-measured by the final" if final else "search phase (not re-measured)"
+want = [f"run {run}, candidate {best}: task softmax, backend cpu",
+        re.compile(rf"speedup {sp:.2f}x over the task's baseline, {re.escape(phase)} "
+                   r"\(timing spread up to \d+%\)"),
+        f"exported by ksearch {ver}"]
+header = open(sys.argv[3]).read().split("*/")[0]
+desc = json.load(open(sys.argv[4]))["description"]
+doc = ast.get_docstring(ast.parse(open(sys.argv[5]).read()))
+for name, text in (("softmax.h", header), ("flashinfer description", desc), ("torch docstring", doc)):
+    for w in want:
+        assert (w.search(text) if hasattr(w, "search") else w in text), (name, w, text)
+PY
+ok $? "the C header, the flashinfer description and the torch docstring carry the provenance"
+
 # errors
 "$KS" export "$TMP/run" --to c 2>"$TMP/e1"
 is "$?" 2 "--to c without --out exits 2"
