@@ -657,6 +657,30 @@ static void test_log_scale(const char *dir)
 
 /* a candidate with lower times everywhere but a lower speedup (its baseline measured
  * faster): the report says the two rankings disagree, not that sizes trade off */
+/* two candidates on workload 0, each PASSED with the same figures in the search phase and
+ * the final: medians med, baselines base */
+static void add_two_candidates(struct ks_store *s, const double med[2], const double base[2],
+			       const char *knobs, double gflops, double gbps, struct ks_error *e)
+{
+	for (int i = 0; i < 2; i++) {
+		int64_t id;
+		struct ks_store_candidate c = {.source = i ? "int b;" : "int a;", .language = "c",
+					       .policy = "builtin", .node_id = -1, .action = "try",
+					       .family = "f", .knobs = knobs};
+		ks_store_add_candidate(s, &c, &id, e);
+		for (int ph = 0; ph < 2; ph++) {
+			struct ks_store_eval ev = {
+				.candidate_id = id, .workload = 0, .seed = 1,
+				.phase = ph ? "final" : "search", .status = "PASSED",
+				.median_us = med[i], .spread_pct = 1.0, .baseline_us = base[i],
+				.speedup = base[i] / med[i], .gflops = gflops, .gbps = gbps};
+			ks_store_add_eval(s, &ev, e);
+			ks_store_add_result(s, id, ph ? "final" : "search", "PASSED", base[i] / med[i],
+					    e);
+		}
+	}
+}
+
 static void test_rankings_disagree(const char *dir)
 {
 	struct ks_store *s = NULL;
@@ -670,23 +694,7 @@ static void test_rankings_disagree(const char *dir)
 	is_rc(ks_store_open(dir, 1, &s, &e), 0, "disagreeing run");
 	ks_store_write_run(s, &run, &e);
 	ks_store_add_workload(s, &wl, &e);
-	for (int i = 0; i < 2; i++) {
-		int64_t id;
-		struct ks_store_candidate c = {.source = i ? "int b;" : "int a;", .language = "c",
-					       .policy = "builtin", .node_id = -1, .action = "try",
-					       .family = "f", .knobs = "{}"};
-		ks_store_add_candidate(s, &c, &id, &e);
-		for (int ph = 0; ph < 2; ph++) {
-			struct ks_store_eval ev = {
-				.candidate_id = id, .workload = 0, .seed = 1,
-				.phase = ph ? "final" : "search", .status = "PASSED",
-				.median_us = med[i], .spread_pct = 1.0, .baseline_us = base[i],
-				.speedup = base[i] / med[i]};
-			ks_store_add_eval(s, &ev, &e);
-			ks_store_add_result(s, id, ph ? "final" : "search", "PASSED", base[i] / med[i],
-					    &e);
-		}
-	}
+	add_two_candidates(s, med, base, "{}", 0, 0, &e);
 	ks_store_close(s);
 	ks_buf_init(&b, 0);
 	is_rc(ks_report_write(dir, KS_REPORT_MD, &b, &e), 0, "disagreeing report");
@@ -711,28 +719,12 @@ static void test_small_run(const char *dir)
 				   .policy = "builtin", .budget = 8,
 				   .config = "{\"spec\": \"auto\", \"budget\": 8}"};
 	struct ks_store_workload wl = {0, "n=1000", "{\"n\":1000}", 0};
-	static const double med[2] = {50.0, 10.0};
+	static const double med[2] = {50.0, 10.0}, base[2] = {100.0, 100.0};
 	ks_rm_rf(dir);
 	is_rc(ks_store_open(dir, 1, &s, &e), 0, "small run");
 	ks_store_write_run(s, &run, &e);
 	ks_store_add_workload(s, &wl, &e);
-	for (int i = 0; i < 2; i++) {
-		int64_t id;
-		struct ks_store_candidate c = {.source = i ? "int b;" : "int a;", .language = "c",
-					       .policy = "builtin", .node_id = -1, .action = "try",
-					       .family = "f", .knobs = "{\"VEC\": \"16\"}"};
-		ks_store_add_candidate(s, &c, &id, &e);
-		for (int ph = 0; ph < 2; ph++) {
-			struct ks_store_eval ev = {
-				.candidate_id = id, .workload = 0, .seed = 1,
-				.phase = ph ? "final" : "search", .status = "PASSED",
-				.median_us = med[i], .spread_pct = 1.0, .baseline_us = 100.0,
-				.speedup = 100.0 / med[i], .gflops = 0.012, .gbps = 0.04};
-			ks_store_add_eval(s, &ev, &e);
-			ks_store_add_result(s, id, ph ? "final" : "search", "PASSED", 100.0 / med[i],
-					    &e);
-		}
-	}
+	add_two_candidates(s, med, base, "{\"VEC\": \"16\"}", 0.012, 0.04, &e);
 	is_rc(ks_store_add_event(s, "info", "final", "old verdict",
 				 "{\"chosen\": 2, \"verdict\": \"#2 beats #1 (the search phase's "
 				 "leader) by 403.8% \xc2\xb1 7.4%\", \"noisy\": false, \"noise\": \"\", "
