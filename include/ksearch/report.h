@@ -68,6 +68,10 @@ int ks_report_write_files_opts(const char *run_dir, const struct ks_report_opts 
 
 /* how much beyond the two runs' spreads a difference must be to count (percent) */
 #define KS_RUN_COMPARE_MIN_PCT 1.0
+/* 1 when a median of a_us (interquartile spread a_spread %) is faster than one of b_us
+ * (b_spread %) beyond the noise: a_us plus half its spread, plus KS_RUN_COMPARE_MIN_PCT, still
+ * below b_us minus half its spread; compare's FAST and the report's "faster" use it */
+int ks_run_faster_beyond_noise(double a_us, double a_spread, double b_us, double b_spread);
 
 enum ks_run_compare_verdict {
 	KS_RUN_COMPARE_SAME,    /* within the spreads */

@@ -452,14 +452,24 @@ static void section_fastest(struct rp_doc *d, const struct rp_run *r)
 	int differ = 0;
 	if (r->best < 0)
 		return;
+	const struct rp_cand *b = &r->cands[r->best];
+	const struct rp_wl *bw = b->rank_group == 0 ? b->final : b->search;
+	/* another candidate counts as faster only beyond both spreads, compare's rule: a
+	 * difference inside the noise is no reason to dispatch */
 	for (int i = 0; i < nt; i++) {
 		fast[i] = fastest_on(r, timed[i]);
-		differ += fast[i] >= 0 && fast[i] != r->best;
+		if (fast[i] < 0 || fast[i] == r->best)
+			continue;
+		const struct rp_cand *c = &r->cands[fast[i]];
+		const struct rp_wl *w = &(c->rank_group == 0 ? c->final : c->search)[timed[i]];
+		const struct rp_wl *bwl = &bw[timed[i]];
+		if (bwl->present && !ks_run_faster_beyond_noise(w->median_us, w->spread_pct,
+								bwl->median_us, bwl->spread_pct))
+			fast[i] = r->best;
+		differ += fast[i] != r->best;
 	}
 	if (!differ)
 		return;
-	const struct rp_cand *b = &r->cands[r->best];
-	const struct rp_wl *bw = b->rank_group == 0 ? b->final : b->search;
 	char t[400];
 	int one = fast[0]; /* one other candidate fastest everywhere? */
 	for (int i = 1; i < nt; i++)
@@ -476,9 +486,11 @@ static void section_fastest(struct rp_doc *d, const struct rp_run *r)
 			  (long long)r->cands[one].c->id, (long long)b->c->id);
 	else
 		doc_textf(d, "Candidate #%lld is best on the geometric mean, but on %d of %d timed "
-			     "workloads another candidate was faster. A kernel that dispatches on "
-			     "the workload's parameters could combine them.",
-			  (long long)b->c->id, differ, nt);
+			     "workloads another candidate was faster beyond both timings' spreads "
+			     "(half of each +-%% plus %.0f%%, as 'ksearch compare' counts it). A "
+			     "kernel that dispatches on the workload's parameters could combine "
+			     "them.",
+			  (long long)b->c->id, differ, nt, KS_RUN_COMPARE_MIN_PCT);
 	doc_text(d, " Times come from each candidate's ranking phase: a search-phase time is a "
 		    "single measurement, noisier than a final re-measurement.");
 	doc_para_end(d);

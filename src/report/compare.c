@@ -22,18 +22,22 @@ static const struct rp_wl *best_wl(const struct rp_run *r, size_t i, const char 
 		       : NULL;
 }
 
+int ks_run_faster_beyond_noise(double a_us, double a_spread, double b_us, double b_spread)
+{
+	double sa = isfinite(a_spread) ? a_spread : 0, sb = isfinite(b_spread) ? b_spread : 0;
+	return a_us * (1 + sa / 200) * (1 + KS_RUN_COMPARE_MIN_PCT / 100.0) < b_us * (1 - sb / 200);
+}
+
 static void verdict(struct ks_run_compare_row *row)
 {
 	/* each median is uncertain by half its interquartile range; a difference counts when
 	 * it is larger than both halves together plus KS_RUN_COMPARE_MIN_PCT */
 	double sa = isfinite(row->a_spread) ? row->a_spread : 0, sb = isfinite(row->b_spread) ? row->b_spread : 0;
-	double lo_a = row->a_us * (1 - sa / 200), hi_a = row->a_us * (1 + sa / 200);
-	double lo_b = row->b_us * (1 - sb / 200), hi_b = row->b_us * (1 + sb / 200);
 	double margin = KS_RUN_COMPARE_MIN_PCT / 100.0;
 	row->ratio = row->b_us / row->a_us;
-	row->verdict = hi_b * (1 + margin) < lo_a ? KS_RUN_COMPARE_FAST
-		       : lo_b > hi_a * (1 + margin) ? KS_RUN_COMPARE_SLOW
-						     : KS_RUN_COMPARE_SAME;
+	row->verdict = ks_run_faster_beyond_noise(row->b_us, sb, row->a_us, sa)   ? KS_RUN_COMPARE_FAST
+		       : ks_run_faster_beyond_noise(row->a_us, sa, row->b_us, sb) ? KS_RUN_COMPARE_SLOW
+										    : KS_RUN_COMPARE_SAME;
 	/* the baselines were timed beside the kernels: same margin, the kernels' spreads */
 	double ba = row->a_base_us, bb = row->b_base_us;
 	row->base_differs = ba > 0 && bb > 0 &&
