@@ -217,7 +217,8 @@ int ks_eval_kernel(const struct ks_task *t, const char *source, const char *path
 /* is the i-th timed workload (counted over those that run on the backend) in the
  * selection ("all", NULL or "0,2"); the evaluator rejects indexes out of range */
 int ks_eval_workload_selected(const char *sel, int i);
-/* KS_EINVAL with a message unless sel is "all", NULL or indexes below n */
+/* KS_EINVAL with a message unless sel is "all", NULL or indexes below n ("" is an error:
+ * an option given empty, not "all") */
 int ks_eval_validate_workloads(const char *sel, int n, struct ks_error *e);
 
 #endif

@@ -127,6 +127,8 @@ void ks_strv_free(char **v, int n);
 
 /* true when workload w applies to backend name */
 int ks_workload_for_backend(const struct ks_workload *w, const char *backend);
+/* how many of t's timed workloads apply to backend (what --workloads indexes count) */
+int ks_task_timed_count(const struct ks_task *t, const char *backend);
 /* "rows=4096 cols=4096" (checks: "name (rows=5 cols=1)") */
 void ks_workload_label(const struct ks_task *t, const struct ks_workload *w, struct ks_buf *out);
 /* evaluate an expression with the workload's params bound (flops, bytes, shapes, ...) */

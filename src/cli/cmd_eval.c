@@ -187,21 +187,13 @@ static void log_for_user(struct ks_eval_result *r, const struct ks_task *t, cons
 	ks_buf_release(&out);
 }
 
-/* --workloads before anything runs: an empty list is a mistake (not "all"), and an index
- * past the task's workloads for this backend is better said before "evaluating ..." */
+/* --workloads before anything runs: a bad list is better said before "evaluating ..." */
 static int check_workloads(const struct ks_task *t, const char *backend, const char *sel)
 {
 	struct ks_error e = {0};
-	int n = 0;
-	for (int i = 0; i < t->nworkloads; i++)
-		n += ks_workload_for_backend(&t->workloads[i], backend);
-	if (sel && !sel[0]) {
-		fprintf(stderr, "ksearch eval: --workloads: empty list (give 'all' or indexes "
-				"like 0,2)\n");
-		return KS_EINVAL;
-	}
+	int n = ks_task_timed_count(t, backend);
 	/* n == 0: the evaluator says so, naming the backend */
-	if (n > 0 && ks_eval_validate_workloads(sel, n, &e)) {
+	if ((n > 0 || (sel && !sel[0])) && ks_eval_validate_workloads(sel, n, &e)) {
 		fprintf(stderr, "ksearch eval: %s\n", e.msg);
 		return KS_EINVAL;
 	}

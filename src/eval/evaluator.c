@@ -131,8 +131,11 @@ int ks_eval_workload_selected(const char *sel, int i)
 
 int ks_eval_validate_workloads(const char *sel, int n, struct ks_error *e)
 {
-	if (!sel || !sel[0] || !strcmp(sel, "all"))
-		return 0;
+	if (!sel || !strcmp(sel, "all"))
+		return 0; /* NULL: not given */
+	if (!sel[0]) /* given, but empty: a mistake, not "all" */
+		return ks_error_set(e, KS_EINVAL,
+				    "--workloads: empty list (give 'all' or indexes like 0,2)");
 	const char *p = sel;
 	while (*p) {
 		char *end;
@@ -173,10 +176,7 @@ static int compile_file(const struct ks_backend_i *be, const struct ks_task *t,
 static int setup_workloads(struct ks_evaluator *ev, struct ks_error *e)
 {
 	const struct ks_task *t = ev->task;
-	int ntimed = 0;
-	for (int i = 0; i < t->nworkloads; i++)
-		if (ks_workload_for_backend(&t->workloads[i], ev->o.backend))
-			ntimed++;
+	int ntimed = ks_task_timed_count(t, ev->o.backend);
 	if (ntimed == 0)
 		return ks_error_set(e, KS_EINVAL, "task '%s' has no workload for backend '%s'",
 				    t->name, ev->o.backend);

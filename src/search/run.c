@@ -681,10 +681,8 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 		goto out;
 	if (st->o.jobs <= 0)
 		st->o.jobs = ks_run_default_jobs(st->be);
-	int ntimed = 0;
-	for (int i = 0; i < st->task->nworkloads; i++)
-		ntimed += ks_workload_for_backend(&st->task->workloads[i], st->be->name);
-	if ((rc = ks_eval_validate_workloads(st->o.eval.workloads, ntimed, e)))
+	if ((rc = ks_eval_validate_workloads(st->o.eval.workloads,
+					     ks_task_timed_count(st->task, st->be->name), e)))
 		goto out;
 	ks_run_progress_tick(st, "setup", "detecting the hardware", 0);
 	if ((rc = load_spec(st, e)))

@@ -30,6 +30,14 @@ int ks_workload_for_backend(const struct ks_workload *w, const char *backend)
 	return 0;
 }
 
+int ks_task_timed_count(const struct ks_task *t, const char *backend)
+{
+	int n = 0;
+	for (int i = 0; i < t->nworkloads; i++)
+		n += ks_workload_for_backend(&t->workloads[i], backend) != 0;
+	return n;
+}
+
 static void add_value(struct ks_buf *out, enum ks_dtype t, double v)
 {
 	if (t == KS_DT_I32 || t == KS_DT_I64)
