@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "eval/evaluator.h"
+#include "util/units.h"
 #include "ksearch/log.h"
 #include "task/input_cache.h"
 #include "util/fs.h"
@@ -89,17 +90,6 @@ void ks_eval_inputs_ensure(struct ks_evaluator *ev, struct ks_wl_state *ws)
 	inputs_walk(ev, ws, 1);
 }
 
-/* "32.0 GiB" */
-static const char *human(double bytes, char *out, size_t n)
-{
-	static const char *unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-	int u = 0;
-	for (; bytes >= 1024 && u < 6; u++)
-		bytes /= 1024;
-	snprintf(out, n, u ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
-	return out;
-}
-
 /* "workload 0 (rows=65536 cols=65536)", "check 'one' (n=1)" */
 static void wl_name(const struct ks_evaluator *ev, const struct ks_wl_state *ws, char *out,
 		    size_t n)
@@ -176,23 +166,23 @@ int ks_eval_inputs_fit(struct ks_evaluator *ev, struct ks_error *e)
 					    "%s needs %s for one set of its inputs and outputs, %s "
 					    "while it is evaluated (%s, and the expected outputs of %d "
 					    "seeds); this machine has %s of memory: reduce the shape",
-					    name, human(set, a, sizeof(a)), human(need, b, sizeof(b)),
+					    name, ks_format_bytes(set, a, sizeof(a)), ks_format_bytes(need, b, sizeof(b)),
 					    runners > 1 ? "the candidate's and the baseline's runners"
 							: "the candidate's runner",
-					    o->nseeds, human(mem, c, sizeof(c)));
+					    o->nseeds, ks_format_bytes(mem, c, sizeof(c)));
 		double own = inputs_walk(ev, ws, 0) + reference_missing(ev, ws, out);
 		files += own;
 		if (disk >= 0 && files > disk) {
 			char with[64] = "";
 			if (files > own)
 				snprintf(with, sizeof(with), " (%s with the workloads before it)",
-					 human(files, c, sizeof(c)));
+					 ks_format_bytes(files, c, sizeof(c)));
 			return ks_error_set(e, KS_ELIMIT,
 					    "%s needs %s of input and reference files%s under '%s' "
 					    "(%d seeds), which has %s free: reduce the shape, or make "
 					    "room there (or point KSEARCH_CACHE elsewhere)",
-					    name, human(own, a, sizeof(a)), with, ks_cache_root(),
-					    o->nseeds, human(disk, b, sizeof(b)));
+					    name, ks_format_bytes(own, a, sizeof(a)), with, ks_cache_root(),
+					    o->nseeds, ks_format_bytes(disk, b, sizeof(b)));
 		}
 	}
 	return 0;

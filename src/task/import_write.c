@@ -14,6 +14,7 @@
 #include "task/import_impl.h"
 #include "task/task_priv.h"
 #include "util/fs.h"
+#include "util/units.h"
 
 static const struct imp_op ops[] = {
 	{IMP_OP_UNARY, "relu", "ks_v > 0.0f ? ks_v : 0.0f", "np.maximum(v, 0)"},
@@ -504,15 +505,10 @@ static void warn_sizes(const struct imp_task *it, struct ks_import_result *res)
 	double b = workload_bytes(it, worst);
 	if (b <= IMP_WARN_BYTES)
 		return;
-	const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-	double v = b;
-	int u = 0;
-	while (v >= 1024 && u < 6)
-		v /= 1024, u++;
-	char note[sizeof(res->note)];
-	snprintf(note, sizeof(note), "%s%swarning: workload %d's tensors need %.1f %s of memory: "
+	char note[sizeof(res->note)], size[32];
+	snprintf(note, sizeof(note), "%s%swarning: workload %d's tensors need %s of memory: "
 		 "eval and run will refuse it where that much is not free", res->note,
-		 res->note[0] ? "\n" : "", worst + 1, v, unit[u]);
+		 res->note[0] ? "\n" : "", worst + 1, ks_format_bytes(b, size, sizeof(size)));
 	memcpy(res->note, note, sizeof(note));
 }
 

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,4 +65,14 @@ int ks_parse_duration(const char *s, double *out)
 		return -1;
 	*out = v * mul;
 	return 0;
+}
+
+const char *ks_format_bytes(double bytes, char *out, size_t n)
+{
+	static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	int u = 0;
+	for (; bytes >= 1024 && u < 6; u++)
+		bytes /= 1024;
+	snprintf(out, n, u ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
+	return out;
 }

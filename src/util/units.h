@@ -8,5 +8,7 @@
 int ks_parse_size(const char *s, size_t *out);
 /* seconds; suffixes ms s m h (none = seconds); -1 when malformed */
 int ks_parse_duration(const char *s, double *out);
+/* bytes for people, in powers of 1024: "512 bytes", "32.0 GiB"; returns out */
+const char *ks_format_bytes(double bytes, char *out, size_t n);
 
 #endif
