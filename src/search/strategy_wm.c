@@ -41,10 +41,10 @@
  * FAMILY_SHARE evaluations per evaluation of the leading family: its default is one sample of
  * what its knobs can reach (see starved_family_node) */
 #define FAMILY_SHARE (1.0 / 3.0)
+#define FAMILY_VIABLE 0.5
 /* rating points off the prior of a move past a valley (cross_valley): such moves wait behind
  * the ordinary ones of nodes near the best, about a factor of 1.6 in the parent's score */
 #define VALLEY_PENALTY 5.0
-#define FAMILY_VIABLE 0.5
 /* what a failed move teaches its key, as a speedup ratio: with the default learning scale
  * one failure lowers the same move elsewhere by about 4.6 rating points */
 #define FAIL_RATIO 0.25
