@@ -24,7 +24,7 @@
 #include "ksearch/log.h"
 #include "ksearch/strategy.h"
 #include "ksearch/task.h"
-#include "policy/space.h"
+#include "search/space.h"
 
 struct entry {
 	char key[1024]; /* family + defines */

@@ -148,6 +148,16 @@ const char *ks_backend_device_reference(const struct ks_backend_i *b);
 /* The ABI of a backend ("cpu", "cuda") or of a kernel language: a backend's ("c", "cuda") or
  * one known without a backend yet ("metal"); NULL when name is neither */
 const struct ks_abi *ks_abi_find(const char *name);
+/* type spelling in a kernel language: the ctype of ks_abi_find(lang) (NULL: "c"); NULL for an
+ * unknown language */
+const char *ks_dtype_ctype(enum ks_dtype t, const char *lang);
+/* ks_abi_prototype / ks_abi_shim by name: lang is a backend ("cpu", "cuda") or a kernel
+ * language ("c", "metal"), looked up with ks_abi_find(); KS_EINVAL when it names neither. */
+int ks_task_prototype(const struct ks_task *t, const char *lang, struct ks_buf *out);
+int ks_task_shim(const struct ks_task *t, const char *lang, struct ks_buf *out);
+/* content hash of the task's ground truth: task.yaml, its references, and every backend's
+ * device reference the task has (reference.cu); keys reference-output caches */
+int ks_task_hash(const struct ks_task *t, char out[65], struct ks_error *e);
 
 /* Detect the device of a backend as a spec document (YAML in the knowledge/specs format,
  * with measured ceilings when measure is set) through its detect_spec slot; KS_ENOTFOUND

@@ -1,6 +1,6 @@
 /* Importers: problems written for other benchmarks, turned into ksearch task folders
  * (docs/tasks.md, "Importing problems").  One struct per format, listed in one table
- * (src/task/import_registry.c). */
+ * (src/import/import_registry.c). */
 #ifndef KSEARCH_IMPORT_H
 #define KSEARCH_IMPORT_H
 

@@ -1,6 +1,6 @@
 /* Policies: who writes the candidates of a search run.  One interface struct per policy,
  * registered in one table (src/policy/registry.c), driven by one search driver
- * (src/search/loop.c):
+ * (src/run/loop.c):
  *
  *   builtin  a strategy (wm, evolve, random) over the task's knob templates
  *   llm      the K-Search loop with a model behind an OpenAI-compatible endpoint
@@ -25,7 +25,7 @@
 #include "ksearch/error.h"
 #include "ksearch/eval.h"
 #include "ksearch/knowledge.h"
-#include "ksearch/run.h"
+#include "ksearch/run_opts.h"
 #include "ksearch/store.h"
 #include "ksearch/task.h"
 

@@ -19,9 +19,6 @@ size_t ks_dtype_size(enum ks_dtype t);
 const char *ks_dtype_name(enum ks_dtype t);
 /* 0 on success, KS_EPARSE for an unknown name */
 int ks_dtype_parse(const char *name, enum ks_dtype *out);
-/* type spelling in a kernel language: the ctype of ks_abi_find(lang) (NULL: "c"); NULL for an
- * unknown language */
-const char *ks_dtype_ctype(enum ks_dtype t, const char *lang);
 
 /* Element initialiser: a small fixed vocabulary, see ks_init_parse(). */
 enum ks_init_kind {
@@ -171,13 +168,10 @@ int ks_abi_prototype(const struct ks_abi *abi, const struct ks_task *t, struct k
  * converted to their declared types, the stream last when the ABI takes one).  KS_EINVAL for
  * a NULL abi or one without a shim. */
 int ks_abi_shim(const struct ks_abi *abi, const struct ks_task *t, struct ks_buf *out);
-/* The same by name: lang is a backend ("cpu", "cuda") or a kernel language ("c", "metal"),
- * looked up with ks_abi_find(); KS_EINVAL when it names neither. */
-int ks_task_prototype(const struct ks_task *t, const char *lang, struct ks_buf *out);
-int ks_task_shim(const struct ks_task *t, const char *lang, struct ks_buf *out);
-/* content hash of task.yaml + reference.c, + each backend's device reference the task has
- * (reference.cu) (keys reference-output caches) */
-int ks_task_hash(const struct ks_task *t, char out[65], struct ks_error *e);
+/* content hash of task.yaml + reference.c (+ reference.py where there is one), + each of
+ * extra_files (a NULL-terminated list of names in the task folder; those that exist) */
+int ks_task_hash_files(const struct ks_task *t, const char *const *extra_files, char out[65],
+		       struct ks_error *e);
 
 /* Comparison of a candidate's output against the reference output (same dtype). */
 struct ks_compare {

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "backend/backends.h"
-#include "eval/runner_client.h"
+#include "util/exe_path.h"
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/proc.h"

@@ -18,7 +18,7 @@
 #include "backend/cuda.h"
 #include "backend/mlx_kernel.h"
 #include "ksearch/task.h"
-#include "eval/runner_client.h"
+#include "util/exe_path.h"
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/proc.h"

@@ -126,6 +126,24 @@ const char *ks_backend_device_reference(const struct ks_backend_i *b)
 	return b->device_reference && b->device_reference[0] ? b->device_reference : NULL;
 }
 
+int ks_task_hash(const struct ks_task *t, char out[65], struct ks_error *e)
+{
+	/* each backend's device reference once (two backends may name the same file) */
+	const struct ks_backend_i *const *bs = ks_backend_list();
+	const char *files[sizeof(backends) / sizeof(backends[0])];
+	int n = 0;
+	for (int i = 0; bs[i]; i++) {
+		const char *file = ks_backend_device_reference(bs[i]);
+		int seen = 0;
+		for (int j = 0; file && j < n && !seen; j++)
+			seen = !strcmp(files[j], file);
+		if (file && !seen)
+			files[n++] = file;
+	}
+	files[n] = NULL;
+	return ks_task_hash_files(t, files, out, e);
+}
+
 int ks_backend_detect_spec(const char *backend, int device, int measure, struct ks_buf *yaml,
 			   struct ks_error *e)
 {

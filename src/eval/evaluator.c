@@ -14,6 +14,7 @@
 #include "eval/stats.h"
 #include "ksearch/log.h"
 #include "util/clock.h"
+#include "util/exe_path.h"
 #include "util/fs.h"
 #include "util/hash.h"
 

@@ -15,6 +15,7 @@
 #include "eval/evaluator.h"
 #include "eval/pyref_driver.h"
 #include "eval/runner_client.h"
+#include "util/exe_path.h"
 #include "util/fs.h"
 #include "util/proc.h"
 

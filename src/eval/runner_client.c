@@ -24,24 +24,6 @@
 #define LOG_CAP (64 << 10)
 #define REPLY_CAP (4 << 20)
 
-int ks_runner_path(const char *name, char *out, size_t n, struct ks_error *e)
-{
-	const char *env = getenv("KSEARCH_RUNNER_DIR");
-	char dir[PATH_MAX];
-	if (env && env[0])
-		snprintf(dir, sizeof(dir), "%s", env);
-	else if (ks_exe_dir(dir, sizeof(dir)))
-		return ks_error_set(e, KS_ESYS, "cannot find the running executable");
-	snprintf(out, n, "%s/%s", dir, name);
-	if (access(out, X_OK))
-		return ks_error_set(e, KS_ENOTFOUND,
-				    "'%s' not found: %s must sit beside ksearch (was it built? A "
-				    "backend's runner is built only when CMake finds its toolkit, e.g. "
-				    "CUDA for ksearch-runner-cuda: install it, then rebuild)",
-				    out, name);
-	return 0;
-}
-
 /* in the child, just before exec: the sandbox's limits and its own session */
 static int runner_prepare(void *ctx)
 {

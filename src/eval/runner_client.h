@@ -74,8 +74,5 @@ int ks_runner_pause(struct ks_runner *r);
 void ks_runner_resume(struct ks_runner *r);
 /* quit, kill, reap, remove scratch, free */
 void ks_runner_free(struct ks_runner *r);
-/* path of the runner executable name (e.g. "ksearch-runner") beside the running
- * executable; $KSEARCH_RUNNER_DIR overrides the directory */
-int ks_runner_path(const char *name, char *out, size_t n, struct ks_error *e);
 
 #endif

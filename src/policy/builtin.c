@@ -10,7 +10,7 @@
 
 #include "ksearch/log.h"
 #include "ksearch/strategy.h"
-#include "policy/space.h"
+#include "search/space.h"
 
 /* one proposal in flight: the strings its candidate points to */
 struct slot {

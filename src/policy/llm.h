@@ -15,7 +15,7 @@
 #define KS_POLICY_LLM_H
 
 #include "ksearch/llm.h"
-#include "ksearch/run.h"
+#include "ksearch/run_opts.h"
 #include "ksearch/store.h"
 
 struct ks_llm_policy {

@@ -186,7 +186,7 @@ static void verdict_upgrade(char *text, size_t n, json_t *d)
 		snprintf(text + at, n - at, " (%s%s)", ci, rest);
 }
 
-/* The final's verdict (src/search/final.c): which candidate it crowned, how sure, and
+/* The final's verdict (src/run/final.c): which candidate it crowned, how sure, and
  * whether the measurements were noisy.  The latest event wins (a resumed run). */
 static void final_event(struct rp_run *r, const char *data)
 {

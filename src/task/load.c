@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ksearch/backend.h"
 #include "ksearch/suggest.h"
 #include "ksearch/task.h"
 #include "task/task_priv.h"
@@ -792,7 +791,8 @@ static int hash_file(struct ks_sha256 *h, const char *path, int source, struct k
 	return rc;
 }
 
-int ks_task_hash(const struct ks_task *t, char out[65], struct ks_error *e)
+int ks_task_hash_files(const struct ks_task *t, const char *const *extra_files, char out[65],
+		       struct ks_error *e)
 {
 	char ref[4200];
 	struct ks_sha256 h;
@@ -813,21 +813,13 @@ int ks_task_hash(const struct ks_task *t, char out[65], struct ks_error *e)
 		if ((rc = hash_file(&h, ref, 1, e)))
 			return rc;
 	}
-	/* the backends' trusted device references are ground truth too; only those that exist,
-	 * so the hash of a task without one (and its cached references) stays what it was */
-	const struct ks_backend_i *const *bs = ks_backend_list();
-	for (int i = 0; bs[i]; i++) {
-		const char *file = ks_backend_device_reference(bs[i]);
-		int seen = 0;
-		for (int j = 0; file && j < i && !seen; j++)
-			seen = ks_backend_device_reference(bs[j]) &&
-			       !strcmp(ks_backend_device_reference(bs[j]), file);
-		if (!file || seen)
-			continue;
-		if (ks_path_join(ref, sizeof(ref), t->dir, file))
+	/* extra ground truth (the backends' device references): only those that exist, so the
+	 * hash of a task without one (and its cached references) stays what it was */
+	for (int i = 0; extra_files && extra_files[i]; i++) {
+		if (ks_path_join(ref, sizeof(ref), t->dir, extra_files[i]))
 			return ks_error_set(e, KS_ELIMIT, "task path '%s' too long", t->dir);
 		if (ks_path_exists(ref)) {
-			ks_sha256_update_str(&h, file);
+			ks_sha256_update_str(&h, extra_files[i]);
 			if ((rc = hash_file(&h, ref, 1, e)))
 				return rc;
 		}

@@ -1,7 +1,7 @@
 #!/bin/bash
 # No C source calls a libc function whose hidden state all threads share (strtok, localtime,
 # gmtime, ctime, asctime, rand): ksearch compiles a round's candidates in parallel threads
-# (src/search/loop.c) and compares outputs and checksums inputs over threads, and such a call
+# (src/run/loop.c) and compares outputs and checksums inputs over threads, and such a call
 # in any of those paths garbles another thread's work.  It happened: strtok in the compile
 # path split two flag lists at once on a 16-core machine, and 2 of 40 selective-scan
 # candidates failed to compile with each other's flags.  Use the _r forms.  First proves on a

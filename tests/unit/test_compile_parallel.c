@@ -1,4 +1,4 @@
-/* Compiles in parallel threads, as a round of `ksearch run --jobs N` does (src/search/loop.c):
+/* Compiles in parallel threads, as a round of `ksearch run --jobs N` does (src/run/loop.c):
  * distinct sources (nothing comes from the cache), flags of many words, twelve threads at
  * once; every compile must succeed with its own flags and its own cache entry.  The flags were
  * once split with strtok, whose hidden state all threads share: on the H200 two of 40

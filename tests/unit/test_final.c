@@ -1,6 +1,6 @@
 /* The final re-measurement: the median's confidence interval and the stopping rule
  * (src/eval/stats.c), the choice and its verdict on synthetic samples
- * (src/search/final_pick.c), then a real run on a tiny task with a noisy clock injected
+ * (src/run/final_pick.c), then a real run on a tiny task with a noisy clock injected
  * through the timing seam (src/eval/workload.c): it must be flagged noisy, and the crown
  * must not move to a candidate whose advantage is inside the noise. */
 #include <math.h>
@@ -13,7 +13,7 @@
 #include "ksearch/report.h"
 #include "ksearch/run.h"
 #include "ksearch/store.h"
-#include "search/final_pick.h"
+#include "run/final_pick.h"
 #include "tap.h"
 
 static unsigned long long rng = 88172645463325252ull;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ksearch/backend.h"
 #include "ksearch/task.h"
 #include "tap.h"
 #include "util/rng.h"

@@ -1,7 +1,7 @@
 /* cmd transport: prompt on stdin, reply on stdout, timeout kills the process group,
  * exit status, caps, environment pass-through. */
 #include "ksearch/llm.h"
-#include "policy/cmd.h"
+#include "llm/cmd.h"
 #include "tap.h"
 
 #include <errno.h>

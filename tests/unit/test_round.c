@@ -1,4 +1,4 @@
-/* The order of a search round's compiles and evaluations (src/search/round.c), with a fake
+/* The order of a search round's compiles and evaluations (src/run/round.c), with a fake
  * compile and settle: no compiler, no device.  The last candidate's compile waits for the
  * first evaluation to begin; with overlap it must see it begin, without it it must not
  * (where the wait ends by its time limit).  No timing is asserted: the limits only bound
@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "search/round.h"
+#include "run/round.h"
 #include "tap.h"
 
 #define N 4

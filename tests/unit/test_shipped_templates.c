@@ -10,7 +10,7 @@
 #include "ksearch/knowledge.h"
 #include "ksearch/task.h"
 #include "ksearch/template.h"
-#include "policy/space.h"
+#include "search/space.h"
 #include "tap.h"
 #include "util/fs.h"
 

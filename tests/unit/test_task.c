@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ksearch/backend.h"
 #include "ksearch/task.h"
 #include "tap.h"
 #include "util/fs.h"

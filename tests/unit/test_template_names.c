@@ -7,7 +7,7 @@
 #include "ksearch/knowledge.h"
 #include "ksearch/task.h"
 #include "ksearch/template.h"
-#include "policy/space.h"
+#include "search/space.h"
 #include "tap.h"
 
 static int name(const struct ks_task *t, const struct ks_workload *wl, const char *n, double *v)

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "task/import_impl.h"
+#include "import/import_impl.h"
 #include "util/fs.h"
 
 static const struct {

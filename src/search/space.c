@@ -1,4 +1,4 @@
-#include "policy/space.h"
+#include "search/space.h"
 
 #include <dirent.h>
 #include <limits.h>

@@ -21,8 +21,8 @@
 
 #include "ksearch/log.h"
 #include "ksearch/worker.h"
-#include "search/round.h"
-#include "search/run_internal.h"
+#include "run/round.h"
+#include "run/run_internal.h"
 
 _Static_assert(KS_ROUND_MAX >= KS_POLICY_MAX_PROPOSALS, "a round holds one propose call");
 

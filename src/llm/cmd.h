@@ -1,7 +1,7 @@
 /* Run a shell command with data on stdin, capturing capped stdout and stderr, under a
  * timeout that kills the whole process group.  Used by the cmd policy transport. */
-#ifndef KS_POLICY_CMD_H
-#define KS_POLICY_CMD_H
+#ifndef KS_LLM_CMD_H
+#define KS_LLM_CMD_H
 
 #include <stddef.h>
 

@@ -1,5 +1,5 @@
 /* The final's statistics and choice (final_pick.h). */
-#include "search/final_pick.h"
+#include "run/final_pick.h"
 
 #include <math.h>
 #include <stdio.h>

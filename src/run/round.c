@@ -1,7 +1,7 @@
 /* One round's compiles and evaluations, and the order between them (round.h). */
 #include <pthread.h>
 
-#include "search/round.h"
+#include "run/round.h"
 
 struct compile_arg {
 	const struct ks_round_ops *ops;

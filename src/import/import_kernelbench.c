@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "task/import_impl.h"
-#include "task/kernelbench_scan.h"
+#include "import/import_impl.h"
+#include "import/kernelbench_scan.h"
 #include "util/fs.h"
 #include "util/proc.h"
 

@@ -11,7 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "task/import_impl.h"
+#include "import/import_impl.h"
+#include "ksearch/backend.h"
 #include "task/task_priv.h"
 #include "util/fs.h"
 #include "util/units.h"

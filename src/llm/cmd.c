@@ -1,6 +1,6 @@
 /* Command policy transport: any program that reads a prompt on stdin and writes a reply on
  * stdout (`--policy cmd --llm-cmd 'CMD'`), run under a timeout with capped output. */
-#include "policy/cmd.h"
+#include "llm/cmd.h"
 #include "ksearch/llm.h"
 #include "util/clock.h"
 #include "util/proc.h"

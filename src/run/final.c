@@ -23,8 +23,8 @@
 #include "ksearch/log.h"
 #include "ksearch/worker.h"
 #include "ksearch/template.h"
-#include "search/run_internal.h"
-#include "search/final_pick.h"
+#include "run/run_internal.h"
+#include "run/final_pick.h"
 #include "util/fs.h"
 
 static int write_best(struct ks_run_state *st, const struct ks_store_candidate *c,

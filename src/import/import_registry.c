@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "task/import_impl.h"
+#include "import/import_impl.h"
 #include "ksearch/suggest.h"
 
 static const struct ks_importer_i *const importers[] = {
