@@ -98,7 +98,7 @@ else
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 WS=1 PERSIST=1 TMA=1
 		# ... and encoded by the kernel itself (tensormap.replace; the MLX build's route)
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 WS=1 PERSIST=1 TMA=2 QREG=1
-		# the phase stamps of bench/cuda/attention_trace.sh (a diagnostic macro, not a knob)
+		# the phase stamps of bench/probes/attention_trace.sh (a diagnostic macro, not a knob)
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 WS=1 PERSIST=1 KS_TRACE=5
 	fi
 	if [ -f "$ROOT/tasks/attention_bf16/task.yaml" ]; then
