@@ -104,7 +104,7 @@ def main():
     ap.add_argument("--name", help="the kernel's name (default custom_kernel_TASK)")
     ap.add_argument("--keep", help="write the generated source here")
     ap.add_argument("--header-file", help="write the kernel's header here and hand NVRTC an "
-                    "#include of it instead (bench/mlx/header_cost.py's variant; absolute path)")
+                    "#include of it instead (bench/probes/header_cost.py's variant; absolute path)")
     ap.add_argument("--cubin", help="write the CUBIN here (for cuobjdump -sass)")
     ap.add_argument("--extra", action="append", default=[],
                     help="another NVRTC option (not MLX's), e.g. --ptxas-options=-v")

@@ -28,6 +28,21 @@ json_get() { # json_get FILE PYTHON_EXPR_ON_d
 	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
 }
 
+json_status() { # json_status FILE: the status in `ksearch eval --json`'s FILE, NO_JSON if it has none
+	json_get "$1" 'd["status"]' 2>/dev/null || echo NO_JSON
+}
+
+eval_status() { # eval_status NAME EVAL_ARGS...: prints the status of `ksearch eval EVAL_ARGS --json`
+	# (NO_JSON when it printed none) and returns eval's exit status; the JSON is left in
+	# $TMP/NAME.json and stderr in $TMP/NAME.err for the checks that follow
+	local name=$1 rc
+	shift
+	"$KS" eval "$@" --json >"$TMP/$name.json" 2>"$TMP/$name.err"
+	rc=$?
+	json_status "$TMP/$name.json"
+	return $rc
+}
+
 skip() { # skip "name" "why": a check that cannot run on this machine
 	T_N=$((T_N + 1))
 	echo "ok $T_N - $1 # SKIP $2"

@@ -8,9 +8,8 @@
 passes() { # passes TASK_DIR FILE [eval args]
 	local dir=$1 f=$2
 	shift 2
-	"$KS" eval "$dir" "$f" --json --quick --no-baseline "$@" >"$TMP/k.json" 2>"$TMP/k.err"
 	local st
-	st=$(json_get "$TMP/k.json" 'd["status"]' 2>/dev/null || echo "NO_JSON")
+	st=$(eval_status k "$dir" "$f" --quick --no-baseline "$@")
 	is "$st" PASSED "$(basename "$dir") ${f#$dir/}${*:+ $*} passes every check and workload"
 	[ "$st" = PASSED ] || { head -c 1000 "$TMP/k.err"; json_get "$TMP/k.json" \
 		'[(w["name"], w["log"]) for w in d["checks"]+d["workloads"] if w["log"]]' \

@@ -7,10 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 
 N=$ROOT/tasks/selective_scan_nogate
-status() { # status FILE
-	"$KS" eval "$N" "$1" --json --quick --no-baseline >"$TMP/k.json" 2>"$TMP/k.err"
-	json_get "$TMP/k.json" 'd["status"]' 2>/dev/null || echo "NO_JSON"
-}
+status() { eval_status k "$N" "$1" --quick --no-baseline; } # status FILE
 is "$(status "$N/baseline.c")" PASSED "nogate baseline.c passes"
 # the CPU templates are wrappers too: they pass, and their knobs are read from the included text
 for f in "$N"/templates/cpu/*.c; do

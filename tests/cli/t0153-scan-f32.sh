@@ -9,10 +9,7 @@
 
 F=$ROOT/tasks/selective_scan_f32
 S=$ROOT/tasks/selective_scan
-status() { # status FILE
-	"$KS" eval "$F" "$1" --json --quick --no-baseline >"$TMP/k.json" 2>"$TMP/k.err"
-	json_get "$TMP/k.json" 'd["status"]' 2>/dev/null || echo "NO_JSON"
-}
+status() { eval_status k "$F" "$1" --quick --no-baseline; } # status FILE
 "$KS" tasks show "$F" >"$TMP/show.txt" 2>&1
 grep -q 'void selective_scan_f32(const float \*u, const float \*delta, const float \*A, const float \*B, const float \*C, const float \*D, const float \*z, const float \*delta_bias, float \*y' "$TMP/show.txt"
 ok $? "the prototype takes f32 activations"

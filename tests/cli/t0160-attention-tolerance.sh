@@ -8,8 +8,7 @@ A=$ROOT/tasks/attention
 F=$ROOT/tests/fixtures/attention/online_softmax.c
 
 status() { # status [eval args]: the overall status of the fixture
-	"$KS" eval "$A" "$F" --json --quick --no-baseline "$@" >"$TMP/k.json" 2>"$TMP/k.err"
-	json_get "$TMP/k.json" 'd["status"]' 2>/dev/null || echo "NO_JSON"
+	eval_status k "$A" "$F" --quick --no-baseline "$@"
 }
 
 st=$(status --define RESCALE=1 --workloads 0)

@@ -14,9 +14,7 @@ F=$ROOT/tests/fixtures/attention/alignment.c
 status() { # status TASK_DIR [eval args]: the overall status of the fixture
 	local dir=$1
 	shift
-	"$KS" eval "$dir" "$F" --json --quick --no-baseline --workloads 0 "$@" >"$TMP/k.json" \
-		2>"$TMP/k.err"
-	json_get "$TMP/k.json" 'd["status"]' 2>/dev/null || echo "NO_JSON"
+	eval_status k "$dir" "$F" --quick --no-baseline --workloads 0 "$@"
 }
 failed() { # the checks that ran and did not pass
 	json_get "$TMP/k.json" '" ".join(w["name"] for w in d["checks"] + d["workloads"]

@@ -11,8 +11,7 @@ A=$ROOT/tasks/attention
 status() { # status FILE [eval args]: the overall status of FILE on attention_bf16
 	local f=$1
 	shift
-	"$KS" eval "$N" "$f" --json --quick --no-baseline "$@" >"$TMP/k.json" 2>"$TMP/k.err"
-	json_get "$TMP/k.json" 'd["status"]' 2>/dev/null || echo "NO_JSON"
+	eval_status k "$N" "$f" --quick --no-baseline "$@"
 }
 
 st=$(status "$N/baseline.c")

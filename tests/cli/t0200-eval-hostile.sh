@@ -13,13 +13,11 @@ PLANTED=/tmp/ksearch-planted-secret.h
 echo "KSEARCH_PLANTED_SECRET_5e1f root:\$6\$planted" >"$PLANTED"
 
 status_of() { # status_of KERNEL [extra args]: prints the status, checks exit code agrees
-	local k=$1
+	local k=$1 st rc
 	shift
-	"$KS" eval "$TASK" "$H/$k.c" --json --quick --timeout 3 --memory-limit 512M "$@" \
-		>"$TMP/$k.json" 2>"$TMP/$k.err"
-	local rc=$?
-	local st
-	st=$(json_get "$TMP/$k.json" 'd["status"]' 2>/dev/null || echo "NO_JSON(rc=$rc)")
+	st=$(eval_status "$k" "$TASK" "$H/$k.c" --quick --timeout 3 --memory-limit 512M "$@")
+	rc=$?
+	if [ "$st" = NO_JSON ]; then st="NO_JSON(rc=$rc)"; fi
 	if [ "$st" = PASSED ] && [ $rc -ne 0 ]; then st="$st(rc=$rc)"; fi
 	if [ "$st" != PASSED ] && [ $rc -ne 1 ] && [ "${st#NO_JSON}" = "$st" ]; then st="$st(rc=$rc)"; fi
 	echo "$st"

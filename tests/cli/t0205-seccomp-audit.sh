@@ -8,9 +8,7 @@ H=$ROOT/tests/fixtures/hostile
 A=$TMP/audit.txt
 
 status_of() { # status_of KERNEL: the JSON's status
-	"$KS" eval "$TASK" "$H/$1.c" --json --quick --timeout 5 --memory-limit 512M \
-		>"$TMP/$1.json" 2>"$TMP/$1.err"
-	json_get "$TMP/$1.json" 'd["status"]' 2>/dev/null || echo "NO_JSON"
+	eval_status "$1" "$TASK" "$H/$1.c" --quick --timeout 5 --memory-limit 512M
 }
 
 export KSEARCH_SECCOMP_AUDIT=$A

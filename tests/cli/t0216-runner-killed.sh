@@ -73,7 +73,7 @@ evaluate() { # evaluate NAME: ksearch eval of $TMP/NAME.c into $TMP/NAME.json
 	"$KS" eval "$TASK" "$TMP/$1.c" --json --quick --timeout 10 --memory-limit 128M \
 		>"$TMP/$1.json" 2>"$TMP/$1.err"
 }
-status() { json_get "$TMP/$1.json" 'd["status"]' 2>/dev/null || echo "NO_JSON"; }
+status() { json_status "$TMP/$1.json"; }
 first_log() { json_get "$TMP/$1.json" 'd["checks"][0]["log"]' 2>/dev/null; }
 
 # the pid a sleeping runner of ksearch process $1 wrote, other than $2: waits up to 60 s

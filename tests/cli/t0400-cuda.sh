@@ -98,7 +98,7 @@ else
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 WS=1 PERSIST=1 TMA=1
 		# ... and encoded by the kernel itself (tensormap.replace; the MLX build's route)
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 WS=1 PERSIST=1 TMA=2 QREG=1
-		# the phase stamps of bench/cuda/attention_trace.sh (a diagnostic macro, not a knob)
+		# the phase stamps of bench/probes/attention_trace.sh (a diagnostic macro, not a knob)
 		cu_compiles "$A" "$A/templates/cuda/flash_wgmma.cu" WG=2 BN=128 STAGES=3 WS=1 PERSIST=1 KS_TRACE=5
 	fi
 	if [ -f "$ROOT/tasks/attention_bf16/task.yaml" ]; then
@@ -153,12 +153,12 @@ python3 -c "import sys; sys.exit(not float(sys.argv[1]) > 0)" "${tf:-0}" 2>/dev/
 ok $? "spec detect --backend cuda (not measured) loads, with a tensor-core peak ($tf; $(head -c 200 "$TMP/spec.err"))"
 
 status_of() { # status_of KERNEL [extra args]
-	local k=$1
+	local k=$1 st rc
 	shift
-	"$KS" eval "$SCALE" "$H/$k.cu" --backend cuda --json --quick --timeout 10 "$@" \
-		>"$TMP/$k.json" 2>"$TMP/$k.err"
-	local rc=$?
-	json_get "$TMP/$k.json" 'd["status"]' 2>/dev/null || echo "NO_JSON(rc=$rc)"
+	st=$(eval_status "$k" "$SCALE" "$H/$k.cu" --backend cuda --quick --timeout 10 "$@")
+	rc=$?
+	if [ "$st" = NO_JSON ]; then st="NO_JSON(rc=$rc)"; fi
+	echo "$st"
 }
 expect() { # expect KERNEL "STATUS|STATUS" [extra args]
 	local k=$1 want=$2
@@ -217,9 +217,7 @@ for task in softmax matmul matmul_bf16 attention; do
 	[ -f "$dir/task.yaml" ] || continue
 	for f in "$dir/baseline.cu" "$dir"/templates/cuda/*.cu; do
 		[ -f "$f" ] || continue
-		"$KS" eval "$dir" "$f" --backend cuda --json --quick --workloads 0 \
-			>"$TMP/k.json" 2>"$TMP/k.err"
-		st=$(json_get "$TMP/k.json" 'd["status"]' 2>/dev/null || echo "NO_JSON")
+		st=$(eval_status k "$dir" "$f" --backend cuda --quick --workloads 0)
 		is "$st" PASSED "$task ${f#$dir/} passes its checks on the GPU"
 		[ "$st" = PASSED ] || json_get "$TMP/k.json" \
 			'[(w["name"], w["log"]) for w in d["checks"]+d["workloads"] if w["log"]]' 2>/dev/null |
@@ -253,9 +251,7 @@ done
 check_reference() { # check_reference TASK KERNEL
 	local M=$ROOT/tasks/$1 kernel=$2
 	[ -f "$M/reference.cu" ] || return 0
-	"$KS" eval "$M" "$M/reference.cu" --backend cuda --json --quick --no-baseline \
-		>"$TMP/ref.json" 2>"$TMP/ref.err"
-	st=$(json_get "$TMP/ref.json" 'd["status"]' 2>/dev/null || echo "NO_JSON")
+	st=$(eval_status ref "$M" "$M/reference.cu" --backend cuda --quick --no-baseline)
 	is "$st" PASSED "$1 reference.cu passes as a candidate on every workload and check"
 	[ "$st" = PASSED ] || { head -c 1500 "$TMP/ref.err"; json_get "$TMP/ref.json" \
 		'[(w.get("name"), w["log"]) for w in d["checks"]+d["workloads"] if w["log"]]' \
@@ -268,9 +264,8 @@ check_reference() { # check_reference TASK KERNEL
 	big="m=4096 n=4096 k=4096; m=8192 n=8192 k=8192"
 	grep -q "reference.cu gives the expected outputs of $big (" "$TMP/ref.err"
 	ok $? "$1: the large workloads take their expected outputs from reference.cu"
-	"$KS" eval "$M" "$M/$kernel" --backend cuda --json --quick \
-		--no-baseline --no-checks --workloads 2 >"$TMP/big.json" 2>"$TMP/big.err"
-	st=$(json_get "$TMP/big.json" 'd["status"]' 2>/dev/null || echo "NO_JSON")
+	st=$(eval_status big "$M" "$M/$kernel" --backend cuda --quick --no-baseline --no-checks \
+		--workloads 2)
 	err=$(json_get "$TMP/big.json" 'd["workloads"][0]["max_abs_err"]' 2>/dev/null || echo None)
 	python3 -c "import sys; sys.exit(0 if '$st' == 'PASSED' and $err > 0 else 1)" 2>/dev/null
 	ok $? "$1: ${kernel} on 4096^3 against reference.cu: $st, max abs err $err"
@@ -286,9 +281,8 @@ check_reference matmul_bf16 templates/cuda/mma_bf16.cu
 # error.
 A=$ROOT/tasks/attention
 if [ -f "$A/reference.cu" ]; then
-	"$KS" eval "$A" "$A/reference.cu" --backend cuda --json --quick --no-baseline \
-		--workloads 0,1,2 >"$TMP/aref.json" 2>"$TMP/aref.err"
-	st=$(json_get "$TMP/aref.json" 'd["status"]' 2>/dev/null || echo "NO_JSON")
+	st=$(eval_status aref "$A" "$A/reference.cu" --backend cuda --quick --no-baseline \
+		--workloads 0,1,2)
 	is "$st" PASSED "attention reference.cu passes as a candidate (workloads 0-2, every check)"
 	errs=$(json_get "$TMP/aref.json" \
 		'[w["max_abs_err"] for w in d["checks"] + d["workloads"][:2]]' 2>/dev/null)
@@ -298,9 +292,8 @@ if [ -f "$A/reference.cu" ]; then
 	grep -q "reference.cu gives the expected outputs of batch=1 heads=32 kv_heads=32 seqlen=2048 kv_seqlen=2048 head_dim=128 causal=0 (" \
 		"$TMP/aref.err"
 	ok $? "attention: the headline workload takes its expected outputs from reference.cu"
-	"$KS" eval "$A" "$A/templates/cuda/flash2.cu" --backend cuda --json --quick --no-baseline \
-		--no-checks --workloads 2,3,8,9 >"$TMP/abig.json" 2>"$TMP/abig.err"
-	st=$(json_get "$TMP/abig.json" 'd["status"]' 2>/dev/null || echo "NO_JSON")
+	st=$(eval_status abig "$A" "$A/templates/cuda/flash2.cu" --backend cuda --quick --no-baseline \
+		--no-checks --workloads 2,3,8,9)
 	err=$(json_get "$TMP/abig.json" 'max(w["max_abs_err"] for w in d["workloads"])' 2>/dev/null ||
 		echo None)
 	python3 -c "import sys; sys.exit(0 if '$st' == 'PASSED' and $err > 0 else 1)" 2>/dev/null

@@ -15,9 +15,7 @@ case "$probe" in
 esac
 
 status_of() { # status_of KERNEL
-	"$KS" eval softmax "$H/$1.mlx" --backend mlx --json --quick --workloads 0 --timeout 10 \
-		>"$TMP/$1.json" 2>"$TMP/$1.err"
-	json_get "$TMP/$1.json" 'd["status"]' 2>/dev/null || echo "NO_JSON"
+	eval_status "$1" softmax "$H/$1.mlx" --backend mlx --quick --workloads 0 --timeout 10
 }
 expect() { # expect KERNEL STATUS
 	local got

@@ -64,11 +64,11 @@ is "$?" 2 "worker without --backend is a usage error"
 
 # ---- eval through a worker gives the same status as local eval -------------------------
 status_of() { # status_of NAME KERNEL [args]: "STATUS rc=N"
-	local name=$1 k=$2
+	local name=$1 k=$2 st rc
 	shift 2
-	"$KS" eval "$TASK" "$k" --json "${FAST[@]}" "$@" >"$TMP/$name.json" 2>"$TMP/$name.err"
-	local rc=$?
-	echo "$(json_get "$TMP/$name.json" 'd["status"]' 2>/dev/null || echo NO_JSON) rc=$rc"
+	st=$(eval_status "$name" "$TASK" "$k" "${FAST[@]}" "$@")
+	rc=$?
+	echo "$st rc=$rc"
 }
 WCMD="$KS worker --backend cpu"
 for k in plain segfault compile_error; do

@@ -12,7 +12,7 @@ knobs:
   MINB: {values: [1, 2, 3, 4], default: 1, summary: "blocks per SM the PF >= 1 kernel is compiled for (the second __launch_bounds__ argument): caps registers at 64K / (MINB * 32 * CPB * SPLIT) so that many blocks fit, at the price of spills when the cap is low", impacts: {register_pressure: 8, compute_hw_fit: 6}}
   FAST: {values: [0, 1], default: 1, summary: "f16 only (the f32 variant compiles it out and its require: line keeps the search at 0): softplus as __logf(1 + __expf(x)) and the gate's division as __fdividef (MUFU approximations, well inside the f16 tolerance) instead of log1pf and an IEEE division, which cost tens of instructions per step", impacts: {compute_hw_fit: 4}}
   CPW: {values: [1, 2, 4], default: 1, summary: "channels per warp (PF 2): the warp's lanes split into CPW groups of 32 / CPW, each scanning one channel's tile of (32 / CPW) * ITEMS steps, so the CPW channels read the same B and C values; those are widened to f32 once per block and tile into a lane-interleaved shared buffer (no per-lane f16 conversion, broadcast reads) and the shuffle scan has log2(32 / CPW) levels; 1 warp per CPW channels, so fewer warps at small batch", impacts: {compute_hw_fit: 6, register_pressure: 5}}
-  SPLIT: {values: [1, 2, 4], default: 1, summary: "warps per channel (PF >= 1), each scanning 16 / SPLIT of the states; parts 1.. write their C.h sums to their own shared rows once per tile (conflict-free, no atomics) and part 0 adds them. Measured on an H200 at b1 L2048 (docs/results/cuda-selective_scan-occupancy.md): the float shared-memory atomics this replaced made ITEMS 16 CPB 4 SPLIT 2 3.2x slower (414 against 130 us); it is still about 2x slower than CPB 8 SPLIT 1, which has the same warps per block and twice the channels", impacts: {compute_hw_fit: 3, register_pressure: 2}}
+  SPLIT: {values: [1, 2, 4], default: 1, summary: "warps per channel (PF >= 1), each scanning 16 / SPLIT of the states; parts 1.. write their C.h sums to their own shared rows once per tile (conflict-free, no atomics) and part 0 adds them. Measured on an H200 at b1 L2048 (docs/results/notes/cuda-selective_scan-occupancy.md): the float shared-memory atomics this replaced made ITEMS 16 CPB 4 SPLIT 2 3.2x slower (414 against 130 us); it is still about 2x slower than CPB 8 SPLIT 1, which has the same warps per block and twice the channels", impacts: {compute_hw_fit: 3, register_pressure: 2}}
 require:
   - "ITEMS % VEC == 0"
   - "ITEMS * UNR <= 64"
@@ -39,19 +39,19 @@ require:
  * ex2 per (state, step).  The PF 0 kernel keeps P_k and uses h_k = P_k h_in + Q_k; the PF >= 1
  * kernel keeps the decays instead, takes the lane's total decay from one ex2 of its dt sum and
  * walks its steps again from h_in (h = e h + q): one instruction less per (state, step),
- * measured 46.6 against 49.5 us at b1 L2048 (docs/results/cuda-selective_scan-fast.md).  y
+ * measured 46.6 against 49.5 us at b1 L2048 (docs/results/notes/cuda-selective_scan-fast.md).  y
  * starts as D u and is gated by silu(z) once all states are in.  The decay products can
  * underflow to 0 (|A dt| large): then h_k = Q_k, which is the exact limit.
  * Measured on an H200 (docs/results/cuda-selective_scan.md): without PF the kernel waits on
  * each state's B and C loads and is latency-bound; staging the next tile in shared memory
  * (PF = 1) halved its time at every size.  PF = 2 (B and C staged, u, delta, z in registers)
  * lets 16 warps of ITEMS 16 share an SM whatever CPB: at b1 d2048 L2048, ITEMS 16 CPB 16 PF 2
- * took 55 us against 61 us for CPB 8 PF 1 (docs/results/cuda-selective_scan-occupancy.md), and
+ * took 55 us against 61 us for CPB 8 PF 1 (docs/results/notes/cuda-selective_scan-occupancy.md), and
  * FAST 1 (MUFU softplus and gate) 52 us: those are the defaults.  Measured and dropped
- * (docs/results/cuda-selective_scan-fast.md): lane-interleaved shared rows (no gain), a
+ * (docs/results/notes/cuda-selective_scan-fast.md): lane-interleaved shared rows (no gain), a
  * two-state software pipeline (no gain, more registers), B and C widened to f32 once per
  * block for one channel per warp (no gain: the f32 rows double the shared-memory reads).
- * CPW > 1 (docs/results/cuda-selective_scan-cpw.md): a warp scans CPW channels, so its lanes
+ * CPW > 1 (docs/results/notes/cuda-selective_scan-cpw.md): a warp scans CPW channels, so its lanes
  * read each B and C value CPW at a time (a broadcast) and the f32 widening pays; 8.3-8.6
  * instructions per (state, step) in the state loop against 10.8, and at b8 (channels to
  * spare) CPW 4 is the fastest setting measured, 321 against 345 us; at b1 it leaves too few

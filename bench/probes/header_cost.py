@@ -8,7 +8,7 @@ with the content), and against MLX's own attention.  Needs MLX's CUDA backend.
 
   build/ksearch export tasks/attention/templates/mlx/flash_wgmma.cuda.mlx --task attention \\
       --to mlx --out /tmp/attn.py
-  python3 bench/mlx/header_cost.py /tmp/attn.py [--blocks 30] [--chain 8] [--seqlen 2048]
+  python3 bench/probes/header_cost.py /tmp/attn.py [--blocks 30] [--chain 8] [--seqlen 2048]
 
 Method: one process, the same inputs; each block times CHAIN chained calls of each variant
 (rotating their order) with the wall clock around mx.eval, as ksearch's mlx backend does;

@@ -3,10 +3,10 @@
 # run on the task's check shapes (tasks/selective_scan/task.yaml: 2 seeds, float64 reference in
 # torch, the task's atol/rtol/l2) and timed at b1 and b8 d2048 L2048 n16: median of 30 CUDA-event
 # blocks of 10 back-to-back calls.  A line per setting: NAME:KERNEL.cu:A=1,B=2
-#   python3 bench/cuda/state_scan_probe.py SETTINGS_FILE [--quick]   (--quick: first 4 checks)
-#   python3 bench/cuda/state_scan_probe.py SETTINGS_FILE --once   (one b1 d2048 L2048 call per
-#       setting, nothing else: for a profiler, bench/cuda/scan_profile.sh)
-#   python3 bench/cuda/state_scan_probe.py SETTINGS_FILE --flush   (b1 d2048 L2048 only, single
+#   python3 bench/probes/state_scan_probe.py SETTINGS_FILE [--quick]   (--quick: first 4 checks)
+#   python3 bench/probes/state_scan_probe.py SETTINGS_FILE --once   (one b1 d2048 L2048 call per
+#       setting, nothing else: for a profiler, bench/probes/scan_profile.sh)
+#   python3 bench/probes/state_scan_probe.py SETTINGS_FILE --flush   (b1 d2048 L2048 only, single
 #       calls timed three ways: L2 warm; L2 zeroed before each call, as selective_scan.py does,
 #       which leaves it full of dirty lines; zeroed and then another buffer read, so that the
 #       L2 is cold but clean: the second minus the third is the write-back of the flush's lines
@@ -14,7 +14,7 @@
 import ctypes,subprocess,sys,os,tempfile
 try: import torch
 except ImportError: sys.exit('state_scan_probe.py: needs torch with CUDA and an NVIDIA GPU (pip install torch)')
-if len(sys.argv)<2 or not os.path.isfile(sys.argv[1]): sys.exit('usage: python3 bench/cuda/state_scan_probe.py SETTINGS_FILE [--quick|--once|--flush] (see the comment at the top)')
+if len(sys.argv)<2 or not os.path.isfile(sys.argv[1]): sys.exit('usage: python3 bench/probes/state_scan_probe.py SETTINGS_FILE [--quick|--once|--flush] (see the comment at the top)')
 S=tempfile.mkdtemp()
 def build(f,defs,n):
     open(f'{S}/w_{n}.cu','w').write(f'#include "{os.path.abspath(f)}"\nextern "C" void ks_entry(const __half*u,const __half*dl,const float*A,const __half*B,const __half*C,const float*D,const __half*z,const float*db,__half*y,int b,int d,int l,int n){{selective_scan(u,dl,A,B,C,D,z,db,y,b,d,l,n,0);}}\n')

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Check (and time) settings of a CUDA attention template on a GPU machine without ksearch,
-# with bench/cuda/attention_probe.cu: each setting compiled by nvcc, run on the shapes of the
+# with bench/probes/attention_probe.cu: each setting compiled by nvcc, run on the shapes of the
 # attention task's checks (tasks/attention/task.yaml, GPU ones included) and on all its
 # workloads, the GPU ones timed (back-to-back calls, no L2 flush: not ksearch's protocol).
 # From the repository root:
 #
-#   TEMPLATE=tasks/attention/templates/cuda/flash_wgmma.cu bash bench/cuda/attention_probe.sh \
+#   TEMPLATE=tasks/attention/templates/cuda/flash_wgmma.cu bash bench/probes/attention_probe.sh \
 #       WG=2,BN=128,STAGES=2 WG=2,BN=64,STAGES=2
 #
 # A setting with no knobs at all is "-" (the file's defaults).  TEMPLATE (default
@@ -54,7 +54,7 @@ for s in "$@"; do
 	[ "$s" != - ] && defs=$(echo "$s" | tr ',' '\n' | sed 's/^/-D/' | tr '\n' ' ')
 	# shellcheck disable=SC2086
 	nvcc -std=c++17 -O3 -gencode arch=compute_$ARCH,code=sm_$ARCH -DKS_TEMPLATE="\"$TEMPLATE\"" \
-		$defs -o "$OUT/probe$i" "$ROOT/bench/cuda/attention_probe.cu" 2>"$OUT/compile$i.log" &
+		$defs -o "$OUT/probe$i" "$ROOT/bench/probes/attention_probe.cu" 2>"$OUT/compile$i.log" &
 	i=$((i + 1))
 done
 wait

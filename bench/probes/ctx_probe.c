@@ -4,7 +4,7 @@
  * context too) open that long instead, so a second copy measures what a process keeping
  * the driver open would save the runners:
  *
- *   cc -O2 -o /tmp/ctx_probe bench/cuda/ctx_probe.c -ldl
+ *   cc -O2 -o /tmp/ctx_probe bench/probes/ctx_probe.c -ldl
  *   for i in 1 2 3; do /tmp/ctx_probe; done
  *   /tmp/ctx_probe hold 30 & sleep 4; for i in 1 2 3; do /tmp/ctx_probe; done
  *

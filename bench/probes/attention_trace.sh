@@ -2,10 +2,10 @@
 # Where a tile's cycles go inside flash_wgmma.cu's persistent kernel (PERSIST 1, OVL 0), on a
 # GPU machine, from the repository root:
 #
-#   bash bench/cuda/attention_trace.sh ["K=V,..." ...]
+#   bash bench/probes/attention_trace.sh ["K=V,..." ...]
 #
 # Each setting (default: the header defaults, spelled out) is compiled twice with
-# bench/cuda/attention_probe.cu: plain, and with -DKS_TRACE=CTA (default CTA 5), where the
+# bench/probes/attention_probe.cu: plain, and with -DKS_TRACE=CTA (default CTA 5), where the
 # first thread of each consumer warpgroup of that CTA stamps clock64() at every phase of its
 # first 64 tiles (flash_wgmma.cu, "KS_TRACE").  Both run SHAPE (default the headline, "1 32 32
 # 2048 2048 128 0"); the script prints both times (the stamps cost a few per cent), the traced
@@ -28,10 +28,10 @@ for s in "${settings[@]}"; do
 		defs=$(echo "$s" | tr ',' '\n' | sed 's/^/-D/' | tr '\n' ' ')
 		# shellcheck disable=SC2086
 		nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -DKS_TEMPLATE="\"$TEMPLATE\"" \
-			$defs -o "$OUT/plain$i" "$ROOT/bench/cuda/attention_probe.cu" &
+			$defs -o "$OUT/plain$i" "$ROOT/bench/probes/attention_probe.cu" &
 		# shellcheck disable=SC2086
 		nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -DKS_TEMPLATE="\"$TEMPLATE\"" \
-			$defs -DKS_TRACE="$CTA" -o "$OUT/traced$i" "$ROOT/bench/cuda/attention_probe.cu" &
+			$defs -DKS_TRACE="$CTA" -o "$OUT/traced$i" "$ROOT/bench/probes/attention_probe.cu" &
 		wait
 	fi
 	for b in plain traced; do

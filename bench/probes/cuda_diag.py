@@ -5,7 +5,7 @@
 #   2. how far mx.matmul on bfloat16 arrays is from float32 accumulation rounded once to
 #      bfloat16 (the matmul_bf16 task's contract), per shape.
 # On a GPU machine with MLX's CUDA build (bench/mlx/gpu_env.sh):
-#   python3 bench/mlx/cuda_diag.py              # and MLX_USE_CUDA_GRAPHS=0 python3 ...
+#   python3 bench/probes/cuda_diag.py              # and MLX_USE_CUDA_GRAPHS=0 python3 ...
 # On MLX's CPU build the kernels report "No CUDA back-end" and the matmuls run on the CPU.
 import os, sys, time
 import numpy as np

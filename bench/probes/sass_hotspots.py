@@ -2,7 +2,7 @@
 """Where a kernel's warps wait, per SASS instruction: a digest of Nsight Compute's source page.
 
   ncu --clock-control none -k regex:NAME --section SourceCounters -o REP -f APP ARGS...
-  python3 bench/cuda/sass_hotspots.py REP.ncu-rep [--top N]
+  python3 bench/probes/sass_hotspots.py REP.ncu-rep [--top N]
 
 (a .ncu-rep is exported first: `ncu -i REP.ncu-rep --page source --csv --print-source sass`
 into REP.csv beside it; a .csv of that page is read as it is)

@@ -3,7 +3,7 @@
 # (the knob values and require lines of each file's @ksearch block, spelled out below), from
 # ptxas -v alone: no GPU needed.  From the repository root:
 #
-#   bash bench/cuda/attention_ptxas.sh [DIR] > table.tsv
+#   bash bench/probes/attention_ptxas.sh [DIR] > table.tsv
 #
 # DIR holds flash2.cu and flash_wgmma.cu (default tasks/attention/templates/cuda), so an older
 # copy can be measured the same way and the two tables compared.  One line per configuration

@@ -10,7 +10,7 @@
  * better than bench/cuda/attention.py's protocol.
  *
  *   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -DKS_TEMPLATE='"FILE.cu"' \
- *        [-DKNOB=V ...] -o probe bench/cuda/attention_probe.cu
+ *        [-DKNOB=V ...] -o probe bench/probes/attention_probe.cu
  *   ./probe BATCH HEADS KV_HEADS SEQLEN KV_SEQLEN HEAD_DIM CAUSAL [SD [REPS]]
  *
  * SD scales q and k (large logits); exit 0 when the output is within tolerance, 1 when not,

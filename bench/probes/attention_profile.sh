@@ -2,10 +2,10 @@
 # Where an attention template's time goes, from the hardware counters (Nsight Compute), on a
 # GPU machine whose runtime lets ncu read them, from the repository root:
 #
-#   OUT=DIR bash bench/cuda/attention_profile.sh ["K=V,..." ...]
+#   OUT=DIR bash bench/probes/attention_profile.sh ["K=V,..." ...]
 #
 # Each setting (default: flash_wgmma.cu's header defaults, spelled out, since the probe's
-# macros default to the plain kernel) is built by bench/cuda/attention_probe.sh (PREBUILT=1
+# macros default to the plain kernel) is built by bench/probes/attention_probe.sh (PREBUILT=1
 # with the same settings in the same order reuses OUT's binaries, e.g. built elsewhere with
 # BUILD_ONLY=1) and launched once on SHAPE (default the headline, "1 32 32 2048 2048 128 0":
 # batch heads kv_heads seqlen kv_seqlen head_dim causal).  ncu profiles the template's kernel
@@ -14,7 +14,7 @@
 # (tensor, FMA, ALU, MUFU = xu, LSU) and the cycles per issued instruction each stall reason
 # costs.  OUT gets the full reports (profile-N.txt) and prints a digest of each.  HOTSPOTS=1
 # adds a second ncu pass per setting with PC sampling (SourceCounters): OUT gets hot-N.ncu-rep,
-# the SASS source page hot-N.csv and bench/cuda/sass_hotspots.py's digest of it (which
+# the SASS source page hot-N.csv and bench/probes/sass_hotspots.py's digest of it (which
 # instructions the warps wait at, and why).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,7 +24,7 @@ SHAPE=${SHAPE:-1 32 32 2048 2048 128 0}
 settings=("$@")
 [ ${#settings[@]} -gt 0 ] || settings=("WG=2,BN=128,STAGES=3,WS=1,PERSIST=1")
 if [ -z "${PREBUILT:-}" ]; then
-	BUILD_ONLY=1 OUT=$OUT bash bench/cuda/attention_probe.sh "${settings[@]}" >/dev/null || exit 1
+	BUILD_ONLY=1 OUT=$OUT bash bench/probes/attention_probe.sh "${settings[@]}" >/dev/null || exit 1
 fi
 # one --metrics option: ncu refuses a second
 METRICS='regex:sm__pipe_.*_cycles_active\.avg\.pct_of_peak_sustained_active$'
@@ -52,7 +52,7 @@ for s in "${settings[@]}"; do
 		ncu --clock-control none -k regex:'^attention_(wgmma|generic)' \
 			--section SourceCounters -o "$hot" -f "$OUT/probe$i" $SHAPE >"$hot.log" 2>&1
 		echo "ncu (hotspots) rc=$?"
-		python3 bench/cuda/sass_hotspots.py "$hot.ncu-rep"
+		python3 bench/probes/sass_hotspots.py "$hot.ncu-rep"
 	fi
 	i=$((i + 1))
 done

@@ -3,8 +3,8 @@
 # processes (A B A B ...), to tell a change on the host side (the kernel text MLX gets, the
 # runner's timing) from the noise between processes; on a GPU machine, from the root:
 #
-#   KS_BIN=DIR AB_BIN=DIR bash bench/mlx/ab_builds.sh TASK KERNEL [ksearch eval options]
-#   KS_BIN=.cache/bin AB_BIN=.cache/ab bash bench/mlx/ab_builds.sh attention \
+#   KS_BIN=DIR AB_BIN=DIR bash bench/probes/ab_builds.sh TASK KERNEL [ksearch eval options]
+#   KS_BIN=.cache/bin AB_BIN=.cache/ab bash bench/probes/ab_builds.sh attention \
 #       tasks/attention/templates/mlx/flash_wgmma.cuda.mlx \
 #       --define WG=2,BN=128,STAGES=3,WS=1 --workloads 2,3 --no-checks
 #
