@@ -26,7 +26,9 @@ if [ "${1:-}" = "--join" ]; then
 	site=$2
 	shift 2
 	mkdir -p "$site"
-	cat $(for d in "$@"; do ls "$d"/mlx-site.tar.xz.*; done | sort) | xz -dc | tar -x -C "$site"
+	# the pieces in the order of their suffixes (.aa, .ab, ...), wherever each folder is
+	cat $(for d in "$@"; do ls "$d"/mlx-site.tar.xz.*; done | awk -F/ '{print $NF "\t" $0}' |
+		sort | cut -f2) | xz -dc | tar -x -C "$site"
 	# the wheels are for CPython $PYVER: another python3 imports its own MLX, or none
 	PYTHONPATH=$site python3 - "$site" <<'PY'
 import os, sys

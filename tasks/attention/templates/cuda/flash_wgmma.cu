@@ -862,14 +862,28 @@ static __device__ __forceinline__ void mbar_wait(uint64_t *b, unsigned parity)
 		     : "memory");
 }
 
-/* registers per thread after the hand-over: the producer keeps 24 (ptxas allocates each
- * side's code within its count; the producer's copy loops, unrolled only twice, fit without
- * spilling, fully unrolled they needed ~72), 32 with TMA_DEVMAP, whose loop holds the two
- * maps' addresses (at 24 it spilled); the consumers share the rest of the 64K-register file,
- * in steps of 8 (240 each for WG 2, as FA3, either way) */
-#define WS_PRODUCER_REGS (TMA_DEVMAP ? 32 : 24)
-#define WS_CONSUMER_REGS_RAW ((65536 - 128 * WS_PRODUCER_REGS) / (128 * WG) / 8 * 8)
+/* registers per thread after the hand-over: the producer keeps WS_PRODUCER_REGS (ptxas
+ * allocates each side's code within its count; the producer's copy loops, unrolled only twice,
+ * fit in 24 without spilling, fully unrolled they needed ~72), the consumers share the rest of
+ * what the CTA was given at launch, in steps of 8 (240 each for WG 2, as FA3).  The rest is
+ * the CTA's launch allocation (WS_LAUNCH_REGS a thread: 65536 / NTHREADS, as the launch bounds
+ * make ptxas budget it), not the whole 64K-register file: setmaxnreg.inc takes registers from
+ * the CTA's pool and spins until they are there, so asking for more than the producer gave
+ * back hangs the CTA whenever the SM's spare registers are taken (through MLX's CUDA build on
+ * an H100, every launch: producer 32 and consumers 240 ask 1024 registers more than the 168 x
+ * 384 the CTA holds).  WS_PRODUCER_REGS_TRY overrides the producer's count (a multiple of 8,
+ * 24 to 256) to try others. */
+#ifdef WS_PRODUCER_REGS_TRY
+#define WS_PRODUCER_REGS WS_PRODUCER_REGS_TRY
+#else
+#define WS_PRODUCER_REGS 24
+#endif
+#define WS_LAUNCH_REGS_RAW (65536 / (128 * (WG + 1)) / 8 * 8)
+#define WS_LAUNCH_REGS (WS_LAUNCH_REGS_RAW > 248 ? 248 : WS_LAUNCH_REGS_RAW)
+#define WS_CONSUMER_REGS_RAW ((WS_LAUNCH_REGS * (WG + 1) - WS_PRODUCER_REGS) / WG / 8 * 8)
 #define WS_CONSUMER_REGS (WS_CONSUMER_REGS_RAW > 256 ? 256 : WS_CONSUMER_REGS_RAW)
+static_assert(WS_PRODUCER_REGS + WG * WS_CONSUMER_REGS <= (WG + 1) * WS_LAUNCH_REGS,
+	      "the registers handed over fit in the CTA's launch allocation");
 
 /* the ring's mbarriers: full_* count the producer's fillers (its 128 copying threads; with
  * TMA its one issuing thread, and the bytes), empty_* the WG consumer warpgroups' releases */
