@@ -14,7 +14,7 @@ struct ks_run_opts {
 	const char *task;        /* name or folder */
 	const char *backend;     /* "cpu" */
 	const char *strategy;    /* wm (default), evolve, random */
-	const char *policy;      /* builtin (default), llm, cmd */
+	const char *policy;      /* builtin (default), llm, cmd, files */
 	const char *spec;        /* spec name, or NULL/"auto": detect the host */
 	int budget;              /* evaluated candidates in total (default 40) */
 	double time_limit_s;     /* stop proposing after this long (0: none) */
@@ -103,6 +103,8 @@ struct ks_run_result {
 	long llm_calls;           /* policy llm / cmd: exchanges made (failed ones too) */
 	long llm_prompt_tokens;
 	long llm_completion_tokens;
+	long llm_tokens_unknown;  /* calls that reported no token counts (cmd, files): the sums
+				     above leave them out; all of them: the tokens are unknown */
 	double llm_cost;          /* USD from the price table, 0 when unknown */
 	int uses_model;           /* the policy asks a model (llm, cmd) */
 	/* where the search phase's candidates spent their wall time, on average: "per

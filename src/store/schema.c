@@ -142,9 +142,34 @@ static const char schema_v2[] =
 /* the task's library kernel (OpenBLAS, cuBLAS) timed beside the baseline */
 static const char schema_v3[] = "ALTER TABLE evaluations ADD COLUMN library_us REAL;";
 
+/* the llm policies ask for a "repeat" kernel after a kernel that repeated a candidate */
+static const char schema_v4[] =
+	"CREATE TABLE llm_exchanges_v4 ("
+	" id INTEGER PRIMARY KEY,"
+	" round INTEGER NOT NULL,"
+	" purpose TEXT NOT NULL"
+	"  CHECK (purpose IN ('init','edit','action','debug','improve','repair','direct',"
+	"'repeat')),"
+	" model TEXT NOT NULL,"
+	" params TEXT NOT NULL CHECK (json_valid(params)),"
+	" prompt TEXT NOT NULL,"
+	" reply TEXT NOT NULL,"
+	" prompt_tokens INTEGER NOT NULL DEFAULT 0,"
+	" completion_tokens INTEGER NOT NULL DEFAULT 0,"
+	" latency_ms REAL,"
+	" cost REAL,"
+	" status TEXT NOT NULL,"
+	" error TEXT,"
+	" created TEXT NOT NULL DEFAULT " NOW ","
+	" truncated INTEGER NOT NULL DEFAULT 0);"
+	"INSERT INTO llm_exchanges_v4 SELECT * FROM llm_exchanges;"
+	"DROP TABLE llm_exchanges;"
+	"ALTER TABLE llm_exchanges_v4 RENAME TO llm_exchanges;";
+
 const struct ks_store_migration ks_store_migrations[] = {
 	{1, "initial schema", schema_v1},
 	{2, "llm exchanges may be 'direct' requests", schema_v2},
 	{3, "evaluations record the library's median", schema_v3},
+	{4, "llm exchanges may be 'repeat' requests", schema_v4},
 };
 const size_t ks_store_nmigrations = sizeof(ks_store_migrations) / sizeof(ks_store_migrations[0]);

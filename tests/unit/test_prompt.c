@@ -50,7 +50,9 @@ static void test_shipped(void)
 		{"hardware", "HW"},       {"translation", "TR"},     {"tree", "TREE"},
 		{"parent_code", "PARENT"}, {"feedback", "FEEDBACK"}, {"evidence", "EVIDENCE"},
 		{"max_new_nodes", "3"},   {"action", "ACTION"},      {"node_id", "4"},
-		{"candidate_code", "CAND"}, {"best_code", "BEST"},
+		{"candidate_code", "CAND"}, {"best_code", "BEST"}, {"reference", "REF"},
+		{"notes", "NOTES"},       {"attempts", "ATTEMPTS"},  {"base_code", "BASE"},
+		{"code", "CODE"},         {"repeat", "REPEAT"},
 	};
 	static const struct {
 		const char *file, *purpose;
@@ -60,8 +62,10 @@ static void test_shipped(void)
 		{"init.txt", "init", {"TASK", "HW", "PARENT", "\"decision_tree\""}},
 		{"edit.txt", "edit", {"TREE", "EVIDENCE", "FOLLOW_THROUGH", "split_node"}},
 		{"action.txt", "action", {"ACTION", "PARENT", "```c\nPARENT\n```", "node 4"}},
-		{"debug.txt", "debug", {"CAND", "FEEDBACK", "```c", NULL}},
-		{"improve.txt", "improve", {"BEST", "FEEDBACK", "ACTION", NULL}},
+		{"debug.txt", "debug", {"CAND", "FEEDBACK", "```c\nBASE\n```", "ATTEMPTS"}},
+		{"improve.txt", "improve", {"BEST", "FEEDBACK", "ACTION", "ATTEMPTS"}},
+		{"repeat.txt", "repeat", {"REPEAT", "BEST", "ATTEMPTS", "NOTES"}},
+		{"direct.txt", "direct", {"BEST", "TREE", "NOTES", NULL}},
 	};
 	struct ks_error e = {0};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -219,11 +223,13 @@ static void test_build(void)
 		{.name = "feedback", .entries = fb, .nentries = 20, .keep_min = 2,
 		 .priority = KS_CONTEXT_PRIO_FEEDBACK},
 		{.name = "tree", .text = json_doc, .priority = KS_CONTEXT_PRIO_TREE},
+		{.name = "reference", .text = "(none)", .priority = KS_CONTEXT_PRIO_HARDWARE},
+		{.name = "notes", .text = "(none)", .priority = KS_CONTEXT_PRIO_ACTION, .required = 1},
 		{.name = "translation", .text = "(none)", .priority = KS_CONTEXT_PRIO_TRANSLATION},
 	};
 	struct ks_prompt_var vars[] = {{"backend", "cpu"}, {"language", "c"}, {"node_id", "1"}};
 	struct ks_llm_prompt p = {.dir = "prompts", .purpose = "action", .pieces = pieces,
-				  .npieces = 7, .vars = vars, .nvars = 3, .budget_tokens = 1500};
+				  .npieces = 9, .vars = vars, .nvars = 3, .budget_tokens = 2000};
 	struct ks_buf sys, user;
 	struct ks_context ctx;
 	struct ks_error e = {0};
@@ -231,7 +237,7 @@ static void test_build(void)
 	ks_buf_init(&user, 1 << 20);
 	int rc = ks_llm_prompt_build(&p, &sys, &user, &ctx, &e);
 	is_int(rc, 0, "action prompt built");
-	ok(ks_context_estimate(sys.len + user.len) <= 1500, "within the budget (%ld tokens)",
+	ok(ks_context_estimate(sys.len + user.len) <= 2000, "within the budget (%ld tokens)",
 	   ks_context_estimate(sys.len + user.len));
 	ok(strncmp(ks_buf_str(&user), "PURPOSE: action\n", 16) == 0, "purpose marker");
 	ok(strstr(ks_buf_str(&sys), "cpu kernels") != NULL, "system prompt rendered");
@@ -253,7 +259,7 @@ static void test_build(void)
 	ok(strstr(e.msg, "prompt 'action.txt'") != NULL, "message names the prompt: %s", e.msg);
 
 	p.budget_tokens = 0;
-	p.npieces = 6; /* no translation piece */
+	p.npieces = 8; /* no translation piece */
 	rc = ks_llm_prompt_build(&p, &sys, &user, NULL, &e);
 	is_int(rc, KS_EINVAL, "missing placeholder");
 	ok(strstr(e.msg, "{{translation}}") != NULL, "message names it: %s", e.msg);
