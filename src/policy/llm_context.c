@@ -13,6 +13,24 @@
 #include "ksearch/template.h"
 #include "util/fs.h"
 
+/* md into out with its headings levels down ("## x" -> "#### x" for 2), so a document
+ * shown inside a prompt section does not start sections of the prompt; fenced code (C's
+ * #include) is left alone */
+static void add_demoted(struct ks_buf *out, const char *md, int levels)
+{
+	int fenced = 0;
+	for (const char *l = md; *l;) {
+		size_t n = strcspn(l, "\n");
+		if (!strncmp(l, "```", 3))
+			fenced = !fenced;
+		if (!fenced && l[0] == '#' && l[strspn(l, "#")] == ' ')
+			ks_buf_addf(out, "%.*s", levels, "####");
+		ks_buf_add(out, l, n);
+		ks_buf_adds(out, "\n");
+		l += n + (l[n] == '\n');
+	}
+}
+
 /* the flavour in force: the one asked for, else the one this machine's runtime compiles */
 static int flavour_pick(const struct ks_llm_context_opts *o, char *out, size_t n,
 			struct ks_error *e)
@@ -85,9 +103,12 @@ static void task_text(const struct ks_llm_context_opts *o, const char *flavour, 
 	}
 	ks_buf_addf(out, "\nTolerance: atol %g, rtol %g\n", t->atol, t->rtol);
 	workloads_text(o, out);
-	if (t->readme)
-		ks_buf_addf(out, "\n\nThe math (the task's README):\n%s", t->readme);
-	ks_buf_adds(out, "\n");
+	if (t->readme) {
+		ks_buf_adds(out, "\n\nThe math (the task's README):\n");
+		add_demoted(out, t->readme, 2);
+	} else {
+		ks_buf_adds(out, "\n");
+	}
 }
 
 /* the source the outputs are compared against: reference.c, else reference.py */
@@ -219,14 +240,14 @@ static int expert_text(const struct ks_llm_context_opts *o, const char *canon, s
 	int rc = 0;
 	if (!file[0])
 		goto out;
-	ks_buf_addf(out, "## The task's best CUDA kernel (%s: expert knowledge to carry over, not "
+	ks_buf_addf(out, "### The task's best CUDA kernel (%s: expert knowledge to carry over, not "
 			 "to copy literally)\n\n```cuda\n%s\n```\n\n",
 		    file, ks_buf_str(&src));
 	if (!canon) {
-		ks_buf_addf(out, "## Its translation to this target\n\n%s\n", cuda_body_map);
+		ks_buf_addf(out, "### Its translation to this target\n\n%s\n", cuda_body_map);
 		goto out;
 	}
-	ks_buf_adds(out, "## Its translation to this target\n\n");
+	ks_buf_adds(out, "### Its translation to this target\n\n");
 	struct ks_translation tr;
 	if ((rc = ks_translate(ks_buf_str(&src), canon, o->spec, NULL, &tr, e)))
 		goto out;
@@ -246,21 +267,26 @@ int ks_llm_context_knowledge(const struct ks_llm_context_opts *o, const char *fl
 	const char *canon = ks_target_canonical(cuda ? flavour : o->be->name);
 	int rc;
 	if (cuda && canon) {
-		ks_buf_adds(out, "## CUDA concepts on this target\n\n");
+		ks_buf_adds(out, "### CUDA concepts on this target\n\n");
 		if ((rc = ks_conceptmap_text(canon, out, e)))
 			return rc;
 		ks_buf_adds(out, "\n");
 	}
 	struct ks_error he = {0};
-	if (canon) {
-		ks_buf_adds(out, "## Patterns for this target\n\n");
-		if ((rc = ks_hints_text(canon, NULL, out, &he)) && rc != KS_ENOTFOUND)
-			return ks_error_set(e, rc, "%s", he.msg);
+	struct ks_buf hints = KS_BUF_INIT;
+	if (canon && (rc = ks_hints_text(canon, NULL, &hints, &he)) && rc != KS_ENOTFOUND) {
+		ks_buf_release(&hints);
+		return ks_error_set(e, rc, "%s", he.msg);
+	}
+	if (hints.len) {
+		ks_buf_adds(out, "### Patterns for this target\n\n");
+		add_demoted(out, ks_buf_str(&hints), 3);
 		ks_buf_adds(out, "\n");
 	}
+	ks_buf_release(&hints);
 	const char *cls = o->task->cls;
 	if (cls && ks_assertions_class(cls)) {
-		ks_buf_adds(out, "## Properties every candidate must keep\n\n");
+		ks_buf_adds(out, "### Properties every candidate must keep\n\n");
 		if ((rc = ks_assertions_prose(cls, out)))
 			return ks_error_set(e, rc, "assertions for class '%s'", cls);
 		ks_buf_adds(out, "\n");

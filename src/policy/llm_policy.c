@@ -232,8 +232,7 @@ static void observe_kernel(struct lp *L, const struct ks_policy_outcome *o, cons
 	if (o->duplicate_of) {
 		llm_unusable(L, "a repeated kernel");
 		llm_event(L, "repeat", o->duplicate_of,
-			  "the model's %s kernel repeated candidate %ld: not evaluated again (the "
-			  "next prompt says so)",
+			  "the model's %s kernel repeated candidate %ld: not evaluated again",
 			  L->kind, o->duplicate_of);
 	} else {
 		L->fails = 0;

@@ -4,6 +4,20 @@
 #include <stdio.h>
 #include <string.h>
 
+/* head, then text with each of its line breaks followed by indent */
+static void add_indented(struct ks_buf *out, const char *head, const char *text,
+			 const char *indent)
+{
+	ks_buf_adds(out, head);
+	for (const char *l = text; *l;) {
+		size_t n = strcspn(l, "\n");
+		ks_buf_add(out, l, n);
+		l += n;
+		if (*l && *++l)
+			ks_buf_adds(out, indent);
+	}
+}
+
 /* what the model expected of a node when it proposed it */
 static void node_expectation(const struct ks_node *n, struct ks_buf *out)
 {
@@ -49,7 +63,7 @@ void ks_llm_tree_text(const struct ks_world *w, int full, struct ks_buf *out)
 		if (full && (n->expected_factor > 0 || n->rationale))
 			node_expectation(n, out);
 		if (full && n->reflection)
-			ks_buf_addf(out, "\n    notes: %s", n->reflection);
+			add_indented(out, "\n    notes: ", n->reflection, "\n           ");
 		ks_buf_adds(out, "\n");
 	}
 }
@@ -64,7 +78,7 @@ void ks_llm_node_text(const struct ks_world *w, int id, struct ks_buf *out)
 	if (n->expected_factor > 0 || n->rationale)
 		node_expectation(n, out);
 	if (n->reflection)
-		ks_buf_addf(out, "\nnotes from earlier cycles on it: %s", n->reflection);
+		add_indented(out, "\nnotes from earlier cycles on it:\n  ", n->reflection, "\n  ");
 	ks_buf_adds(out, "\n");
 }
 
@@ -109,6 +123,10 @@ void ks_llm_attempt_text(long candidate, int status, int passed, double score,
 		ks_buf_adds(out, "(measured before the resume: no per-workload figures)\n");
 		return;
 	}
+	if (r->status == KS_STATUS_COMPILE_ERROR) {
+		ks_buf_adds(out, "did not compile\n");
+		return;
+	}
 	int shown = 0;
 	for (int l = 0; l < 2; l++) {
 		const struct ks_wl_result *list = l ? r->checks : r->workloads;
@@ -127,7 +145,7 @@ void ks_llm_attempt_text(long candidate, int status, int passed, double score,
 		}
 	}
 	if (!shown)
-		ks_buf_addf(out, "%s", r->status == KS_STATUS_COMPILE_ERROR ? "did not compile" : "no timings");
+		ks_buf_adds(out, "no timings");
 end:
 	ks_buf_adds(out, "\n");
 }
