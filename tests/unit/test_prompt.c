@@ -1,6 +1,7 @@
 /* Prompt templates (rendering, loading the shipped prompts) and context assembly under a
  * token budget. */
 #include "ksearch/llm.h"
+#include "ksearch/template.h"
 #include "tap.h"
 
 #include <stdio.h>
@@ -95,6 +96,30 @@ static void test_shipped(void)
 	ok(strstr(e.msg, "--prompts") != NULL, "missing message: %s", e.msg);
 	rc = ks_prompt_load("prompts", "../CMakeLists.txt", &b, &e);
 	is_int(rc, KS_EINVAL, "no path escapes");
+	ks_buf_release(&b);
+}
+
+/* The knob block the action prompt shows as an example is one the run accepts: a model that
+ * copies it gets its knobs tuned, not dropped ("@ksearch block lacks the key 'family'"). */
+static void test_knob_example(void)
+{
+	struct ks_buf b;
+	struct ks_error e = {0};
+	ks_buf_init(&b, 1 << 20);
+	int rc = ks_prompt_load("prompts", "action.txt", &b, &e);
+	is_int(rc, 0, "action.txt loads");
+	const char *t = ks_buf_str(&b), *start = strstr(t, "/* @ksearch"), *end = strstr(t, "@end */");
+	if (!ok(start && end && end > start, "action.txt shows an @ksearch block")) {
+		ks_buf_release(&b);
+		return;
+	}
+	char kernel[2048];
+	snprintf(kernel, sizeof(kernel), "%.*s\nvoid f(void) {}\n", (int)(end + 7 - start), start);
+	struct ks_template *tp = NULL;
+	rc = ks_template_parse(kernel, strlen(kernel), "example", &tp, &e);
+	ok(rc == 0, "the example block parses (%s)", rc ? e.msg : "ok");
+	ok(tp && tp->nknobs == 1, "... with its knob");
+	ks_template_free(tp);
 	ks_buf_release(&b);
 }
 
@@ -275,6 +300,7 @@ int main(void)
 {
 	test_render();
 	test_shipped();
+	test_knob_example();
 	test_context();
 	test_build();
 	return tap_done();
