@@ -203,79 +203,91 @@ static int open_live(struct ks_llm_policy *p, const struct ks_llm_policy_cfg *cf
 	return rc;
 }
 
-int ks_llm_policy_open(struct ks_llm_policy *p, const struct ks_llm_policy_cfg *cfg,
-		       struct ks_error *e)
+/* --llm-replay: the recorded replies alone, the resumed part of the path included */
+static int open_replay(struct ks_llm_policy *p, const char *dir, struct ks_error *e)
 {
-	const struct ks_run_opts *o = cfg->o;
-	struct ks_store *store = cfg->store;
-	memset(p, 0, sizeof(*p));
-	p->store = store;
-	p->round = cfg->round;
-	int rc = ks_llm_policy_check(o, cfg->kind, e);
-	if (rc)
-		return rc;
-	struct ks_llm_transport *use = NULL;
-	int recorded = 0;
-	if (cfg->resumed) {
-		struct ks_store_llm *rows = NULL;
-		size_t n = 0;
-		if ((rc = ks_store_list_llm(store, &rows, &n, e)))
-			return rc;
-		ks_store_free(rows);
-		recorded = (int)n;
-	}
-	if (has(o->llm_replay)) {
-		/* a replay reproduces the whole path, the resumed part included */
+	int n = 0;
+	int rc = ks_llm_replay_load_dir(p, dir, &n, e);
+	if (!rc && n == 0)
+		rc = ks_error_set(e, KS_EINVAL,
+				  "--llm-replay '%s' holds no recorded LLM exchanges (it was made with "
+				  "the builtin policy?)",
+				  dir);
+	if (!rc)
+		ks_info("replaying %d recorded LLM exchanges from %s", n, dir);
+	return rc;
+}
+
+/* A live model behind the chain (a resumed run's recorded replies first), which also tells a
+ * model that cannot be reached from one that failed once */
+static int open_chain(struct ks_llm_policy *p, const struct ks_llm_policy_cfg *cfg, int recorded,
+		      struct ks_error *e)
+{
+	int rc = open_live(p, cfg, recorded, e);
+	if (!rc && recorded > 0) {
 		int n = 0;
-		if ((rc = ks_llm_replay_load_dir(p, o->llm_replay, &n, e)))
+		if ((rc = ks_llm_replay_load(p, cfg->store, &n, e)))
 			return rc;
-		if (n == 0)
-			rc = ks_error_set(e, KS_EINVAL,
-					  "--llm-replay '%s' holds no recorded LLM exchanges (it was made "
-					  "with the builtin policy?)",
-					  o->llm_replay);
-		if (rc)
-			goto fail;
-		ks_info("replaying %d recorded LLM exchanges from %s", n, o->llm_replay);
-		use = &p->replay;
-	} else {
-		if ((rc = open_live(p, cfg, recorded, e)))
-			goto fail;
-		if (recorded > 0) {
-			int n = 0;
-			if ((rc = ks_llm_replay_load(p, store, &n, e)))
-				goto fail;
-			p->replay_left = n;
-			ks_info("resume: retracing %d recorded LLM exchanges before asking the model", n);
-		}
-		/* the live transport always goes through the chain, which tells a model that
-		 * cannot be reached from one that failed once */
-		p->kind = cfg->kind;
-		p->chain_live = 1;
-		p->chain = (struct ks_llm_transport){
-			.version = KS_LLM_TRANSPORT_VERSION, .name = p->live.name,
-			.complete = chain_complete, .model = chain_model,
-			.params_json = chain_params, .secret = chain_secret,
-			.close = chain_close, .ctx = p};
-		use = &p->chain;
+		p->replay_left = n;
+		ks_info("resume: retracing %d recorded LLM exchanges before asking the model", n);
 	}
-	p->skip_records = recorded;
+	p->kind = cfg->kind;
+	p->chain_live = 1;
+	p->chain = (struct ks_llm_transport){
+		.version = KS_LLM_TRANSPORT_VERSION, .name = p->live.name,
+		.complete = chain_complete, .model = chain_model, .params_json = chain_params,
+		.secret = chain_secret, .close = chain_close, .ctx = p};
+	return rc;
+}
+
+/* budgets, the key to redact, prices and the record hook of the client */
+static int client_setup(struct ks_llm_policy *p, const struct ks_run_opts *o,
+			struct ks_llm_transport *use, struct ks_error *e)
+{
 	ks_llm_init(&p->client, use);
 	if (has(o->llm_api_key))
 		ks_llm_add_secret(&p->client, o->llm_api_key);
 	p->client.limits.max_calls = o->llm_max_calls;
 	p->client.limits.max_cost = o->llm_max_cost;
 	if (has(o->llm_prices)) {
-		if ((rc = ks_llm_prices_load(o->llm_prices, &p->prices, e))) {
+		int rc = ks_llm_prices_load(o->llm_prices, &p->prices, e);
+		if (rc) {
 			ks_llm_release(&p->client);
-			goto fail;
+			return rc;
 		}
 		p->client.prices = &p->prices;
 	}
 	p->client.record = on_exchange;
 	p->client.record_ctx = p;
 	return 0;
-fail:
+}
+
+int ks_llm_policy_open(struct ks_llm_policy *p, const struct ks_llm_policy_cfg *cfg,
+		       struct ks_error *e)
+{
+	const struct ks_run_opts *o = cfg->o;
+	memset(p, 0, sizeof(*p));
+	p->store = cfg->store;
+	p->round = cfg->round;
+	int rc = ks_llm_policy_check(o, cfg->kind, e);
+	if (rc)
+		return rc;
+	int recorded = 0;
+	if (cfg->resumed) {
+		struct ks_store_llm *rows = NULL;
+		size_t n = 0;
+		if ((rc = ks_store_list_llm(cfg->store, &rows, &n, e)))
+			return rc;
+		ks_store_free(rows);
+		recorded = (int)n;
+	}
+	int replay = has(o->llm_replay);
+	rc = replay ? open_replay(p, o->llm_replay, e) : open_chain(p, cfg, recorded, e);
+	p->skip_records = recorded;
+	if (!rc)
+		rc = client_setup(p, o, replay ? &p->replay : &p->chain, e);
+	if (!rc)
+		return 0;
 	ks_llm_transport_close(&p->live);
 	ks_llm_transport_close(&p->replay);
 	for (int i = 0; i < p->npurposes; i++)

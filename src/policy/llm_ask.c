@@ -24,25 +24,31 @@ static void event_add(struct lp *L, const char *what, long candidate, const char
 	free(data);
 }
 
-void llm_event(struct lp *L, const char *what, long candidate, const char *fmt, ...)
+/* the event, and (note) the line the model's next prompt shows */
+static void vreport(struct lp *L, int note, const char *what, long candidate, const char *fmt,
+		    va_list ap)
 {
 	char msg[1024];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (note)
+		ks_buf_addf(&L->notes, "- %s\n", msg);
+	event_add(L, what, candidate, msg);
+}
+
+void llm_event(struct lp *L, const char *what, long candidate, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vreport(L, 0, what, candidate, fmt, ap);
 	va_end(ap);
-	event_add(L, what, candidate, msg);
 }
 
 void llm_reject(struct lp *L, const char *what, long candidate, const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vreport(L, 1, what, candidate, fmt, ap);
 	va_end(ap);
-	ks_buf_addf(&L->notes, "- %s\n", msg);
-	event_add(L, what, candidate, msg);
 }
 
 /* Sort the outcome of an ask into *res; an error return is an infrastructure fault that
@@ -149,4 +155,13 @@ void llm_state_base(struct lp *L, struct ks_llm_state *s, char *node_id, size_t 
 	s->node_id = node_id;
 	s->action = ks_buf_str(&L->action);
 	s->attempts = L->attempts.len ? ks_buf_str(&L->attempts) : NULL;
+}
+
+void llm_state_tree(struct lp *L, struct ks_llm_state *s, struct ks_buf *full,
+		    struct ks_buf *brief)
+{
+	ks_llm_tree_text(&L->w, 1, full);
+	ks_llm_tree_text(&L->w, 0, brief);
+	s->tree = ks_buf_str(full);
+	s->tree_brief = ks_buf_str(brief);
 }

@@ -117,6 +117,9 @@ void llm_event(struct lp *L, const char *what, long candidate, const char *fmt, 
 void llm_keep_reply_code(struct lp *L, const struct ks_llm_reply *r, const char *from);
 /* the state every prompt of the cycle shares: node, action, notes, attempts */
 void llm_state_base(struct lp *L, struct ks_llm_state *s, char *node_id, size_t n);
+/* the tree in both forms into s (full and brief hold the text; release them) */
+void llm_state_tree(struct lp *L, struct ks_llm_state *s, struct ks_buf *full,
+		    struct ks_buf *brief);
 
 /* llm_world.c */
 int llm_world_init(struct lp *L, struct ks_error *e);

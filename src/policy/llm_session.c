@@ -183,12 +183,9 @@ int llm_ask_action(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_e
 	struct ks_llm_state s;
 	char node_id[64];
 	llm_state_base(L, &s, node_id, sizeof(node_id));
-	ks_llm_tree_text(&L->w, 1, &full);
-	ks_llm_tree_text(&L->w, 0, &brief);
+	llm_state_tree(L, &s, &full, &brief);
 	s.parent_code = ks_buf_str(&L->base_code);
 	s.feedback = llm_fb_get(L, L->base_cand);
-	s.tree = ks_buf_str(&full);
-	s.tree_brief = ks_buf_str(&brief);
 	ks_info("node %s \"%s\": asking the model for code", node_id, ks_buf_str(&L->title));
 	enum ask_result res;
 	int rc = ask_code(L, "action", &s, &res, e);
@@ -271,12 +268,9 @@ int llm_ask_direct(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_e
 	llm_state_base(L, &s, node_id, sizeof(node_id));
 	if ((rc = llm_candidate_code(L, best, &best_code, e)))
 		goto out;
-	ks_llm_tree_text(&L->w, 1, &full);
-	ks_llm_tree_text(&L->w, 0, &brief);
+	llm_state_tree(L, &s, &full, &brief);
 	s.best_code = ks_buf_str(&best_code);
 	s.feedback = llm_fb_get(L, best);
-	s.tree = ks_buf_str(&full);
-	s.tree_brief = ks_buf_str(&brief);
 	ks_info("no open action: asking the model directly for a kernel faster than %s",
 		best >= 0 ? "the best so far" : "the starting kernel");
 	enum ask_result res;

@@ -75,6 +75,41 @@ static int import_doc(struct lp *L, const char *doc, struct ks_error *ie)
 	return rc;
 }
 
+/* what a correction round says about a rejected document */
+struct fix_text {
+	const char *rejected, *again;
+};
+
+static const struct fix_text init_fix = {
+	"Your previous world-model document could not be used",
+	"Reply again with one ```json block holding the whole document in the shape shown above."};
+static const struct fix_text edit_fix = {
+	"Your previous edit script was rejected and changed nothing",
+	"Reply again with one ```json object {\"active_leaf_id\": ID, \"ops\": [...]} that keeps "
+	"the rules (\"ops\": [] to change nothing)."};
+
+/* Ask template tmpl for a document: the prompt, or (fix given) the prompt with why the last
+ * document was rejected appended, as "<tmpl>-fix".  A kernel in the reply is kept for
+ * evaluation; reply gets the raw reply (release it). */
+static int ask_document(struct lp *L, const char *tmpl, const struct fix_text *fix,
+			const char *why, struct ks_llm_state *s, enum ks_llm_want want, int fixes,
+			struct ks_buf *out, struct ks_llm_reply *reply, enum ask_result *res,
+			struct ks_error *e)
+{
+	char purpose[32];
+	struct ks_buf corr = KS_BUF_INIT;
+	snprintf(purpose, sizeof(purpose), "%s%s", tmpl, fix ? "-fix" : "");
+	if (fix)
+		ks_buf_addf(&corr, "%s: %s.\n%s", fix->rejected, why, fix->again);
+	memset(reply, 0, sizeof(*reply));
+	int rc = llm_ask(L, tmpl, purpose, fix ? ks_buf_str(&corr) : NULL, s, want, fixes, out,
+			 reply, res, e);
+	ks_buf_release(&corr);
+	if (!rc)
+		llm_keep_reply_code(L, reply, tmpl);
+	return rc;
+}
+
 int llm_world_init(struct lp *L, struct ks_error *e)
 {
 	struct ks_llm_state s;
@@ -87,20 +122,9 @@ int llm_world_init(struct lp *L, struct ks_error *e)
 	int rc = 0, imported = 0;
 	L->env.progress(L->env.ctx, "asking the model for a world model");
 	for (int round = 0; round < 2 && !imported && !rc; round++) {
-		struct ks_buf corr = KS_BUF_INIT;
 		struct ks_llm_reply reply;
-		memset(&reply, 0, sizeof(reply));
-		if (round)
-			ks_buf_addf(&corr,
-				    "Your previous world-model document could not be used: %s.\n"
-				    "Reply again with one ```json block holding the whole document "
-				    "in the shape shown above.",
-				    ie.msg);
-		rc = llm_ask(L, "init", round ? "init-fix" : "init", round ? ks_buf_str(&corr) : NULL,
-			     &s, KS_LLM_WANT_JSON_OBJECT, 2, &doc, &reply, &res, e);
-		ks_buf_release(&corr);
-		if (!rc)
-			llm_keep_reply_code(L, &reply, "init");
+		rc = ask_document(L, "init", round ? &init_fix : NULL, ie.msg, &s,
+				  KS_LLM_WANT_JSON_OBJECT, 2, &doc, &reply, &res, e);
 		ks_llm_reply_release(&reply);
 		if (rc || res != ASK_OK)
 			break;
@@ -178,11 +202,8 @@ static void edit_state(struct lp *L, struct ks_llm_state *s, char *node_id, size
 		       struct ks_buf *full, struct ks_buf *brief)
 {
 	llm_state_base(L, s, node_id, n);
-	ks_llm_tree_text(&L->w, 1, full);
-	ks_llm_tree_text(&L->w, 0, brief);
+	llm_state_tree(L, s, full, brief);
 	s->evidence = ks_buf_str(&L->evidence);
-	s->tree = ks_buf_str(full);
-	s->tree_brief = ks_buf_str(brief);
 	s->feedback = ks_buf_str(&L->last_fb);
 	s->code = L->best_code.len ? ks_buf_str(&L->best_code) : ks_buf_str(&L->code);
 }
@@ -199,20 +220,9 @@ int llm_world_edit(struct lp *L, struct ks_error *e)
 	int rc = 0, applied = 0;
 	L->cycle_evals = 0; /* the tree is revisited now */
 	for (int round = 0; round < 2 && !rc && !applied; round++) {
-		struct ks_buf corr = KS_BUF_INIT;
 		struct ks_llm_reply reply;
-		memset(&reply, 0, sizeof(reply));
-		if (round)
-			ks_buf_addf(&corr,
-				    "Your previous edit script was rejected and changed nothing: %s.\n"
-				    "Reply again with one ```json object {\"active_leaf_id\": ID, \"ops\": "
-				    "[...]} that keeps the rules (\"ops\": [] to change nothing).",
-				    ie.msg);
-		rc = llm_ask(L, "edit", round ? "edit-fix" : "edit", round ? ks_buf_str(&corr) : NULL,
-			     &s, KS_LLM_WANT_JSON, 1, &script, &reply, &res, e);
-		ks_buf_release(&corr);
-		if (!rc)
-			llm_keep_reply_code(L, &reply, "edit");
+		rc = ask_document(L, "edit", round ? &edit_fix : NULL, ie.msg, &s, KS_LLM_WANT_JSON, 1,
+				  &script, &reply, &res, e);
 		if (!rc && res == ASK_OK && round == 0)
 			reflect(L, &reply);
 		ks_llm_reply_release(&reply);
