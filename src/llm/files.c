@@ -83,7 +83,7 @@ static int reply_wait(struct files *f, const char *path, const char *prompt, str
 			}
 		}
 		if (f->timeout_s > 0 && now - t0 >= f->timeout_s)
-			return ks_error_set(e, KS_ETIMEOUT, "no reply in %s after %.0f s (the prompt "
+			return ks_error_set(e, KS_ETIMEOUT, "no reply in %s after %g s (the prompt "
 							  "is %s; --llm-timeout)",
 					    path, f->timeout_s, prompt);
 		ks_llm_sys.sleep(f->poll_s);
