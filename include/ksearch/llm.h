@@ -431,6 +431,10 @@ struct ks_llm_ask {
 	int max_fixes;       /* correction rounds after an unusable reply (0: none) */
 	size_t max_code;     /* KS_LLM_WANT_CODE: a larger code block is an unusable reply
 				(told to the model like any other); 0: no limit */
+	/* optional: told of every unusable reply, the corrected ones included (purpose is the
+	 * round's: "edit" or "edit-fix"; why the parser's reason) */
+	void (*unusable)(void *ctx, const char *purpose, const char *why);
+	void *unusable_ctx;
 };
 
 /* Ask, parse, and on an unusable reply ask again (up to max_fixes times) with the reply

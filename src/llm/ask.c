@@ -91,6 +91,8 @@ int ks_llm_ask(struct ks_llm *c, const struct ks_llm_ask *q, struct ks_buf *out,
 		rc = reply_extract(q, &r, out, &pe);
 		if (!rc)
 			break;
+		if (rc == KS_EPARSE && q->unusable)
+			q->unusable(q->unusable_ctx, round ? purpose_fix : q->purpose, pe.msg);
 		if (rc != KS_EPARSE || round >= fixes) {
 			if (e)
 				*e = pe;

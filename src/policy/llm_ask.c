@@ -84,15 +84,20 @@ static int ask_outcome(struct lp *L, const char *purpose, int rc, const struct k
 		llm_stop(L, why);
 		return 0;
 	}
-	if (rc == KS_EPARSE) {
+	if (rc == KS_EPARSE) { /* each unusable reply is an event already (on_unusable) */
 		ks_warn("the model's '%s' reply was unusable: %s", purpose, ae->msg);
-		llm_reject(L, "unusable_reply", -1, "your '%s' reply could not be used: %s", purpose,
-			   ae->msg);
+		ks_buf_addf(&L->notes, "- your '%s' reply could not be used: %s\n", purpose, ae->msg);
 	}
 	/* transport failures were logged by the client after its retries */
 	llm_unusable(L, purpose);
 	*res = L->stop ? ASK_STOP : ASK_UNUSABLE;
 	return 0;
+}
+
+/* every unusable reply, a corrected one too, is an event of the run */
+static void on_unusable(void *ctx, const char *purpose, const char *why)
+{
+	llm_event(ctx, "unusable_reply", -1, "your '%s' reply could not be used: %s", purpose, why);
 }
 
 int llm_ask(struct lp *L, const char *tmpl, const char *purpose, const char *correction,
@@ -115,7 +120,8 @@ int llm_ask(struct lp *L, const char *tmpl, const char *purpose, const char *cor
 	struct ks_llm_ask q = {.purpose = purpose, .system = ks_buf_str(&sys),
 			       .user = ks_buf_str(&user), .want = want,
 			       .lang = want == KS_LLM_WANT_CODE ? L->ctx.flavour : NULL,
-			       .max_fixes = max_fixes, .max_code = KS_STORE_MAX_SOURCE};
+			       .max_fixes = max_fixes, .max_code = KS_STORE_MAX_SOURCE,
+			       .unusable = on_unusable, .unusable_ctx = L};
 	struct ks_error ae = {0};
 	ks_buf_reset(out);
 	int arc = ks_llm_ask(&L->pol.client, &q, out, reply, &ae);
