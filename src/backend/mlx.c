@@ -368,9 +368,9 @@ static int add_example(const struct ks_task *t, const char *flavour, struct ks_b
 	if (path[0] && ks_kernel_source_read(path, 1 << 20, &src, NULL) == 0) {
 		const char *p = ks_buf_str(&src), *end = strstr(p, "@end */");
 		p = end ? end + 8 : p;
-		ks_buf_addf(out, "\nWorked example, flavour %s (%s, one of this task's templates; its "
-				 "knob values arrive as template args, --define NAME=V sets them for "
-				 "ksearch eval):\n",
+		ks_buf_addf(out, "\nExample (flavour %s, %s: one of this task's templates, a worked "
+				 "kernel; its knob values arrive as template args, --define NAME=V "
+				 "sets them for ksearch eval):\n",
 			    flavour, path + strlen(t->dir) + 1);
 		for (const char *l = p; *l;) {
 			size_t n = strcspn(l, "\n");

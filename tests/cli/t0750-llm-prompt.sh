@@ -56,7 +56,7 @@ ok $? "the MLX attention action prompt renders (flavour cuda)"
 grep -q "^  // @mlx body                      the rest of the file is the body" "$TMP/mc" &&
 	grep -q "Signature MLX generates, flavour cuda" "$TMP/mc" && ! grep -q "flavour metal (" "$TMP/mc"
 ok $? "... describes the // @mlx format and the signature of flavour cuda only"
-grep -q "^Worked example, flavour cuda (templates/mlx/.*\.cuda\.mlx, one of this task's templates" "$TMP/mc"
+grep -q "^Example (flavour cuda, templates/mlx/.*\.cuda\.mlx: one of this task's templates" "$TMP/mc"
 ok $? "... with a worked example of that flavour from the task's templates"
 python3 - "$TMP/mc" "$ROOT/tasks/attention/naive.cuda.mlx" <<'EOF'
 import sys
@@ -79,7 +79,7 @@ ok $? "the format's text is the one tasks show prints"
 "$KS" prompt softmax --backend mlx --flavour metal --purpose action >"$TMP/mm" 2>/dev/null
 ok $? "the MLX softmax action prompt renders (flavour metal)"
 grep -q "\[\[kernel\]\] void custom_kernel_softmax" "$TMP/mm" &&
-	grep -q "^Worked example, flavour metal (templates/mlx/simd_row.metal.mlx" "$TMP/mm" &&
+	grep -q "^Example (flavour metal, templates/mlx/simd_row.metal.mlx" "$TMP/mm" &&
 	grep -q "^### CUDA concepts on this target" "$TMP/mm" &&
 	grep -q "^// @mlx flavour: metal" "$TMP/mm"
 ok $? "... Metal signature, a Metal example, the concept map and the naive Metal kernel"
