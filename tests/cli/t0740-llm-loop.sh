@@ -75,6 +75,10 @@ assert "y[i] = 2.0f * x[i];" in base, base
 assert "## Reference implementation" in p and "reference.c" in p, "no reference source"
 EOF
 ok $? "the debug prompt shows the known-good base kernel and the reference source"
+prompt "$DB" 1 >"$TMP/p1"
+grep -q "^The kernels run on this CPU: .* f32 SIMD lanes;.*OpenMP threads in force" "$TMP/p1" &&
+	! grep -q "CUDA concepts on this target" "$TMP/p1"
+ok $? "a CPU run's prompts carry the CPU's facts and no CUDA concept map"
 is "$(json_get "$TMP/a.json" 'd["llm"]["prompt_tokens"]')" None \
 	"--json: a command's token counts are unknown (null), not 0"
 grep -q "^llm: .*tokens unknown" "$TMP/a.err"
