@@ -61,7 +61,12 @@ i = [p for p, _ in rows].index("edit")
 after = [t for p, t in rows[i + 1:] if p == "action"][0]
 assert "your active_leaf_id 2 was not followed: node 2 is closed" in after, after[-3000:]
 edit = rows[i][1]
-assert "## The cycle's kernel" in edit and "/* streaming stores */" in edit, "no code in edit"
+# the cycle's best of its two passing kernels, as measured (noisy: either may win)
+best = db.execute("select candidate_id from candidate_results where phase = 'search' and "
+                  "candidate_id in (1, 2) order by speedup desc limit 1").fetchone()[0]
+tag = {1: "/* vector loop */", 2: "/* streaming stores */"}[best]
+kernel = edit[edit.index("## The cycle's kernel"):]
+assert tag in kernel[:kernel.index("\n## ", 5)], "the edit prompt does not show the cycle's best kernel"
 later = [t for p, t in rows[i + 1:] if "## World model" in t][-1]
 assert "notes: CURRENT: measured." in later, "no reflection notes in the tree"
 EOF
