@@ -17,8 +17,9 @@
 #include "ksearch/task.h"
 
 /* 2: the capability slots abi, sandbox, detect_spec, device_reference, on_host;
- *    limit_address_space moved into the sandbox needs */
-#define KS_BACKEND_VERSION 2
+ *    limit_address_space moved into the sandbox needs
+ * 3: describe_abi takes a flavour; the slots flavour and translates_cuda */
+#define KS_BACKEND_VERSION 3
 
 struct ks_compile_req {
 	const struct ks_task *task;
@@ -91,8 +92,9 @@ struct ks_backend_i {
 	 * host); 0: they run on a device, whose spec comes from detect_spec */
 	int on_host;
 	/* optional: what a kernel file for task t must hold, several lines (mlx: the format,
-	 * the signatures MLX generates, an example); NULL = ks_task_prototype(t, lang) */
-	int (*describe_abi)(const struct ks_task *t, struct ks_buf *out);
+	 * the signatures MLX generates, an example) for one flavour ("cuda", "metal"; NULL:
+	 * every flavour); NULL = ks_task_prototype(t, lang).  Read through ks_abi_describe() */
+	int (*describe_abi)(const struct ks_task *t, const char *flavour, struct ks_buf *out);
 	/* optional: what speedups are measured against, for people ("MLX native");
 	 * NULL = "baseline" (the task's baseline.<ext>) */
 	const char *baseline_label;
@@ -109,7 +111,30 @@ struct ks_backend_i {
 	 * KS_EUNAVAILABLE with the reason in why (mlx: MLX's CPU build runs its native ops, the
 	 * baselines, only).  A search checks it before it writes anything.  NULL: probe's answer */
 	int (*probe_kernels)(char *why, size_t n);
+
+	/* ---- version 3 ---- */
+	/* optional: the flavour of kernel this machine's runtime compiles, a kernel language
+	 * ("cuda" on MLX's CUDA build, "metal" on Apple silicon), NULL when it compiles none;
+	 * NULL slot: the backend's lang.  Read through ks_backend_flavour() */
+	const char *(*flavour)(void);
+	/* 1: its kernels are written with CUDA expertise carried over (the seeds' translation
+	 * layer): a model's context holds the task's best CUDA kernel, its translation through
+	 * the concept map of the flavour and the class's assertions (mlx) */
+	int translates_cuda;
 };
+
+/* What a kernel file for task t must hold on a backend ("cpu", "mlx") or in a kernel
+ * language ("metal"), the one text `ksearch tasks show` and the LLM prompts give: the
+ * exact prototype (one line, with its ';') for a typed entry point, or the several lines
+ * of the backend's describe_abi slot for flavour (NULL: every flavour).  KS_EINVAL when
+ * name is neither a backend nor a language. */
+int ks_abi_describe(const char *name, const struct ks_task *t, const char *flavour,
+		    struct ks_buf *out);
+/* the flavour b's kernels are written in on this machine (its flavour slot; b's lang
+ * without one); NULL when the runtime here compiles none (MLX's CPU build) */
+const char *ks_backend_flavour(const struct ks_backend_i *b);
+/* 1 when b's kernels carry CUDA expertise over (the translates_cuda slot) */
+int ks_backend_translates_cuda(const struct ks_backend_i *b);
 
 /* be's baseline_label, "baseline" when it has none (or be is NULL) */
 const char *ks_backend_baseline_label(const struct ks_backend_i *be);

@@ -2,7 +2,8 @@
  * assembly under a token budget and reply parsing.  See docs/llm.md.
  *
  * Layers, bottom up:
- *   struct ks_llm_transport   one chat exchange: http (OpenAI-compatible), cmd, replay
+ *   struct ks_llm_transport   one chat exchange: http (OpenAI-compatible), cmd, files,
+ *                             replay
  *   struct ks_llm             wraps a transport: budget limits, usage counters, price
  *                             table, key redaction and the record hook (run store)
  *   ks_prompt_, ks_context_  templates in prompts/ and their pieces
@@ -137,6 +138,27 @@ void ks_llm_cmd_config_defaults(struct ks_llm_cmd_config *c);
 int ks_llm_cmd_open(const struct ks_llm_cmd_config *cfg, struct ks_llm_transport *t,
 		    struct ks_error *e);
 
+/* --- files: each request written as a numbered file, the reply read from another, so any
+ * agent or person who can read and write files is the model (docs/llm.md, --policy files).
+ * Request N goes to DIR/NNNN-PURPOSE.prompt.md (the messages as ks_llm_msgs_text writes
+ * them); its reply is DIR/NNNN.reply.md, taken once it is non-empty and has held its size
+ * for settle_s.  Token counts are unknown (-1). */
+
+struct ks_llm_files_config {
+	const char *dir;          /* folder of the exchange files (created, with a README.md) */
+	int first;                /* number of the first request (1; a resumed run: the next) */
+	double timeout_s;         /* <= 0: wait as long as it takes; else KS_ETIMEOUT */
+	double poll_s;            /* how often the reply is looked for (0.2) */
+	double settle_s;          /* a reply is read once its size held still this long (0.5) */
+	size_t max_reply_bytes;   /* KS_ELIMIT beyond (4 MiB) */
+	int (*cancelled)(void *ctx); /* may be NULL; 1: stop waiting (KS_EINTERRUPTED) */
+	void *cancel_ctx;
+};
+
+void ks_llm_files_config_defaults(struct ks_llm_files_config *c);
+int ks_llm_files_open(const struct ks_llm_files_config *cfg, struct ks_llm_transport *t,
+		      struct ks_error *e);
+
 /* --- replay: recorded replies served in order */
 
 struct ks_llm_replay_entry {
@@ -216,8 +238,9 @@ int ks_llm_status_parse(const char *text);
 struct ks_llm_usage {
 	long calls;
 	long failures;
-	long prompt_tokens;
+	long prompt_tokens;       /* sums over the calls that reported them */
 	long completion_tokens;
+	long tokens_unknown;      /* calls that reported no token counts (cmd, files) */
 	double cost_usd;
 	double latency_s;
 };
@@ -406,6 +429,12 @@ struct ks_llm_ask {
 	enum ks_llm_want want;
 	const char *lang;    /* KS_LLM_WANT_CODE: "c", "cuda", "metal" (NULL: any) */
 	int max_fixes;       /* correction rounds after an unusable reply (0: none) */
+	size_t max_code;     /* KS_LLM_WANT_CODE: a larger code block is an unusable reply
+				(told to the model like any other); 0: no limit */
+	/* optional: told of every unusable reply, the corrected ones included (purpose is the
+	 * round's: "edit" or "edit-fix"; why the parser's reason) */
+	void (*unusable)(void *ctx, const char *purpose, const char *why);
+	void *unusable_ctx;
 };
 
 /* Ask, parse, and on an unusable reply ask again (up to max_fixes times) with the reply

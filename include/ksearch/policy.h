@@ -5,6 +5,7 @@
  *   builtin  a strategy (wm, evolve, random) over the task's knob templates
  *   llm      the K-Search loop with a model behind an OpenAI-compatible endpoint
  *   cmd      the same loop with a model behind a shell command
+ *   files    the same loop with whoever answers prompt files in the run folder
  *
  * The driver asks for candidates (propose), compiles and evaluates them (locally or on the
  * worker pool), records every outcome in the run store and hands it back (observe).  The
@@ -46,6 +47,9 @@ struct ks_policy_env {
 	/* tell the user what is happening now ("asking the model (edit)") */
 	void (*progress)(void *ctx, const char *what);
 	void *ctx;
+	const char *run_dir;             /* the run folder (the files policy writes prompts there) */
+	/* 1 once the run was asked to stop (Ctrl-C): a policy waiting for a reply gives up */
+	int (*stopping)(void *ctx);
 };
 
 /* One candidate to evaluate.  Every string is the policy's and stays valid until the
@@ -87,6 +91,8 @@ struct ks_policy_stop {
 /* LLM usage, for the summary and --json. */
 struct ks_policy_usage {
 	long calls, failures, prompt_tokens, completion_tokens;
+	long tokens_unknown;             /* calls whose transport reported no token counts (a
+					    command, a person): the token sums leave them out */
 	double cost_usd;
 };
 
@@ -164,5 +170,6 @@ int ks_policy_builtin_new(const struct ks_space *space, const struct ks_policy_b
 extern const struct ks_policy_i ks_policy_builtin;
 extern const struct ks_policy_i ks_policy_llm;
 extern const struct ks_policy_i ks_policy_cmd;
+extern const struct ks_policy_i ks_policy_files;
 
 #endif

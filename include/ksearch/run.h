@@ -56,6 +56,8 @@ struct ks_run_result {
 	long llm_calls;           /* policy llm / cmd: exchanges made (failed ones too) */
 	long llm_prompt_tokens;
 	long llm_completion_tokens;
+	long llm_tokens_unknown;  /* calls that reported no token counts (cmd, files): the sums
+				     above leave them out; all of them: the tokens are unknown */
 	double llm_cost;          /* USD from the price table, 0 when unknown */
 	int uses_model;           /* the policy asks a model (llm, cmd) */
 	/* where the search phase's candidates spent their wall time, on average: "per

@@ -11,7 +11,7 @@ struct ks_run_opts {
 	const char *task;        /* name or folder */
 	const char *backend;     /* "cpu" */
 	const char *strategy;    /* wm (default), evolve, random */
-	const char *policy;      /* builtin (default), llm, cmd */
+	const char *policy;      /* builtin (default), llm, cmd, files */
 	const char *spec;        /* spec name, or NULL/"auto": detect the host */
 	int budget;              /* evaluated candidates in total (default 40) */
 	double time_limit_s;     /* stop proposing after this long (0: none) */

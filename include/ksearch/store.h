@@ -42,7 +42,7 @@ struct ks_store;
 #define KS_STORE_MAX_SNAPSHOT ((size_t)16 << 20) /* world-model JSON (never cut: KS_ELIMIT) */
 
 /* current schema version (the `schema_version` table lists every migration applied) */
-#define KS_STORE_SCHEMA_VERSION 3
+#define KS_STORE_SCHEMA_VERSION 4
 
 /* ---- opening ---------------------------------------------------------------------- */
 

@@ -75,7 +75,7 @@
  * NODE-FULL is NODE plus "node_id", "ext_id" (the model's string id or null), "parent_id"
  * (null for the root), "children", "status", "move", "prior_rating", "learned_shift",
  * "attempts", "failures", "visits", "consecutive_failures", "since_improvement",
- * "regression", "close_reason" and "result": {"candidate_id": 17, "score": 3.2} (null when
+ * "regression", "close_reason", "reflection" and "result": {"candidate_id": 17, "score": 3.2} (null when
  * nothing passed yet).  Export writes integer ids; import also takes K-Search's document:
  * string ids (kept as ext_id; nodes get integer ids root first, then by depth), nodes in any
  * order, a root with null decision/choice, a missing root_id (the node without a parent);
@@ -149,6 +149,8 @@ struct ks_node {
 	char *ext_id;             /* the model's string id ("a1") or NULL: see "Node ids" */
 	char *rationale;          /* action.rationale (may be NULL) */
 	double expected_factor;   /* action.expected_vs_baseline_factor, 0 when not given */
+	char *reflection;         /* the model's reflection notes on this node's cycles (system
+				     only: ks_world_reflect), newest last, or NULL */
 };
 
 /* per-move evidence: effects (child score / base score) measured for one move key */
@@ -222,6 +224,10 @@ int ks_world_set_status(struct ks_world *w, int id, enum ks_node_status st, cons
 int ks_world_rescore(struct ks_world *w, int id, double prior_rating, double confidence,
 		     struct ks_error *e);
 int ks_world_add_question(struct ks_world *w, const char *q, struct ks_error *e);
+/* append a reflection note on node id (an edit round's CURRENT / FOLLOW_THROUGH / ...
+ * notes on the node its cycle worked on); the oldest text goes first when the notes would
+ * exceed KS_WORLD_MAX_TEXT */
+int ks_world_reflect(struct ks_world *w, int id, const char *note, struct ks_error *e);
 
 /* what ks_world_apply_ex() did */
 struct ks_world_edit {

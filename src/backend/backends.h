@@ -25,6 +25,10 @@ extern const char *const ks_sandbox_gpu_syscalls[];
 extern const struct ks_sandbox_needs ks_sandbox_mlx;
 int ks_sandbox_mlx_add_read(const char *path);
 
+/* The shipped spec name of an Apple chip as MLX names it ("Apple M3 Max" -> "m3-max",
+ * "Apple M1" -> "m1"); KS_ENOTFOUND for any other name (mlx.c) */
+int ks_mlx_spec_name(const char *device, char *out, size_t n);
+
 /* what every program in ksearch-cc-jail reads: system binaries, libraries, headers and
  * the dynamic linker's configuration (NULL-terminated) */
 extern const char *const ks_jail_system_ro[];

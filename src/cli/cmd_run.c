@@ -33,8 +33,11 @@ static const char about[] =
 	"With --policy llm an OpenAI-compatible model (--llm-base-url, --llm-model; key from\n"
 	"KSEARCH_API_KEY, else OPENAI_API_KEY) builds the world model, writes, debugs and\n"
 	"improves the kernels and edits the tree from the measurements; --policy cmd asks a\n"
-	"command instead (--llm-cmd).  Every exchange is recorded in run.db; --llm-replay DIR\n"
-	"reproduces a recorded run without a model (docs/llm.md).\n\n"
+	"command instead (--llm-cmd); --policy files writes each prompt to\n"
+	"DIR/llm/NNNN-PURPOSE.prompt.md and waits for DIR/llm/NNNN.reply.md, so an agent or a\n"
+	"person with no API is the model ('ksearch prompt' shows what the prompts hold).\n"
+	"Every exchange is recorded in run.db; --llm-replay DIR reproduces a recorded run\n"
+	"without a model (docs/llm.md).\n\n"
 	"Stop with Ctrl-C (the run is finalised: the best so far goes to DIR/best.<ext> on its\n"
 	"search-phase figure, not re-measured); continue later with --resume DIR.\n"
 	"Exit status: 0 the run completed (see the report for what it found), 2 usage or\n"
@@ -207,13 +210,13 @@ static const char *did_you_mean_backend(const char *word)
 static const char *run_usage_error(const struct ks_run_opts *o)
 {
 	static char msg[512];
-	static const char *const policies[] = {"builtin", "llm", "cmd", NULL};
+	static const char *const policies[] = {"builtin", "llm", "cmd", "files", NULL};
 	static const char *const contexts[] = {"none", "spec", "full", NULL};
 	struct ks_error se = {0};
 	if (o->strategy && !ks_strategy_find(o->strategy) && ks_strategy_unknown(o->strategy, &se))
 		snprintf(msg, sizeof(msg), "--strategy: %s", se.msg);
 	else if (o->policy && !one_of(o->policy, policies))
-		snprintf(msg, sizeof(msg), "unknown --policy '%s' (builtin, llm, cmd)%s", o->policy,
+		snprintf(msg, sizeof(msg), "unknown --policy '%s' (builtin, llm, cmd, files)%s", o->policy,
 			 did_you_mean(o->policy, policies));
 	else if (o->context && !one_of(o->context, contexts))
 		snprintf(msg, sizeof(msg), "unknown --context '%s' (none, spec, full)%s", o->context,
@@ -268,7 +271,7 @@ static const char *model_option_error(const struct ks_opt *opts, const union opt
 		if ((strncmp(n, "llm-", 4) && strcmp(n, "prompts") && strcmp(n, "context")) ||
 		    !memcmp(&now, &before[i], sizeof(now)))
 			continue;
-		const char *needs = "llm or cmd";
+		const char *needs = "llm, cmd or files";
 		if (!strcmp(n, "llm-cmd"))
 			needs = "cmd";
 		else if (!strcmp(n, "llm-base-url") || !strcmp(n, "llm-model"))
@@ -278,6 +281,19 @@ static const char *model_option_error(const struct ks_opt *opts, const union opt
 		return msg;
 	}
 	return NULL;
+}
+
+/* --json's "llm": token sums are null when no call reported any (a command, a person) */
+static json_t *llm_json(const struct ks_run_result *r)
+{
+	int known = r->llm_tokens_unknown < r->llm_calls || !r->llm_calls;
+	return json_pack("{s:I, s:o, s:o, s:I, s:f}", "calls", (json_int_t)r->llm_calls,
+			 "prompt_tokens",
+			 known ? json_integer((json_int_t)r->llm_prompt_tokens) : json_null(),
+			 "completion_tokens",
+			 known ? json_integer((json_int_t)r->llm_completion_tokens) : json_null(),
+			 "calls_without_tokens", (json_int_t)r->llm_tokens_unknown, "cost",
+			 r->llm_cost);
 }
 
 int cmd_run(int argc, char **argv)
@@ -293,7 +309,7 @@ int cmd_run(int argc, char **argv)
 		{"backend", KS_OPT_STR, &o.backend, "B", "where kernels run: cpu (default), cuda or mlx"},
 		{"strategy", KS_OPT_STR, &o.strategy, "S", "wm (world model, default), evolve, random, exhaustive (every configuration once, small spaces), anneal (simulated annealing, the classical autotuner)"},
 		{"policy", KS_OPT_STR, &o.policy, "P",
-		 "who proposes and writes code: builtin (default), llm, cmd"},
+		 "who proposes and writes code: builtin (default), llm, cmd, files"},
 		{"llm-base-url", KS_OPT_STR, &o.llm_base_url, "URL",
 		 "llm: OpenAI-compatible endpoint (https://api.openai.com/v1)"},
 		{"llm-model", KS_OPT_STR, &o.llm_model, "NAME", "llm: model name"},
@@ -309,7 +325,8 @@ int cmd_run(int argc, char **argv)
 		{"llm-max-tokens", KS_OPT_INT, &llm_max_tokens, "N", "reply length limit"},
 		{"llm-reasoning-effort", KS_OPT_STR, &o.llm_reasoning_effort, "E",
 		 "low, medium or high (models that take it)"},
-		{"llm-timeout", KS_OPT_STR, &llm_timeout, "S", "limit per model request (600s)"},
+		{"llm-timeout", KS_OPT_STR, &llm_timeout, "S",
+		 "limit per model request (600s; files: none unless given)"},
 		{"llm-prices", KS_OPT_STR, &o.llm_prices, "FILE", "price table (USD per million tokens)"},
 		{"prompts", KS_OPT_STR, &o.prompts_dir, "DIR", "prompt templates (<data root>/prompts)"},
 		{"context", KS_OPT_STR, &o.context, "LEVEL",
@@ -477,13 +494,7 @@ int cmd_run(int argc, char **argv)
 					    strcmp(r.stopped, "budget") ? json_string(r.stopped)
 									 : json_null());
 		if (doc && r.uses_model)
-			json_object_set_new(doc, "llm",
-					    json_pack("{s:I, s:I, s:I, s:f}", "calls",
-						      (json_int_t)r.llm_calls, "prompt_tokens",
-						      (json_int_t)r.llm_prompt_tokens,
-						      "completion_tokens",
-						      (json_int_t)r.llm_completion_tokens, "cost",
-						      r.llm_cost));
+			json_object_set_new(doc, "llm", llm_json(&r));
 		if (doc)
 			json_object_set_new(doc, "best",
 					    r.best_candidate < 0
@@ -546,9 +557,15 @@ int cmd_run(int argc, char **argv)
 			printf("noisy: %s\n", r.final_noise);
 		if (r.time_summary[0])
 			printf("time: %s\n", r.time_summary);
-		if (r.uses_model)
-			printf("llm: %ld calls, %ld prompt + %ld completion tokens, $%.4f\n",
-			       r.llm_calls, r.llm_prompt_tokens, r.llm_completion_tokens, r.llm_cost);
+		if (r.uses_model && r.llm_calls && r.llm_tokens_unknown >= r.llm_calls)
+			printf("llm: %ld calls, tokens unknown (not reported by the model's side), "
+			       "$%.4f\n",
+			       r.llm_calls, r.llm_cost);
+		else if (r.uses_model)
+			printf("llm: %ld calls, %ld prompt + %ld completion tokens%s, $%.4f\n",
+			       r.llm_calls, r.llm_prompt_tokens, r.llm_completion_tokens,
+			       r.llm_tokens_unknown ? " (some calls did not report theirs)" : "",
+			       r.llm_cost);
 		printf("report: %s/report.md and %s/report.html\n", r.run_dir, r.run_dir);
 	}
 	return KS_EXIT_OK;

@@ -432,9 +432,8 @@ static int cmd_show(const char *name, const char *backend, int json)
 		fprintf(stderr, "note: the class assertions are not shown: %s\n", e.msg);
 	struct ks_buf proto;
 	ks_buf_init(&proto, 1 << 16);
-	/* a backend whose kernels are not one typed function (mlx) describes its own */
-	const struct ks_backend_i *be = ks_backend_find(backend);
-	if (be && be->describe_abi ? be->describe_abi(t, &proto) : ks_abi_prototype(abi, t, &proto)) {
+	/* the same text the LLM prompts give (every flavour of a backend that has several) */
+	if (ks_abi_describe(backend, t, NULL, &proto)) {
 		fprintf(stderr, "ksearch: cannot write the prototype of '%s'\n", t->name);
 		ks_buf_release(&proto);
 		ks_task_free(t);

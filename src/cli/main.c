@@ -17,6 +17,7 @@ static const struct command commands[] = {
 	{"report", cmd_report, "regenerate the reports of a run from its database"},
 	{"compare", cmd_compare, "per workload, is one run's best kernel faster than another's"},
 	{"tasks", cmd_tasks, "list the shipped tasks or show one (prototype, workloads)"},
+	{"prompt", cmd_prompt, "print what a run with a model would send it (no run, no model)"},
 	{"spec", cmd_spec, "list, show or detect hardware specs"},
 	{"translate", cmd_translate, "map a CUDA source onto another target's primitives"},
 	{"export", cmd_export, "write a run's kernels for C, PyTorch, flashinfer-bench or MLX (--to)"},

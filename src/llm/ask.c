@@ -36,8 +36,15 @@ static int reply_extract(const struct ks_llm_ask *q, const struct ks_llm_reply *
 {
 	ks_buf_reset(out);
 	switch (q->want) {
-	case KS_LLM_WANT_CODE:
-		return ks_reply_code(r->content, r->len, q->lang, out, NULL, e);
+	case KS_LLM_WANT_CODE: {
+		int rc = ks_reply_code(r->content, r->len, q->lang, out, NULL, e);
+		if (!rc && q->max_code && out->len > q->max_code)
+			return ks_error_set(e, KS_EPARSE,
+					    "the code block is %zu bytes, over the %zu-byte limit of a "
+					    "kernel source",
+					    out->len, q->max_code);
+		return rc;
+	}
 	case KS_LLM_WANT_JSON_OBJECT:
 		return ks_reply_json(r->content, r->len, '{', out, e);
 	case KS_LLM_WANT_JSON_ARRAY:
@@ -84,6 +91,8 @@ int ks_llm_ask(struct ks_llm *c, const struct ks_llm_ask *q, struct ks_buf *out,
 		rc = reply_extract(q, &r, out, &pe);
 		if (!rc)
 			break;
+		if (rc == KS_EPARSE && q->unusable)
+			q->unusable(q->unusable_ctx, round ? purpose_fix : q->purpose, pe.msg);
 		if (rc != KS_EPARSE || round >= fixes) {
 			if (e)
 				*e = pe;

@@ -410,6 +410,8 @@ int ks_llm_complete(struct ks_llm *c, const char *purpose, const struct ks_llm_m
 	c->usage.calls++;
 	if (rc)
 		c->usage.failures++;
+	if (out->prompt_tokens < 0 || out->completion_tokens < 0)
+		c->usage.tokens_unknown++;
 	if (out->prompt_tokens > 0)
 		c->usage.prompt_tokens += out->prompt_tokens;
 	if (out->completion_tokens > 0)

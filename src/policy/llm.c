@@ -15,7 +15,7 @@ static int has(const char *s)
 	return s && s[0];
 }
 
-int ks_llm_policy_check(const struct ks_run_opts *o, int cmd, struct ks_error *e)
+int ks_llm_policy_check(const struct ks_run_opts *o, enum ks_llm_kind kind, struct ks_error *e)
 {
 	const char *ctx = o->context;
 	if (has(ctx) && strcmp(ctx, "none") && strcmp(ctx, "spec") && strcmp(ctx, "full"))
@@ -26,10 +26,10 @@ int ks_llm_policy_check(const struct ks_run_opts *o, int cmd, struct ks_error *e
 				    "--llm-reasoning-effort '%s': expected low, medium or high", eff);
 	if (has(o->llm_replay))
 		return 0;
-	if (cmd && !has(o->llm_cmd))
+	if (kind == KS_LLM_CMD && !has(o->llm_cmd))
 		return ks_error_set(e, KS_EINVAL,
 				    "--policy cmd needs --llm-cmd 'COMMAND' (or --llm-replay RUN_DIR)");
-	if (!cmd && (!has(o->llm_base_url) || !has(o->llm_model)))
+	if (kind == KS_LLM_HTTP && (!has(o->llm_base_url) || !has(o->llm_model)))
 		return ks_error_set(e, KS_EINVAL,
 				    "--policy llm needs --llm-base-url URL and --llm-model NAME (or "
 				    "--llm-replay RUN_DIR)");
@@ -38,7 +38,8 @@ int ks_llm_policy_check(const struct ks_run_opts *o, int cmd, struct ks_error *e
 
 const char *ks_llm_policy_store_purpose(const char *purpose)
 {
-	static const char *const known[] = {"init", "edit", "action", "debug", "improve", "direct"};
+	static const char *const known[] = {"init",    "edit",   "action", "debug",
+					    "improve", "direct", "repeat"};
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 		if (purpose && !strcmp(purpose, known[i]))
 			return known[i];
@@ -52,6 +53,8 @@ static void on_exchange(const struct ks_llm_exchange *x, void *ctx)
 	struct ks_llm_policy *p = ctx;
 	if (x->seq < p->skip_records)
 		return; /* a resumed run retracing what is stored already */
+	if (x->status == KS_EINTERRUPTED)
+		return; /* the run stopped while waiting: a resume asks the same question again */
 	struct ks_store_llm row = {
 		.round = p->round ? *p->round : 0,
 		.purpose = ks_llm_policy_store_purpose(x->purpose),
@@ -71,72 +74,6 @@ static void on_exchange(const struct ks_llm_exchange *x, void *ctx)
 		ks_warn("llm exchange %d not recorded: %s", x->seq, e.msg);
 }
 
-/* ---- replay --------------------------------------------------------------------------- */
-
-/* the purpose a recorded row was asked for: a "repair" row names its correction round in
- * the last "PURPOSE: x" marker of its prompt */
-static char *row_purpose(const struct ks_store_llm *row)
-{
-	if (strcmp(row->purpose, "repair"))
-		return strdup(row->purpose);
-	const char *last = NULL, *s = row->prompt ? row->prompt : "";
-	for (const char *h = s; (h = strstr(h, "PURPOSE:")); h += 8)
-		last = h + 8;
-	if (!last)
-		return strdup("repair");
-	while (*last == ' ' || *last == '\t')
-		last++;
-	size_t n = strspn(last, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
-	return strndup(last, n);
-}
-
-/* the failure a recorded row replays; stores written before cmd's empty reply became a
- * parse error hold it as "replay_mismatch", which would replay as a divergence */
-static int row_status(const struct ks_store_llm *row)
-{
-	int st = ks_llm_status_parse(row->status);
-	if (st == KS_EPROTO && row->error && strstr(row->error, "wrote no reply on stdout"))
-		return KS_EPARSE;
-	return st;
-}
-
-/* load the exchanges recorded in store into a replay transport and p->purposes */
-static int replay_load(struct ks_llm_policy *p, struct ks_store *src, int *count,
-		       struct ks_error *e)
-{
-	struct ks_store_llm *rows = NULL;
-	size_t n = 0;
-	int rc = ks_store_list_llm(src, &rows, &n, e);
-	if (rc)
-		return rc;
-	struct ks_llm_replay_entry *v = calloc(n + 1, sizeof(*v));
-	p->purposes = calloc(n + 1, sizeof(char *));
-	if (!v || !p->purposes) {
-		free(v);
-		ks_store_free(rows);
-		return ks_error_set(e, KS_ENOMEM, "out of memory");
-	}
-	for (size_t i = 0; i < n; i++) {
-		p->purposes[i] = row_purpose(&rows[i]);
-		v[i] = (struct ks_llm_replay_entry){
-			.purpose = p->purposes[i] ? p->purposes[i] : "",
-			.content = rows[i].reply ? rows[i].reply : "",
-			.len = rows[i].reply ? strlen(rows[i].reply) : 0,
-			.model = rows[i].model,
-			.prompt_tokens = (long)rows[i].prompt_tokens,
-			.completion_tokens = (long)rows[i].completion_tokens,
-			.status = row_status(&rows[i]),
-			.error = rows[i].error,
-		};
-	}
-	p->npurposes = (int)n;
-	rc = ks_llm_replay_open(v, (int)n, &p->replay, e);
-	free(v);
-	ks_store_free(rows);
-	*count = (int)n;
-	return rc;
-}
-
 /* A live failure that no retry or later call can mend: the shell found no program to run
  * (126: not executable, 127: not found), or the endpoint has never answered (a wrong URL,
  * no network, a refused key).  Once it has answered, a failure is a blip the run survives. */
@@ -145,10 +82,10 @@ static int live_failure(struct ks_llm_policy *p, int rc, const struct ks_llm_rep
 {
 	char msg[sizeof(e->msg)];
 	snprintf(msg, sizeof(msg), "%s", e->msg);
-	if (p->cmd && rc == KS_EIO && (out->status == 126 || out->status == 127))
+	if (p->kind == KS_LLM_CMD && rc == KS_EIO && (out->status == 126 || out->status == 127))
 		return ks_error_set(e, KS_EUNAVAILABLE, "%s; check --llm-cmd", msg);
 	int replied = out->status >= 200 && out->status < 300; /* a reply that was unusable */
-	if (!p->cmd && !p->live_answered && !replied)
+	if (p->kind == KS_LLM_HTTP && !p->live_answered && !replied)
 		return ks_error_set(e, KS_EUNAVAILABLE,
 				    "the model endpoint has not answered once in this run: %s; check "
 				    "--llm-base-url, the network and KSEARCH_API_KEY",
@@ -224,10 +161,23 @@ static int url_is_local(const char *url)
 	       (len == 5 && !strncmp(h, "[::1]", 5)) || (len > 4 && !strncmp(h, "127.", 4));
 }
 
-static int open_live(struct ks_llm_policy *p, const struct ks_run_opts *o, int cmd,
+static int open_live(struct ks_llm_policy *p, const struct ks_llm_policy_cfg *cfg, int recorded,
 		     struct ks_error *e)
 {
-	if (cmd) {
+	const struct ks_run_opts *o = cfg->o;
+	if (cfg->kind == KS_LLM_FILES) {
+		struct ks_llm_files_config fc;
+		ks_llm_files_config_defaults(&fc);
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%s/llm", cfg->run_dir ? cfg->run_dir : ".");
+		fc.dir = dir;
+		fc.first = recorded + 1; /* a resumed run goes on with the next number */
+		fc.timeout_s = o->llm_timeout_s;
+		fc.cancelled = cfg->cancelled;
+		fc.cancel_ctx = cfg->cancel_ctx;
+		return ks_llm_files_open(&fc, &p->live, e);
+	}
+	if (cfg->kind == KS_LLM_CMD) {
 		struct ks_llm_cmd_config cc;
 		ks_llm_cmd_config_defaults(&cc);
 		cc.command = o->llm_cmd;
@@ -253,81 +203,91 @@ static int open_live(struct ks_llm_policy *p, const struct ks_run_opts *o, int c
 	return rc;
 }
 
-int ks_llm_policy_open(struct ks_llm_policy *p, const struct ks_run_opts *o, int cmd,
-		       struct ks_store *store, int resumed, const int *round,
-		       struct ks_error *e)
+/* --llm-replay: the recorded replies alone, the resumed part of the path included */
+static int open_replay(struct ks_llm_policy *p, const char *dir, struct ks_error *e)
 {
-	memset(p, 0, sizeof(*p));
-	p->store = store;
-	p->round = round;
-	int rc = ks_llm_policy_check(o, cmd, e);
-	if (rc)
-		return rc;
-	struct ks_llm_transport *use = NULL;
-	int recorded = 0;
-	if (resumed) {
-		struct ks_store_llm *rows = NULL;
-		size_t n = 0;
-		if ((rc = ks_store_list_llm(store, &rows, &n, e)))
-			return rc;
-		ks_store_free(rows);
-		recorded = (int)n;
-	}
-	if (has(o->llm_replay)) {
-		/* a replay reproduces the whole path, the resumed part included */
-		struct ks_store *src;
-		if ((rc = ks_store_open(o->llm_replay, 0, &src, e)))
-			return ks_error_wrap(e, "--llm-replay '%s'", o->llm_replay);
+	int n = 0;
+	int rc = ks_llm_replay_load_dir(p, dir, &n, e);
+	if (!rc && n == 0)
+		rc = ks_error_set(e, KS_EINVAL,
+				  "--llm-replay '%s' holds no recorded LLM exchanges (it was made with "
+				  "the builtin policy?)",
+				  dir);
+	if (!rc)
+		ks_info("replaying %d recorded LLM exchanges from %s", n, dir);
+	return rc;
+}
+
+/* A live model behind the chain (a resumed run's recorded replies first), which also tells a
+ * model that cannot be reached from one that failed once */
+static int open_chain(struct ks_llm_policy *p, const struct ks_llm_policy_cfg *cfg, int recorded,
+		      struct ks_error *e)
+{
+	int rc = open_live(p, cfg, recorded, e);
+	if (!rc && recorded > 0) {
 		int n = 0;
-		rc = replay_load(p, src, &n, e);
-		ks_store_close(src);
-		if (!rc && n == 0)
-			rc = ks_error_set(e, KS_EINVAL,
-					  "--llm-replay '%s' holds no recorded LLM exchanges (it was made "
-					  "with the builtin policy?)",
-					  o->llm_replay);
-		if (rc)
-			goto fail;
-		ks_info("replaying %d recorded LLM exchanges from %s", n, o->llm_replay);
-		use = &p->replay;
-	} else {
-		if ((rc = open_live(p, o, cmd, e)))
-			goto fail;
-		if (recorded > 0) {
-			int n = 0;
-			if ((rc = replay_load(p, store, &n, e)))
-				goto fail;
-			p->replay_left = n;
-			ks_info("resume: retracing %d recorded LLM exchanges before asking the model", n);
-		}
-		/* the live transport always goes through the chain, which tells a model that
-		 * cannot be reached from one that failed once */
-		p->cmd = cmd;
-		p->chain_live = 1;
-		p->chain = (struct ks_llm_transport){
-			.version = KS_LLM_TRANSPORT_VERSION, .name = p->live.name,
-			.complete = chain_complete, .model = chain_model,
-			.params_json = chain_params, .secret = chain_secret,
-			.close = chain_close, .ctx = p};
-		use = &p->chain;
+		if ((rc = ks_llm_replay_load(p, cfg->store, &n, e)))
+			return rc;
+		p->replay_left = n;
+		ks_info("resume: retracing %d recorded LLM exchanges before asking the model", n);
 	}
-	p->skip_records = recorded;
+	p->kind = cfg->kind;
+	p->chain_live = 1;
+	p->chain = (struct ks_llm_transport){
+		.version = KS_LLM_TRANSPORT_VERSION, .name = p->live.name,
+		.complete = chain_complete, .model = chain_model, .params_json = chain_params,
+		.secret = chain_secret, .close = chain_close, .ctx = p};
+	return rc;
+}
+
+/* budgets, the key to redact, prices and the record hook of the client */
+static int client_setup(struct ks_llm_policy *p, const struct ks_run_opts *o,
+			struct ks_llm_transport *use, struct ks_error *e)
+{
 	ks_llm_init(&p->client, use);
 	if (has(o->llm_api_key))
 		ks_llm_add_secret(&p->client, o->llm_api_key);
 	p->client.limits.max_calls = o->llm_max_calls;
 	p->client.limits.max_cost = o->llm_max_cost;
 	if (has(o->llm_prices)) {
-		if ((rc = ks_llm_prices_load(o->llm_prices, &p->prices, e))) {
+		int rc = ks_llm_prices_load(o->llm_prices, &p->prices, e);
+		if (rc) {
 			ks_llm_release(&p->client);
-			goto fail;
+			return rc;
 		}
 		p->client.prices = &p->prices;
 	}
 	p->client.record = on_exchange;
 	p->client.record_ctx = p;
 	return 0;
-fail:
+}
+
+int ks_llm_policy_open(struct ks_llm_policy *p, const struct ks_llm_policy_cfg *cfg,
+		       struct ks_error *e)
+{
+	const struct ks_run_opts *o = cfg->o;
+	memset(p, 0, sizeof(*p));
+	p->store = cfg->store;
+	p->round = cfg->round;
+	int rc = ks_llm_policy_check(o, cfg->kind, e);
+	if (rc)
+		return rc;
+	int recorded = 0;
+	if (cfg->resumed) {
+		struct ks_store_llm *rows = NULL;
+		size_t n = 0;
+		if ((rc = ks_store_list_llm(cfg->store, &rows, &n, e)))
+			return rc;
+		ks_store_free(rows);
+		recorded = (int)n;
+	}
+	int replay = has(o->llm_replay);
+	rc = replay ? open_replay(p, o->llm_replay, e) : open_chain(p, cfg, recorded, e);
+	p->skip_records = recorded;
+	if (!rc)
+		rc = client_setup(p, o, replay ? &p->replay : &p->chain, e);
+	if (!rc)
+		return 0;
 	ks_llm_transport_close(&p->live);
 	ks_llm_transport_close(&p->replay);
 	for (int i = 0; i < p->npurposes; i++)

@@ -1,48 +1,31 @@
-/* The text the llm policy shows the model (llm_text.h). */
+/* The text the model-driven policies show the model about the run (llm_text.h). */
 #include "policy/llm_text.h"
 
 #include <stdio.h>
 #include <string.h>
 
-void ks_llm_task_text(const struct ks_policy_env *env, struct ks_buf *out)
+/* head, then text with each of its line breaks followed by indent */
+static void add_indented(struct ks_buf *out, const char *head, const char *text,
+			 const char *indent)
 {
-	const struct ks_task *t = env->task;
-	struct ks_buf proto = KS_BUF_INIT;
-	ks_task_prototype(t, env->be->lang, &proto);
-	ks_buf_addf(out, "%s (class %s): %s\n\nEntry point (keep exactly this prototype):\n```%s\n%s\n```\n",
-		    t->name, t->cls ? t->cls : "?", t->summary ? t->summary : "", env->be->lang,
-		    ks_buf_str(&proto));
-	ks_buf_release(&proto);
-	ks_buf_adds(out, "Tensors:");
-	for (int i = 0; i < t->ntensors; i++) {
-		const struct ks_tensor_decl *d = &t->tensors[i];
-		ks_buf_addf(out, "%s %s %s [", i ? ";" : "", d->is_output ? "output" : "input",
-			    d->name);
-		for (int k = 0; k < d->ndim; k++)
-			ks_buf_addf(out, "%s%s", k ? ", " : "", d->shape[k]);
-		ks_buf_addf(out, "] %s", ks_dtype_name(d->dtype));
+	ks_buf_adds(out, head);
+	for (const char *l = text; *l;) {
+		size_t n = strcspn(l, "\n");
+		ks_buf_add(out, l, n);
+		l += n;
+		if (*l && *++l)
+			ks_buf_adds(out, indent);
 	}
-	ks_buf_addf(out, "\nTolerance: atol %g, rtol %g\n", t->atol, t->rtol);
-	ks_buf_adds(out, "Timed workloads (the score is the geometric-mean speedup over these):");
-	for (int pass = 0, k = 0; pass < 2; pass++) {
-		if (pass)
-			ks_buf_adds(out, "\nCorrectness checks (must pass, not timed):");
-		int n = pass ? t->nchecks : t->nworkloads;
-		for (int i = 0; i < n; i++) {
-			const struct ks_workload *w = pass ? &t->checks[i] : &t->workloads[i];
-			if (!ks_workload_for_backend(w, env->be->name))
-				continue;
-			if (!pass && !ks_eval_workload_selected(env->o->eval.workloads, k++))
-				continue;
-			struct ks_buf l = KS_BUF_INIT;
-			ks_workload_label(t, w, &l);
-			ks_buf_addf(out, "\n- %s", ks_buf_str(&l));
-			ks_buf_release(&l);
-		}
-	}
-	if (t->readme)
-		ks_buf_addf(out, "\n\nThe math (the task's README):\n%s", t->readme);
-	ks_buf_adds(out, "\n");
+}
+
+/* what the model expected of a node when it proposed it */
+static void node_expectation(const struct ks_node *n, struct ks_buf *out)
+{
+	ks_buf_adds(out, "\n    expected: ");
+	if (n->expected_factor > 0)
+		ks_buf_addf(out, "%.2fx the baseline%s", n->expected_factor, n->rationale ? "; " : "");
+	if (n->rationale)
+		ks_buf_addf(out, "%s", n->rationale);
 }
 
 void ks_llm_tree_text(const struct ks_world *w, int full, struct ks_buf *out)
@@ -77,6 +60,10 @@ void ks_llm_tree_text(const struct ks_world *w, int full, struct ks_buf *out)
 			ks_buf_addf(out, " | closed: %s", n->close_reason);
 		if (full && n->description && n->description[0])
 			ks_buf_addf(out, "\n    %s", n->description);
+		if (full && (n->expected_factor > 0 || n->rationale))
+			node_expectation(n, out);
+		if (full && n->reflection)
+			add_indented(out, "\n    notes: ", n->reflection, "\n           ");
 		ks_buf_adds(out, "\n");
 	}
 }
@@ -86,9 +73,13 @@ void ks_llm_node_text(const struct ks_world *w, int id, struct ks_buf *out)
 	const struct ks_node *n = ks_world_node(w, id);
 	if (!n)
 		return;
-	ks_buf_addf(out, "%s\n%s\n(difficulty %d, rating %.1f, confidence %.2f)\n",
-		    n->title ? n->title : "", n->description ? n->description : "", n->difficulty,
-		    n->rating, n->confidence);
+	ks_buf_addf(out, "%s\n%s\n(difficulty %d, rating %.1f, confidence %.2f)", n->title ? n->title : "",
+		    n->description ? n->description : "", n->difficulty, n->rating, n->confidence);
+	if (n->expected_factor > 0 || n->rationale)
+		node_expectation(n, out);
+	if (n->reflection)
+		add_indented(out, "\nnotes from earlier cycles on it:\n  ", n->reflection, "\n  ");
+	ks_buf_adds(out, "\n");
 }
 
 void ks_llm_feedback_text(const struct ks_eval_result *r, struct ks_buf *out)
@@ -119,4 +110,42 @@ void ks_llm_feedback_text(const struct ks_eval_result *r, struct ks_buf *out)
 			ks_buf_adds(out, "\n");
 		}
 	}
+}
+
+void ks_llm_attempt_text(long candidate, int status, int passed, double score,
+			 const struct ks_eval_result *r, struct ks_buf *out)
+{
+	ks_buf_addf(out, "candidate %ld %s", candidate, ks_status_name((enum ks_status)status));
+	if (passed)
+		ks_buf_addf(out, ", %.3fx the baseline (geometric mean)", score);
+	ks_buf_adds(out, "\n   ");
+	if (!r) {
+		ks_buf_adds(out, "(measured before the resume: no per-workload figures)\n");
+		return;
+	}
+	if (r->status == KS_STATUS_COMPILE_ERROR) {
+		ks_buf_adds(out, "did not compile\n");
+		return;
+	}
+	int shown = 0;
+	for (int l = 0; l < 2; l++) {
+		const struct ks_wl_result *list = l ? r->checks : r->workloads;
+		for (int i = 0; i < (l ? r->nchecks : r->nworkloads); i++) {
+			const struct ks_wl_result *x = &list[i];
+			if (x->status != KS_STATUS_PASSED) {
+				ks_buf_addf(out, "%s%s%s: %s, max abs err %.3g", shown++ ? "; " : "",
+					    l ? "check " : "", x->label ? x->label : "?",
+					    ks_status_name(x->status), x->max_abs_err);
+				goto end; /* the first failure says enough in a history line */
+			}
+			if (!l && x->median_us > 0)
+				ks_buf_addf(out, "%s%s %.2fx (%.2f us ±%.0f%%)", shown++ ? "; " : "",
+					    x->label ? x->label : "?", x->speedup, x->median_us,
+					    x->spread_pct);
+		}
+	}
+	if (!shown)
+		ks_buf_adds(out, "no timings");
+end:
+	ks_buf_adds(out, "\n");
 }

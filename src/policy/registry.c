@@ -8,6 +8,7 @@ static const struct ks_policy_i *const policies[] = {
 	&ks_policy_builtin,
 	&ks_policy_llm,
 	&ks_policy_cmd,
+	&ks_policy_files,
 	NULL,
 };
 

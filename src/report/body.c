@@ -760,17 +760,38 @@ static int cmp_dbl(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* what the run could not use from the model (each told to it in its next prompt) */
+static void section_model_rejects(struct rp_doc *d, const struct rp_run *r)
+{
+	if (!r->nmodel_rejects)
+		return;
+	doc_para_begin(d);
+	doc_textf(d, "What the run could not use from the model (%d, each told to it in its next "
+		     "prompt):",
+		  r->nmodel_rejects);
+	doc_para_end(d);
+	doc_list_begin(d);
+	const char *m = ks_buf_str(&r->model_rejects);
+	for (int i = 0; i < r->nmodel_rejects; i++, m += strlen(m) + 1) {
+		doc_item_begin(d, NULL);
+		doc_text(d, m);
+		doc_item_end(d);
+	}
+	doc_list_end(d);
+}
+
 static void section_llm(struct rp_doc *d, const struct rp_run *r)
 {
 	if (!r->nllm)
 		return;
 	long long pt = 0, ct = 0;
 	double cost = 0, *lat = malloc(sizeof(double) * r->nllm);
-	int ok = 0, ncost = 0, nlat = 0;
+	int ok = 0, ncost = 0, nlat = 0, tokens_known = 0;
 	char models[512] = "";
 	size_t mlen = 0;
 	for (size_t i = 0; i < r->nllm; i++) {
 		const struct ks_store_llm *x = &r->llm[i];
+		tokens_known |= x->prompt_tokens >= 0;
 		pt += x->prompt_tokens > 0 ? x->prompt_tokens : 0;
 		ct += x->completion_tokens > 0 ? x->completion_tokens : 0;
 		ok += x->status && !strcmp(x->status, "ok");
@@ -796,8 +817,13 @@ static void section_llm(struct rp_doc *d, const struct rp_run *r)
 	doc_row_begin(d, NULL);
 	doc_cellf(d, "%zu", r->nllm);
 	doc_cellf(d, "%d", ok);
-	doc_cellf(d, "%lld", pt);
-	doc_cellf(d, "%lld", ct);
+	if (tokens_known) {
+		doc_cellf(d, "%lld", pt);
+		doc_cellf(d, "%lld", ct);
+	} else { /* a command or a person: nobody counted them */
+		doc_cell(d, "unknown");
+		doc_cell(d, "unknown");
+	}
 	if (ncost)
 		doc_cellf(d, "%.4f%s", cost, ncost < (int)r->nllm ? " (some unknown)" : "");
 	else
@@ -819,6 +845,7 @@ static void section_llm(struct rp_doc *d, const struct rp_run *r)
 	doc_text(d, "Prompts and replies are in the run database (llm table); reports never show "
 		    "them.");
 	doc_para_end(d);
+	section_model_rejects(d, r);
 }
 
 /* where each candidate's wall time went, on average (the framework's cost, not the

@@ -143,8 +143,9 @@ int rp_render_json(const struct rp_run *r, struct ks_buf *out, struct ks_error *
 	if (r->nllm) {
 		json_int_t pt = 0, ct = 0;
 		double cost = 0;
-		int ncost = 0;
+		int ncost = 0, known = 0;
 		for (size_t i = 0; i < r->nllm; i++) {
+			known |= r->llm[i].prompt_tokens >= 0;
 			pt += r->llm[i].prompt_tokens > 0 ? r->llm[i].prompt_tokens : 0;
 			ct += r->llm[i].completion_tokens > 0 ? r->llm[i].completion_tokens : 0;
 			if (isfinite(r->llm[i].cost)) {
@@ -153,8 +154,11 @@ int rp_render_json(const struct rp_run *r, struct ks_buf *out, struct ks_error *
 			}
 		}
 		json_decref(llm);
-		llm = json_pack("{s:I, s:I, s:I, s:o}", "calls", (json_int_t)r->nllm, "prompt_tokens",
-				pt, "completion_tokens", ct, "cost", ncost ? json_real(cost) : json_null());
+		/* token counts no call reported (a command, a person) are unknown, not 0 */
+		llm = json_pack("{s:I, s:o, s:o, s:o}", "calls", (json_int_t)r->nllm, "prompt_tokens",
+				known ? json_integer(pt) : json_null(), "completion_tokens",
+				known ? json_integer(ct) : json_null(), "cost",
+				ncost ? json_real(cost) : json_null());
 	}
 	json_object_set_new(root, "run_dir", text(r->dir));
 	json_object_set_new(root, "run_id", text(run->id));

@@ -458,6 +458,9 @@ int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
 		/* the search driver's reason for ending; the latest wins (a resumed run) */
 		if (events[i].kind && !strcmp(events[i].kind, "stopped") && events[i].message)
 			snprintf(r->stopped, sizeof(r->stopped), "%s", events[i].message);
+		if (events[i].kind && !strcmp(events[i].kind, "llm_rejected") && events[i].message &&
+		    !ks_buf_add(&r->model_rejects, events[i].message, strlen(events[i].message) + 1))
+			r->nmodel_rejects++;
 	}
 	crown(r);
 	if (!r->library[0])
@@ -507,6 +510,7 @@ void rp_release(struct rp_run *r)
 	ks_store_free(r->cands_raw);
 	ks_store_free(r->conv);
 	ks_store_free(r->llm);
+	ks_buf_release(&r->model_rejects);
 	rp_tree_release(&r->tree);
 	memset(r, 0, sizeof(*r));
 	r->best = -1;

@@ -120,6 +120,10 @@ struct rp_run {
 	int final_noisy;
 	char final_noise[1024];  /* why the measurements are not to be trusted */
 	char stopped[256];       /* why the search phase ended ("budget"; "" when not recorded) */
+	/* what the run could not use from the model, one "llm_rejected" event each (the
+	 * model was told in its next prompt): messages, NUL-separated */
+	struct ks_buf model_rejects;
+	int nmodel_rejects;
 	/* where the candidates' wall time went (the driver's "eval_times" events): sums in
 	 * seconds over ntimes candidates, in the order of rp_time_names */
 	double times[RP_NTIMES];

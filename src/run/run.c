@@ -478,6 +478,14 @@ static int policy_budget_left(void *ctx)
 	return st->o.budget - st->evaluated;
 }
 
+/* 1 once Ctrl-C or --time-limit asks the run to stop: a policy waiting for a reply gives up */
+static int policy_stopping(void *ctx)
+{
+	const struct ks_run_state *st = ctx;
+	return ks_run_stop_requested() ||
+	       (st->o.time_limit_s > 0 && ks_run_now() - st->t0 > st->o.time_limit_s);
+}
+
 static void policy_progress(void *ctx, const char *what)
 {
 	ks_run_progress_tick(ctx, "search", what, 0);
@@ -521,10 +529,15 @@ static void time_summary(const struct ks_run_state *st, char *out, size_t n)
 static void policy_usage(struct ks_run_state *st)
 {
 	ks_policy_usage(&st->policy, &st->usage);
-	if (st->usage.calls)
-		ks_info("llm: %ld calls (%ld failed), %ld prompt + %ld completion tokens, $%.4f",
+	if (st->usage.calls && st->usage.tokens_unknown >= st->usage.calls)
+		ks_info("llm: %ld calls (%ld failed), tokens unknown (not reported), $%.4f",
+			st->usage.calls, st->usage.failures, st->usage.cost_usd);
+	else if (st->usage.calls)
+		ks_info("llm: %ld calls (%ld failed), %ld prompt + %ld completion tokens%s, $%.4f",
 			st->usage.calls, st->usage.failures, st->usage.prompt_tokens,
-			st->usage.completion_tokens, st->usage.cost_usd);
+			st->usage.completion_tokens,
+			st->usage.tokens_unknown ? " (some calls did not report theirs)" : "",
+			st->usage.cost_usd);
 }
 
 void ks_run_progress_tick(struct ks_run_state *st, const char *phase, const char *action,
@@ -669,7 +682,7 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 				    .spec = st->have_spec ? &st->spec : NULL, .store = st->store,
 				    .resumed = st->resumed, .round = &st->round,
 				    .budget_left = policy_budget_left, .progress = policy_progress,
-				    .ctx = st};
+				    .ctx = st, .run_dir = st->dir, .stopping = policy_stopping};
 	if ((rc = ks_policy_open(st->o.policy, &env, &st->policy, e)))
 		goto out;
 	if (!st->resumed && (rc = write_run_row(st, e)))
@@ -715,6 +728,7 @@ out:
 	r->llm_calls = st->usage.calls;
 	r->llm_prompt_tokens = st->usage.prompt_tokens;
 	r->llm_completion_tokens = st->usage.completion_tokens;
+	r->llm_tokens_unknown = st->usage.tokens_unknown;
 	r->llm_cost = st->usage.cost_usd;
 	r->uses_model = st->usage.calls > 0 || ks_policy_uses_model(st->o.policy);
 	snprintf(r->stopped, sizeof(r->stopped), "%s", st->stopped);

@@ -203,6 +203,7 @@ void ks_world_node_release(struct ks_node *n)
 	free(n->move);
 	free(n->ext_id);
 	free(n->rationale);
+	free(n->reflection);
 	memset(n, 0, sizeof(*n));
 	n->id = id;
 	n->parent = -1;
@@ -301,6 +302,7 @@ int ks_world_clone(struct ks_world *dst, const struct ks_world *src, struct ks_e
 		d->move = dup_or_null(s->move, &fail);
 		d->ext_id = dup_or_null(s->ext_id, &fail);
 		d->rationale = dup_or_null(s->rationale, &fail);
+		d->reflection = dup_or_null(s->reflection, &fail);
 		dst->nnodes = i + 1;
 		if (s->nchildren) {
 			d->children = malloc((size_t)s->nchildren * sizeof(int));
@@ -471,4 +473,30 @@ int ks_world_add_question(struct ks_world *w, const char *q, struct ks_error *e)
 	w->open_questions = nq;
 	w->open_questions[w->nquestions++] = copy;
 	return 0;
+}
+
+int ks_world_reflect(struct ks_world *w, int id, const char *note, struct ks_error *e)
+{
+	struct ks_node *n = ks_world_node(w, id);
+	if (!n)
+		return ks_error_set(e, KS_ENOTFOUND, "reflect: no node %d", id);
+	if (!note || !*note)
+		return 0;
+	struct ks_buf b = KS_BUF_INIT;
+	if (n->reflection)
+		ks_buf_addf(&b, "%s\n", n->reflection);
+	ks_buf_adds(&b, note);
+	if (ks_buf_failed(&b)) {
+		ks_buf_release(&b);
+		return ks_error_set(e, KS_ENOMEM, "reflect on node %d", id);
+	}
+	/* keep the newest notes: drop whole lines from the front */
+	const char *p = ks_buf_str(&b);
+	while (strlen(p) > KS_WORLD_MAX_TEXT) {
+		const char *nl = strchr(p, '\n');
+		p = nl ? nl + 1 : p + strlen(p) - KS_WORLD_MAX_TEXT;
+	}
+	int rc = ks_world_set_text(&n->reflection, p, e);
+	ks_buf_release(&b);
+	return rc;
 }

@@ -20,7 +20,7 @@ static const char *const reserved_keys[] = {
 static const char *const node_known[] = {
 	"action", "decision", "choice", "difficulty_1_to_5", "impacts", "overall_rating_0_to_10",
 	"confidence_0_to_1", "status", "policy", "parent_id", "node_id", "ext_id", "notes",
-	"node_type", "last_updated_round", "solution_ref", NULL};
+	"node_type", "last_updated_round", "solution_ref", "reflection", NULL};
 static const char *const action_known[] = {
 	"title", "description", "rationale", "difficulty_1_to_5", "difficulty_0_to_3",
 	"score_0_to_1", "expected_vs_baseline_factor", NULL};

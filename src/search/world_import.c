@@ -319,6 +319,9 @@ static int system_fields(struct ks_node *n, json_t *o, const char *name, struct 
 	n->regression = json_is_true(json_object_get(o, "regression"));
 	v = json_object_get(o, "close_reason");
 	n->close_reason = json_is_string(v) ? close_reason_intern(json_string_value(v)) : NULL;
+	v = json_object_get(o, "reflection");
+	if (json_is_string(v) && (rc = ks_world_set_text(&n->reflection, json_string_value(v), e)))
+		return rc;
 	v = json_object_get(o, "result");
 	if (json_is_object(v)) {
 		json_t *c = json_object_get(v, "candidate_id"), *s = json_object_get(v, "score");

@@ -63,6 +63,7 @@ static json_t *node_json(const struct ks_world *w, const struct ks_node *n)
 	json_object_set_new(o, "since_improvement", json_integer(n->since_improvement));
 	json_object_set_new(o, "regression", json_boolean(n->regression));
 	json_object_set_new(o, "close_reason", str_or_null(n->close_reason));
+	json_object_set_new(o, "reflection", str_or_null(n->reflection));
 	if (n->candidate >= 0) {
 		json_t *r = json_object();
 		if (!r)

@@ -7,6 +7,26 @@
 
 #define NOW "(strftime('%Y-%m-%dT%H:%M:%fZ','now'))"
 
+/* The llm_exchanges table named name, whose purpose may be one of purposes (SQL strings):
+ * widening the CHECK recreates the table, so every version is written from here */
+#define LLM_EXCHANGES(name, purposes)                                                        \
+	"CREATE TABLE " name " ("                                                            \
+	" id INTEGER PRIMARY KEY,"                                                           \
+	" round INTEGER NOT NULL,"                                                           \
+	" purpose TEXT NOT NULL CHECK (purpose IN (" purposes ")),"                          \
+	" model TEXT NOT NULL,"                                                              \
+	" params TEXT NOT NULL CHECK (json_valid(params)),"                                  \
+	" prompt TEXT NOT NULL,"                                                             \
+	" reply TEXT NOT NULL,"                                                              \
+	" prompt_tokens INTEGER NOT NULL DEFAULT 0,"                                         \
+	" completion_tokens INTEGER NOT NULL DEFAULT 0,"                                     \
+	" latency_ms REAL,"                                                                  \
+	" cost REAL,"                                                                        \
+	" status TEXT NOT NULL,"                                                             \
+	" error TEXT,"                                                                       \
+	" created TEXT NOT NULL DEFAULT " NOW ","                                            \
+	" truncated INTEGER NOT NULL DEFAULT 0);"
+
 static const char schema_v1[] =
 	"CREATE TABLE run ("
 	" one INTEGER PRIMARY KEY CHECK (one = 1),"
@@ -89,23 +109,7 @@ static const char schema_v1[] =
 	"CREATE TRIGGER tree_snapshots_no_delete BEFORE DELETE ON tree_snapshots"
 	" BEGIN SELECT RAISE(ABORT, 'tree_snapshots is append-only'); END;"
 
-	"CREATE TABLE llm_exchanges ("
-	" id INTEGER PRIMARY KEY,"
-	" round INTEGER NOT NULL,"
-	" purpose TEXT NOT NULL"
-	"  CHECK (purpose IN ('init','edit','action','debug','improve','repair')),"
-	" model TEXT NOT NULL,"
-	" params TEXT NOT NULL CHECK (json_valid(params)),"
-	" prompt TEXT NOT NULL,"
-	" reply TEXT NOT NULL,"
-	" prompt_tokens INTEGER NOT NULL DEFAULT 0,"
-	" completion_tokens INTEGER NOT NULL DEFAULT 0,"
-	" latency_ms REAL,"
-	" cost REAL,"
-	" status TEXT NOT NULL,"
-	" error TEXT,"
-	" created TEXT NOT NULL DEFAULT " NOW ","
-	" truncated INTEGER NOT NULL DEFAULT 0);"
+	LLM_EXCHANGES("llm_exchanges", "'init','edit','action','debug','improve','repair'")
 
 	"CREATE TABLE events ("
 	" id INTEGER PRIMARY KEY,"
@@ -118,23 +122,8 @@ static const char schema_v1[] =
 
 /* the llm policy asks for "direct" kernels when the tree has no open action */
 static const char schema_v2[] =
-	"CREATE TABLE llm_exchanges_v2 ("
-	" id INTEGER PRIMARY KEY,"
-	" round INTEGER NOT NULL,"
-	" purpose TEXT NOT NULL"
-	"  CHECK (purpose IN ('init','edit','action','debug','improve','repair','direct')),"
-	" model TEXT NOT NULL,"
-	" params TEXT NOT NULL CHECK (json_valid(params)),"
-	" prompt TEXT NOT NULL,"
-	" reply TEXT NOT NULL,"
-	" prompt_tokens INTEGER NOT NULL DEFAULT 0,"
-	" completion_tokens INTEGER NOT NULL DEFAULT 0,"
-	" latency_ms REAL,"
-	" cost REAL,"
-	" status TEXT NOT NULL,"
-	" error TEXT,"
-	" created TEXT NOT NULL DEFAULT " NOW ","
-	" truncated INTEGER NOT NULL DEFAULT 0);"
+	LLM_EXCHANGES("llm_exchanges_v2",
+		      "'init','edit','action','debug','improve','repair','direct'")
 	"INSERT INTO llm_exchanges_v2 SELECT * FROM llm_exchanges;"
 	"DROP TABLE llm_exchanges;"
 	"ALTER TABLE llm_exchanges_v2 RENAME TO llm_exchanges;";
@@ -142,9 +131,18 @@ static const char schema_v2[] =
 /* the task's library kernel (OpenBLAS, cuBLAS) timed beside the baseline */
 static const char schema_v3[] = "ALTER TABLE evaluations ADD COLUMN library_us REAL;";
 
+/* the llm policies ask for a "repeat" kernel after a kernel that repeated a candidate */
+static const char schema_v4[] =
+	LLM_EXCHANGES("llm_exchanges_v4",
+		      "'init','edit','action','debug','improve','repair','direct','repeat'")
+	"INSERT INTO llm_exchanges_v4 SELECT * FROM llm_exchanges;"
+	"DROP TABLE llm_exchanges;"
+	"ALTER TABLE llm_exchanges_v4 RENAME TO llm_exchanges;";
+
 const struct ks_store_migration ks_store_migrations[] = {
 	{1, "initial schema", schema_v1},
 	{2, "llm exchanges may be 'direct' requests", schema_v2},
 	{3, "evaluations record the library's median", schema_v3},
+	{4, "llm exchanges may be 'repeat' requests", schema_v4},
 };
 const size_t ks_store_nmigrations = sizeof(ks_store_migrations) / sizeof(ks_store_migrations[0]);

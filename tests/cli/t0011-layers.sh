@@ -69,14 +69,16 @@ def includes(root, layer, owner):
             out.append("include/ksearch/%s: no folder owns it in src/layers.txt" % h)
     return out
 
-def symbols(objdir, layer):
+def symbols(objdir, layer, root=None):
     defs, uses = {}, defaultdict(set)
     for folder in sorted(os.listdir(objdir)):
         d = os.path.join(objdir, folder)
         if not os.path.isdir(d):
             continue
         for f in sorted(os.listdir(d)):
-            if not f.endswith(".o"):
+            # objects of a source that moved or went away stay in a build folder
+            if not f.endswith(".o") or (root and not os.path.exists(
+                    os.path.join(root, "src", folder, f[:-2]))):
                 continue
             nm = subprocess.run(["nm", os.path.join(d, f)], capture_output=True, text=True).stdout
             for line in nm.splitlines():
@@ -96,7 +98,7 @@ def symbols(objdir, layer):
 
 root, what = sys.argv[1], sys.argv[2]
 layer, owner, bad = load(root)
-found = bad + (includes(root, layer, owner) if what == "includes" else symbols(sys.argv[3], layer))
+found = bad + (includes(root, layer, owner) if what == "includes" else symbols(sys.argv[3], layer, root if what == "symbols" and os.path.isdir(os.path.join(root, "src", "util")) else None))
 if found:
     print("\n".join(found))
 PY

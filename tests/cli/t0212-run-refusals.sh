@@ -31,16 +31,16 @@ grep -q "no run database in '$TMP/empty'" "$TMP/e.err"
 ok $? "... saying there is no run database in it"
 
 # model options with the builtin policy (the default, or named)
-refused "run --llm-replay (builtin policy)" "--llm-replay needs --policy llm or cmd" \
+refused "run --llm-replay (builtin policy)" "--llm-replay needs --policy llm, cmd or files" \
 	run "$TASK" --llm-replay runs/nope
 refused "run --llm-model (builtin policy)" "--llm-model needs --policy llm" \
 	run "$TASK" --llm-model m
 refused "run --llm-base-url (builtin policy)" "--llm-base-url needs --policy llm" \
 	run "$TASK" --llm-base-url https://example.invalid/v1
 refused "run --llm-cmd (builtin policy)" "--llm-cmd needs --policy cmd" run "$TASK" --llm-cmd cat
-refused "run --policy builtin --llm-max-calls" "--llm-max-calls needs --policy llm or cmd" \
+refused "run --policy builtin --llm-max-calls" "--llm-max-calls needs --policy llm, cmd or files" \
 	run "$TASK" --policy builtin --llm-max-calls 3
-refused "run --context (builtin policy)" "--context needs --policy llm or cmd" \
+refused "run --context (builtin policy)" "--context needs --policy llm, cmd or files" \
 	run "$TASK" --context spec
 
 # MLX's CPU build: its native baselines run, candidate kernels do not.  ksearch beside a

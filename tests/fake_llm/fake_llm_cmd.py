@@ -8,7 +8,9 @@ fake_llm_server.py); the step is chosen by the last "PURPOSE: x" marker of the p
 the position in each queue is kept in --state between invocations (one process per
 request).  A step may be {"content": "..."} (printed on stdout), and may add
 {"stderr": "..."}, {"exit": N} (exit status), {"hang": S} (sleep before answering) or
-{"big": N} (N bytes of output).  --log appends one JSON line per request with the prompt.
+{"big": N} (N bytes of output); {"numbered": true} replaces "{n}" in the content by the
+step's position in its queue (so a repeated last step still differs each time).  --log
+appends one JSON line per request with the prompt.
 """
 
 import argparse
@@ -65,6 +67,8 @@ def main():
         sys.stderr.write(step["stderr"])
     if "big" in step:
         sys.stdout.write("x" * int(step["big"]))
+    elif step.get("numbered"):
+        sys.stdout.write(step.get("content", "").replace("{n}", str(i)))
     else:
         sys.stdout.write(step.get("content", ""))
     sys.stdout.flush()

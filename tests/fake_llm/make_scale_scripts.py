@@ -57,6 +57,7 @@ omp = HEAD + """void scale(const float *x, float *y, int32_t n)
 omp_v2 = omp.replace("schedule(static)", "schedule(static, 8192)")
 omp_v3 = omp.replace("y[i] = 2.0f * x[i];", "y[i] = x[i] + x[i];")
 fixed = omp.replace("2.0f * x[i]", "x[i] * 2.0f")
+guided = omp.replace("schedule(static)", "schedule(guided)")
 broken = fixed.replace("x[i] * 2.0f;", "x[i] * 2.0f")
 knob = """/* @ksearch
 family: blocked-scale
@@ -118,6 +119,7 @@ scale_cpu = {
         "improve-fix": [NOCODE],
         "debug": [code(fixed, "Missing semicolon fixed.")],
         "debug-fix": [code(fixed)],
+        "repeat": [code(guided, "A different schedule.")],
         "edit": [edit_ok, edit_delete_root, edit_empty],
         "edit-fix": [edit_attach, edit_empty],
         "*": [NOCODE],
@@ -144,6 +146,7 @@ scale_faults = {
         "action": [{"hang": 6}, {"truncate": True}, {"big": 5000000}, NOCODE, code(omp)],
         "action-fix": [code(broken, "Attempt with a typo.")],
         "debug": [code(fixed)],
+        "repeat": [code(omp_v2)],
         "improve": [NOCODE],
         "edit": [edit_grow, edit_delete_root, edit_empty],
         "edit-fix": [edit_attach, edit_empty],

@@ -1,6 +1,7 @@
 /* Prompt templates (rendering, loading the shipped prompts) and context assembly under a
  * token budget. */
 #include "ksearch/llm.h"
+#include "ksearch/template.h"
 #include "tap.h"
 
 #include <stdio.h>
@@ -50,7 +51,9 @@ static void test_shipped(void)
 		{"hardware", "HW"},       {"translation", "TR"},     {"tree", "TREE"},
 		{"parent_code", "PARENT"}, {"feedback", "FEEDBACK"}, {"evidence", "EVIDENCE"},
 		{"max_new_nodes", "3"},   {"action", "ACTION"},      {"node_id", "4"},
-		{"candidate_code", "CAND"}, {"best_code", "BEST"},
+		{"candidate_code", "CAND"}, {"best_code", "BEST"}, {"reference", "REF"},
+		{"notes", "NOTES"},       {"attempts", "ATTEMPTS"},  {"base_code", "BASE"},
+		{"code", "CODE"},         {"repeat", "REPEAT"},
 	};
 	static const struct {
 		const char *file, *purpose;
@@ -60,8 +63,10 @@ static void test_shipped(void)
 		{"init.txt", "init", {"TASK", "HW", "PARENT", "\"decision_tree\""}},
 		{"edit.txt", "edit", {"TREE", "EVIDENCE", "FOLLOW_THROUGH", "split_node"}},
 		{"action.txt", "action", {"ACTION", "PARENT", "```c\nPARENT\n```", "node 4"}},
-		{"debug.txt", "debug", {"CAND", "FEEDBACK", "```c", NULL}},
-		{"improve.txt", "improve", {"BEST", "FEEDBACK", "ACTION", NULL}},
+		{"debug.txt", "debug", {"CAND", "FEEDBACK", "```c\nBASE\n```", "ATTEMPTS"}},
+		{"improve.txt", "improve", {"BEST", "FEEDBACK", "ACTION", "ATTEMPTS"}},
+		{"repeat.txt", "repeat", {"REPEAT", "BEST", "ATTEMPTS", "NOTES"}},
+		{"direct.txt", "direct", {"BEST", "TREE", "NOTES", NULL}},
 	};
 	struct ks_error e = {0};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -91,6 +96,30 @@ static void test_shipped(void)
 	ok(strstr(e.msg, "--prompts") != NULL, "missing message: %s", e.msg);
 	rc = ks_prompt_load("prompts", "../CMakeLists.txt", &b, &e);
 	is_int(rc, KS_EINVAL, "no path escapes");
+	ks_buf_release(&b);
+}
+
+/* The knob block the action prompt shows as an example is one the run accepts: a model that
+ * copies it gets its knobs tuned, not dropped ("@ksearch block lacks the key 'family'"). */
+static void test_knob_example(void)
+{
+	struct ks_buf b;
+	struct ks_error e = {0};
+	ks_buf_init(&b, 1 << 20);
+	int rc = ks_prompt_load("prompts", "action.txt", &b, &e);
+	is_int(rc, 0, "action.txt loads");
+	const char *t = ks_buf_str(&b), *start = strstr(t, "/* @ksearch"), *end = strstr(t, "@end */");
+	if (!ok(start && end && end > start, "action.txt shows an @ksearch block")) {
+		ks_buf_release(&b);
+		return;
+	}
+	char kernel[2048];
+	snprintf(kernel, sizeof(kernel), "%.*s\nvoid f(void) {}\n", (int)(end + 7 - start), start);
+	struct ks_template *tp = NULL;
+	rc = ks_template_parse(kernel, strlen(kernel), "example", &tp, &e);
+	ok(rc == 0, "the example block parses (%s)", rc ? e.msg : "ok");
+	ok(tp && tp->nknobs == 1, "... with its knob");
+	ks_template_free(tp);
 	ks_buf_release(&b);
 }
 
@@ -219,11 +248,13 @@ static void test_build(void)
 		{.name = "feedback", .entries = fb, .nentries = 20, .keep_min = 2,
 		 .priority = KS_CONTEXT_PRIO_FEEDBACK},
 		{.name = "tree", .text = json_doc, .priority = KS_CONTEXT_PRIO_TREE},
+		{.name = "reference", .text = "(none)", .priority = KS_CONTEXT_PRIO_HARDWARE},
+		{.name = "notes", .text = "(none)", .priority = KS_CONTEXT_PRIO_ACTION, .required = 1},
 		{.name = "translation", .text = "(none)", .priority = KS_CONTEXT_PRIO_TRANSLATION},
 	};
 	struct ks_prompt_var vars[] = {{"backend", "cpu"}, {"language", "c"}, {"node_id", "1"}};
 	struct ks_llm_prompt p = {.dir = "prompts", .purpose = "action", .pieces = pieces,
-				  .npieces = 7, .vars = vars, .nvars = 3, .budget_tokens = 1500};
+				  .npieces = 9, .vars = vars, .nvars = 3, .budget_tokens = 2000};
 	struct ks_buf sys, user;
 	struct ks_context ctx;
 	struct ks_error e = {0};
@@ -231,7 +262,7 @@ static void test_build(void)
 	ks_buf_init(&user, 1 << 20);
 	int rc = ks_llm_prompt_build(&p, &sys, &user, &ctx, &e);
 	is_int(rc, 0, "action prompt built");
-	ok(ks_context_estimate(sys.len + user.len) <= 1500, "within the budget (%ld tokens)",
+	ok(ks_context_estimate(sys.len + user.len) <= 2000, "within the budget (%ld tokens)",
 	   ks_context_estimate(sys.len + user.len));
 	ok(strncmp(ks_buf_str(&user), "PURPOSE: action\n", 16) == 0, "purpose marker");
 	ok(strstr(ks_buf_str(&sys), "cpu kernels") != NULL, "system prompt rendered");
@@ -253,7 +284,7 @@ static void test_build(void)
 	ok(strstr(e.msg, "prompt 'action.txt'") != NULL, "message names the prompt: %s", e.msg);
 
 	p.budget_tokens = 0;
-	p.npieces = 6; /* no translation piece */
+	p.npieces = 8; /* no translation piece */
 	rc = ks_llm_prompt_build(&p, &sys, &user, NULL, &e);
 	is_int(rc, KS_EINVAL, "missing placeholder");
 	ok(strstr(e.msg, "{{translation}}") != NULL, "message names it: %s", e.msg);
@@ -269,6 +300,7 @@ int main(void)
 {
 	test_render();
 	test_shipped();
+	test_knob_example();
 	test_context();
 	test_build();
 	return tap_done();

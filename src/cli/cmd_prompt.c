@@ -1,0 +1,104 @@
+/* ksearch prompt TASK [--backend B] [--purpose P|all] [--flavour F] [--context L] [--sizes] */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "ksearch/llm.h"
+#include "ksearch/prompt.h"
+
+static const char usage[] =
+	"ksearch prompt TASK [--backend cpu|cuda|mlx] [--purpose init|action|improve|debug|repeat|"
+	"edit|direct|all]\n"
+	"                    [--flavour cuda|metal] [--context none|spec|full] [--spec NAME] "
+	"[--sizes]";
+static const char about[] =
+	"Print what a run with a model (--policy llm, cmd or files) would send it, without a\n"
+	"run and without a model: the system message and the prompt of one purpose, exactly as\n"
+	"a run builds them (the same templates, task text, hardware facts, knowledge and token\n"
+	"budget), with a placeholder '<run state: ...>' wherever a run puts what it has measured\n"
+	"so far.  The output is what --policy cmd gives a command on stdin and what --policy\n"
+	"files writes to RUN_DIR/llm/NNNN-PURPOSE.prompt.md.\n\n"
+	"Purposes, in the order a run asks for them:\n"
+	"  init     build the world model: classify the kernel, propose the first actions (JSON)\n"
+	"  action   implement one node of the tree on the best code of its path (a kernel)\n"
+	"  debug    fix the cycle's kernel that failed, from its log (a kernel)\n"
+	"  improve  make the cycle's best kernel faster, given the cycle's attempts (a kernel)\n"
+	"  repeat   the last kernel repeated a candidate: write a different one (a kernel)\n"
+	"  edit     reflect on the cycle, edit the tree, name the next node (notes and JSON)\n"
+	"  direct   no open action is left: beat the best kernel so far (a kernel)\n"
+	"  all      every purpose in turn, each after a '==== PURPOSE ====' line\n\n"
+	"--flavour picks the kernel language of a backend that has several (mlx: cuda on MLX's\n"
+	"CUDA build, metal on Apple silicon; default: what this machine's MLX runs, else cuda).\n"
+	"--context is the run's: none (the task only), spec (+ the hardware's facts), full\n"
+	"(+ patterns and assertions; for mlx also the CUDA concept map, the task's best CUDA\n"
+	"kernel and its translation).  The hardware is detected as a run detects it (--spec auto);\n"
+	"--spec NAME shows a shipped spec instead.  --sizes prints only each prompt's size.\n\n"
+	"Examples:\n"
+	"  ksearch prompt softmax --purpose improve\n"
+	"  ksearch prompt attention --backend mlx --flavour cuda --purpose action\n"
+	"  ksearch prompt softmax --purpose all --sizes\n"
+	"Exit status 2 for an unknown task, backend, purpose, flavour or context.";
+
+/* one purpose: the prompt (or its size line) on stdout */
+static int show(struct ks_prompt_preview *p, const char *purpose, int sizes, int many)
+{
+	struct ks_buf sys = KS_BUF_INIT, user = KS_BUF_INIT, text = KS_BUF_INIT;
+	struct ks_error e = {0};
+	p->purpose = purpose;
+	int rc = ks_prompt_preview(p, &sys, &user, &e);
+	if (rc) {
+		fprintf(stderr, "ksearch prompt: %s\n", e.msg);
+		goto out;
+	}
+	struct ks_llm_msg msgs[] = {{"system", ks_buf_str(&sys)}, {"user", ks_buf_str(&user)}};
+	ks_llm_msgs_text(msgs, 2, &text);
+	if (sizes)
+		printf("%-8s %7zu bytes (system %zu, user %zu), about %zu tokens\n", purpose,
+		       text.len, sys.len, user.len, (text.len + 3) / 4);
+	else if (many)
+		printf("==== %s ====\n%s\n", purpose, ks_buf_str(&text));
+	else
+		printf("%s", ks_buf_str(&text));
+out:
+	ks_buf_release(&sys);
+	ks_buf_release(&user);
+	ks_buf_release(&text);
+	return rc;
+}
+
+int cmd_prompt(int argc, char **argv)
+{
+	struct ks_prompt_preview p = {.backend = "cpu"};
+	const char *purpose = "action";
+	int sizes = 0;
+	const struct ks_opt opts[] = {
+		{"backend", KS_OPT_STR, &p.backend, "B", "the run's backend (cpu)"},
+		{"purpose", KS_OPT_STR, &purpose, "P", "which prompt, or all (action)"},
+		{"flavour", KS_OPT_STR, &p.flavour, "F", "kernel language of a backend with several (mlx: cuda, metal)"},
+		{"context", KS_OPT_STR, &p.context, "L", "none, spec or full, as in run (full)"},
+		{"spec", KS_OPT_STR, &p.spec, "NAME", "a shipped spec instead of detecting the target"},
+		{"prompts", KS_OPT_STR, &p.prompts_dir, "DIR", "prompt templates (<data root>/prompts)"},
+		{"workloads", KS_OPT_STR, &p.workloads, "LIST", "the run's --workloads"},
+		{"threads", KS_OPT_INT, &p.threads, "N", "the run's --threads (OpenMP threads)"},
+		{"sizes", KS_OPT_FLAG, &sizes, NULL, "print each prompt's size only"},
+		{NULL, 0, NULL, NULL, NULL},
+	};
+	const char *pos[2];
+	int npos = 0;
+	int rc = ks_opts_parse(argc, argv, opts, usage, about, pos, 2, &npos);
+	if (rc)
+		return rc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
+	if (npos != 1) {
+		fprintf(stderr, "ksearch prompt: needs one task (a name or a folder)\nusage: %s\n",
+			usage);
+		return KS_EXIT_USAGE;
+	}
+	p.task = pos[0];
+	ks_cli_log_init(0);
+	if (strcmp(purpose, "all"))
+		return show(&p, purpose, sizes, 0) ? KS_EXIT_USAGE : KS_EXIT_OK;
+	for (int i = 0; ks_prompt_purposes[i]; i++)
+		if (show(&p, ks_prompt_purposes[i], sizes, 1))
+			return KS_EXIT_USAGE;
+	return KS_EXIT_OK;
+}

@@ -1,0 +1,344 @@
+/* The run-independent part of every prompt (llm_context.h). */
+#include "policy/llm_context.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "knowledge/conceptmap.h"
+#include "ksearch/eval.h"
+#include "ksearch/store.h"
+#include "ksearch/template.h"
+#include "util/fs.h"
+
+/* md into out with its headings levels down ("## x" -> "#### x" for 2), so a document
+ * shown inside a prompt section does not start sections of the prompt; fenced code (C's
+ * #include) is left alone */
+static void add_demoted(struct ks_buf *out, const char *md, int levels)
+{
+	int fenced = 0;
+	for (const char *l = md; *l;) {
+		size_t n = strcspn(l, "\n");
+		if (!strncmp(l, "```", 3))
+			fenced = !fenced;
+		if (!fenced && l[0] == '#' && l[strspn(l, "#")] == ' ')
+			ks_buf_addf(out, "%.*s", levels, "####");
+		ks_buf_add(out, l, n);
+		ks_buf_adds(out, "\n");
+		l += n + (l[n] == '\n');
+	}
+}
+
+/* the flavour in force: the one asked for, else the one this machine's runtime compiles */
+static int flavour_pick(const struct ks_llm_context_opts *o, char *out, size_t n,
+			struct ks_error *e)
+{
+	const char *lang = ks_backend_abi(o->be)->lang, *f = o->flavour;
+	if (!f)
+		f = ks_backend_flavour(o->be);
+	if (!f) /* a runtime that compiles none here (MLX's CPU build): its first language */
+		f = "cuda";
+	int known = ks_abi_find(f) != NULL;
+	if (!known || (!o->be->flavour && strcmp(f, lang)))
+		return ks_error_set(e, KS_EINVAL, "flavour '%s': backend '%s' writes %s kernels%s", f,
+				    o->be->name, o->be->flavour ? "cuda or metal" : lang,
+				    o->be->flavour ? "" : " only");
+	snprintf(out, n, "%s", f);
+	return 0;
+}
+
+static void abi_text(const struct ks_llm_context_opts *o, const char *flavour, struct ks_buf *out)
+{
+	struct ks_buf abi = KS_BUF_INIT;
+	ks_abi_describe(o->be->name, o->task, flavour, &abi);
+	if (!strchr(ks_buf_str(&abi), '\n'))
+		ks_buf_addf(out, "Entry point (keep exactly this prototype):\n```%s\n%s\n```\n",
+			    flavour, ks_buf_str(&abi));
+	else
+		ks_buf_addf(out, "The kernel file (backend %s, flavour %s; what `ksearch tasks show %s "
+				 "--backend %s` prints):\n%s",
+			    o->be->name, flavour, o->task->name, o->be->name, ks_buf_str(&abi));
+	ks_buf_release(&abi);
+}
+
+static void workloads_text(const struct ks_llm_context_opts *o, struct ks_buf *out)
+{
+	const struct ks_task *t = o->task;
+	ks_buf_adds(out, "Timed workloads (the score is the geometric-mean speedup over these):");
+	for (int pass = 0, k = 0; pass < 2; pass++) {
+		if (pass)
+			ks_buf_adds(out, "\nCorrectness checks (must pass, not timed):");
+		int n = pass ? t->nchecks : t->nworkloads;
+		for (int i = 0; i < n; i++) {
+			const struct ks_workload *w = pass ? &t->checks[i] : &t->workloads[i];
+			if (!ks_workload_for_backend(w, o->be->name))
+				continue;
+			if (!pass && !ks_eval_workload_selected(o->workloads, k++))
+				continue;
+			struct ks_buf l = KS_BUF_INIT;
+			ks_workload_label(t, w, &l);
+			ks_buf_addf(out, "\n- %s", ks_buf_str(&l));
+			ks_buf_release(&l);
+		}
+	}
+}
+
+/* name, ABI, tensors, tolerance, the workloads searched for and the checks, README */
+static void task_text(const struct ks_llm_context_opts *o, const char *flavour, struct ks_buf *out)
+{
+	const struct ks_task *t = o->task;
+	ks_buf_addf(out, "%s (class %s): %s\n\n", t->name, t->cls ? t->cls : "?",
+		    t->summary ? t->summary : "");
+	abi_text(o, flavour, out);
+	ks_buf_adds(out, "Tensors:");
+	for (int i = 0; i < t->ntensors; i++) {
+		const struct ks_tensor_decl *d = &t->tensors[i];
+		ks_buf_addf(out, "%s %s %s [", i ? ";" : "", d->is_output ? "output" : "input",
+			    d->name);
+		for (int k = 0; k < d->ndim; k++)
+			ks_buf_addf(out, "%s%s", k ? ", " : "", d->shape[k]);
+		ks_buf_addf(out, "] %s", ks_dtype_name(d->dtype));
+	}
+	ks_buf_addf(out, "\nTolerance: atol %g, rtol %g\n", t->atol, t->rtol);
+	workloads_text(o, out);
+	if (t->readme) {
+		ks_buf_adds(out, "\n\nThe math (the task's README):\n");
+		add_demoted(out, t->readme, 2);
+	} else {
+		ks_buf_adds(out, "\n");
+	}
+}
+
+/* the source the outputs are compared against: reference.c, else reference.py */
+static int reference_text(const struct ks_task *t, struct ks_buf *out, struct ks_error *e)
+{
+	static const char *const files[][2] = {{"reference.c", "c"}, {"reference.py", "python"}};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%s/%s", t->dir, files[i][0]);
+		if (!ks_path_exists(path))
+			continue;
+		struct ks_buf src = KS_BUF_INIT;
+		int rc = ks_kernel_source_read(path, KS_LLM_EXPERT_MAX, &src, e);
+		if (!rc)
+			ks_buf_addf(out, "%s (the outputs are compared against it; computed in higher "
+					 "precision where it says so):\n```%s\n%s\n```\n",
+				    files[i][0], files[i][1], ks_buf_str(&src));
+		ks_buf_release(&src);
+		return rc ? ks_error_wrap(e, "the reference of task '%s'", t->name) : 0;
+	}
+	return ks_buf_adds(out, "(the task has no reference source to show)\n");
+}
+
+/* one "name value" fact when the spec has the field */
+static void fact(const struct ks_spec *s, const char *field, const char *fmt, double scale,
+		 struct ks_buf *out)
+{
+	double v;
+	if (ks_spec_field(s, field, &v) == 0 && isfinite(v) && v > 0)
+		ks_buf_addf(out, fmt, v / scale);
+}
+
+static void facts_text(const struct ks_llm_context_opts *o, const struct ks_spec *s,
+		       struct ks_buf *out)
+{
+	int host = ks_backend_on_host(o->be);
+	ks_buf_addf(out, "%s: %s (%s).", host ? "The kernels run on this CPU" : "The kernels run on",
+		    s->title ? s->title : s->name, s->arch ? s->arch : "?");
+	fact(s, "cores", host ? " %.0f cores;" : " %.0f SMs / cores;", 1, out);
+	fact(s, "simd_width", host ? " %.0f f32 SIMD lanes;" : " SIMD width %.0f;", 1, out);
+	fact(s, "max_threads_per_group", host ? "" : " up to %.0f threads per group;", 1, out);
+	fact(s, "smem_per_block", host ? "" : " %.0f KiB shared memory per group;", 1024, out);
+	fact(s, "smem_per_block_optin", host ? "" : " %.0f KiB with opt-in;", 1024, out);
+	fact(s, "l1_bytes", " L1 %.0f KiB;", 1024, out);
+	fact(s, "l2_bytes", host ? " L2 %.0f KiB per core;" : " L2 %.0f KiB;", 1024, out);
+	fact(s, "llc_bytes", " last-level cache %.0f MiB;", 1 << 20, out);
+	fact(s, "mem_bandwidth_gbps", " memory bandwidth %.1f GB/s;", 1, out);
+	fact(s, "peak_gflops_f32", " f32 peak %.0f GFLOP/s;", 1, out);
+	if (host) {
+		long online = sysconf(_SC_NPROCESSORS_ONLN);
+		if (o->threads > 0)
+			ks_buf_addf(out, " OpenMP threads in force: %d (--threads).", o->threads);
+		else
+			ks_buf_addf(out, " OpenMP threads in force: the default, one per online core "
+					 "(%ld here; --threads sets it).",
+				    online);
+	}
+	ks_buf_adds(out, "\n\n");
+}
+
+/* the target's facts, then its spec as written (sources and units) */
+static void hardware_text(const struct ks_llm_context_opts *o, struct ks_buf *out)
+{
+	if (!o->spec) {
+		ks_buf_addf(out, "(no spec of the %s is known here: pass --spec NAME to name one)\n",
+			    ks_backend_on_host(o->be) ? "CPU" : "device");
+		return;
+	}
+	facts_text(o, o->spec, out);
+	ks_spec_to_text(o->spec, out);
+	if (!ks_backend_on_host(o->be))
+		ks_buf_adds(out, "Respect these limits: a kernel that needs more shared/threadgroup "
+				 "memory or threads per group than listed does not run.\n");
+}
+
+/* The task's best CUDA kernel: the cuda template rated highest (the smaller on ties) of
+ * those the prompt can hold whole.  "" when the task has none. */
+static int expert_kernel(const struct ks_task *t, struct ks_buf *src, char *file, size_t n)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s/templates/cuda", t->dir);
+	struct ks_template **list = NULL;
+	int nt = 0;
+	file[0] = '\0';
+	if (!ks_path_exists(dir) || ks_template_load_dir(dir, &list, &nt, NULL))
+		return 0;
+	int best = -1;
+	for (int i = 0; i < nt; i++) {
+		size_t len = list[i]->source_len;
+		if (len > KS_LLM_EXPERT_MAX)
+			continue;
+		if (best < 0 || list[i]->rating > list[best]->rating ||
+		    (list[i]->rating == list[best]->rating && len < list[best]->source_len))
+			best = i;
+	}
+	if (best >= 0) {
+		const char *p = strrchr(list[best]->path, '/');
+		snprintf(file, n, "templates/cuda/%s", p ? p + 1 : list[best]->path);
+		ks_buf_add(src, list[best]->source, list[best]->source_len);
+	}
+	ks_template_list_free(list, nt);
+	return 0;
+}
+
+/* How a CUDA kernel becomes an MLX body of flavour cuda: the same device code, MLX's
+ * launch instead of the host's (there is no concept map: the language does not change). */
+static const char cuda_body_map[] =
+	"From a CUDA kernel to an MLX body of flavour cuda (the device code stays; the launch "
+	"changes):\n"
+	"- The __global__ function's body becomes the text after `// @mlx body`; MLX writes the "
+	"signature (the task's tensors by name, const for inputs) and passes the params and knobs "
+	"as constexpr ints.\n"
+	"- __device__ helpers, structs and #include-free device code go between `// @mlx "
+	"header` and `// @mlx body`.\n"
+	"- The host launch <<<grid, block, smem>>> becomes `// @mlx grid:` in THREADS per axis "
+	"(blocks x threads per block), `// @mlx threadgroup:` (the block) and `// @mlx "
+	"shared_memory:` (dynamic shared memory bytes); host code (cudaFuncSetAttribute, "
+	"streams, several launches) has no place: one file is one kernel.\n"
+	"- NVRTC compiles it: no <math.h> macros (INFINITY: -__int_as_float(0x7f800000) gives "
+	"-inf), __half and __nv_bfloat16 come from cuda_fp16.h / cuda_bf16.h, already included.\n";
+
+/* the best CUDA kernel and how it carries over to flavour (canon: its concept map) */
+static int expert_text(const struct ks_llm_context_opts *o, const char *canon, struct ks_buf *out,
+		       struct ks_error *e)
+{
+	struct ks_buf src = KS_BUF_INIT;
+	char file[PATH_MAX];
+	expert_kernel(o->task, &src, file, sizeof(file));
+	int rc = 0;
+	if (!file[0])
+		goto out;
+	ks_buf_addf(out, "### The task's best CUDA kernel (%s: expert knowledge to carry over, not "
+			 "to copy literally)\n\n```cuda\n%s\n```\n\n",
+		    file, ks_buf_str(&src));
+	if (!canon) {
+		ks_buf_addf(out, "### Its translation to this target\n\n%s\n", cuda_body_map);
+		goto out;
+	}
+	ks_buf_adds(out, "### Its translation to this target\n\n");
+	struct ks_translation tr;
+	if ((rc = ks_translate(ks_buf_str(&src), canon, o->spec, NULL, &tr, e)))
+		goto out;
+	rc = ks_translation_to_text(&tr, out);
+	ks_translation_release(&tr);
+	ks_buf_adds(out, "\n");
+out:
+	ks_buf_release(&src);
+	return rc;
+}
+
+int ks_llm_context_knowledge(const struct ks_llm_context_opts *o, const char *flavour,
+			     struct ks_buf *out, struct ks_error *e)
+{
+	int cuda = ks_backend_translates_cuda(o->be);
+	/* a backend translating CUDA writes the flavour's language; the others their own */
+	const char *canon = ks_target_canonical(cuda ? flavour : o->be->name);
+	int rc;
+	if (cuda && canon) {
+		ks_buf_adds(out, "### CUDA concepts on this target\n\n");
+		if ((rc = ks_conceptmap_text(canon, out, e)))
+			return rc;
+		ks_buf_adds(out, "\n");
+	}
+	struct ks_error he = {0};
+	struct ks_buf hints = KS_BUF_INIT;
+	if (canon && (rc = ks_hints_text(canon, NULL, &hints, &he)) && rc != KS_ENOTFOUND) {
+		ks_buf_release(&hints);
+		return ks_error_set(e, rc, "%s", he.msg);
+	}
+	if (hints.len) {
+		ks_buf_adds(out, "### Patterns for this target\n\n");
+		add_demoted(out, ks_buf_str(&hints), 3);
+		ks_buf_adds(out, "\n");
+	}
+	ks_buf_release(&hints);
+	const char *cls = o->task->cls;
+	if (cls && ks_assertions_class(cls)) {
+		ks_buf_adds(out, "### Properties every candidate must keep\n\n");
+		if ((rc = ks_assertions_prose(cls, out)))
+			return ks_error_set(e, rc, "assertions for class '%s'", cls);
+		ks_buf_adds(out, "\n");
+	}
+	return cuda ? expert_text(o, canon, out, e) : 0;
+}
+
+/* the starting kernel: naive.<flavour>.<ext> where the task has one (a naive custom
+ * kernel where the backend's baseline is a library op), else baseline.<ext> */
+static int start_read(const struct ks_task *t, const struct ks_backend_i *be, const char *flavour,
+		      struct ks_llm_context *c, struct ks_error *e)
+{
+	char path[PATH_MAX + 80];
+	snprintf(c->start_file, sizeof(c->start_file), "naive.%s.%s", flavour, be->ext);
+	snprintf(path, sizeof(path), "%s/%s", t->dir, c->start_file);
+	if (!ks_path_exists(path)) {
+		snprintf(c->start_file, sizeof(c->start_file), "baseline.%s", be->ext);
+		snprintf(path, sizeof(path), "%s/%s", t->dir, c->start_file);
+	}
+	if (ks_kernel_source_read(path, KS_STORE_MAX_SOURCE, &c->start, e))
+		return ks_error_wrap(e, "the starting kernel");
+	return ks_buf_adds(&c->start, "");
+}
+
+int ks_llm_context_open(struct ks_llm_context *c, const struct ks_llm_context_opts *o,
+			struct ks_error *e)
+{
+	memset(c, 0, sizeof(*c));
+	int rc = flavour_pick(o, c->flavour, sizeof(c->flavour), e);
+	if (rc)
+		return rc;
+	task_text(o, c->flavour, &c->task);
+	if ((rc = reference_text(o->task, &c->reference, e)) ||
+	    (rc = start_read(o->task, o->be, c->flavour, c, e)))
+		return rc;
+	if (o->level >= KS_CONTEXT_SPEC)
+		hardware_text(o, &c->hardware);
+	if (o->level == KS_CONTEXT_FULL &&
+	    (rc = ks_llm_context_knowledge(o, c->flavour, &c->translation, e)))
+		return ks_error_wrap(e, "context");
+	if (!c->hardware.len)
+		ks_buf_adds(&c->hardware, "(not shown: --context none)");
+	if (!c->translation.len)
+		ks_buf_adds(&c->translation, o->level == KS_CONTEXT_FULL
+						     ? "(nothing more is known for this target)"
+						     : "(not shown: --context full adds it)");
+	return 0;
+}
+
+void ks_llm_context_release(struct ks_llm_context *c)
+{
+	struct ks_buf *b[] = {&c->task, &c->reference, &c->hardware, &c->translation, &c->start};
+	for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++)
+		ks_buf_release(b[i]);
+}

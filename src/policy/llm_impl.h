@@ -1,0 +1,149 @@
+/* Internal to the model-driven policies (llm, cmd, files): their state and the steps of the
+ * K-Search loop, one file each:
+ *
+ *   llm_policy.c   the interface: propose and observe, the phases below
+ *   llm_ask.c      building a prompt, asking, what a reply came to; what ksearch tells the
+ *                  model it could not use (notes, events)
+ *   llm_world.c    the world model: init and edit rounds, choosing the next node (the
+ *                  model's active_leaf_id when it keeps the rules)
+ *   llm_session.c  a cycle on one node: action, debug, improve, repeat, direct kernels;
+ *                  credit to the node a kernel implements; the cycle's attempts
+ *   llm_tune.c     tuning the knobs of an @ksearch kernel the model wrote
+ */
+#ifndef KS_POLICY_LLM_IMPL_H
+#define KS_POLICY_LLM_IMPL_H
+
+#include "ksearch/policy.h"
+#include "ksearch/strategy.h"
+#include "ksearch/template.h"
+#include "ksearch/world.h"
+#include "policy/llm.h"
+#include "policy/llm_context.h"
+#include "policy/llm_prompt.h"
+
+#define LLM_MAX_FAILS 8          /* default --llm-max-failures */
+#define LLM_NOCODE_MAX 2         /* sessions without code before a node is closed */
+#define LLM_TUNE_SHARE 4         /* knob tuning spends at most 1/4 of the budget left */
+#define LLM_CYCLE_SHARE 4        /* an edit round at least every 1/4 of the budget */
+
+enum phase {
+	PH_INIT,   /* ask for the world model */
+	PH_SELECT, /* choose an open action and ask for its code */
+	PH_NEXT,   /* ask for a debug, improve or repeat version of the cycle's kernel */
+	PH_TUNE,   /* the nested builtin policy proposes knob values */
+	PH_EDIT,   /* ask for an edit of the tree */
+	PH_DIRECT, /* ask for a kernel faster than the best */
+};
+
+/* what an ask came to */
+enum ask_result { ASK_OK, ASK_UNUSABLE, ASK_STOP };
+
+struct fb_entry {
+	long id;
+	char *text;
+};
+
+struct lp {
+	struct ks_policy_env env;
+	struct ks_llm_policy pol;
+	struct ks_llm_context ctx; /* task, reference, hardware, knowledge, starting kernel */
+	struct ks_world w;
+	int have_world;
+	int fails, max_fails;  /* consecutive replies that gave nothing new */
+	int evaluated;         /* candidates observed (repeats not counted) */
+	int stop;
+	char stop_reason[256];
+	int *nocode;           /* per node: sessions that produced no code */
+	int nnocode;
+	struct fb_entry *fb;   /* feedback text per evaluated candidate */
+	int nfb;
+	char **tuned;          /* sources whose knobs were tuned already */
+	int ntuned;
+	enum phase phase;
+	int no_open;           /* the current edit round was asked because no action is open */
+	int idle;              /* selects in a row that found no open action */
+	int want_leaf;         /* the node the model named next (active_leaf_id), -1 none */
+	char want_ref[64];     /* ... as it named it */
+	struct ks_buf notes;   /* what ksearch could not use since the last prompt, and why */
+	/* the cycle: one node's refinement session, then an edit round */
+	int node;
+	long base_cand;
+	int cycle_evals;       /* candidates evaluated since the last edit round */
+	int cycle_cap;         /* an edit round at least every this many candidates */
+	const char *kind;      /* action, debug, improve, repeat, direct */
+	struct ks_buf action, title, code, best_code, base_code, evidence, last_fb, cand_title;
+	struct ks_buf attempts; /* this cycle's attempts, oldest first */
+	int nattempts;
+	struct ks_buf changed, expected, implements; /* the notes of the last code reply */
+	struct ks_buf edit_notes; /* why ops of the last edit script were skipped */
+	long best_id, parent, last_id, repeat_of;
+	double best_score;
+	int last_passed;
+	enum ks_refine verdict;
+	/* a kernel found in an init or edit reply, evaluated next */
+	struct ks_buf pending;
+	char pending_from[16];
+	/* knob tuning of the cycle's kernel */
+	struct ks_policy tuner;
+	int tuning, tune_cap, tune_spent;
+	struct ks_template *tune_tpl;
+	struct ks_config_set tune_cs;
+	struct ks_template *tune_tpls[1];
+	struct ks_space tune_space;
+};
+
+/* llm_policy.c */
+int llm_budget_left(const struct lp *L);
+void llm_stop(struct lp *L, const char *why);
+void llm_unusable(struct lp *L, const char *what);
+const char *llm_fb_get(const struct lp *L, long id);
+int llm_candidate_code(struct lp *L, long id, struct ks_buf *out, struct ks_error *e);
+
+/* llm_ask.c */
+/* Render template tmpl with state s and ask with purpose (tmpl, or "<tmpl>-fix" with a
+ * correction appended); the notes are shown (and then cleared) when s shows them. */
+int llm_ask(struct lp *L, const char *tmpl, const char *purpose, const char *correction,
+	    struct ks_llm_state *s, enum ks_llm_want want, int max_fixes, struct ks_buf *out,
+	    struct ks_llm_reply *reply, enum ask_result *res, struct ks_error *e);
+/* tell the model, in its next prompt, what ksearch could not use and why; recorded as an
+ * event of kind "llm_rejected" (what: unusable_reply, knob_block, active_leaf, repeat,
+ * edit_ops, implements) */
+void llm_reject(struct lp *L, const char *what, long candidate, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* the same as an event only (the model learns it otherwise: a repeat has its own prompt) */
+void llm_event(struct lp *L, const char *what, long candidate, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* a kernel in a reply that was asked for JSON: evaluated next */
+void llm_keep_reply_code(struct lp *L, const struct ks_llm_reply *r, const char *from);
+/* the state every prompt of the cycle shares: node, action, notes, attempts */
+void llm_state_base(struct lp *L, struct ks_llm_state *s, char *node_id, size_t n);
+/* the tree in both forms into s (full and brief hold the text; release them) */
+void llm_state_tree(struct lp *L, struct ks_llm_state *s, struct ks_buf *full,
+		    struct ks_buf *brief);
+
+/* llm_world.c */
+int llm_world_init(struct lp *L, struct ks_error *e);
+int llm_world_edit(struct lp *L, struct ks_error *e);
+/* the node to work on next: the model's choice when it keeps the rules, else by priority;
+ * KS_ENOTFOUND when no action is open */
+int llm_world_next(struct lp *L, int *id);
+
+/* llm_session.c */
+int llm_session_begin(struct lp *L, int id, const char *kind, struct ks_error *e);
+void llm_session_end(struct lp *L, int reopen);
+int llm_ask_action(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_error *e);
+int llm_ask_next(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_error *e);
+int llm_ask_direct(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_error *e);
+int llm_emit_pending(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_error *e);
+/* one line of the cycle's attempts for the outcome o of the kernel just evaluated */
+void llm_attempt_add(struct lp *L, const struct ks_policy_outcome *o, const char *what);
+/* after the cycle's kernel (and its tuning): go on with debug / improve / repeat, or end */
+void llm_decide(struct lp *L);
+
+/* llm_tune.c */
+int llm_tune_start(struct lp *L, const char *code, const struct ks_policy_outcome *o,
+		   struct ks_error *e);
+int llm_tune_next(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_error *e);
+void llm_tune_release(struct lp *L);
+
+#endif

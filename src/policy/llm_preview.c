@@ -1,0 +1,119 @@
+/* What a model-driven run would send, without a run (ksearch/prompt.h): the run's context
+ * and templates, placeholders for its state. */
+#include "ksearch/prompt.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ksearch/backend.h"
+#include "ksearch/knowledge.h"
+#include "ksearch/task.h"
+#include "policy/llm_context.h"
+#include "policy/llm_prompt.h"
+
+const char *const ks_prompt_purposes[] = {"init",   "action", "improve", "debug",
+					  "repeat", "edit",   "direct",  NULL};
+
+/* where a run puts its state, what the placeholder says it holds */
+static void placeholders(const struct ks_llm_context *c, const char *purpose,
+			 struct ks_llm_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	int first = !strcmp(purpose, "init") || !strcmp(purpose, "action");
+	s->node_id = "N";
+	s->action = "<run state: node N's title and description, difficulty, rating and confidence, "
+		    "the speedup the model expected and why, notes from earlier cycles on it>";
+	/* init and a first action build on the starting kernel: shown as it is */
+	s->parent_code = first ? ks_buf_str(&c->start)
+			       : "<run state: the best measured kernel on node N's path>";
+	s->candidate_code = "<run state: the kernel that failed>";
+	s->base_code = "<run state: the kernel this cycle started from (it passed, or it is the "
+		       "starting kernel)>";
+	s->best_code = "<run state: the best kernel of this cycle (the run's best for direct)>";
+	s->code = "<run state: the cycle's best kernel, its last when none passed>";
+	s->feedback = "<run state: per workload and check: status, median time and the baseline's, "
+		      "speedup, GB/s, GFLOP/s, % of the roofline; errors, compiler output and the "
+		      "first mismatches of failures>";
+	s->attempts = "<run state: this cycle's attempts, one each: what was asked (action, debug, "
+		      "improve, repeat, knob tuning), the node, the status and speedup, per timed "
+		      "workload the speedup and the time with its spread, the CHANGED and EXPECTED "
+		      "lines of its reply>";
+	s->evidence = "<run state: the cycle's node, each candidate's status and speedup, why the "
+		      "cycle ended, edit ops of the last script that were skipped>";
+	s->notes = "<run state: what ksearch could not use from the model's earlier replies and "
+		   "why: unparsable replies, oversized code, a dropped @ksearch block, skipped edit "
+		   "ops, an active_leaf_id not followed, an IMPLEMENTS line naming no node; (none) "
+		   "when everything was used>";
+	s->repeat = "<run state: the candidate the last kernel repeated, and what it measured>";
+	s->tree = "<run state: the world model, one line per node: id, parent, status, title, "
+		  "rating, confidence, difficulty, impacts, attempts, failures, the measured "
+		  "result; with descriptions, the expected speedup and rationale, reflection notes>";
+}
+
+static int purpose_check(const char *purpose, struct ks_error *e)
+{
+	for (int i = 0; ks_prompt_purposes[i]; i++)
+		if (purpose && !strcmp(purpose, ks_prompt_purposes[i]))
+			return 0;
+	return ks_error_set(e, KS_EINVAL,
+			    "unknown purpose '%s' (init, action, improve, debug, repeat, edit, "
+			    "direct)",
+			    purpose ? purpose : "");
+}
+
+/* the target's spec as a run finds it: --spec, else detected (none: NULL, said in the
+ * prompt) */
+static int spec_find(const struct ks_prompt_preview *p, const struct ks_backend_i *be,
+		     struct ks_spec *spec, int *have, struct ks_error *e)
+{
+	ks_spec_init(spec);
+	*have = 0;
+	int rc;
+	if (p->spec && p->spec[0])
+		rc = ks_spec_load(p->spec, spec, e);
+	else if (ks_backend_on_host(be))
+		rc = ks_spec_detect_host(spec, e);
+	else if (ks_backend_device_spec(be->name, NULL, spec, NULL)) /* no device here */
+		return 0;
+	else
+		rc = 0;
+	*have = !rc;
+	return rc ? ks_error_wrap(e, "hardware spec") : 0;
+}
+
+int ks_prompt_preview(const struct ks_prompt_preview *p, struct ks_buf *system,
+		      struct ks_buf *user, struct ks_error *e)
+{
+	const struct ks_backend_i *be = ks_backend_find(p->backend);
+	enum ks_context_level level = KS_CONTEXT_FULL;
+	int rc;
+	if ((rc = purpose_check(p->purpose, e)))
+		return rc;
+	if (!be)
+		return ks_backend_get(p->backend, &be, e); /* the unknown-name message */
+	if (p->context && ks_context_level_parse(p->context, &level))
+		return ks_error_set(e, KS_EINVAL, "unknown context '%s' (none, spec, full)",
+				    p->context);
+	struct ks_task *t = NULL;
+	struct ks_spec spec;
+	ks_spec_init(&spec);
+	int have = 0;
+	struct ks_llm_context c;
+	memset(&c, 0, sizeof(c));
+	if ((rc = ks_task_load(p->task, &t, e)) || (rc = ks_assertions_apply(t, e)) ||
+	    (rc = spec_find(p, be, &spec, &have, e)))
+		goto out;
+	struct ks_llm_context_opts co = {.task = t, .be = be, .spec = have ? &spec : NULL,
+					 .flavour = p->flavour, .level = level,
+					 .workloads = p->workloads, .threads = p->threads};
+	if ((rc = ks_llm_context_open(&c, &co, e)))
+		goto out;
+	struct ks_llm_state s;
+	placeholders(&c, p->purpose, &s);
+	rc = ks_llm_prompt_make(p->prompts_dir, p->purpose, be->name, &c, &s, system, user, e);
+out:
+	ks_llm_context_release(&c);
+	ks_spec_release(&spec);
+	ks_task_free(t);
+	return rc;
+}

@@ -1,0 +1,127 @@
+/* What the model-driven policies tell the model that does not change in a run: context
+ * follows the target (the translation layer only where kernels carry CUDA over), the ABI in
+ * the flavour in force, the starting kernel; the tree's reflection notes; the spec of the
+ * Apple chip MLX names. */
+#include "backend/backends.h"
+#include "ksearch/backend.h"
+#include "ksearch/task.h"
+#include "ksearch/world.h"
+#include "policy/llm_context.h"
+#include "policy/llm_text.h"
+#include "tap.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int has(const struct ks_buf *b, const char *s)
+{
+	return strstr(ks_buf_str(b), s) != NULL;
+}
+
+static void test_targets(void)
+{
+	struct ks_task *t = NULL;
+	struct ks_error e = {0};
+	if (!ok(ks_task_load("softmax", &t, &e) == 0, "load softmax (%s)", e.msg))
+		return;
+	struct ks_llm_context_opts o = {.task = t, .be = ks_backend_find("cpu"),
+					.level = KS_CONTEXT_FULL};
+	struct ks_llm_context c;
+	int rc = ks_llm_context_open(&c, &o, &e);
+	is_int(rc, 0, "cpu context");
+	is_str(c.flavour, "c", "cpu writes c");
+	ok(!has(&c.translation, "CUDA concepts on this target") &&
+		   !has(&c.translation, "best CUDA kernel"),
+	   "cpu: no concept map, no CUDA kernel");
+	ok(has(&c.translation, "Patterns for this target"), "cpu: the CPU's patterns");
+	ok(has(&c.task, "void softmax(const float *x, float *y, int32_t rows, int32_t cols);"),
+	   "cpu: the prototype");
+	is_str(c.start_file, "baseline.c", "cpu starts from baseline.c");
+	ks_llm_context_release(&c);
+
+	o.be = ks_backend_find("mlx");
+	o.flavour = "cuda";
+	rc = ks_llm_context_open(&c, &o, &e);
+	is_int(rc, 0, "mlx context, flavour cuda");
+	is_str(c.start_file, "naive.cuda.mlx", "mlx starts from the naive kernel of its flavour");
+	ok(has(&c.task, "// @mlx body") && has(&c.task, "flavour cuda (mx.fast.cuda_kernel"),
+	   "mlx: the // @mlx format, the cuda signature");
+	ok(!has(&c.task, "flavour metal (mx.fast.metal_kernel"), "... and not the metal one");
+	ok(has(&c.translation, "The task's best CUDA kernel (templates/cuda/") &&
+		   !has(&c.translation, "CUDA concepts on this target"),
+	   "mlx cuda: the best CUDA kernel, no Metal concept map");
+	ks_llm_context_release(&c);
+
+	o.flavour = "metal";
+	rc = ks_llm_context_open(&c, &o, &e);
+	is_int(rc, 0, "mlx context, flavour metal");
+	ok(has(&c.translation, "CUDA concepts on this target") &&
+		   has(&c.translation, "Its translation to this target"),
+	   "mlx metal: the concept map and the translation");
+	ks_llm_context_release(&c);
+
+	o.flavour = "opencl";
+	rc = ks_llm_context_open(&c, &o, &e);
+	is_int(rc, KS_EINVAL, "a flavour no language has is refused");
+	ks_llm_context_release(&c);
+	ks_task_free(t);
+}
+
+static void test_reflection(void)
+{
+	struct ks_world w;
+	struct ks_error e = {0};
+	ks_world_init(&w, "root", "s", &e);
+	struct ks_node_spec spec = {.title = "tile", .difficulty = 2, .rating = 5, .confidence = 0.5};
+	int id = -1;
+	ks_world_add(&w, w.root, &spec, &id, &e);
+	is_int(ks_world_reflect(&w, id, "CURRENT: first", &e), 0, "reflect");
+	ks_world_reflect(&w, id, "CURRENT: second", &e);
+	is_str(ks_world_node(&w, id)->reflection, "CURRENT: first\nCURRENT: second",
+	       "notes accumulate, newest last");
+	char big[3000];
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	ks_world_reflect(&w, id, big, &e);
+	ks_world_reflect(&w, id, big, &e);
+	ok(strlen(ks_world_node(&w, id)->reflection) <= KS_WORLD_MAX_TEXT,
+	   "notes stay under the text cap, the oldest dropped");
+	struct ks_buf tree = KS_BUF_INIT, doc = KS_BUF_INIT;
+	ks_world_reflect(&w, id, "PERF_GAP: bandwidth", &e);
+	ks_llm_tree_text(&w, 1, &tree);
+	ok(strstr(ks_buf_str(&tree), "PERF_GAP: bandwidth") != NULL, "the full tree shows them");
+	ks_world_export(&w, &doc, &e);
+	struct ks_world back;
+	is_int(ks_world_import(&back, ks_buf_str(&doc), &e), 0, "export and import");
+	ok(ks_world_node(&back, id)->reflection &&
+		   strstr(ks_world_node(&back, id)->reflection, "PERF_GAP: bandwidth"),
+	   "... keep them");
+	ks_world_release(&back);
+	ks_buf_release(&tree);
+	ks_buf_release(&doc);
+	ks_world_release(&w);
+}
+
+static void test_mlx_spec_name(void)
+{
+	static const char *const cases[][2] = {{"Apple M3 Max", "m3-max"}, {"Apple M1", "m1"},
+					       {"Apple M2 Pro", "m2-pro"},
+					       {"Apple M4 Ultra", NULL}, {"NVIDIA H200", NULL}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char out[32] = "";
+		int rc = ks_mlx_spec_name(cases[i][0], out, sizeof(out));
+		if (cases[i][1])
+			ok(rc == 0 && !strcmp(out, cases[i][1]), "%s -> %s (got %s)", cases[i][0],
+			   cases[i][1], out);
+		else
+			ok(rc == KS_ENOTFOUND, "%s has no shipped spec", cases[i][0]);
+	}
+}
+
+int main(void)
+{
+	test_targets();
+	test_reflection();
+	test_mlx_spec_name();
+	return tap_done();
+}
