@@ -236,33 +236,33 @@ static int parse_sizeof(struct parser *p, struct val *out)
 	return 0;
 }
 
+/* the cursor moved to pos, and "expected ..., got <what is there>" (fmt has one %s) */
+static int fail_expected(struct parser *p, size_t pos, const char *fmt)
+{
+	char fb[8];
+	p->pos = pos;
+	return fail(p, p->pos, KS_EPARSE, fmt, found(p, fb, sizeof(fb)));
+}
+
 /* a number that ends at s[n] (s = the source at at) must not run into a name */
 static int number_end(struct parser *p, size_t at, size_t n)
 {
 	const char *s = p->src + at;
-	if (isalnum((unsigned char)s[n]) || s[n] == '_') {
-		char fb[8];
-		p->pos = at + n;
-		return fail(p, p->pos, KS_EPARSE, "expected an operator after number, got %s",
-			    found(p, fb, sizeof(fb)));
-	}
+	if (isalnum((unsigned char)s[n]) || s[n] == '_')
+		return fail_expected(p, at + n, "expected an operator after number, got %s");
 	return 0;
 }
 
 /* 0x1F, with an integer suffix; the cursor on the '0' */
 static int parse_hex(struct parser *p, struct val *out)
 {
-	char fb[8];
 	size_t at = p->pos;
 	const char *s = p->src + at;
 	size_t n = 2;
 	while (isxdigit((unsigned char)s[n]))
 		n++;
-	if (n == 2) {
-		p->pos = at + n;
-		return fail(p, p->pos, KS_EPARSE, "expected hexadecimal digits, got %s",
-			    found(p, fb, sizeof(fb)));
-	}
+	if (n == 2)
+		return fail_expected(p, at + n, "expected hexadecimal digits, got %s");
 	out->v = (double)strtoull(s, NULL, 16);
 	out->integral = integral(out->v);
 	n += int_suffix(s + n);
@@ -276,7 +276,6 @@ static int parse_hex(struct parser *p, struct val *out)
 /* 12, 1.5, .5, 1e-3, with an integer suffix (integers) or f (fractions and exponents) */
 static int parse_decimal(struct parser *p, struct val *out)
 {
-	char fb[8];
 	size_t at = p->pos;
 	const char *s = p->src + at;
 	size_t n = 0;
@@ -293,11 +292,8 @@ static int parse_decimal(struct parser *p, struct val *out)
 		size_t m = n + 1;
 		if (s[m] == '+' || s[m] == '-')
 			m++;
-		if (!isdigit((unsigned char)s[m])) {
-			p->pos = at + m;
-			return fail(p, p->pos, KS_EPARSE, "expected digits in the exponent, got %s",
-				    found(p, fb, sizeof(fb)));
-		}
+		if (!isdigit((unsigned char)s[m]))
+			return fail_expected(p, at + m, "expected digits in the exponent, got %s");
 		while (isdigit((unsigned char)s[m]))
 			m++;
 		n = m;
