@@ -108,8 +108,7 @@ static int chart_scale(const struct rp_run *r, struct chart *c)
 			if (r->conv[i].speedup > hi)
 				hi = r->conv[i].speedup;
 		}
-	*c = (struct chart){0.5, 1.5, 0, 1, 0};
-	c->x1 = (double)(r->nconv ? r->nconv : 1) + 0.5;
+	*c = (struct chart){.x0 = 0.5, .x1 = (double)(r->nconv ? r->nconv : 1) + 0.5};
 	c->log = hi / lo > 50;
 	if (c->log) {
 		c->y0 = floor(log10(lo) * 4 - 0.5) / 4; /* a little air below and above */
