@@ -227,50 +227,72 @@ static int tensor_flops_per_sm_clock(int major, int minor)
 	return major >= 7 ? 1024 : 0;
 }
 
-int ks_cuda_detect(int device, int measure, struct ks_buf *y, struct ks_error *e)
+/* what the driver says about one device, and the figures that follow from it */
+struct cuda_props {
+	int v[128];          /* attribute values, indexed by CU_ATTR_* */
+	char name[256];
+	size_t mem;          /* bytes */
+	int major, minor;    /* compute capability */
+	double clock_mhz;
+	double bw_tbs;       /* theoretical memory bandwidth */
+	double peak_f32;     /* TFLOPS */
+	double peak_f16_mma; /* dense tensor-core TFLOPS (0: no tensor cores) */
+};
+
+static int props_read(const struct ks_cuda_driver *d, int h, struct cuda_props *p,
+		      struct ks_error *e)
 {
-	const struct ks_cuda_driver *d;
-	int h, rc;
-	if ((rc = open_device(device, &d, &h, e)))
-		return rc;
 	static const int ids[] = {CU_ATTR_MAX_THREADS_PER_BLOCK, CU_ATTR_MAX_SMEM_PER_BLOCK,
 				  CU_ATTR_WARP_SIZE, CU_ATTR_MAX_REGS_PER_BLOCK, CU_ATTR_CLOCK_RATE,
 				  CU_ATTR_SM_COUNT, CU_ATTR_MEMORY_CLOCK_RATE, CU_ATTR_BUS_WIDTH,
 				  CU_ATTR_L2_SIZE, CU_ATTR_MAX_THREADS_PER_SM, CU_ATTR_CC_MAJOR,
 				  CU_ATTR_CC_MINOR, CU_ATTR_MAX_SMEM_PER_SM, CU_ATTR_MAX_REGS_PER_SM,
 				  CU_ATTR_MAX_SMEM_PER_BLOCK_OPTIN, CU_ATTR_MAX_BLOCKS_PER_SM};
-	int v[128] = {0};
+	int rc;
+	int *v = p->v;
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
 		if ((rc = get_attr(d, h, ids[i], &v[ids[i]], e)))
 			return rc;
-	char name[256] = "NVIDIA GPU";
-	d->device_get_name(name, sizeof(name), h);
-	for (char *p = name; *p; p++)
-		if (*p == '"' || *p == '\\')
-			*p = ' ';
-	size_t mem = 0;
-	d->device_total_mem(&mem, h);
-	int major = v[CU_ATTR_CC_MAJOR], minor = v[CU_ATTR_CC_MINOR];
-	double clock_mhz = v[CU_ATTR_CLOCK_RATE] / 1e3;
-	/* double data rate: two transfers per memory clock */
-	double bw_tbs = 2.0 * v[CU_ATTR_MEMORY_CLOCK_RATE] * 1e3 * (v[CU_ATTR_BUS_WIDTH] / 8.0) / 1e12;
-	/* fp32 lanes per SM: 64 on GV100 (7.0) and GA100 (8.0), 128 on the others since */
-	int lanes = (major == 7 || major == 8) && minor == 0 ? 64 : 128;
-	double peak_f32 = 2.0 * lanes * v[CU_ATTR_SM_COUNT] * clock_mhz * 1e6 / 1e12;
-	double peak_f16_mma =
-		(double)tensor_flops_per_sm_clock(major, minor) * v[CU_ATTR_SM_COUNT] * clock_mhz * 1e6 / 1e12;
+	snprintf(p->name, sizeof(p->name), "NVIDIA GPU");
+	d->device_get_name(p->name, sizeof(p->name), h);
+	for (char *c = p->name; *c; c++)
+		if (*c == '"' || *c == '\\')
+			*c = ' ';
+	p->mem = 0;
+	d->device_total_mem(&p->mem, h);
+	return 0;
+}
 
+static void props_derive(struct cuda_props *p)
+{
+	const int *v = p->v;
+	p->major = v[CU_ATTR_CC_MAJOR];
+	p->minor = v[CU_ATTR_CC_MINOR];
+	p->clock_mhz = v[CU_ATTR_CLOCK_RATE] / 1e3;
+	/* double data rate: two transfers per memory clock */
+	p->bw_tbs = 2.0 * v[CU_ATTR_MEMORY_CLOCK_RATE] * 1e3 * (v[CU_ATTR_BUS_WIDTH] / 8.0) / 1e12;
+	/* fp32 lanes per SM: 64 on GV100 (7.0) and GA100 (8.0), 128 on the others since */
+	int lanes = (p->major == 7 || p->major == 8) && p->minor == 0 ? 64 : 128;
+	p->peak_f32 = 2.0 * lanes * v[CU_ATTR_SM_COUNT] * p->clock_mhz * 1e6 / 1e12;
+	p->peak_f16_mma = (double)tensor_flops_per_sm_clock(p->major, p->minor) *
+			  v[CU_ATTR_SM_COUNT] * p->clock_mhz * 1e6 / 1e12;
+}
+
+/* the document's head and what the compute capability implies */
+static void spec_head(struct ks_buf *y, int device, const struct cuda_props *p)
+{
+	int major = p->major, minor = p->minor;
 	ks_buf_adds(y, "# detected by ksearch spec detect (ks_cuda_detect)\n");
 	ks_buf_adds(y, "schema: ks-spec/1\n");
 	ks_buf_addf(y, "name: detected-cuda%d\n", device);
-	ks_buf_addf(y, "title: \"%s\"\n", name);
+	ks_buf_addf(y, "title: \"%s\"\n", p->name);
 	ks_buf_adds(y, "kind: gpu\nvendor: nvidia\n");
 	ks_buf_addf(y, "arch: \"sm_%d%d (compute capability %d.%d)\"\n", major, minor, major, minor);
 	ks_buf_adds(y, "sources:\n");
 	ks_buf_adds(y, "  device: {title: \"read from the CUDA driver (cuDeviceGetAttribute) and "
 		       "measured by bench/cuda/ceilings.cu on this device\"}\n");
 	ks_buf_adds(y, "fields:\n");
-	field(y, "simd_width", v[CU_ATTR_WARP_SIZE], "threads", "detected", NULL);
+	field(y, "simd_width", p->v[CU_ATTR_WARP_SIZE], "threads", "detected", NULL);
 	/* what the compute capability implies (CUDA C++ Programming Guide, compute
 	 * capabilities table); the schema needs these for every GPU */
 	int cc = major * 10 + minor;
@@ -286,6 +308,12 @@ int ks_cuda_detect(int device, int measure, struct ks_buf *y, struct ks_error *e
 		       "source: device, basis: derived, note: \"from the compute capability\"}\n",
 		    cc >= 70 ? ", tensor_cores, mma_sync" : "",
 		    cc >= 80 ? ", bf16, cp_async" : "", cc >= 90 ? ", fp8, wgmma, tma, clusters" : "");
+}
+
+/* the limits and sizes read from the driver as they are */
+static void spec_detected(struct ks_buf *y, const struct cuda_props *p)
+{
+	const int *v = p->v;
 	field(y, "max_threads_per_group", v[CU_ATTR_MAX_THREADS_PER_BLOCK], "threads", "detected",
 	      NULL);
 	field(y, "max_threads_per_core", v[CU_ATTR_MAX_THREADS_PER_SM], "threads", "detected", NULL);
@@ -298,30 +326,31 @@ int ks_cuda_detect(int device, int measure, struct ks_buf *y, struct ks_error *e
 	field(y, "l2_bytes", v[CU_ATTR_L2_SIZE] / 1048576.0, "MiB", "detected", NULL);
 	field(y, "llc_bytes", v[CU_ATTR_L2_SIZE] / 1048576.0, "MiB", "detected",
 	      "the L2 is the last-level cache on NVIDIA GPUs");
-	field(y, "mem_bytes", (double)mem, "B", "detected", NULL);
+	field(y, "mem_bytes", (double)p->mem, "B", "detected", NULL);
 	field(y, "cores", v[CU_ATTR_SM_COUNT], "count", "detected", "streaming multiprocessors");
-	field(y, "clock_mhz", clock_mhz, "MHz", "detected", "peak SM clock reported by the driver");
-	/* only fields of the spec schema (knowledge/specs): the theoretical bandwidth goes
-	 * into a note, and becomes the value when the ceilings are not measured */
-	char bwnote[160];
-	snprintf(bwnote, sizeof(bwnote),
-		 "theoretical: 2 x %.0f MHz memory clock x %.0f-bit bus / 8 = %.2f TB/s",
-		 v[CU_ATTR_MEMORY_CLOCK_RATE] / 1e3, (double)v[CU_ATTR_BUS_WIDTH], bw_tbs);
-	/* theoretical tensor-core peaks: upper bounds, as roofline floors must be */
-	if (peak_f16_mma > 0) {
+	field(y, "clock_mhz", p->clock_mhz, "MHz", "detected", "peak SM clock reported by the driver");
+}
+
+/* theoretical tensor-core peaks: upper bounds, as roofline floors must be */
+static void spec_matrix_peaks(struct ks_buf *y, const struct cuda_props *p)
+{
+	if (p->peak_f16_mma > 0) {
 		const char *mnote = "dense, fp32 accumulation: tensor FLOP per SM per clock for the "
 				    "compute capability x SMs x clock";
-		if (major >= 8)
-			field(y, "peak_gflops_tf32_matrix", peak_f16_mma / 2, "TFLOPS", "derived", mnote);
-		field(y, "peak_gflops_f16_matrix", peak_f16_mma, "TFLOPS", "derived", mnote);
+		if (p->major >= 8)
+			field(y, "peak_gflops_tf32_matrix", p->peak_f16_mma / 2, "TFLOPS", "derived",
+			      mnote);
+		field(y, "peak_gflops_f16_matrix", p->peak_f16_mma, "TFLOPS", "derived", mnote);
 	}
-	if (!measure || getenv("KSEARCH_CUDA_NO_CEILINGS")) {
-		field(y, "mem_bandwidth_gbps", bw_tbs, "TB/s", "derived", bwnote);
-		field(y, "peak_gflops_f32", peak_f32, "TFLOPS", "derived",
-		      "2 x fp32 lanes per SM x SMs x clock");
-		return 0;
-	}
+}
+
+/* bandwidth and fp32 peak from the measured ceilings where they came out, else from the
+ * datasheet figures; bf16 GEMM as measured */
+static int spec_ceilings(struct ks_buf *y, int device, const struct cuda_props *p,
+			 const char *bwnote, struct ks_error *e)
+{
 	json_t *doc = NULL;
+	int rc;
 	if ((rc = run_ceilings(device, &doc, e))) {
 		ks_error_wrap(e, "measuring the ceilings (set KSEARCH_CUDA_NO_CEILINGS=1 to skip)");
 		return rc;
@@ -335,17 +364,43 @@ int ks_cuda_detect(int device, int measure, struct ks_buf *y, struct ks_error *e
 	if (copy > 0)
 		field(y, "mem_bandwidth_gbps", copy, "TB/s", "measured", copynote);
 	else
-		field(y, "mem_bandwidth_gbps", bw_tbs, "TB/s", "derived", bwnote);
+		field(y, "mem_bandwidth_gbps", p->bw_tbs, "TB/s", "derived", bwnote);
 	char f32note[200] = "2 x fp32 lanes per SM x SMs x clock";
 	if (sgemm > 0)
 		snprintf(f32note, sizeof(f32note),
 			 "2 x fp32 lanes per SM x SMs x clock; measured cuBLAS sgemm 4096^3 (no TF32): "
 			 "%.1f TFLOPS",
 			 sgemm);
-	field(y, "peak_gflops_f32", peak_f32, "TFLOPS", "derived", f32note);
+	field(y, "peak_gflops_f32", p->peak_f32, "TFLOPS", "derived", f32note);
 	if (bf16 > 0)
 		field(y, "peak_gflops_bf16_matrix", bf16, "TFLOPS", "measured",
 		      "cuBLAS bf16 GEMM 8192^3 on random data, fp32 accumulation");
 	json_decref(doc);
 	return 0;
+}
+
+int ks_cuda_detect(int device, int measure, struct ks_buf *y, struct ks_error *e)
+{
+	const struct ks_cuda_driver *d;
+	struct cuda_props p = {0};
+	int h, rc;
+	if ((rc = open_device(device, &d, &h, e)) || (rc = props_read(d, h, &p, e)))
+		return rc;
+	props_derive(&p);
+	spec_head(y, device, &p);
+	spec_detected(y, &p);
+	/* only fields of the spec schema (knowledge/specs): the theoretical bandwidth goes
+	 * into a note, and becomes the value when the ceilings are not measured */
+	char bwnote[160];
+	snprintf(bwnote, sizeof(bwnote),
+		 "theoretical: 2 x %.0f MHz memory clock x %.0f-bit bus / 8 = %.2f TB/s",
+		 p.v[CU_ATTR_MEMORY_CLOCK_RATE] / 1e3, (double)p.v[CU_ATTR_BUS_WIDTH], p.bw_tbs);
+	spec_matrix_peaks(y, &p);
+	if (!measure || getenv("KSEARCH_CUDA_NO_CEILINGS")) {
+		field(y, "mem_bandwidth_gbps", p.bw_tbs, "TB/s", "derived", bwnote);
+		field(y, "peak_gflops_f32", p.peak_f32, "TFLOPS", "derived",
+		      "2 x fp32 lanes per SM x SMs x clock");
+		return 0;
+	}
+	return spec_ceilings(y, device, &p, bwnote, e);
 }

@@ -473,134 +473,171 @@ static void trim_copy(const char *b, const char *e, char *out, size_t n)
 	out[l] = 0;
 }
 
-/* __shared__ declarations: sizes per function */
-static void analyse_shared(struct src *s, struct ks_translation *t, const struct ks_spec *ts,
-			   const char *tspec_name)
+/* whether the statement holding the __shared__ at i says extern before it */
+static int shared_is_extern(const char *x, size_t i)
+{
+	size_t stmt = i;
+	while (stmt > 0 && x[stmt - 1] != ';' && x[stmt - 1] != '{' && x[stmt - 1] != '}')
+		stmt--;
+	for (size_t k = stmt; k < i; k++)
+		if (word_at(x, k, "extern"))
+			return 1;
+	return 0;
+}
+
+/* past the qualifiers that open a declaration: __align__(n), alignas(n), volatile, static,
+ * const */
+static char *skip_qualifiers(char *d)
+{
+	for (;;) {
+		while (isspace((unsigned char)*d))
+			d++;
+		if (!strncmp(d, "__align__", 9) || !strncmp(d, "alignas", 7)) {
+			char *c = strchr(d, ')');
+			if (!c)
+				break;
+			d = c + 1;
+			continue;
+		}
+		if (!strncmp(d, "volatile ", 9) || !strncmp(d, "static ", 7) ||
+		    !strncmp(d, "const ", 6)) {
+			d = strchr(d, ' ') + 1;
+			continue;
+		}
+		break;
+	}
+	return d;
+}
+
+/* one declarator of a __shared__ statement */
+struct shared_var {
+	char name[96];
+	int line;
+	int ok;        /* the size is known */
+	double bytes;  /* the size when ok */
+	char why[160]; /* why the size is not known */
+};
+
+/* v's size: the element size tsz times the [dimensions] read from *r on (*r is left after
+ * them); not ok, with the reason, when the type or a dimension has no constant value */
+static void shared_var_size(struct src *s, const char *type, double tsz, const char **rp,
+			    struct shared_var *v)
+{
+	v->bytes = tsz;
+	v->ok = isfinite(tsz);
+	v->why[0] = 0;
+	if (!v->ok)
+		snprintf(v->why, sizeof(v->why), "element type '%s' has no known size", type);
+	const char *r = *rp;
+	while (*r == '[' || isspace((unsigned char)*r)) {
+		if (isspace((unsigned char)*r)) {
+			r++;
+			continue;
+		}
+		const char *close = strchr(r, ']');
+		if (!close)
+			break;
+		char ex[160];
+		trim_copy(r + 1, close, ex, sizeof(ex));
+		double d;
+		if (v->ok && const_eval(s, ex, &d) == 0 && d > 0) {
+			v->bytes *= d;
+		} else if (v->ok) {
+			v->ok = 0;
+			snprintf(v->why, sizeof(v->why), "dimension '%s' is not a constant "
+				 "expression of this file", ex);
+		}
+		r = close + 1;
+	}
+	*rp = r;
+}
+
+/* count v into its function f's static shared memory (f NULL: at file scope); a warning
+ * when its size is unknown, an error when a file-scope array alone passes a GPU's limit */
+static void shared_var_record(struct ks_translation *t, const struct ks_spec *ts,
+			      const char *tspec_name, struct func *f, const struct shared_var *v)
+{
+	if (f && !f->smem_line)
+		f->smem_line = v->line;
+	if (f && v->ok) {
+		f->smem_static += v->bytes;
+		char b[32];
+		fmt_bytes(v->bytes, b, sizeof(b));
+		size_t l = strlen(f->smem_list);
+		snprintf(f->smem_list + l, sizeof(f->smem_list) - l, "%s%s %s", l ? ", " : "",
+			 v->name, b);
+	} else if (f) {
+		f->smem_unknown++;
+	}
+	if (!v->ok)
+		add_finding(t, KS_SEV_WARN, "smem_static", "shared_static", v->line,
+			    "__shared__ '%s': size unknown (%s); it must fit the "
+			    "target's shared-memory limit together with the rest",
+			    v->name, v->why);
+	else if (!f && ts && !strcmp(ts->kind, "gpu") && isfinite(ts->smem_per_block) &&
+		 v->bytes > ts->smem_per_block) {
+		char b[32], lim[32];
+		fmt_bytes(v->bytes, b, sizeof(b));
+		fmt_bytes(ts->smem_per_block, lim, sizeof(lim));
+		add_finding(t, KS_SEV_ERROR, "smem_per_block", "shared_static", v->line,
+			    "__shared__ '%s' is %s > %s limit per group on %s", v->name, b, lim,
+			    tspec_name);
+	}
+}
+
+/* the (not extern) __shared__ statement at i: "TYPE NAME[d][d], NAME2[d]", each
+ * declarator sized and recorded */
+static void shared_statement(struct src *s, struct ks_translation *t, const struct ks_spec *ts,
+			     const char *tspec_name, size_t i)
 {
 	const char *x = s->text;
-	for (size_t i = 0; i < s->len; i++) {
-		if (!word_at(x, i, "__shared__"))
-			continue;
-		int line = line_of(s, i);
-		/* extern on the same statement, before __shared__ */
-		size_t stmt = i;
-		while (stmt > 0 && x[stmt - 1] != ';' && x[stmt - 1] != '{' && x[stmt - 1] != '}')
-			stmt--;
-		int is_extern = 0;
-		for (size_t k = stmt; k < i; k++)
-			if (word_at(x, k, "extern"))
-				is_extern = 1;
-		size_t p = i + 10;
-		size_t semi = p;
-		while (semi < s->len && x[semi] != ';')
-			semi++;
-		char decl[512];
-		trim_copy(x + p, x + semi, decl, sizeof(decl));
-		if (is_extern)
-			continue; /* dynamic: sized at launch, see analyse_launches */
-		/* split "TYPE NAME[d][d], NAME2[d]" after removing qualifiers */
-		char *d = decl;
-		for (;;) {
-			while (isspace((unsigned char)*d))
-				d++;
-			if (!strncmp(d, "__align__", 9) || !strncmp(d, "alignas", 7)) {
-				char *c = strchr(d, ')');
-				if (!c)
-					break;
-				d = c + 1;
-				continue;
-			}
-			if (!strncmp(d, "volatile ", 9) || !strncmp(d, "static ", 7) ||
-			    !strncmp(d, "const ", 6)) {
-				d = strchr(d, ' ') + 1;
-				continue;
-			}
-			break;
-		}
-		/* type = tokens before the last identifier that precedes '[' , ',' or end */
-		char *first_br = strpbrk(d, "[,=");
-		char *name_end = first_br ? first_br : d + strlen(d);
-		while (name_end > d && isspace((unsigned char)name_end[-1]))
-			name_end--;
-		char *name_b = name_end;
-		while (name_b > d && is_id(name_b[-1]))
-			name_b--;
-		char type[128], name[96];
-		trim_copy(d, name_b, type, sizeof(type));
-		trim_copy(name_b, name_end, name, sizeof(name));
-		double tsz = type_size(type);
-		struct func *f = func_at(s, i);
-		const char *rest = name_end;
-		for (;;) {
-			double bytes = tsz;
-			int ok = isfinite(tsz);
-			char why[160] = "";
-			if (!ok)
-				snprintf(why, sizeof(why), "element type '%s' has no known size", type);
-			const char *r = rest;
-			while (*r == '[' || isspace((unsigned char)*r)) {
-				if (isspace((unsigned char)*r)) {
-					r++;
-					continue;
-				}
-				const char *close = strchr(r, ']');
-				if (!close)
-					break;
-				char ex[160];
-				trim_copy(r + 1, close, ex, sizeof(ex));
-				double v;
-				if (ok && const_eval(s, ex, &v) == 0 && v > 0) {
-					bytes *= v;
-				} else if (ok) {
-					ok = 0;
-					snprintf(why, sizeof(why), "dimension '%s' is not a constant "
-						 "expression of this file", ex);
-				}
-				r = close + 1;
-			}
-			if (f && !f->smem_line)
-				f->smem_line = line;
-			if (f && ok) {
-				f->smem_static += bytes;
-				char b[32];
-				fmt_bytes(bytes, b, sizeof(b));
-				size_t l = strlen(f->smem_list);
-				snprintf(f->smem_list + l, sizeof(f->smem_list) - l, "%s%s %s",
-					 l ? ", " : "", name, b);
-			} else if (f) {
-				f->smem_unknown++;
-			}
-			if (!ok)
-				add_finding(t, KS_SEV_WARN, "smem_static", "shared_static", line,
-					    "__shared__ '%s': size unknown (%s); it must fit the "
-					    "target's shared-memory limit together with the rest",
-					    name, why);
-			else if (!f && ts && !strcmp(ts->kind, "gpu") && isfinite(ts->smem_per_block) &&
-				 bytes > ts->smem_per_block) {
-				char b[32], lim[32];
-				fmt_bytes(bytes, b, sizeof(b));
-				fmt_bytes(ts->smem_per_block, lim, sizeof(lim));
-				add_finding(t, KS_SEV_ERROR, "smem_per_block", "shared_static", line,
-					    "__shared__ '%s' is %s > %s limit per group on %s", name,
-					    b, lim, tspec_name);
-			}
-			/* next declarator */
-			while (*r && *r != ',')
-				r++;
-			if (*r != ',')
-				break;
+	struct shared_var v = {.line = line_of(s, i)};
+	size_t p = i + 10;
+	size_t semi = p;
+	while (semi < s->len && x[semi] != ';')
+		semi++;
+	char decl[512];
+	trim_copy(x + p, x + semi, decl, sizeof(decl));
+	char *d = skip_qualifiers(decl);
+	/* type = tokens before the last identifier that precedes '[' , ',' or end */
+	char *first_br = strpbrk(d, "[,=");
+	char *name_end = first_br ? first_br : d + strlen(d);
+	while (name_end > d && isspace((unsigned char)name_end[-1]))
+		name_end--;
+	char *name_b = name_end;
+	while (name_b > d && is_id(name_b[-1]))
+		name_b--;
+	char type[128];
+	trim_copy(d, name_b, type, sizeof(type));
+	trim_copy(name_b, name_end, v.name, sizeof(v.name));
+	double tsz = type_size(type);
+	struct func *f = func_at(s, i);
+	const char *r = name_end;
+	for (;;) {
+		shared_var_size(s, type, tsz, &r, &v);
+		shared_var_record(t, ts, tspec_name, f, &v);
+		/* next declarator */
+		while (*r && *r != ',')
 			r++;
-			while (isspace((unsigned char)*r))
-				r++;
-			const char *nb = r;
-			while (is_id(*r))
-				r++;
-			trim_copy(nb, r, name, sizeof(name));
-			if (!name[0])
-				break;
-			rest = r;
-		}
+		if (*r != ',')
+			break;
+		r++;
+		while (isspace((unsigned char)*r))
+			r++;
+		const char *nb = r;
+		while (is_id(*r))
+			r++;
+		trim_copy(nb, r, v.name, sizeof(v.name));
+		if (!v.name[0])
+			break;
 	}
+}
+
+/* per function: its static shared memory against the target's limit per group (an error on
+ * a GPU, a warning elsewhere), or for information when the target has no limit */
+static void shared_per_function(struct src *s, struct ks_translation *t,
+				const struct ks_spec *ts, const char *tspec_name)
+{
 	for (int k = 0; k < s->nfunc; k++) {
 		struct func *f = &s->funcs[k];
 		if (f->smem_static <= 0)
@@ -629,6 +666,17 @@ static void analyse_shared(struct src *s, struct ks_translation *t, const struct
 				    what, f->name, b, f->smem_list, lim, tspec_name,
 				    100.0 * f->smem_static / ts->smem_per_block);
 	}
+}
+
+/* __shared__ declarations: sizes per function (extern ones are dynamic, sized at launch:
+ * see analyse_launches) */
+static void analyse_shared(struct src *s, struct ks_translation *t, const struct ks_spec *ts,
+			   const char *tspec_name)
+{
+	for (size_t i = 0; i < s->len; i++)
+		if (word_at(s->text, i, "__shared__") && !shared_is_extern(s->text, i))
+			shared_statement(s, t, ts, tspec_name, i);
+	shared_per_function(s, t, ts, tspec_name);
 }
 
 /* dim3 NAME(a, b, c) / dim3 NAME = dim3(...) / dim3 NAME{...}: product of the args */
@@ -721,19 +769,34 @@ static int eval_block(struct src *s, const char *ex, double *out)
 	return simple ? dim3_value(s, ex, out) : -1;
 }
 
-static void analyse_launches(struct src *s, struct ks_translation *t, const struct ks_spec *ts,
-			     const char *tspec_name)
+/* what the launch checks compare against */
+struct launch_limits {
+	const char *spec; /* the target spec's name */
+	double maxt;      /* threads per group (NaN: no limit; a CUDA block is not a CPU
+			     thread group, so only GPUs limit it) */
+	double simd;      /* SIMD width (NaN: GPUs only) */
+	double optin;     /* shared memory per group with opt-in (NaN: unknown) */
+	char optin_text[32]; /* optin as "99 KiB" ("" when unknown) */
+};
+
+static struct launch_limits launch_limits_of(const struct ks_spec *ts, const char *tspec_name)
 {
-	const char *x = s->text;
 	int gpu = ts && !strcmp(ts->kind, "gpu");
-	/* a CUDA block is not a CPU thread group: only GPUs limit threads per group */
-	double maxt = gpu ? ts->max_threads_per_group : NAN;
-	double simd = gpu ? ts->simd_width : NAN;
-	double optin = ts ? ts->smem_per_block_optin : NAN;
-	char lim[32] = "";
-	if (isfinite(optin))
-		fmt_bytes(optin, lim, sizeof(lim));
-	/* __launch_bounds__ */
+	struct launch_limits l = {
+		.spec = tspec_name,
+		.maxt = gpu ? ts->max_threads_per_group : NAN,
+		.simd = gpu ? ts->simd_width : NAN,
+		.optin = ts ? ts->smem_per_block_optin : NAN,
+	};
+	if (isfinite(l.optin))
+		fmt_bytes(l.optin, l.optin_text, sizeof(l.optin_text));
+	return l;
+}
+
+/* __launch_bounds__ of every kernel against threads per group and the SIMD width */
+static void check_launch_bounds(struct src *s, struct ks_translation *t,
+				const struct launch_limits *l)
+{
 	for (int k = 0; k < s->nfunc; k++) {
 		struct func *f = &s->funcs[k];
 		if (!f->lb_line)
@@ -743,98 +806,134 @@ static void analyse_launches(struct src *s, struct ks_translation *t, const stru
 				    "kernel '%s': __launch_bounds__(%s) is not a constant of this "
 				    "file; it must stay <= the target's threads per group",
 				    f->name, f->lb_expr);
-		} else if (isfinite(maxt) && f->launch_bounds > maxt) {
+		} else if (isfinite(l->maxt) && f->launch_bounds > l->maxt) {
 			add_finding(t, KS_SEV_ERROR, "threads_per_group", "launch_bounds", f->lb_line,
 				    "kernel '%s': __launch_bounds__(%.0f) > %.0f threads per group "
 				    "on %s",
-				    f->name, f->launch_bounds, maxt, tspec_name);
-		} else if (isfinite(simd) && fmod(f->launch_bounds, simd) != 0) {
+				    f->name, f->launch_bounds, l->maxt, l->spec);
+		} else if (isfinite(l->simd) && fmod(f->launch_bounds, l->simd) != 0) {
 			add_finding(t, KS_SEV_WARN, "threads_per_group", "launch_bounds", f->lb_line,
 				    "kernel '%s': %.0f threads per group is not a multiple of the "
 				    "SIMD width %.0f of %s (partially filled SIMD-groups)",
-				    f->name, f->launch_bounds, simd, tspec_name);
+				    f->name, f->launch_bounds, l->simd, l->spec);
 		}
 	}
-	/* kernel<<<grid, block, smem, stream>>> */
-	for (size_t i = 0; i + 3 < s->len; i++) {
-		if (strncmp(x + i, "<<<", 3))
-			continue;
-		int line = line_of(s, i);
-		size_t e = i;
-		while (e > 0 && isspace((unsigned char)x[e - 1]))
+}
+
+/* the kernel name before the <<< at i, past any <template arguments> */
+static void launch_kernel_name(const char *x, size_t i, char *kname, size_t n)
+{
+	size_t e = i;
+	while (e > 0 && isspace((unsigned char)x[e - 1]))
+		e--;
+	if (e > 0 && x[e - 1] == '>') { /* template arguments */
+		int depth = 0;
+		while (e > 0) {
 			e--;
-		if (e > 0 && x[e - 1] == '>') { /* template arguments */
-			int depth = 0;
-			while (e > 0) {
-				e--;
-				depth += x[e] == '>';
-				depth -= x[e] == '<';
-				if (!depth)
-					break;
-			}
-		}
-		size_t b = e;
-		while (b > 0 && is_id(x[b - 1]))
-			b--;
-		char kname[96];
-		trim_copy(x + b, x + e, kname, sizeof(kname));
-		const char *close = strstr(x + i + 3, ">>>");
-		if (!close)
-			continue;
-		char args[4][160] = {{0}};
-		int na = 0, depth = 0;
-		const char *a = x + i + 3;
-		for (const char *p = a; p <= close && na < 4; p++) {
-			if (*p == '(' || *p == '{')
-				depth++;
-			if (*p == ')' || *p == '}')
-				depth--;
-			if ((*p == ',' && !depth) || p == close) {
-				trim_copy(a, p, args[na++], sizeof(args[0]));
-				a = p + 1;
-			}
-		}
-		struct func *kf = func_named(s, kname);
-		double threads;
-		if (na >= 2) {
-			if (eval_block(s, args[1], &threads)) {
-				add_finding(t, KS_SEV_INFO, "threads_per_group", "kernel_launch", line,
-					    "launch of '%s': block size '%s' is not a constant of this "
-					    "file",
-					    kname, args[1]);
-			} else if (isfinite(maxt) && threads > maxt) {
-				add_finding(t, KS_SEV_ERROR, "threads_per_group", "kernel_launch", line,
-					    "launch of '%s' with %.0f threads per block > %.0f threads "
-					    "per group on %s",
-					    kname, threads, maxt, tspec_name);
-			} else if (isfinite(simd) && fmod(threads, simd) != 0) {
-				add_finding(t, KS_SEV_WARN, "threads_per_group", "kernel_launch", line,
-					    "launch of '%s' with %.0f threads per block: not a multiple "
-					    "of the SIMD width %.0f of %s",
-					    kname, threads, simd, tspec_name);
-			}
-		}
-		if (na >= 3 && strcmp(args[2], "0")) {
-			double dyn;
-			double stat = kf ? kf->smem_static : 0;
-			if (const_eval(s, args[2], &dyn)) {
-				add_finding(t, KS_SEV_WARN, "smem_dynamic", "shared_dynamic", line,
-					    "launch of '%s': dynamic shared memory '%s' is not a "
-					    "constant of this file; static + dynamic must stay <= %s on "
-					    "%s",
-					    kname, args[2], lim[0] ? lim : "the target limit",
-					    tspec_name ? tspec_name : "the target");
-			} else if (isfinite(optin) && dyn + stat > optin) {
-				char tot[32];
-				fmt_bytes(dyn + stat, tot, sizeof(tot));
-				add_finding(t, KS_SEV_ERROR, "smem_per_block", "shared_dynamic", line,
-					    "launch of '%s' uses %s of shared memory (%.0f B dynamic + "
-					    "%.0f B static) > %s per group on %s",
-					    kname, tot, dyn, stat, lim, tspec_name);
-			}
+			depth += x[e] == '>';
+			depth -= x[e] == '<';
+			if (!depth)
+				break;
 		}
 	}
-	/* cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, X) */
+	size_t b = e;
+	while (b > 0 && is_id(x[b - 1]))
+		b--;
+	trim_copy(x + b, x + e, kname, n);
+}
+
+/* the configuration between a (just after "<<<") and close (">>>"): up to 4 arguments split
+ * at top-level commas; returns how many */
+static int launch_args(const char *a, const char *close, char args[4][160])
+{
+	int na = 0, depth = 0;
+	for (const char *p = a; p <= close && na < 4; p++) {
+		if (*p == '(' || *p == '{')
+			depth++;
+		if (*p == ')' || *p == '}')
+			depth--;
+		if ((*p == ',' && !depth) || p == close) {
+			trim_copy(a, p, args[na++], sizeof(args[0]));
+			a = p + 1;
+		}
+	}
+	return na;
+}
+
+/* a launch's block size against threads per group and the SIMD width */
+static void check_launch_block(struct src *s, struct ks_translation *t,
+			       const struct launch_limits *l, const char *kname,
+			       const char *block, int line)
+{
+	double threads;
+	if (eval_block(s, block, &threads)) {
+		add_finding(t, KS_SEV_INFO, "threads_per_group", "kernel_launch", line,
+			    "launch of '%s': block size '%s' is not a constant of this "
+			    "file",
+			    kname, block);
+	} else if (isfinite(l->maxt) && threads > l->maxt) {
+		add_finding(t, KS_SEV_ERROR, "threads_per_group", "kernel_launch", line,
+			    "launch of '%s' with %.0f threads per block > %.0f threads "
+			    "per group on %s",
+			    kname, threads, l->maxt, l->spec);
+	} else if (isfinite(l->simd) && fmod(threads, l->simd) != 0) {
+		add_finding(t, KS_SEV_WARN, "threads_per_group", "kernel_launch", line,
+			    "launch of '%s' with %.0f threads per block: not a multiple "
+			    "of the SIMD width %.0f of %s",
+			    kname, threads, l->simd, l->spec);
+	}
+}
+
+/* a launch's dynamic shared memory plus its kernel's static shared memory against the
+ * opt-in limit */
+static void check_launch_smem(struct src *s, struct ks_translation *t,
+			      const struct launch_limits *l, const char *kname,
+			      const char *smem, int line)
+{
+	struct func *kf = func_named(s, kname);
+	double dyn;
+	double stat = kf ? kf->smem_static : 0;
+	if (const_eval(s, smem, &dyn)) {
+		add_finding(t, KS_SEV_WARN, "smem_dynamic", "shared_dynamic", line,
+			    "launch of '%s': dynamic shared memory '%s' is not a "
+			    "constant of this file; static + dynamic must stay <= %s on "
+			    "%s",
+			    kname, smem, l->optin_text[0] ? l->optin_text : "the target limit",
+			    l->spec ? l->spec : "the target");
+	} else if (isfinite(l->optin) && dyn + stat > l->optin) {
+		char tot[32];
+		fmt_bytes(dyn + stat, tot, sizeof(tot));
+		add_finding(t, KS_SEV_ERROR, "smem_per_block", "shared_dynamic", line,
+			    "launch of '%s' uses %s of shared memory (%.0f B dynamic + "
+			    "%.0f B static) > %s per group on %s",
+			    kname, tot, dyn, stat, l->optin_text, l->spec);
+	}
+}
+
+/* the kernel<<<grid, block, smem, stream>>> at i */
+static void check_launch(struct src *s, struct ks_translation *t, const struct launch_limits *l,
+			 size_t i)
+{
+	const char *x = s->text;
+	int line = line_of(s, i);
+	char kname[96];
+	launch_kernel_name(x, i, kname, sizeof(kname));
+	const char *close = strstr(x + i + 3, ">>>");
+	if (!close)
+		return;
+	char args[4][160] = {{0}};
+	int na = launch_args(x + i + 3, close, args);
+	if (na >= 2)
+		check_launch_block(s, t, l, kname, args[1], line);
+	if (na >= 3 && strcmp(args[2], "0"))
+		check_launch_smem(s, t, l, kname, args[2], line);
+}
+
+/* cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, X): X against the
+ * opt-in limit */
+static void check_optin(struct src *s, struct ks_translation *t, const struct launch_limits *l)
+{
+	const char *x = s->text;
 	const char *key = "cudaFuncAttributeMaxDynamicSharedMemorySize";
 	for (const char *p = strstr(x, key); p; p = strstr(p + 1, key)) {
 		const char *c = strchr(p, ',');
@@ -847,15 +946,27 @@ static void analyse_launches(struct src *s, struct ks_translation *t, const stru
 		int line = line_of(s, (size_t)(p - x));
 		if (const_eval(s, ex, &v))
 			continue;
-		if (isfinite(optin) && v > optin) {
+		if (isfinite(l->optin) && v > l->optin) {
 			char b[32];
 			fmt_bytes(v, b, sizeof(b));
 			add_finding(t, KS_SEV_ERROR, "smem_per_block", "shared_dynamic", line,
 				    "opts in to %s of dynamic shared memory > %s per group on %s "
 				    "(no larger opt-in exists there)",
-				    b, lim, tspec_name);
+				    b, l->optin_text, l->spec);
 		}
 	}
+}
+
+/* launch bounds, launch configurations and shared-memory opt-ins against the target */
+static void analyse_launches(struct src *s, struct ks_translation *t, const struct ks_spec *ts,
+			     const char *tspec_name)
+{
+	struct launch_limits l = launch_limits_of(ts, tspec_name);
+	check_launch_bounds(s, t, &l);
+	for (size_t i = 0; i + 3 < s->len; i++)
+		if (!strncmp(s->text + i, "<<<", 3))
+			check_launch(s, t, &l, i);
+	check_optin(s, t, &l);
 }
 
 /* ---- the analysis ------------------------------------------------------------------------ */

@@ -138,11 +138,21 @@ static int tick_label(struct ks_buf *b, const struct axes *a, int x_axis, double
 			   ML, W - MR, ay(a, v), ay(a, v), ML - 6, ay(a, v) + 4, t);
 }
 
-int rp_render_roofline(const struct rp_run *r, struct ks_buf *b)
+static const char *const rl_color[] = {"#2ca02c", "#d62728", "#ff7f0e"};
+static const char *const rl_class[] = {"rl-best", "rl-baseline", "rl-library"};
+
+/* a point kind's name; the library's points carry its name ("OpenBLAS") */
+static const char *rl_name(const struct rp_run *r, int kind)
 {
-	struct rl_point pts[3 * 64];
-	int np = 0, rc = 0, timed[64], nt = rp_timed_workloads(r, timed, 64);
-	double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
+	return kind == 0 ? "best" : kind == 1 ? "baseline" : r->library[0] ? r->library : "library";
+}
+
+/* Per timed workload of the best candidate (its final figures when re-measured): the
+ * kernel, and at the same intensity the baseline and the library, their GFLOP/s scaled by
+ * the time ratio.  Returns how many points went into pts (3 per workload at most). */
+static int rl_collect(const struct rp_run *r, struct rl_point *pts)
+{
+	int np = 0, timed[64], nt = rp_timed_workloads(r, timed, 64);
 	const struct rp_cand *best = r->best >= 0 ? &r->cands[r->best] : NULL;
 	for (int i = 0; best && i < nt; i++) {
 		const struct rp_wl *w = &(best->rank_group == 0 ? best->final : best->search)[timed[i]];
@@ -157,11 +167,18 @@ int rp_render_roofline(const struct rp_run *r, struct ks_buf *b)
 			pts[np++] = (struct rl_point){ai, w->gflops * w->median_us / w->library_us,
 						      timed[i], 2};
 	}
+	return np;
+}
+
+/* whole decades around the points and the ridge (P GFLOP/s over B GB/s), with air; a chart
+ * with neither gets 0.1-100 flop/byte by 1-1000 GFLOP/s */
+static struct axes rl_axes(const struct rl_point *pts, int np, double P, double B)
+{
+	double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
 	for (int i = 0; i < np; i++) {
 		widen(pts[i].ai, &xlo, &xhi);
 		widen(pts[i].gflops, &ylo, &yhi);
 	}
-	double P = r->roof_gflops, B = r->roof_gbps;
 	if (P > 0 && B > 0) {
 		widen(P / B, &xlo, &xhi); /* the ridge */
 		widen(P, &ylo, &yhi);
@@ -172,9 +189,15 @@ int rp_render_roofline(const struct rp_run *r, struct ks_buf *b)
 		ylo = 1;
 		yhi = 1000;
 	}
-	struct axes a = {floor(log10(xlo) - 0.5), ceil(log10(xhi) + 0.5), floor(log10(ylo) - 0.3),
-			 ceil(log10(yhi) + 0.3)};
-	rc = ks_buf_addf(b,
+	return (struct axes){floor(log10(xlo) - 0.5), ceil(log10(xhi) + 0.5),
+			     floor(log10(ylo) - 0.3), ceil(log10(yhi) + 0.3)};
+}
+
+/* the document, and a title that names the roofs when the run recorded them */
+static int rl_open(struct ks_buf *b, const struct rp_run *r)
+{
+	double P = r->roof_gflops, B = r->roof_gbps;
+	int rc = ks_buf_addf(b,
 			 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 			 "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" "
 			 "font-size=\"12\" role=\"img\" aria-label=\"roofline\">\n"
@@ -185,12 +208,18 @@ int rp_render_roofline(const struct rp_run *r, struct ks_buf *b)
 	if (!rc && P > 0)
 		rc = ks_buf_addf(b, " (%s: %.4g GFLOP/s compute, %.4g GB/s memory)",
 				 r->roof_dtype[0] ? r->roof_dtype : "f32", P, B);
-	rc = rc ? rc : ks_buf_adds(b, "</text>\n");
-	for (int d = (int)a.x0; d <= (int)a.x1 && !rc; d++)
-		rc = tick_label(b, &a, 1, pow(10, d));
-	for (int d = (int)a.y0; d <= (int)a.y1 && !rc; d++)
-		rc = tick_label(b, &a, 0, pow(10, d));
-	rc = rc ? rc : ks_buf_addf(b,
+	return rc ? rc : ks_buf_adds(b, "</text>\n");
+}
+
+/* a grid line per decade on both axes, the axes and their titles */
+static int rl_grid(struct ks_buf *b, const struct axes *a)
+{
+	int rc = 0;
+	for (int d = (int)a->x0; d <= (int)a->x1 && !rc; d++)
+		rc = tick_label(b, a, 1, pow(10, d));
+	for (int d = (int)a->y0; d <= (int)a->y1 && !rc; d++)
+		rc = tick_label(b, a, 0, pow(10, d));
+	return rc ? rc : ks_buf_addf(b,
 			 "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n"
 			 "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n"
 			 "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">arithmetic intensity "
@@ -198,54 +227,68 @@ int rp_render_roofline(const struct rp_run *r, struct ks_buf *b)
 			 "<text transform=\"translate(16 %d) rotate(-90)\" text-anchor=\"middle\">"
 			 "GFLOP/s (log scale)</text>\n",
 			 ML, MT, ML, YB, ML, YB, W - MR, YB, (ML + W - MR) / 2, YB + 36, (MT + YB) / 2);
-	if (!rc && P > 0 && B > 0) {
-		/* the roof: a slope of B up to the ridge, flat at P after it */
-		double x0 = pow(10, a.x0), x1 = pow(10, a.x1), ridge = P / B;
-		double xs = x0 * B < pow(10, a.y0) ? pow(10, a.y0) / B : x0;
-		rc = ks_buf_addf(b, "<path class=\"roof\" fill=\"none\" stroke=\"#444\" "
-				 "stroke-width=\"2.5\" d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f\"/>\n"
-				 "<text x=\"%.1f\" y=\"%.1f\" fill=\"#444\" font-size=\"10\">ridge "
-				 "%.3g flop/byte</text>\n",
-				 ax(&a, xs), ay(&a, xs * B), ax(&a, ridge), ay(&a, P), ax(&a, x1),
-				 ay(&a, P), ax(&a, ridge) + 4, ay(&a, P) + 14, ridge);
-	} else if (!rc && P > 0) {
-		rc = ks_buf_addf(b, "<line class=\"roof\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
-				 "stroke=\"#444\" stroke-width=\"2.5\"/>\n",
-				 ML, W - MR, ay(&a, P), ay(&a, P));
+}
+
+/* the roof: a slope of B up to the ridge, flat at P after it; P alone: the flat part */
+static int rl_roof(struct ks_buf *b, const struct axes *a, double P, double B)
+{
+	if (P > 0 && B > 0) {
+		double x0 = pow(10, a->x0), x1 = pow(10, a->x1), ridge = P / B;
+		double xs = x0 * B < pow(10, a->y0) ? pow(10, a->y0) / B : x0;
+		return ks_buf_addf(b, "<path class=\"roof\" fill=\"none\" stroke=\"#444\" "
+				   "stroke-width=\"2.5\" d=\"M%.1f %.1f L%.1f %.1f L%.1f %.1f\"/>\n"
+				   "<text x=\"%.1f\" y=\"%.1f\" fill=\"#444\" font-size=\"10\">ridge "
+				   "%.3g flop/byte</text>\n",
+				   ax(a, xs), ay(a, xs * B), ax(a, ridge), ay(a, P), ax(a, x1),
+				   ay(a, P), ax(a, ridge) + 4, ay(a, P) + 14, ridge);
 	}
-	static const char *const color[] = {"#2ca02c", "#d62728", "#ff7f0e"};
-	/* the library's points carry its name ("OpenBLAS") */
-	const char *const name[] = {"best", "baseline", r->library[0] ? r->library : "library"};
-	static const char *const cls[] = {"rl-best", "rl-baseline", "rl-library"};
-	struct rl_label labels[64];
-	int nlabel = 0;
+	if (P > 0)
+		return ks_buf_addf(b, "<line class=\"roof\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" "
+				   "y2=\"%.1f\" stroke=\"#444\" stroke-width=\"2.5\"/>\n",
+				   ML, W - MR, ay(a, P), ay(a, P));
+	return 0;
+}
+
+/* a marker per point with its details as a tooltip; the best kernels' points get a label
+ * (into labels, *nlabel of them, 64 at most) */
+static int rl_points(struct ks_buf *b, const struct rp_run *r, const struct axes *a,
+		     const struct rl_point *pts, int np, struct rl_label *labels, int *nlabel)
+{
+	int rc = 0;
 	for (int i = 0; i < np && !rc; i++) {
 		const struct rl_point *p = &pts[i];
-		double x = ax(&a, p->ai), y = ay(&a, p->gflops);
-		rc = marker(b, p->kind, x, y, cls[p->kind], color[p->kind]);
-		rc = rc ? rc : ks_buf_addf(b, "<title>%s, ", name[p->kind]);
+		double x = ax(a, p->ai), y = ay(a, p->gflops);
+		rc = marker(b, p->kind, x, y, rl_class[p->kind], rl_color[p->kind]);
+		rc = rc ? rc : ks_buf_addf(b, "<title>%s, ", rl_name(r, p->kind));
 		rc = rc ? rc : rp_html_esc(b, r->workloads[p->wl].label);
 		rc = rc ? rc : ks_buf_addf(b, ": %.4g GFLOP/s at %.3g flop/byte</title>%s\n",
 					   p->gflops, p->ai, marker_end[p->kind]);
-		if (p->kind == 0 && nlabel < 64)
-			labels[nlabel++] = (struct rl_label){
+		if (p->kind == 0 && *nlabel < 64)
+			labels[(*nlabel)++] = (struct rl_label){
 				.px = x, .py = y,
 				.text = r->workloads[p->wl].label ? r->workloads[p->wl].label : "?"};
 	}
-	/* workloads often share an intensity or come close: labels in the points' order */
-	labels_place(labels, nlabel, P > 0 && B > 0 ? ax(&a, P / B) : ML, P > 0 ? ay(&a, P) : -1);
-	for (int i = 0; i < nlabel && !rc; i++) {
+	return rc;
+}
+
+static int rl_labels(struct ks_buf *b, const struct rl_label *labels, int n)
+{
+	int rc = 0;
+	for (int i = 0; i < n && !rc; i++) {
 		rc = ks_buf_addf(b, "<text class=\"rl-label\" x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" "
 				 "fill=\"#333\"%s>", labels[i].x, labels[i].y, LABEL_FONT,
 				 labels[i].anchor_end ? " text-anchor=\"end\"" : "");
 		rc = rc ? rc : rp_html_esc(b, labels[i].text);
 		rc = rc ? rc : ks_buf_adds(b, "</text>\n");
 	}
-	if (!np && !rc)
-		rc = ks_buf_addf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#666\">"
-				 "no timed result with throughput to place</text>\n",
-				 (ML + W - MR) / 2, (MT + YB) / 2);
-	int lx = ML, ly = H - 30;
+	return rc;
+}
+
+/* the point kinds the chart shows, then the roof when there is one */
+static int rl_legend(struct ks_buf *b, const struct rp_run *r, const struct rl_point *pts,
+		     int np)
+{
+	int lx = ML, ly = H - 30, rc = 0;
 	for (int k = 0; k < 3 && !rc; k++) {
 		int any = 0;
 		for (int i = 0; i < np; i++)
@@ -253,15 +296,37 @@ int rp_render_roofline(const struct rp_run *r, struct ks_buf *b)
 		if (!any)
 			continue;
 		/* the same marker as the plot's points */
-		rc = marker(b, k, lx + 5, ly - 4, NULL, color[k]);
+		rc = marker(b, k, lx + 5, ly - 4, NULL, rl_color[k]);
 		rc = rc ? rc : ks_buf_addf(b, "%s<text x=\"%d\" y=\"%d\">%s</text>", marker_end[k],
-					   lx + 14, ly, name[k]);
+					   lx + 14, ly, rl_name(r, k));
 		lx += 100;
 	}
-	if (!rc && P > 0)
+	if (!rc && r->roof_gflops > 0)
 		rc = ks_buf_addf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#444\" "
 				 "stroke-width=\"2.5\"/><text x=\"%d\" y=\"%d\">roof (attainable)"
 				 "</text>",
 				 lx, ly - 4, lx + 18, ly - 4, lx + 24, ly);
+	return rc;
+}
+
+int rp_render_roofline(const struct rp_run *r, struct ks_buf *b)
+{
+	struct rl_point pts[3 * 64];
+	struct rl_label labels[64];
+	double P = r->roof_gflops, B = r->roof_gbps;
+	int np = rl_collect(r, pts), nlabel = 0;
+	struct axes a = rl_axes(pts, np, P, B);
+	int rc = rl_open(b, r);
+	rc = rc ? rc : rl_grid(b, &a);
+	rc = rc ? rc : rl_roof(b, &a, P, B);
+	rc = rc ? rc : rl_points(b, r, &a, pts, np, labels, &nlabel);
+	/* workloads often share an intensity or come close: labels in the points' order */
+	labels_place(labels, nlabel, P > 0 && B > 0 ? ax(&a, P / B) : ML, P > 0 ? ay(&a, P) : -1);
+	rc = rc ? rc : rl_labels(b, labels, nlabel);
+	if (!np && !rc)
+		rc = ks_buf_addf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#666\">"
+				 "no timed result with throughput to place</text>\n",
+				 (ML + W - MR) / 2, (MT + YB) / 2);
+	rc = rc ? rc : rl_legend(b, r, pts, np);
 	return rc ? rc : ks_buf_adds(b, "\n</svg>\n");
 }

@@ -173,17 +173,10 @@ static void tree_fold(struct rp_tree *t, int max)
 	t->nshown = nshown;
 }
 
-void rp_tree_parse(struct rp_tree *t, const char *text, const struct rp_run *r)
+/* the document's summary, its open questions (the first RP_MAX_QUESTIONS strings) and the
+ * strategy that wrote it */
+static void tree_read_header(struct rp_tree *t, json_t *doc)
 {
-	json_error_t jerr;
-	json_t *doc = json_loads(text ? text : "", 0, &jerr);
-	if (!json_is_object(doc)) {
-		snprintf(t->error, sizeof(t->error), "snapshot is not a JSON object (%s)",
-			 doc ? "other value" : jerr.text);
-		json_decref(doc);
-		return;
-	}
-	t->doc = doc;
 	t->kernel_summary = str(json_object_get(doc, "kernel_summary"));
 	json_t *qs = json_object_get(doc, "open_questions");
 	if (json_is_array(qs) && json_array_size(qs)) {
@@ -198,16 +191,39 @@ void rp_tree_parse(struct rp_tree *t, const char *text, const struct rp_run *r)
 		}
 	}
 	t->strategy = str(json_object_get(doc, "strategy"));
-	json_t *dt = json_object_get(doc, "decision_tree");
-	json_t *nodes = json_object_get(dt, "nodes");
-	if (!dt) { /* a strategy's own state (anneal's temperature), not a world model */
-		t->no_tree = 1;
-		return;
-	}
-	if (!json_is_array(nodes)) {
-		snprintf(t->error, sizeof(t->error), "snapshot has no decision_tree.nodes list");
-		return;
-	}
+}
+
+/* one node's fields, in either spelling; links are made later */
+static void node_read(struct rp_node *n, json_t *jn)
+{
+	id_text(json_object_get(jn, "parent_id"), n->parent, sizeof(n->parent));
+	json_t *act = json_object_get(jn, "action");
+	n->title = str(json_object_get(act, "title"));
+	if (!n->title)
+		n->title = str(act); /* an action given as plain text */
+	n->description = str(json_object_get(act, "description"));
+	n->status = str(json_object_get(jn, "status"));
+	n->rating = num(json_object_get(jn, "overall_rating_0_to_10"));
+	n->confidence = num(json_object_get(jn, "confidence_0_to_1"));
+	n->difficulty = num(json_object_get(jn, "difficulty_1_to_5"));
+	double a = num(json_object_get(jn, "attempts")), f = num(json_object_get(jn, "failures"));
+	n->attempts = isfinite(a) ? (long)a : -1;
+	n->failures = isfinite(f) ? (long)f : -1;
+	double v = num(json_object_get(jn, "visits"));
+	n->visits = isfinite(v) ? (long)v : -1;
+	json_t *res = json_object_get(jn, "result");
+	json_t *src = json_is_object(res) ? res : jn;
+	double cid = num(json_object_get(src, "candidate_id"));
+	n->candidate_id = isfinite(cid) && cid > 0 ? (int64_t)cid : 0;
+	n->score = num(json_object_get(src, "score"));
+	impacts_text(json_object_get(jn, "impacts"), n->impacts, sizeof(n->impacts));
+	n->first_child = n->next_sibling = n->parent_index = -1;
+}
+
+/* the first RP_MAX_NODES entries of nodes that are objects with a new id; 0, or -1 with
+ * t->error set when there is no room for them */
+static int tree_read_nodes(struct rp_tree *t, json_t *nodes)
+{
 	size_t nn = json_array_size(nodes);
 	if (nn > RP_MAX_NODES) {
 		snprintf(t->error, sizeof(t->error), "tree cut to its first %d of %zu nodes",
@@ -217,7 +233,7 @@ void rp_tree_parse(struct rp_tree *t, const char *text, const struct rp_run *r)
 	t->nodes = calloc(nn ? nn : 1, sizeof(*t->nodes));
 	if (!t->nodes) {
 		snprintf(t->error, sizeof(t->error), "out of memory for %zu nodes", nn);
-		return;
+		return -1;
 	}
 	for (size_t i = 0; i < nn; i++) {
 		json_t *jn = json_array_get(nodes, i);
@@ -228,36 +244,20 @@ void rp_tree_parse(struct rp_tree *t, const char *text, const struct rp_run *r)
 		id_text(jid ? jid : json_object_get(jn, "id"), n->id, sizeof(n->id));
 		if (!n->id[0] || find_node(t, n->id) >= 0)
 			continue; /* no id or a duplicate: cannot be placed */
-		id_text(json_object_get(jn, "parent_id"), n->parent, sizeof(n->parent));
-		json_t *act = json_object_get(jn, "action");
-		n->title = str(json_object_get(act, "title"));
-		if (!n->title)
-			n->title = str(act); /* an action given as plain text */
-		n->description = str(json_object_get(act, "description"));
-		n->status = str(json_object_get(jn, "status"));
-		n->rating = num(json_object_get(jn, "overall_rating_0_to_10"));
-		n->confidence = num(json_object_get(jn, "confidence_0_to_1"));
-		n->difficulty = num(json_object_get(jn, "difficulty_1_to_5"));
-		double a = num(json_object_get(jn, "attempts")), f = num(json_object_get(jn, "failures"));
-		n->attempts = isfinite(a) ? (long)a : -1;
-		n->failures = isfinite(f) ? (long)f : -1;
-		double v = num(json_object_get(jn, "visits"));
-		n->visits = isfinite(v) ? (long)v : -1;
-		json_t *res = json_object_get(jn, "result");
-		json_t *src = json_is_object(res) ? res : jn;
-		double cid = num(json_object_get(src, "candidate_id"));
-		n->candidate_id = isfinite(cid) && cid > 0 ? (int64_t)cid : 0;
-		n->score = num(json_object_get(src, "score"));
-		impacts_text(json_object_get(jn, "impacts"), n->impacts, sizeof(n->impacts));
-		n->first_child = n->next_sibling = n->parent_index = -1;
+		node_read(n, jn);
 		t->nnodes++;
 	}
-	/* link children in document order; a parent that is missing or would make a cycle
-	 * leaves the node a root */
+	return 0;
+}
+
+/* Link children in document order; a parent that is missing or would make a cycle leaves
+ * the node a root.  0, or -1 with t->error set. */
+static int tree_link(struct rp_tree *t)
+{
 	int *last_child = malloc(sizeof(int) * (size_t)(t->nnodes ? t->nnodes : 1));
 	if (!last_child) {
 		snprintf(t->error, sizeof(t->error), "out of memory");
-		return;
+		return -1;
 	}
 	for (int i = 0; i < t->nnodes; i++)
 		last_child[i] = -1;
@@ -281,6 +281,12 @@ void rp_tree_parse(struct rp_tree *t, const char *text, const struct rp_run *r)
 		last_child[p] = i;
 	}
 	free(last_child);
+	return 0;
+}
+
+/* the root the document names (else the first parentless node) and its active leaf */
+static void tree_mark_root(struct rp_tree *t, json_t *dt)
+{
 	char id[64];
 	id_text(json_object_get(dt, "root_id"), id, sizeof(id));
 	t->root = find_node(t, id);
@@ -294,18 +300,52 @@ void rp_tree_parse(struct rp_tree *t, const char *text, const struct rp_run *r)
 	int act = find_node(t, id);
 	if (act >= 0)
 		t->nodes[act].is_active = 1;
-	/* the best path: from the node holding the best candidate up to its root */
+}
+
+/* the best path: from the node holding the run's best candidate (else the node the
+ * candidate names) up to its root */
+static void tree_mark_best(struct rp_tree *t, const struct rp_run *r)
+{
 	int64_t best_id = r->best >= 0 ? r->cands[r->best].c->id : 0;
 	int bn = -1;
 	for (int i = 0; best_id && i < t->nnodes && bn < 0; i++)
 		if (t->nodes[i].candidate_id == best_id)
 			bn = i;
 	if (bn < 0 && r->best >= 0 && r->cands[r->best].c->node_id >= 0) {
+		char id[64];
 		snprintf(id, sizeof(id), "%lld", (long long)r->cands[r->best].c->node_id);
 		bn = find_node(t, id);
 	}
 	for (int a = bn, hops = 0; a >= 0 && hops <= t->nnodes; a = t->nodes[a].parent_index, hops++)
 		t->nodes[a].on_best_path = 1;
+}
+
+void rp_tree_parse(struct rp_tree *t, const char *text, const struct rp_run *r)
+{
+	json_error_t jerr;
+	json_t *doc = json_loads(text ? text : "", 0, &jerr);
+	if (!json_is_object(doc)) {
+		snprintf(t->error, sizeof(t->error), "snapshot is not a JSON object (%s)",
+			 doc ? "other value" : jerr.text);
+		json_decref(doc);
+		return;
+	}
+	t->doc = doc;
+	tree_read_header(t, doc);
+	json_t *dt = json_object_get(doc, "decision_tree");
+	json_t *nodes = json_object_get(dt, "nodes");
+	if (!dt) { /* a strategy's own state (anneal's temperature), not a world model */
+		t->no_tree = 1;
+		return;
+	}
+	if (!json_is_array(nodes)) {
+		snprintf(t->error, sizeof(t->error), "snapshot has no decision_tree.nodes list");
+		return;
+	}
+	if (tree_read_nodes(t, nodes) || tree_link(t))
+		return;
+	tree_mark_root(t, dt);
+	tree_mark_best(t, r);
 	t->nshown = t->nnodes;
 	tree_fold(t, r->opts.tree_nodes > 0 ? r->opts.tree_nodes : KS_REPORT_TREE_NODES);
 }

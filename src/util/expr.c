@@ -236,121 +236,153 @@ static int parse_sizeof(struct parser *p, struct val *out)
 	return 0;
 }
 
+/* the cursor moved to pos, and "expected ..., got <what is there>" (fmt has one %s) */
+static int fail_expected(struct parser *p, size_t pos, const char *fmt)
+{
+	char fb[8];
+	p->pos = pos;
+	return fail(p, p->pos, KS_EPARSE, fmt, found(p, fb, sizeof(fb)));
+}
+
+/* a number that ends at s[n] (s = the source at at) must not run into a name */
+static int number_end(struct parser *p, size_t at, size_t n)
+{
+	const char *s = p->src + at;
+	if (isalnum((unsigned char)s[n]) || s[n] == '_')
+		return fail_expected(p, at + n, "expected an operator after number, got %s");
+	return 0;
+}
+
+/* 0x1F, with an integer suffix; the cursor on the '0' */
+static int parse_hex(struct parser *p, struct val *out)
+{
+	size_t at = p->pos;
+	const char *s = p->src + at;
+	size_t n = 2;
+	while (isxdigit((unsigned char)s[n]))
+		n++;
+	if (n == 2)
+		return fail_expected(p, at + n, "expected hexadecimal digits, got %s");
+	out->v = (double)strtoull(s, NULL, 16);
+	out->integral = integral(out->v);
+	n += int_suffix(s + n);
+	int rc = number_end(p, at, n);
+	if (rc)
+		return rc;
+	p->pos = at + n;
+	return 0;
+}
+
+/* 12, 1.5, .5, 1e-3, with an integer suffix (integers) or f (fractions and exponents) */
+static int parse_decimal(struct parser *p, struct val *out)
+{
+	size_t at = p->pos;
+	const char *s = p->src + at;
+	size_t n = 0;
+	int isint = 1;
+	while (isdigit((unsigned char)s[n]))
+		n++;
+	if (s[n] == '.') {
+		isint = 0;
+		n++;
+		while (isdigit((unsigned char)s[n]))
+			n++;
+	}
+	if (s[n] == 'e' || s[n] == 'E') {
+		size_t m = n + 1;
+		if (s[m] == '+' || s[m] == '-')
+			m++;
+		if (!isdigit((unsigned char)s[m]))
+			return fail_expected(p, at + m, "expected digits in the exponent, got %s");
+		while (isdigit((unsigned char)s[m]))
+			m++;
+		n = m;
+		isint = 0;
+	}
+	size_t digits = n;
+	if (isint)
+		n += int_suffix(s + n);
+	else if (s[n] == 'f' || s[n] == 'F')
+		n++;
+	int rc = number_end(p, at, n);
+	if (rc)
+		return rc;
+	char num[64];
+	if (digits >= sizeof(num))
+		return fail(p, at, KS_EPARSE, "%s", "number too long");
+	memcpy(num, s, digits);
+	num[digits] = 0;
+	out->v = strtod(num, NULL);
+	out->integral = isint && integral(out->v);
+	p->pos = at + n;
+	return 0;
+}
+
+/* NAME(cond, ...), the cursor on '(': the arguments, then the function */
+static int parse_call(struct parser *p, const char *name, size_t len, size_t at,
+		      struct val *out)
+{
+	char fb[8];
+	struct val args[EXPR_MAX_ARGS];
+	int nargs = 0;
+	p->pos++;
+	for (;;) {
+		struct val v;
+		if (nargs == EXPR_MAX_ARGS)
+			return fail(p, p->pos, KS_EPARSE, "%s", "too many arguments (at most 8)");
+		int rc = parse_cond(p, &v);
+		if (rc)
+			return rc;
+		args[nargs++] = v;
+		if (accept(p, ","))
+			continue;
+		if (accept(p, ")"))
+			break;
+		return fail(p, p->pos, KS_EPARSE, "expected ',' or ')' after argument, got %s",
+			    found(p, fb, sizeof(fb)));
+	}
+	return call_function(p, name, len, at, args, nargs, out);
+}
+
+/* a name (dots between its parts allowed), a call or sizeof(TYPE) */
+static int parse_name(struct parser *p, struct val *out)
+{
+	size_t at = p->pos;
+	const char *s = p->src + at;
+	size_t n = 0;
+	while (isalnum((unsigned char)s[n]) || s[n] == '_' ||
+	       (s[n] == '.' && (isalpha((unsigned char)s[n + 1]) || s[n + 1] == '_')))
+		n++;
+	p->pos = at + n;
+	skip_ws(p);
+	if (p->src[p->pos] == '(' && n == 6 && !strncmp(s, "sizeof", 6))
+		return parse_sizeof(p, out);
+	if (p->src[p->pos] == '(')
+		return parse_call(p, s, n, at, out);
+	double v = 0;
+	int rc = p->lookup ? p->lookup(s, n, &v, p->ctx) : KS_ENOTFOUND;
+	if (rc) {
+		char name[96];
+		snprintf(name, sizeof(name), "%.*s", (int)(n < 95 ? n : 95), s);
+		if (rc == KS_ENOTFOUND)
+			return fail(p, at, KS_ENOTFOUND, "unknown name '%s'", name);
+		return fail(p, at, rc, "cannot resolve name '%s'", name);
+	}
+	*out = mkval(v, 1);
+	return 0;
+}
+
 static int parse_primary(struct parser *p, struct val *out)
 {
 	char fb[8];
 	skip_ws(p);
-	size_t at = p->pos;
-	const char *s = p->src + at;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		size_t n = 2;
-		while (isxdigit((unsigned char)s[n]))
-			n++;
-		if (n == 2) {
-			p->pos = at + n;
-			return fail(p, p->pos, KS_EPARSE, "expected hexadecimal digits, got %s",
-				    found(p, fb, sizeof(fb)));
-		}
-		out->v = (double)strtoull(s, NULL, 16);
-		out->integral = integral(out->v);
-		n += int_suffix(s + n);
-		if (isalnum((unsigned char)s[n]) || s[n] == '_') {
-			p->pos = at + n;
-			return fail(p, p->pos, KS_EPARSE, "expected an operator after number, got %s",
-				    found(p, fb, sizeof(fb)));
-		}
-		p->pos = at + n;
-		return 0;
-	}
-	if (isdigit((unsigned char)s[0]) || (s[0] == '.' && isdigit((unsigned char)s[1]))) {
-		size_t n = 0;
-		int isint = 1;
-		while (isdigit((unsigned char)s[n]))
-			n++;
-		if (s[n] == '.') {
-			isint = 0;
-			n++;
-			while (isdigit((unsigned char)s[n]))
-				n++;
-		}
-		if (s[n] == 'e' || s[n] == 'E') {
-			size_t m = n + 1;
-			if (s[m] == '+' || s[m] == '-')
-				m++;
-			if (!isdigit((unsigned char)s[m])) {
-				p->pos = at + m;
-				return fail(p, p->pos, KS_EPARSE, "expected digits in the exponent, got %s",
-					    found(p, fb, sizeof(fb)));
-			}
-			while (isdigit((unsigned char)s[m]))
-				m++;
-			n = m;
-			isint = 0;
-		}
-		size_t digits = n;
-		if (isint)
-			n += int_suffix(s + n);
-		else if (s[n] == 'f' || s[n] == 'F')
-			n++;
-		if (isalnum((unsigned char)s[n]) || s[n] == '_') {
-			p->pos = at + n;
-			return fail(p, p->pos, KS_EPARSE, "expected an operator after number, got %s",
-				    found(p, fb, sizeof(fb)));
-		}
-		char num[64];
-		if (digits >= sizeof(num))
-			return fail(p, at, KS_EPARSE, "%s", "number too long");
-		memcpy(num, s, digits);
-		num[digits] = 0;
-		out->v = strtod(num, NULL);
-		out->integral = isint && integral(out->v);
-		p->pos = at + n;
-		return 0;
-	}
-	if (isalpha((unsigned char)s[0]) || s[0] == '_') {
-		size_t n = 0;
-		while (isalnum((unsigned char)s[n]) || s[n] == '_' ||
-		       (s[n] == '.' && (isalpha((unsigned char)s[n + 1]) || s[n + 1] == '_')))
-			n++;
-		p->pos = at + n;
-		skip_ws(p);
-		if (p->src[p->pos] == '(' && n == 6 && !strncmp(s, "sizeof", 6))
-			return parse_sizeof(p, out);
-		if (p->src[p->pos] == '(') {
-			struct val args[EXPR_MAX_ARGS];
-			int nargs = 0;
-			p->pos++;
-			for (;;) {
-				struct val v;
-				if (nargs == EXPR_MAX_ARGS)
-					return fail(p, p->pos, KS_EPARSE, "%s",
-						    "too many arguments (at most 8)");
-				int rc = parse_cond(p, &v);
-				if (rc)
-					return rc;
-				args[nargs++] = v;
-				if (accept(p, ","))
-					continue;
-				if (accept(p, ")"))
-					break;
-				return fail(p, p->pos, KS_EPARSE,
-					    "expected ',' or ')' after argument, got %s",
-					    found(p, fb, sizeof(fb)));
-			}
-			return call_function(p, s, n, at, args, nargs, out);
-		}
-		double v = 0;
-		int rc = p->lookup ? p->lookup(s, n, &v, p->ctx) : KS_ENOTFOUND;
-		if (rc) {
-			char name[96];
-			snprintf(name, sizeof(name), "%.*s", (int)(n < 95 ? n : 95), s);
-			if (rc == KS_ENOTFOUND)
-				return fail(p, at, KS_ENOTFOUND, "unknown name '%s'", name);
-			return fail(p, at, rc, "cannot resolve name '%s'", name);
-		}
-		*out = mkval(v, 1);
-		return 0;
-	}
+	const char *s = p->src + p->pos;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		return parse_hex(p, out);
+	if (isdigit((unsigned char)s[0]) || (s[0] == '.' && isdigit((unsigned char)s[1])))
+		return parse_decimal(p, out);
+	if (isalpha((unsigned char)s[0]) || s[0] == '_')
+		return parse_name(p, out);
 	if (s[0] == '(') {
 		p->pos++;
 		int rc = parse_cond(p, out);
@@ -361,7 +393,7 @@ static int parse_primary(struct parser *p, struct val *out)
 				    found(p, fb, sizeof(fb)));
 		return 0;
 	}
-	return fail(p, at, KS_EPARSE, "expected a number, a name or '(', got %s",
+	return fail(p, p->pos, KS_EPARSE, "expected a number, a name or '(', got %s",
 		    found(p, fb, sizeof(fb)));
 }
 

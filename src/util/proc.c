@@ -281,136 +281,205 @@ static void wait_status(struct ks_proc_result *res, int wstatus)
 	}
 }
 
-int ks_proc_exec(char *const argv[], const struct ks_proc_io *io, struct ks_proc_result *res,
-		 struct ks_error *e)
+/* one captured run: the parent's ends of the child's stdin socket (sv[0]) and of its stdout
+ * (po[0]) and stderr (pe[0]) pipes, -1 once closed; the child's ends until it starts */
+struct exec_run {
+	char *const *argv;
+	struct capture c;
+	int sv[2], po[2], pe[2];
+	pid_t pid;          /* -1 until the program runs */
+	size_t sent;        /* bytes of io->input written */
+	double deadline;
+	double grace_end;   /* set once the program exited with its output still open */
+	long nap_us;        /* the wait for an exit after the output closed, doubling */
+};
+
+static int exec_pipes(struct exec_run *x, struct ks_error *e)
 {
-	int sv[2] = {-1, -1}, po[2] = {-1, -1}, pe[2] = {-1, -1}, rc = 0, wstatus = 0;
-	pid_t pid = -1;
-	size_t sent = 0;
-	struct capture c = {io, res, 0};
-	memset(res, 0, sizeof(*res));
-	if ((io->input && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) ||
-	    pipe2(po, O_CLOEXEC) || (io->err && pipe2(pe, O_CLOEXEC))) {
-		rc = ks_error_set(e, KS_ESYS, "run '%s': pipe: %s", argv[0], strerror(errno));
-		goto out;
-	}
+	const struct ks_proc_io *io = x->c.io;
+	if ((io->input && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, x->sv)) ||
+	    pipe2(x->po, O_CLOEXEC) || (io->err && pipe2(x->pe, O_CLOEXEC)))
+		return ks_error_set(e, KS_ESYS, "run '%s': pipe: %s", x->argv[0], strerror(errno));
+	return 0;
+}
+
+/* Start the program on the socket and the pipes.  An error when it could not be started;
+ * 0 with x->pid -1 when it could not be exec'd (said on its output the way a shell does);
+ * else 0, with the parent's ends ready for polling. */
+static int exec_start(struct exec_run *x, struct ks_error *e)
+{
+	const struct ks_proc_io *io = x->c.io;
 	struct ks_spawn sp = {
-		.argv = argv,
+		.argv = x->argv,
 		.env = io->env,
 		.cwd = io->cwd,
 		.nfd = 3,
-		.fd = {io->input ? sv[1] : KS_SPAWN_NULL, po[1], io->err ? pe[1] : po[1]},
+		.fd = {io->input ? x->sv[1] : KS_SPAWN_NULL, x->po[1], io->err ? x->pe[1] : x->po[1]},
 	};
 	struct spawn_report r;
-	int src = spawn_child(&sp, &pid, &r);
-	fd_close(&sv[1]);
-	fd_close(&po[1]);
-	fd_close(&pe[1]);
-	if (src && r.stage == SPAWN_OK) {
-		rc = ks_error_set(e, src, "run '%s': %s", argv[0], strerror(r.err));
-		goto out;
-	}
+	int src = spawn_child(&sp, &x->pid, &r);
+	fd_close(&x->sv[1]);
+	fd_close(&x->po[1]);
+	fd_close(&x->pe[1]);
+	if (src && r.stage == SPAWN_OK)
+		return ks_error_set(e, src, "run '%s': %s", x->argv[0], strerror(r.err));
 	if (src) {
 		/* reported the way a shell does: the child "ran" and said why on its output */
-		res->exited = 1;
-		res->code = r.stage == SPAWN_EXEC ? 127 : 126;
+		x->c.res->exited = 1;
+		x->c.res->code = r.stage == SPAWN_EXEC ? 127 : 126;
 		ks_buf_addf(io->err ? io->err : io->out, "cannot %s '%s': %s\n",
-			    stage_what(r.stage), argv[0], strerror(r.err));
-		goto out;
+			    stage_what(r.stage), x->argv[0], strerror(r.err));
+		return 0;
 	}
-	if (sv[0] >= 0) {
-		shutdown(sv[0], SHUT_RD);
-		set_nonblock(sv[0]);
+	if (x->sv[0] >= 0) {
+		shutdown(x->sv[0], SHUT_RD);
+		set_nonblock(x->sv[0]);
 		if (!io->input_len)
-			fd_close(&sv[0]);
+			fd_close(&x->sv[0]);
 	}
-	set_nonblock(po[0]);
-	if (pe[0] >= 0)
-		set_nonblock(pe[0]);
-	double deadline = ks_clock_s() + (io->timeout_s > 0 ? io->timeout_s : PROC_DEFAULT_TIMEOUT_S);
-	double grace_end = 0; /* set once the program exited with its output still open */
-	long nap_us = 500;
+	set_nonblock(x->po[0]);
+	if (x->pe[0] >= 0)
+		set_nonblock(x->pe[0]);
+	return 0;
+}
+
+/* output closed: wait for the exit (a daemonising child keeps us here); 1 once exited */
+static int exec_wait_exit(struct exec_run *x)
+{
+	if (child_exited(x->pid))
+		return 1;
+	struct timespec ts = {0, x->nap_us * 1000};
+	nanosleep(&ts, NULL);
+	x->nap_us = x->nap_us < 32000 ? x->nap_us * 2 : 50000;
+	return 0;
+}
+
+/* how long the next poll may wait: at most 1 s and the time left; with exit_grace_s, short
+ * enough to notice the exit, and no longer than the grace once it started */
+static double exec_poll_s(struct exec_run *x, double now, double left)
+{
+	const struct ks_proc_io *io = x->c.io;
+	double poll_s = left > 1 ? 1 : left;
+	if (io->exit_grace_s > 0 && x->grace_end == 0 && child_exited(x->pid))
+		x->grace_end = now + (io->exit_grace_s < left ? io->exit_grace_s : left);
+	if (x->grace_end > 0)
+		poll_s = x->grace_end - now;
+	else if (io->exit_grace_s > 0 && poll_s > PROC_EXIT_CHECK_S)
+		poll_s = PROC_EXIT_CHECK_S;
+	return poll_s;
+}
+
+/* write the next piece of the input; done, or the program stopped reading: close stdin */
+static void exec_feed(struct exec_run *x)
+{
+	const struct ks_proc_io *io = x->c.io;
+	ssize_t k = send(x->sv[0], io->input + x->sent, io->input_len - x->sent,
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (k > 0)
+		x->sent += (size_t)k;
+	if ((k < 0 && errno != EAGAIN && errno != EINTR) || x->sent == io->input_len)
+		fd_close(&x->sv[0]);
+}
+
+/* read what *fd has into chunk; closes it at its end or on an error */
+static ssize_t exec_read(int *fd, char *chunk, size_t n)
+{
+	ssize_t k = read(*fd, chunk, n);
+	if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
+		fd_close(fd);
+	return k;
+}
+
+/* One poll over the open ends, then input written and output taken where they are ready:
+ * 1 when the run must end (stdout over its cap), 0 to go on, or an error. */
+static int exec_poll(struct exec_run *x, double poll_s, struct ks_error *e)
+{
+	struct pollfd pf[3];
+	int np = 0, io_ = -1, ie = -1, ii = -1;
+	if (x->po[0] >= 0) {
+		io_ = np;
+		pf[np++] = (struct pollfd){.fd = x->po[0], .events = POLLIN};
+	}
+	if (x->pe[0] >= 0) {
+		ie = np;
+		pf[np++] = (struct pollfd){.fd = x->pe[0], .events = POLLIN};
+	}
+	if (x->sv[0] >= 0) {
+		ii = np;
+		pf[np++] = (struct pollfd){.fd = x->sv[0], .events = POLLOUT};
+	}
+	int n = poll(pf, (nfds_t)np, (int)(poll_s * 1000) + 1);
+	if (n < 0 && errno == EINTR)
+		return 0;
+	if (n < 0)
+		return ks_error_set(e, KS_ESYS, "run '%s': poll: %s", x->argv[0], strerror(errno));
 	char chunk[65536];
-	for (;;) {
-		double now = ks_clock_s(), left = deadline - now;
-		if (grace_end > 0 && now >= grace_end)
-			break; /* exited: its leftovers are not waited for */
-		if (left <= 0) {
-			res->timed_out = 1;
-			break;
-		}
-		if (po[0] < 0 && pe[0] < 0) {
-			/* output closed: wait for the exit (a daemonising child keeps us here) */
-			if (child_exited(pid))
-				break;
-			struct timespec ts = {0, nap_us * 1000};
-			nanosleep(&ts, NULL);
-			nap_us = nap_us < 32000 ? nap_us * 2 : 50000;
-			continue;
-		}
-		double poll_s = left > 1 ? 1 : left;
-		if (io->exit_grace_s > 0 && grace_end == 0 && child_exited(pid))
-			grace_end = now + (io->exit_grace_s < left ? io->exit_grace_s : left);
-		if (grace_end > 0)
-			poll_s = grace_end - now;
-		else if (io->exit_grace_s > 0 && poll_s > PROC_EXIT_CHECK_S)
-			poll_s = PROC_EXIT_CHECK_S;
-		struct pollfd pf[3];
-		int np = 0, io_ = -1, ie = -1, ii = -1;
-		if (po[0] >= 0) {
-			io_ = np;
-			pf[np++] = (struct pollfd){.fd = po[0], .events = POLLIN};
-		}
-		if (pe[0] >= 0) {
-			ie = np;
-			pf[np++] = (struct pollfd){.fd = pe[0], .events = POLLIN};
-		}
-		if (sv[0] >= 0) {
-			ii = np;
-			pf[np++] = (struct pollfd){.fd = sv[0], .events = POLLOUT};
-		}
-		int n = poll(pf, (nfds_t)np, (int)(poll_s * 1000) + 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = ks_error_set(e, KS_ESYS, "run '%s': poll: %s", argv[0], strerror(errno));
-			break;
-		}
-		if (ii >= 0 && pf[ii].revents) {
-			ssize_t k = send(sv[0], io->input + sent, io->input_len - sent,
-					 MSG_NOSIGNAL | MSG_DONTWAIT);
-			if (k > 0)
-				sent += (size_t)k;
-			if ((k < 0 && errno != EAGAIN && errno != EINTR) || sent == io->input_len)
-				fd_close(&sv[0]); /* done, or the program stopped reading */
-		}
-		if (io_ >= 0 && pf[io_].revents) {
-			ssize_t k = read(po[0], chunk, sizeof(chunk));
-			if (k > 0 && take_out(&c, chunk, (size_t)k))
-				break;
-			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
-				fd_close(&po[0]);
-		}
-		if (ie >= 0 && pf[ie].revents) {
-			ssize_t k = read(pe[0], chunk, sizeof(chunk));
-			if (k > 0)
-				take_err(&c, chunk, (size_t)k);
-			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
-				fd_close(&pe[0]);
-		}
+	if (ii >= 0 && pf[ii].revents)
+		exec_feed(x);
+	if (io_ >= 0 && pf[io_].revents) {
+		ssize_t k = exec_read(&x->po[0], chunk, sizeof(chunk));
+		if (k > 0 && take_out(&x->c, chunk, (size_t)k))
+			return 1;
 	}
-	/* the whole group: the program and anything it started */
-	ks_spawn_kill(pid, &wstatus);
-	wait_status(res, wstatus);
-	if (c.truncated)
-		ks_buf_adds(io->out, TRUNCATED_NOTE);
-out:
-	fd_close(&sv[0]);
-	fd_close(&sv[1]);
-	fd_close(&po[0]);
-	fd_close(&po[1]);
-	fd_close(&pe[0]);
-	fd_close(&pe[1]);
+	if (ie >= 0 && pf[ie].revents) {
+		ssize_t k = exec_read(&x->pe[0], chunk, sizeof(chunk));
+		if (k > 0)
+			take_err(&x->c, chunk, (size_t)k);
+	}
+	return 0;
+}
+
+/* Feed the input and collect the output until the program is done with both, the
+ * deadline, the grace after its exit, or stdout over a killing cap.  0, or a poll error. */
+static int exec_pump(struct exec_run *x, struct ks_error *e)
+{
+	const struct ks_proc_io *io = x->c.io;
+	x->deadline = ks_clock_s() + (io->timeout_s > 0 ? io->timeout_s : PROC_DEFAULT_TIMEOUT_S);
+	x->nap_us = 500;
+	for (;;) {
+		double now = ks_clock_s(), left = x->deadline - now;
+		if (x->grace_end > 0 && now >= x->grace_end)
+			return 0; /* exited: its leftovers are not waited for */
+		if (left <= 0) {
+			x->c.res->timed_out = 1;
+			return 0;
+		}
+		int rc = x->po[0] < 0 && x->pe[0] < 0 ? exec_wait_exit(x)
+						      : exec_poll(x, exec_poll_s(x, now, left), e);
+		if (rc)
+			return rc < 0 ? rc : 0;
+	}
+}
+
+int ks_proc_exec(char *const argv[], const struct ks_proc_io *io, struct ks_proc_result *res,
+		 struct ks_error *e)
+{
+	struct exec_run x = {
+		.argv = argv,
+		.c = {io, res, 0},
+		.sv = {-1, -1},
+		.po = {-1, -1},
+		.pe = {-1, -1},
+		.pid = -1,
+	};
+	memset(res, 0, sizeof(*res));
+	int rc = exec_pipes(&x, e);
+	rc = rc ? rc : exec_start(&x, e);
+	if (!rc && x.pid > 0) {
+		int wstatus = 0;
+		rc = exec_pump(&x, e);
+		/* the whole group: the program and anything it started */
+		ks_spawn_kill(x.pid, &wstatus);
+		wait_status(res, wstatus);
+		if (x.c.truncated)
+			ks_buf_adds(io->out, TRUNCATED_NOTE);
+	}
+	fd_close(&x.sv[0]);
+	fd_close(&x.sv[1]);
+	fd_close(&x.po[0]);
+	fd_close(&x.po[1]);
+	fd_close(&x.pe[0]);
+	fd_close(&x.pe[1]);
 	if (!io->out->data)
 		ks_buf_add(io->out, "", 0);
 	if (io->err && !io->err->data)
