@@ -33,6 +33,7 @@ struct fib {
 	char run_args[IMP_MAX][IMP_NAME];   /* run()'s arguments: every input in order */
 	char run_torch[IMP_MAX][16];        /* torch dtype of tensor arguments, "" for scalars */
 	int random_sources;                 /* safetensors inputs drawn at random instead */
+	int max_workloads;                  /* distinct workloads kept before refusing */
 };
 
 static int dtype_find(const char *fib)
@@ -231,7 +232,11 @@ static int read_workload(struct fib *f, json_t *wl, int line, struct ks_error *e
 {
 	struct imp_task *it = f->it;
 	json_t *axes = json_object_get(wl, "axes"), *inputs = json_object_get(wl, "inputs");
-	double *v = it->values[it->nworkloads];
+	double *v = imp_workload_row(it, it->nworkloads);
+	if (!v)
+		return ks_error_set(e, KS_ENOMEM, "%s:%d: out of memory for the workloads", f->wl_path,
+				    line);
+	memset(v, 0, sizeof(double) * IMP_MAX);
 	const char *key;
 	json_t *x;
 	json_object_foreach(axes, key, x) {
@@ -276,8 +281,12 @@ static int read_workload(struct fib *f, json_t *wl, int line, struct ks_error *e
 	for (int w = 0; w < it->nworkloads; w++)
 		if (!memcmp(it->values[w], v, sizeof(double) * (size_t)it->nparams))
 			return 0; /* the same shape twice is timed once */
-	if (it->nworkloads < IMP_MAX_WORKLOADS)
-		it->nworkloads++;
+	if (it->nworkloads >= f->max_workloads)
+		return ks_error_set(e, KS_ELIMIT, "%s:%d: more than %d distinct workloads: every "
+				    "evaluation times each workload of a task, so the import stops at "
+				    "%d; give --max-workloads N to keep more, or fewer lines",
+				    f->wl_path, line, f->max_workloads, f->max_workloads);
+	it->nworkloads++;
 	return 0;
 }
 
@@ -363,7 +372,9 @@ static int fib_import(const struct ks_import_req *req, struct ks_import_result *
 		return ks_error_set(e, KS_EPARSE, "%s:%d: %s", req->source, je.line, je.text);
 	struct imp_task it;
 	imp_task_init(&it);
-	struct fib f = {.it = &it, .path = req->source, .wl_path = req->workloads};
+	struct fib f = {.it = &it, .path = req->source, .wl_path = req->workloads,
+			.max_workloads = req->max_workloads > 0 ? req->max_workloads
+								: KS_IMPORT_MAX_WORKLOADS};
 	it.source = req->source;
 	snprintf(it.origin, sizeof(it.origin), "flashinfer-bench");
 	const char *name = str_field(def, "name"), *ref = str_field(def, "reference");
@@ -402,11 +413,12 @@ static int fib_import(const struct ks_import_req *req, struct ks_import_result *
 		if (!rc && f.nscalars)
 			rc = ks_error_set(e, KS_EINVAL, "input '%s' of '%s' is a scalar: give the "
 					  "workloads (WORKLOADS.jsonl) that set it", f.scalar_src[0], name);
-		if (!rc) {
-			for (int i = 0; i < f.naxes; i++)
-				it.values[0][i] = f.axis_value[i];
-			it.nworkloads = 1;
-		}
+		double *v = rc ? NULL : imp_workload_row(&it, 0);
+		if (!rc && !v)
+			rc = ks_error_set(e, KS_ENOMEM, "out of memory");
+		for (int i = 0; v && i < f.naxes; i++)
+			v[i] = f.axis_value[i];
+		it.nworkloads = v ? 1 : 0;
 	}
 	if (!rc) {
 		write_reference(&f, ref);
