@@ -35,7 +35,8 @@ static const char *python_name(void)
 	return p && *p ? p : "python3";
 }
 
-/* sys.executable (a pyenv shim is a script: the real interpreter is what the jail runs)
+/* sys.executable (a pyenv shim is a script: the real interpreter is what the jail runs;
+ * a virtual environment's link stays, it is how the interpreter finds the environment)
  * and the prefixes and sys.path entries its imports read */
 static int py_discover(struct ks_error *e)
 {
@@ -44,7 +45,8 @@ static int py_discover(struct ks_error *e)
 	py.asked = 1;
 	char *argv[] = {(char *)python_name(), "-c",
 			"import sys, os\n"
-			"print(os.path.realpath(sys.executable))\n"
+			"venv = sys.prefix != sys.base_prefix\n"
+			"print(sys.executable if venv else os.path.realpath(sys.executable))\n"
 			"for p in [sys.prefix, sys.base_prefix] + sys.path:\n"
 			"    if p and os.path.isabs(p) and os.path.exists(p): print(os.path.realpath(p))\n",
 			NULL};
@@ -179,7 +181,9 @@ static int jail_argv(char **argv, int cap, char *jail, size_t jail_n, const char
 		argv[n++] = "--ro";
 		argv[n++] = (char *)ro;
 	}
-	char *more[] = {"--ro", "/proc/cpuinfo", "--ro", "/sys/devices/system/cpu", "--rw",
+	/* torch reads /dev/urandom when it starts */
+	char *more[] = {"--ro", "/proc/cpuinfo", "--ro", "/sys/devices/system/cpu", "--ro",
+			"/dev/urandom", "--rw",
 			(char *)rw, "--as", as, "--fsize", "17179869184", "--cpu", cpu, "--",
 			py.exe, "-I", "-B", NULL};
 	for (int i = 0; more[i]; i++)

@@ -1483,6 +1483,7 @@ def main():
                 scaled |= s.names()
         env, sizes = module_env(tree, scaled)
         SIZES[:] = sizes
+        res['sizes'] = [{'name': n, 'value': v} for n, v in sizes]
         drawn = run_function(gi, env)
         init_values = run_function(gii, env) if gii else []
     except Refuse as e:
@@ -1536,6 +1537,11 @@ def build(tree, model, fwd, env, drawn, init_values):
             unsupported('inputs other than float32 (the generated C is f32)')
     except Refuse as e:
         res['unrecognised'] = str(e)
+        names = set()
+        for i in inputs:
+            for d in i['shape']:
+                names |= d.names()
+        res['params'] = [{'name': n, 'value': v} for n, v in SIZES if n in names]
         learn_shapes(init_values, env, inputs)
         return
     finish(out, args, inputs, scalars, env, SIZES)
@@ -1588,6 +1594,8 @@ def learn_shapes(init_values, env, inputs):
     for k, v in env.items():
         if isinstance(v, S) and k in ns:
             ns[k] = v.v
+        elif isinstance(v, tuple) and k in ns:
+            ns[k] = tuple(iv(x) for x in v)
     torch.manual_seed(0)
     m = ns['Model'](*ns['get_init_inputs']())
     with torch.no_grad():
@@ -1595,8 +1603,17 @@ def learn_shapes(init_values, env, inputs):
     outs = out if isinstance(out, (tuple, list)) else [out]
     dts = {'torch.float32': 'f32', 'torch.float16': 'f16', 'torch.bfloat16': 'bf16',
            'torch.float64': 'f64', 'torch.int64': 'i64', 'torch.int32': 'i32'}
-    res['outputs'] = [{'name': 'y%d' % i if len(outs) > 1 else 'y', 'dtype': dts.get(str(o.dtype), 'f32'),
-                       'shape': [lit(int(d)) for d in o.shape]} for i, o in enumerate(outs)]
+    by_value = {}
+    for p in res['params']:
+        by_value.setdefault(p['value'], []).append(p['name'])
+
+    def dim(d):
+        n = by_value.get(int(d), [])
+        return S(int(d), ('n', n[0])) if len(n) == 1 else lit(int(d))
+    taken = {i['name'] for i in inputs}
+    res['outputs'] = [{'name': ('y%d' % i if len(outs) > 1 else 'y') + ('_' if 'y' in taken else ''),
+                       'dtype': dts.get(str(o.dtype), 'f32'),
+                       'shape': [dim(d) for d in o.shape]} for i, o in enumerate(outs)]
 
 
 def serialise():
