@@ -60,6 +60,8 @@ struct imp_task {
 	char flops[512];            /* the flops expression, "" for the op's own (or 0) */
 	struct ks_buf kernel_head;  /* a generated naive kernel: its includes, */
 	struct ks_buf kernel_body;  /* and the body of its entry point ("": none) */
+	char sidecar_name[32];      /* one more file for the folder ("": none), */
+	struct ks_buf sidecar;      /* and its text */
 	struct ks_buf reference; /* reference.py up to its reference() (see imp_reference_tail) */
 	struct ks_buf readme;
 };

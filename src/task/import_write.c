@@ -32,6 +32,7 @@ void imp_task_init(struct imp_task *it)
 	ks_buf_init(&it->readme, (size_t)1 << 20);
 	ks_buf_init(&it->kernel_head, (size_t)1 << 16);
 	ks_buf_init(&it->kernel_body, (size_t)1 << 20);
+	ks_buf_init(&it->sidecar, (size_t)16 << 20);
 }
 
 void imp_task_release(struct imp_task *it)
@@ -40,6 +41,7 @@ void imp_task_release(struct imp_task *it)
 	ks_buf_release(&it->readme);
 	ks_buf_release(&it->kernel_head);
 	ks_buf_release(&it->kernel_body);
+	ks_buf_release(&it->sidecar);
 	free(it->values);
 	it->values = NULL;
 }
@@ -466,7 +468,8 @@ static int write_generated(struct imp_task *it, const char *dir, struct ks_impor
 		rc = write_text(tdir, "naive_openmp.c", &src, e);
 		res->templates = !rc;
 	}
-	snprintf(res->op, sizeof(res->op), "the forward's operations (a generated naive kernel)");
+	snprintf(res->op, sizeof(res->op), "%s", it->op.name[0] ? it->op.name
+				 : "the forward's operations (a generated naive kernel)");
 	ks_buf_release(&proto);
 	ks_buf_release(&src);
 	ks_task_free(t);
@@ -693,6 +696,8 @@ static int write_files(struct imp_task *it, const char *dir, struct ks_error *e)
 		rc = write_text(dir, "reference.py", &it->reference, e);
 	if (!rc)
 		rc = write_text(dir, "README.md", &it->readme, e);
+	if (!rc && it->sidecar_name[0])
+		rc = write_text(dir, it->sidecar_name, &it->sidecar, e);
 	ks_buf_release(&yaml);
 	return rc;
 }
