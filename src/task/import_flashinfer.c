@@ -424,8 +424,9 @@ static void gemm_form(struct imp_task *it)
 static void write_sidecar(const struct fib *f, json_t *def)
 {
 	json_t *axes = json_object(), *ins = json_object(), *wls = json_array();
-	for (int i = 0; i < f->naxes; i++)
-		json_object_set_new(axes, f->it->params[i].name, json_string(f->axis_src[i]));
+	for (int i = 0; i < f->naxes; i++) /* a workload gives its var axes only */
+		if (!f->axis_const[i])
+			json_object_set_new(axes, f->it->params[i].name, json_string(f->axis_src[i]));
 	for (int i = 0; i < f->nscalars; i++)
 		json_object_set_new(ins, f->it->params[f->naxes + i].name, json_string(f->scalar_src[i]));
 	const char *key;
@@ -444,8 +445,11 @@ static void write_sidecar(const struct fib *f, json_t *def)
 		json_array_append_new(wls, json_pack("{s:O, s:o}", "uuids", u ? u : json_null(),
 						     "values", vals));
 	}
-	json_t *o = json_pack("{s:s, s:o, s:o, s:o}", "definition", str_field(def, "name"), "axes",
-			      axes, "inputs", ins, "workloads", wls);
+	json_t *scalars = json_array();
+	for (int i = 0; i < f->nscalars; i++)
+		json_array_append_new(scalars, json_string(f->it->params[f->naxes + i].name));
+	json_t *o = json_pack("{s:s, s:o, s:o, s:o, s:o}", "definition", str_field(def, "name"),
+			      "axes", axes, "inputs", ins, "scalars", scalars, "workloads", wls);
 	char *txt = o ? json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
 	json_decref(o);
 	snprintf(f->it->sidecar_name, sizeof(f->it->sidecar_name), "flashinfer.json");

@@ -165,6 +165,7 @@ static int build_shipped(struct imp_task *it, json_t *sc, json_t *ship, struct k
 		snprintf(it->flops, sizeof(it->flops), "%s", t->flops ? t->flops : "0");
 		snprintf(it->shipped, sizeof(it->shipped), "%s", name);
 		snprintf(it->cls, sizeof(it->cls), "%s", t->cls ? t->cls : "imported");
+		it->atol = t->atol, it->rtol = t->rtol, it->l2 = t->l2;
 	}
 	ks_task_free(t);
 	return rc;
@@ -204,6 +205,9 @@ static int build(struct imp_task *it, json_t *sc, struct ks_error *e)
 	}
 	snprintf(it->flops, sizeof(it->flops), "%s", json_string_value(json_object_get(sc, "flops")));
 	json_t *c = json_object_get(sc, "c");
+	/* the naive kernel sums in double, torch in float (in its own order): a sum's few
+	 * ulps of rounding are no error, a wrong element is (the relative L2 bound) */
+	it->atol = 1e-4, it->rtol = 1e-3, it->l2 = 1e-5;
 	if (json_is_object(c)) {
 		ks_buf_adds(&it->kernel_head, json_string_value(json_object_get(c, "head")));
 		ks_buf_adds(&it->kernel_body, json_string_value(json_object_get(c, "body")));
@@ -314,7 +318,9 @@ static int kb_import(const struct ks_import_req *req, struct ks_import_result *r
 	if (!rc)
 		rc = scan(req, &src, &sc, e);
 	const char *err = sc ? json_string_value(json_object_get(sc, "error")) : NULL;
-	if (!rc && err)
+	if (!rc && err && json_is_true(json_object_get(sc, "bad_value")))
+		rc = ks_error_set(e, KS_EPARSE, "'%s': %s", req->source, err);
+	else if (!rc && err)
 		rc = ks_error_set(e, KS_EPARSE, "'%s' is not a KernelBench problem ksearch can "
 				  "import: %s", req->source, err);
 	struct imp_task it;

@@ -305,8 +305,12 @@ static void task_yaml(const struct imp_task *it, struct ks_buf *b)
 	int low = 0;
 	for (int i = 0; i < it->ntensors; i++)
 		low |= !strcmp(it->tensors[i].dtype, "f16") || !strcmp(it->tensors[i].dtype, "bf16");
-	ks_buf_addf(b, "\"\ntolerance: {atol: %s, rtol: %s}\nworkloads:\n",
-		    low ? "1e-2" : "1e-5", low ? "1e-2" : "1e-4");
+	if (it->atol > 0)
+		ks_buf_addf(b, "\"\ntolerance: {atol: %g, rtol: %g, l2: %g}\nworkloads:\n", it->atol,
+			    it->rtol, it->l2);
+	else
+		ks_buf_addf(b, "\"\ntolerance: {atol: %s, rtol: %s}\nworkloads:\n",
+			    low ? "1e-2" : "1e-5", low ? "1e-2" : "1e-4");
 	for (int w = 0; w < it->nworkloads; w++) {
 		ks_buf_adds(b, "  - {");
 		for (int i = 0; i < it->nparams; i++) {

@@ -28,9 +28,11 @@ class Refuse(Exception):
     pass
 
 
-def done(err=None):
+def done(err=None, value=False):
+    """err: the file is not a problem the importer reads; value: it is, with a bad value"""
     if err:
         res['error'] = err
+        res['bad_value'] = value
     with open(os.path.join(OUT_DIR, 'result.json'), 'w') as f:
         json.dump(res, f)
     sys.exit(0)
@@ -1508,6 +1510,12 @@ def build(tree, model, fwd, env, drawn, init_values):
     taken, args, inputs, scalars = {n for n, _ in SIZES}, [], [], []
     for a, d in zip(argn, drawn):
         if isinstance(d, Dist):
+            for k, dim in enumerate(d.shape):
+                if not 1 <= dim.v <= 2 ** 31 - 1 and dim.t[0] == 'n':
+                    done("size '%s' is %d, not a positive 32-bit integer" % (dim.t[1], dim.v), True)
+                if not 1 <= dim.v <= 2 ** 31 - 1:
+                    done("dimension %d of input '%s' of get_inputs() is %d, not a positive 32-bit "
+                         "integer" % (k, a, dim.v), True)
             if d.note:
                 res['notes'].append("input '%s': the problem %s; ksearch draws %s" % (a, d.note, d.init))
             t = T('in', d.shape, dtype=d.dtype, name=tensor_name(a, taken))
