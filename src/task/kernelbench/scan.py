@@ -55,15 +55,16 @@ class S:
                 st += [t[2], t[3]]
         return out
 
-    def text(self, c=False, prec=0):
+    def text(self, c=False, prec=0, py=False):
+        """the expression in task.yaml, in C (c) or in Python over kw (py)"""
         t = self.t
         if t[0] == 'c':
             return str(t[1])
         if t[0] == 'n':
-            return '(int64_t)' + t[1] if c else t[1]
+            return '(int64_t)' + t[1] if c else "kw['%s']" % t[1] if py else t[1]
         op, a, b = t[1], S(0, t[2]), S(0, t[3])
         p = 1 if op in '+-' else 2
-        s = '%s %s %s' % (a.text(c, p), op, b.text(c, p + 1))
+        s = '%s %s %s' % (a.text(c, p, py), '//' if py and op == '/' else op, b.text(c, p + 1, py))
         return '(%s)' % s if p < prec else s
 
 
@@ -142,21 +143,31 @@ def bshape(a, b):
     b = [lit(1)] * (n - len(b)) + list(b)
     out = []
     for x, y in zip(a, b):
-        if x.v == y.v or y.v == 1:
+        # a literal 1 broadcasts; a size that is 1 in this workload is still a size
+        if is_one(y) or (x.v == y.v and not is_one(x)):
             out.append(x)
-        elif x.v == 1:
+        elif is_one(x) or x.v == y.v:
             out.append(y)
         else:
             unsupported('shapes %s and %s do not broadcast' % ([d.v for d in a], [d.v for d in b]))
     return out
 
 
+def is_one(d):
+    return d.t == ('c', 1)
+
+
 def const(v):
     return T('const', [], value=float(v))
 
 
+def size(d):
+    """a size as a value of the computation (1 / sqrt(head_dim), a mean's count)"""
+    return const(d.v) if d.t[0] == 'c' else T('size', [], sz=d)
+
+
 def ew(fn, *xs, **at):
-    xs = [x if isinstance(x, T) else const(x) for x in xs]
+    xs = [x if isinstance(x, T) else size(x) if isinstance(x, S) else const(x) for x in xs]
     shape = []
     for x in xs:
         shape = bshape(shape, x.shape)
@@ -505,7 +516,7 @@ class Interp:
                 unsupported(ast.unparse(n))
             if op is ast.Pow and not isinstance(b, T) and float(iv(b)) == 2.0:
                 return ew('sq', a)
-            return ew(EW_BIN[op], iv(a) if isinstance(a, S) else a, iv(b) if isinstance(b, S) else b)
+            return ew(EW_BIN[op], a, b)
         if is_int(a) and is_int(b) and op in BIN:
             return arith(BIN[op], a, b)
         a, b = iv(a), iv(b)
@@ -711,7 +722,7 @@ def f_einsum(eq, *ops, **kw):
 def f_sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, **kw):
     if attn_mask is not None or dropout_p or is_causal:
         unsupported('attention with a mask, dropout or is_causal')
-    sc = float(scale) if scale is not None else 1.0 / math.sqrt(iv(q.shape[-1]))
+    sc = const(float(scale)) if scale is not None else ew('rsqrt', size(q.shape[-1]))
     s = ew('mul', matmul(q, transpose(k, -2, -1)), sc)
     return matmul(softmax(s, -1), v)
 
@@ -742,7 +753,7 @@ def f_loss(kind):
         if kw.get('log_target'):
             unsupported('kl_div with log_target')
         s = reduce('sum', ew('xlogy_sub', t, p), None)
-        return ew('div', s, float(iv(p.shape[0]))) if reduction == 'batchmean' else ew('div', s, float(prod(p.shape).v))
+        return ew('div', s, size(p.shape[0]) if reduction == 'batchmean' else size(prod(p.shape)))
     return f
 
 
@@ -1042,7 +1053,7 @@ class CGen:
         lead = len(out_shape) - t.nd
         terms, stride = [], lit(1)
         for k in range(t.nd - 1, -1, -1):
-            if t.shape[k].v != 1:
+            if not is_one(t.shape[k]):
                 terms.append('%s * (%s)' % (idx[lead + k], stride.text(c=True)) if stride.t != ('c', 1) else idx[lead + k])
             stride = arith('*', stride, t.shape[k])
         return ' + '.join(reversed(terms)) or '0'
@@ -1052,6 +1063,8 @@ class CGen:
             return cfloat(t.at['value']) + 'f'
         if t.kind == 'param':
             return '(float)' + t.at['name']
+        if t.kind == 'size':
+            return '(float)(%s)' % t.at['sz'].text(c=True)
         if t.kind == 'ew':
             args = [self.ew_expr(a, idx, out_shape, decl) for a in t.args]
             at = {k: cfloat(v) for k, v in t.at.items() if k in ('a', 'beta')}
@@ -1095,7 +1108,7 @@ class CGen:
         for a in t.args:
             if a.kind == 'ew':
                 self.leaves(a)
-            elif a.kind not in ('const', 'param'):
+            elif a.kind not in ('const', 'param', 'size'):
                 self.buf(a)
 
     def n_const(self, t, y):
@@ -1331,7 +1344,7 @@ class NpGen:
         if t.id in self.done:
             return self.done[t.id]
         name = getattr(self, 'n_' + t.kind)(t)
-        if t.kind not in ('const', 'param', 'in'):
+        if t.kind not in ('const', 'param', 'in', 'size'):
             self.lines.append('    t%d = %s' % (t.id, name))
             name = 't%d' % t.id
         self.done[t.id] = name
@@ -1345,6 +1358,9 @@ class NpGen:
 
     def n_const(self, t):
         return cfloat(t.at['value'])
+
+    def n_size(self, t):
+        return 'float(%s)' % t.at['sz'].text(py=True)
 
     def n_ew(self, t):
         args = [self.v(a) for a in t.args]
@@ -1379,7 +1395,7 @@ class NpGen:
         return 'np.flip(%s, %d)' % (self.v(t.args[0]), t.at['dim'])
 
     def n_reshape(self, t):
-        return 'np.reshape(%s, %r)' % (self.v(t.args[0]), tuple(d.v for d in t.shape))
+        return 'np.reshape(%s, (%s,))' % (self.v(t.args[0]), ', '.join(d.text(py=True) for d in t.shape))
 
     def n_mm(self, t):
         return 'np.matmul(%s, %s)' % (self.v(t.args[0]), self.v(t.args[1]))
@@ -1568,7 +1584,7 @@ def finish(out, args, inputs, scalars, env, sizes):
     for d in out.shape:
         names |= d.names()
     flops = flops_of(out)
-    names |= flops.names()
+    names |= flops.names() | graph_names(out)
     res['flops'] = flops
     res['params'] = [{'name': n, 'value': v} for n, v in sizes if n in names]
     ship = shipped_form(out, args)
@@ -1582,6 +1598,24 @@ def finish(out, args, inputs, scalars, env, sizes):
     res['numpy'] = numpy_form(out)
     if out.kind == 'ew' and len([i for i in inputs]) == 1 and not scalars and is_unary(out, args[0]):
         res['ew'] = True
+
+
+def graph_names(out):
+    """every size the kernel's loops use: shapes of every node, a conv's window, sizes used
+    as values"""
+    names, seen, st = set(), set(), [out]
+    while st:
+        t = st.pop()
+        if t.id in seen:
+            continue
+        seen.add(t.id)
+        st += t.args
+        vals = list(t.shape) + list(t.at.values())
+        for v in vals:
+            for x in (v if isinstance(v, (list, tuple)) else [v]):
+                if isinstance(x, S):
+                    names |= x.names()
+    return names
 
 
 def is_unary(t, x):
