@@ -3,7 +3,7 @@
 # its best kernel timed against the naive baseline and against PyTorch's own CPU op.
 #
 #   bash bench/kernelbench.sh [--corpus DIR] [--budget N] [--mib M] [--gflop G] [--only 1,19,..]
-#                             [--page FILE]
+#                             [--page FILE] [--page-only]
 #
 # The corpus is KernelBench's public repository: --corpus names a checkout (its
 # KernelBench/level1 folder is used), else it is cloned (git clone --depth 1) into
@@ -21,7 +21,8 @@
 #   3. the problem's own Model at the same sizes, timed with torch in one process (median
 #      of repeated forward calls after a warm-up, torch's default threads).
 # It writes the page (default docs/results/kernelbench-level1-cpu.md): per problem,
-# imported or why not, the speedups, failures with their reason.  Environment:
+# imported or why not, the speedups, failures with their reason (--page-only: write it again
+# from the rows of the last run, $WORK/kernelbench-runs/rows.tsv).  Environment:
 #   WORK=DIR     corpus, venv, task folders, runs and logs (default ~/.cache/ksearch-bench)
 #   KS_BIN=DIR   ksearch and its runners (default build)
 set -u
@@ -29,7 +30,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=$(cd "${KS_BIN:-$ROOT/build}" 2>/dev/null && pwd) ||
 	{ echo "kernelbench.sh: no folder '${KS_BIN:-$ROOT/build}' (KS_BIN)" >&2; exit 2; }
 WORK=${WORK:-$HOME/.cache/ksearch-bench}
-CORPUS= BUDGET=4 MIB=16 GFLOP=0.2 ONLY= PAGE=$ROOT/docs/results/kernelbench-level1-cpu.md
+CORPUS= BUDGET=4 MIB=16 GFLOP=0.2 ONLY= PAGE=$ROOT/docs/results/kernelbench-level1-cpu.md PAGE_ONLY=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--corpus) CORPUS=${2:?--corpus needs a folder}; shift 2 ;;
@@ -38,11 +39,15 @@ while [ $# -gt 0 ]; do
 	--gflop) GFLOP=${2:?--gflop needs a number}; shift 2 ;;
 	--only) ONLY=,${2:?--only needs numbers},; shift 2 ;;
 	--page) PAGE=${2:?--page needs a file}; shift 2 ;;
+	--page-only) PAGE_ONLY=1; shift ;;
 	-h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "kernelbench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
 mkdir -p "$WORK" || exit 2
+RUNS=$WORK/kernelbench-runs
+ROWS=$RUNS/rows.tsv
+if [ $PAGE_ONLY = 0 ]; then
 if [ -z "$CORPUS" ]; then
 	CORPUS=$WORK/KernelBench
 	[ -d "$CORPUS/.git" ] || git clone --depth 1 https://github.com/ScalingIntelligence/KernelBench "$CORPUS" ||
@@ -57,9 +62,7 @@ if ! "$PY" -c 'import torch, numpy' 2>/dev/null; then
 		{ echo "kernelbench.sh: could not install torch into $WORK/venv" >&2; exit 2; }
 fi
 export KSEARCH_PYTHON=$PY
-RUNS=$WORK/kernelbench-runs
 rm -rf "$RUNS" && mkdir -p "$RUNS"
-ROWS=$RUNS/rows.tsv
 : >"$ROWS"
 
 # the workload's MiB and GFLOP as `tasks show` prints them
@@ -170,11 +173,12 @@ except Exception:
 	vs=$(awk -v t="${tus:-nan}" -v k="$best_us" 'BEGIN { if (t + 0 > 0 && k + 0 > 0) printf "%.2f", t / k; else print "-" }')
 	printf '%s\t%s\tyes\t%s\t\t%s\t%s\t%s\t%s\t%s\n' "$n" "$b" "$scale" "$sp" "$best_us" "${tus:--}" "$vs" "$ref" >>"$ROWS"
 done
+fi
 
 python3 - "$ROWS" "$PAGE" "$BUDGET" "$MIB" "$GFLOP" "$(nproc)" "$(uname -m)" <<'PY'
 import sys, datetime, subprocess
 rows_path, page, budget, mib, gflop, cores, arch = sys.argv[1:8]
-rows = [l.rstrip('\n').split('\t') for l in open(rows_path) if l.strip()]
+rows = sorted([l.rstrip('\n').split('\t') for l in open(rows_path) if l.strip()], key=lambda r: int(r[0]))
 cpu = next((l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name')), arch)
 imported = [r for r in rows if r[2] == 'yes']
 ran = [r for r in imported if len(r) > 5 and r[5] not in ('', '-')]

@@ -21,6 +21,8 @@ struct ks_run_opts {
 	uint64_t seed;           /* same seed, same proposals (default 1) */
 	const char *out_dir;     /* NULL: runs/<task>-<YYYYmmdd-HHMMSS> */
 	const char *resume_dir;  /* continue this run to its budget */
+	int fresh;               /* 1: evaluate everything, use no result of an earlier run (the
+				    results cache, $KSEARCH_CACHE/results.sqlite) */
 	int jobs;                /* proposals compiled in parallel per round (0: the default,
 				    ks_run_default_jobs of the backend) */
 	int final_top;           /* candidates re-measured at the end (default 3) */
@@ -100,6 +102,8 @@ struct ks_run_result {
 	int was_finished;         /* 1: --resume of a run that had finished: nothing evaluated,
 				     its reports written again, the figures are the report's */
 	int reused;               /* candidates taken from the store instead of evaluated */
+	int cached;               /* evaluations taken from the results cache (earlier runs) */
+	double cached_age_min_s, cached_age_max_s; /* how old they were */
 	long llm_calls;           /* policy llm / cmd: exchanges made (failed ones too) */
 	long llm_prompt_tokens;
 	long llm_completion_tokens;

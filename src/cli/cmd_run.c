@@ -280,6 +280,20 @@ static const char *model_option_error(const struct ks_opt *opts, const union opt
 	return NULL;
 }
 
+/* "42 s", "3 min", "5 h", "2 days" */
+static const char *age_text(double s, char *out, size_t n)
+{
+	if (s < 120)
+		snprintf(out, n, "%.0f s", s);
+	else if (s < 7200)
+		snprintf(out, n, "%.0f min", s / 60);
+	else if (s < 172800)
+		snprintf(out, n, "%.0f h", s / 3600);
+	else
+		snprintf(out, n, "%.0f days", s / 86400);
+	return out;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct ks_run_opts o;
@@ -319,6 +333,8 @@ int cmd_run(int argc, char **argv)
 		{"seed", KS_OPT_INT, &seed, "S", "same seed, same proposals (1)"},
 		{"out", KS_OPT_STR, &o.out_dir, "DIR", "run folder (runs/<task>-<time>)"},
 		{"resume", KS_OPT_STR, &o.resume_dir, "DIR", "continue an interrupted run to its budget"},
+		{"fresh", KS_OPT_FLAG, &o.fresh, NULL,
+		 "evaluate every candidate: no result of an earlier run ($KSEARCH_CACHE/results.sqlite)"},
 		{"jobs", KS_OPT_INT, &jobs, "N", "proposals compiled in parallel per round (2; device backends such as cuda: half the cores, 2 to 8)"},
 		{"spec", KS_OPT_STR, &o.spec, "NAME|auto", "hardware spec (auto: the host, or the local GPU)"},
 		{"top", KS_OPT_INT, &top, "N", "candidates re-measured at the end (3)"},
@@ -461,6 +477,10 @@ int cmd_run(int argc, char **argv)
 				      "strategy", r.strategy, "policy", r.policy, "budget", r.budget,
 				      "evaluated", r.evaluated, "passed", r.passed, "resumed",
 				      r.resumed, "reused", r.reused);
+		if (doc)
+			json_object_set_new(doc, "cached", json_pack("{s:i, s:f, s:f}", "evaluations",
+								     r.cached, "oldest_s", r.cached_age_max_s,
+								     "newest_s", r.cached_age_min_s));
 		if (doc) {
 			json_object_set_new(doc, "time_per_candidate", r.time_summary[0]
 									? json_string(r.time_summary)
@@ -542,6 +562,13 @@ int cmd_run(int argc, char **argv)
 			       r.best_source);
 		else
 			printf("no candidate passed; see the failures in the report\n");
+		if (r.cached) {
+			char young[32], old[32];
+			printf("reused: %d evaluation%s of earlier runs from the results cache, measured "
+			       "%s to %s ago (--fresh to evaluate everything)\n", r.cached,
+			       r.cached == 1 ? "" : "s", age_text(r.cached_age_min_s, young, sizeof(young)),
+			       age_text(r.cached_age_max_s, old, sizeof(old)));
+		}
 		if (r.final_noisy)
 			printf("noisy: %s\n", r.final_noise);
 		if (r.time_summary[0])

@@ -23,6 +23,7 @@
 #include "ksearch/store.h"
 #include "ksearch/worker.h"
 #include "search/run_internal.h"
+#include "store/results.h"
 #include "policy/space.h"
 #include "util/clock.h"
 #include "util/fs.h"
@@ -734,6 +735,9 @@ out:
 	r->passed = st->passed;
 	r->resumed = st->resumed;
 	r->reused = st->reused;
+	r->cached = st->cached;
+	r->cached_age_min_s = st->cached_age_min_s;
+	r->cached_age_max_s = st->cached_age_max_s;
 	r->llm_calls = st->usage.calls;
 	r->llm_prompt_tokens = st->usage.prompt_tokens;
 	r->llm_completion_tokens = st->usage.completion_tokens;
@@ -754,6 +758,7 @@ out:
 	if (st->ev)
 		ks_evaluator_free(st->ev);
 	ks_pool_free(st->pool);
+	ks_results_close(st->results);
 	if (st->have_spec)
 		ks_spec_release(&st->spec);
 	if (st->task)
