@@ -10,6 +10,8 @@
 #include "ksearch/error.h"
 #include "ksearch/eval.h"
 
+#define KS_RUN_MAX_TOP 16 /* candidates the final re-measures at most */
+
 struct ks_run_opts {
 	const char *task;        /* name or folder */
 	const char *backend;     /* "cpu" */
@@ -25,7 +27,8 @@ struct ks_run_opts {
 				    results cache, $KSEARCH_CACHE/results.sqlite) */
 	int jobs;                /* proposals compiled in parallel per round (0: the default,
 				    ks_run_default_jobs of the backend) */
-	int final_top;           /* candidates re-measured at the end (default 3) */
+	int final_top;           /* candidates re-measured at the end (default 3, at most
+				    KS_RUN_MAX_TOP; 0: none, the search phase's figures stand) */
 	struct ks_eval_opts eval; /* timing and limits for the search phase */
 	/* policy llm / cmd (docs/llm.md) */
 	const char *llm_base_url;   /* llm: OpenAI-compatible endpoint */
@@ -102,6 +105,8 @@ struct ks_run_result {
 	int was_finished;         /* 1: --resume of a run that had finished: nothing evaluated,
 				     its reports written again, the figures are the report's */
 	int reused;               /* candidates taken from the store instead of evaluated */
+	double search_s, final_s; /* the search phase's and the final re-measurement's wall time */
+	int final_rounds;         /* rounds the final measured (0: skipped, --top 0 or Ctrl-C) */
 	int cached;               /* evaluations taken from the results cache (earlier runs) */
 	double cached_age_min_s, cached_age_max_s; /* how old they were */
 	long llm_calls;           /* policy llm / cmd: exchanges made (failed ones too) */

@@ -337,7 +337,8 @@ int cmd_run(int argc, char **argv)
 		 "evaluate every candidate: no result of an earlier run ($KSEARCH_CACHE/results.sqlite)"},
 		{"jobs", KS_OPT_INT, &jobs, "N", "proposals compiled in parallel per round (2; device backends such as cuda: half the cores, 2 to 8)"},
 		{"spec", KS_OPT_STR, &o.spec, "NAME|auto", "hardware spec (auto: the host, or the local GPU)"},
-		{"top", KS_OPT_INT, &top, "N", "candidates re-measured at the end (3)"},
+		{"top", KS_OPT_INT, &top, "N",
+		 "candidates re-measured at the end (3; 0 to 16, 0: none, the search's figures stand)"},
 		{"timeout", KS_OPT_STR, &timeout, "S", "limit per kernel call or timing block (60s)"},
 		{"memory-limit", KS_OPT_STR, &memlimit, "SIZE", "memory a kernel may allocate (2G)"},
 		{"min-time", KS_OPT_STR, &min_time, "S", "timing floor per candidate (0.1s)"},
@@ -381,7 +382,7 @@ int cmd_run(int argc, char **argv)
 		budget = o.budget;
 	if (ks_opt_range("budget", budget, 1, 1e6) ||
 	    (jobs != INT_MIN && ks_opt_range("jobs", jobs, 1, 256)) ||
-	    ks_opt_range("top", top, 0, 1000) || ks_opt_range("threads", threads, 0, 4096) ||
+	    ks_opt_range("top", top, 0, KS_RUN_MAX_TOP) || ks_opt_range("threads", threads, 0, 4096) ||
 	    ks_opt_range("llm-max-calls", llm_max_calls, 0, 1e9) ||
 	    ks_opt_range("llm-max-tokens", llm_max_tokens, 0, 1e9) ||
 	    ks_opt_range("llm-max-cost", o.llm_max_cost, 0, 1e9) ||
@@ -478,6 +479,10 @@ int cmd_run(int argc, char **argv)
 				      "evaluated", r.evaluated, "passed", r.passed, "resumed",
 				      r.resumed, "reused", r.reused);
 		if (doc)
+			json_object_set_new(doc, "phases", json_pack("{s:f, s:f, s:i}", "search_s",
+								     r.search_s, "final_s", r.final_s,
+								     "final_rounds", r.final_rounds));
+		if (doc)
 			json_object_set_new(doc, "cached", json_pack("{s:i, s:f, s:f}", "evaluations",
 								     r.cached, "oldest_s", r.cached_age_max_s,
 								     "newest_s", r.cached_age_min_s));
@@ -573,6 +578,10 @@ int cmd_run(int argc, char **argv)
 			printf("noisy: %s\n", r.final_noise);
 		if (r.time_summary[0])
 			printf("time: %s\n", r.time_summary);
+		if (r.search_s + r.final_s > 0)
+			printf("phases: search %.1f s, final re-measurement %.1f s (%d round%s, %.0f%%)\n",
+			       r.search_s, r.final_s, r.final_rounds, r.final_rounds == 1 ? "" : "s",
+			       100 * r.final_s / (r.search_s + r.final_s));
 		if (r.uses_model)
 			printf("llm: %ld calls, %ld prompt + %ld completion tokens, $%.4f\n",
 			       r.llm_calls, r.llm_prompt_tokens, r.llm_completion_tokens, r.llm_cost);

@@ -716,7 +716,11 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 		goto out;
 	/* why the search phase ended, for the report ("budget" when it ran to the end) */
 	ks_store_add_event(st->store, "info", "stopped", st->stopped, NULL, NULL);
-	if ((rc = ks_run_final(st, r, e)))
+	double t_final = ks_run_now();
+	r->search_s = t_final - st->t_search;
+	rc = ks_run_final(st, r, e);
+	r->final_s = ks_run_now() - t_final;
+	if (rc)
 		goto out;
 	ks_store_set_run_status(st->store, stop_requested ? "interrupted" : "finished", NULL);
 	ks_run_progress_tick(st, "done", "writing the reports", 0);
