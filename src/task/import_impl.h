@@ -61,6 +61,7 @@ struct imp_task {
 	double atol, rtol, l2;      /* the tolerance; atol 0: by the dtypes */
 	struct ks_buf kernel_head;  /* a generated naive kernel: its includes, */
 	struct ks_buf kernel_body;  /* and the body of its entry point ("": none) */
+	unsigned fixed;             /* bit i: param i keeps its value in the generated check */
 	char sidecar_name[32];      /* one more file for the folder ("": none), */
 	struct ks_buf sidecar;      /* and its text */
 	struct ks_buf reference; /* reference.py up to its reference() (see imp_reference_tail) */

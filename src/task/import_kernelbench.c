@@ -92,10 +92,11 @@ static int add_param(struct imp_task *it, const char *name, const char *type, do
 	double *row = imp_workload_row(it, 0);
 	if (it->nparams >= IMP_MAX || !row)
 		return ks_error_set(e, KS_ELIMIT, "'%s': more than %d sizes", it->source, IMP_MAX);
-	if (!strcmp(type, "i32") && (value < 1 || value > INT_MAX))
-		return ks_error_set(e, KS_EPARSE, "'%s': size '%s' is %.0f, not a positive 32-bit "
-				    "integer (give another with --set %s=N)", it->source, name, value,
-				    name);
+	/* a padding may be 0; a tensor's dimension of 0 is the loader's to refuse */
+	if (!strcmp(type, "i32") && (value < 0 || value > INT_MAX))
+		return ks_error_set(e, KS_EPARSE, "'%s': size '%s' is %.0f, not a 32-bit integer of "
+				    "at least 0 (give another with --set %s=N)", it->source, name,
+				    value, name);
 	struct imp_param *p = &it->params[it->nparams];
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	p->type = type;
@@ -183,6 +184,10 @@ static int build(struct imp_task *it, json_t *sc, struct ks_error *e)
 				    json_number_value(json_object_get(x, "value")), e)))
 			return rc;
 	}
+	json_array_foreach(json_object_get(sc, "fixed"), i, x)
+		for (int k = 0; k < it->nparams; k++)
+			if (!strcmp(it->params[k].name, json_string_value(x)))
+				it->fixed |= 1u << k;
 	json_array_foreach(json_object_get(sc, "scalars"), i, x) {
 		if ((rc = add_param(it, json_string_value(json_object_get(x, "name")),
 				    json_string_value(json_object_get(x, "type")),
@@ -239,7 +244,12 @@ static void write_reference(struct imp_task *it, const char *source, json_t *sc)
 		ks_buf_addf(b, "%s('%s', '', '%s')", n++ ? ", " : "",
 			    json_string_value(json_object_get(x, "name")),
 			    json_string_value(json_object_get(x, "arg")));
-	ks_buf_adds(b, "]\n# the modules' parameters: (task input, parameter of Model)\n_KS_WEIGHTS = [");
+	ks_buf_adds(b, "]\n# the problem's sizes among the params\n_KS_SIZES = {");
+	n = 0;
+	json_array_foreach(json_object_get(sc, "params"), i, x)
+		ks_buf_addf(b, "%s'%s'", n++ ? ", " : "", json_string_value(json_object_get(x, "name")));
+	ks_buf_adds(b, n ? "}" : "}\n_KS_SIZES = set()");
+	ks_buf_adds(b, "\n# the modules' parameters: (task input, parameter of Model)\n_KS_WEIGHTS = [");
 	n = 0;
 	json_array_foreach(ins, i, x) {
 		const char *path = json_string_value(json_object_get(x, "path"));
@@ -248,9 +258,23 @@ static void write_reference(struct imp_task *it, const char *source, json_t *sc)
 				    json_string_value(json_object_get(x, "name")), path);
 	}
 	ks_buf_adds(b, "]\n\n\n"
+		       "def _ks_sizes(ns, kw):\n"
+		       "    \"\"\"the problem's module-level sizes as this workload gives them (a name, or\n"
+		       "    NAME_I for element I of a tuple), for get_init_inputs() and the modules\"\"\"\n"
+		       "    for k, v in kw.items():\n"
+		       "        base, _, i = k.rpartition('_')\n"
+		       "        if isinstance(ns.get(k), int) and not isinstance(ns.get(k), bool):\n"
+		       "            ns[k] = int(v)\n"
+		       "        elif isinstance(ns.get(k), tuple) and len(ns[k]) == 1:\n"
+		       "            ns[k] = (int(v),)\n"
+		       "        elif isinstance(ns.get(base), tuple) and i.isdigit() and int(i) < len(ns[base]):\n"
+		       "            t = list(ns[base])\n"
+		       "            t[int(i)] = int(v)\n"
+		       "            ns[base] = tuple(t)\n\n\n"
 		       "def _ks_torch_reference(kw):\n"
 		       "    torch = _ks_torch()\n"
 		       "    ns = _ks_module()\n"
+		       "    _ks_sizes(ns, {k: v for k, v in kw.items() if k in _KS_SIZES})\n"
 		       "    torch.manual_seed(0)\n"
 		       "    model = ns['Model'](*ns['get_init_inputs']())\n"
 		       "    with torch.no_grad():\n"

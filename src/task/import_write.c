@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,6 +255,30 @@ static void write_value(struct ks_buf *b, const struct imp_param *p, double v)
 		ks_buf_addf(b, "%.0f", v);
 }
 
+/* a generated kernel's check: every size that is a dimension of an input made odd (one
+ * more when even), the others (a kernel size, a stride) as they are; none when all are odd */
+static void odd_check(const struct imp_task *it, struct ks_buf *b)
+{
+	struct ks_buf line = KS_BUF_INIT;
+	int changed = 0;
+	for (int i = 0; i < it->nparams; i++) {
+		double v = it->values[0][i];
+		int dim = 0;
+		for (int t = 0; t < it->ntensors && !dim; t++)
+			for (int k = 0; k < it->tensors[t].ndim && !it->tensors[t].is_output; k++)
+				dim |= !strcmp(it->tensors[t].shape[k], it->params[i].name);
+		if (dim && !(it->fixed >> i & 1) && !strcmp(it->params[i].type, "i32") && fmod(v, 2) == 0) {
+			v += 1;
+			changed = 1;
+		}
+		ks_buf_addf(&line, ", %s: ", it->params[i].name);
+		write_value(&line, &it->params[i], v);
+	}
+	if (changed)
+		ks_buf_addf(b, "checks:\n  - {name: odd-sizes%s}\n", ks_buf_str(&line));
+	ks_buf_release(&line);
+}
+
 static void task_yaml(const struct imp_task *it, struct ks_buf *b)
 {
 	const char *op_cls[] = {"imported", "elementwise", "softmax", "normalization"};
@@ -321,6 +346,10 @@ static void task_yaml(const struct imp_task *it, struct ks_buf *b)
 	}
 	if ((it->op.kind == IMP_OP_NONE && !it->shipped[0] && !it->kernel_body.len) || !it->nworkloads)
 		return;
+	if (it->kernel_body.len) {
+		odd_check(it, b);
+		return;
+	}
 	/* the awkward small case every recognised op must survive: odd sizes on every axis */
 	ks_buf_adds(b, "checks:\n  - {name: odd-sizes");
 	for (int i = 0, odd = 3; i < it->nparams; i++) {

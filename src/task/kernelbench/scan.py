@@ -65,7 +65,8 @@ class S:
         op, a, b = t[1], S(0, t[2]), S(0, t[3])
         p = 1 if op in '+-' else 2
         s = '%s %s %s' % (a.text(c, p, py), '//' if py and op == '/' else op, b.text(c, p + 1, py))
-        return '(%s)' % s if p < prec else s
+        # in C and Python an expression goes into other text (an index, a loop bound): whole
+        return '(%s)' % s if p < prec or ((c or py) and prec == 0) else s
 
 
 def lit(v):
@@ -269,6 +270,7 @@ def tup(v, n):
 
 WEIGHTS = []  # the modules' parameters, inputs of the task
 SIZES = []    # module-level sizes in the file's order
+FIXED = set() # sizes a check must not change (channels of a grouped convolution)
 
 
 def weight(m, what, shape, bound):
@@ -310,6 +312,8 @@ def conv_module(m, x, nd, transposed):
     else:
         wshape = [cout, arith('/', cin, groups)] + k
         fan_in = arith('/', cin, groups).v * prod(k).v
+    if groups.v != 1:  # channels stay divisible by groups: the odd-size check keeps them
+        FIXED.update(cin.names() | cout.names() | groups.names())
     bound = 1.0 / math.sqrt(max(fan_in, 1))
     w = weight(m, 'weight', wshape, bound)
     args = [x, w]
@@ -324,7 +328,8 @@ def conv_module(m, x, nd, transposed):
         else:
             o = arith('+', arith('/', arith('-', arith('-', arith('+', n, arith('*', 2, pad[i])), ext), 1), st[i]), 1)
         if o.v < 1:
-            unsupported('%s gives an empty output' % m.kind)
+            done("at these sizes the %s's output is empty (its input's axis %d is %d, its window "
+                 "%d): give a larger --scale, or --set the size" % (m.kind, i, n.v, 1 + ext.v), True)
         spatial.append(o)
     return T('conv', [x.shape[0], cout] + spatial, args, nd=nd, k=k, stride=st, pad=pad, dil=dil,
              groups=groups, transposed=transposed, bias=bool(bias))
@@ -351,7 +356,11 @@ def pool_module(m, x, nd, op):
     for i in range(nd):
         n = x.shape[lead + i]
         ext = arith('*', dil[i], arith('-', k[i], 1))
-        spatial.append(arith('+', arith('/', arith('-', arith('-', arith('+', n, arith('*', 2, pad[i])), ext), 1), st[i]), 1))
+        o = arith('+', arith('/', arith('-', arith('-', arith('+', n, arith('*', 2, pad[i])), ext), 1), st[i]), 1)
+        if o.v < 1:
+            done("at these sizes the %s's output is empty (its input's axis %d is %d, its window "
+                 "%d): give a larger --scale, or --set the size" % (m.kind, i, n.v, 1 + ext.v), True)
+        spatial.append(o)
     return T('pool', x.shape[:lead] + spatial, [x], nd=nd, op=op, k=k, stride=st, pad=pad, dil=dil)
 
 
@@ -369,6 +378,7 @@ def norm_module(m, x):
         g = mod_arg(m, 0, 'num_groups')
         g = g if isinstance(g, S) else lit(g)
         c = x.shape[1]
+        FIXED.update(g.names() | c.names())
         r = reshape(x, [x.shape[0], g, prod([arith('/', c, g)] + x.shape[2:])])
         return reshape(normalize(r, [2], eps), x.shape)
     if kind == 'LayerNorm':
@@ -1017,7 +1027,7 @@ class CGen:
         if t.kind == 'in':
             self.bufs[t.id] = t.at['name']
             return t.at['name']
-        if t.kind == 'reshape':
+        if t.kind == 'reshape' and t is not self.out:  # the output is a copy
             name = self.buf(t.args[0])
             self.bufs[t.id] = name
             return name
@@ -1499,6 +1509,7 @@ def main():
         for d in drawn:
             for s in getattr(d, 'shape', []):
                 scaled |= s.names()
+        scaled -= fixed_sizes(model, fwd, gi, gii, env)
         env, sizes = module_env(tree, scaled)
         SIZES[:] = sizes
         res['sizes'] = [{'name': n, 'value': v} for n, v in sizes]
@@ -1507,6 +1518,20 @@ def main():
     except Refuse as e:
         done('get_inputs() or get_init_inputs(): %s' % e)
     build(tree, model, fwd, env, drawn, init_values)
+
+
+def fixed_sizes(model, fwd, gi, gii, env):
+    """the sizes a divisibility ties (channels of grouped convolutions, of a GroupNorm):
+    --scale leaves them, as the odd-size check does"""
+    try:
+        drawn = run_function(gi, env)
+        args = [T('in', d.shape, name='x%d' % i) if isinstance(d, Dist) else T('param', [], name='p')
+                for i, d in enumerate(drawn)]
+        run_forward(fwd, args, model_attrs(model, run_function(gii, env) if gii else [], env), env)
+    except (Refuse, Exception):
+        pass
+    WEIGHTS.clear()
+    return set(FIXED)
 
 
 def tensor_name(arg, taken):
@@ -1587,6 +1612,7 @@ def finish(out, args, inputs, scalars, env, sizes):
     names |= flops.names() | graph_names(out)
     res['flops'] = flops
     res['params'] = [{'name': n, 'value': v} for n, v in sizes if n in names]
+    res['fixed'] = sorted(FIXED)
     ship = shipped_form(out, args)
     if ship and not scalars and not WEIGHTS:
         task, dims, tnames, oname2 = ship
