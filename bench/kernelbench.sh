@@ -2,8 +2,8 @@
 # KernelBench level 1 on the CPU: every problem imported, searched with a small budget, and
 # its best kernel timed against the naive baseline and against PyTorch's own CPU op.
 #
-#   bash bench/kernelbench.sh [--corpus DIR] [--budget N] [--mib M] [--gflop G] [--only 1,19,..]
-#                             [--page FILE] [--page-only]
+#   bash bench/kernelbench.sh [--corpus DIR] [--budget N] [--top N] [--mib M] [--gflop G] [--only 1,19,..]
+#                             [--page FILE] [--page-only] [--no-run]
 #
 # The corpus is KernelBench's public repository: --corpus names a checkout (its
 # KernelBench/level1 folder is used), else it is cloned (git clone --depth 1) into
@@ -13,7 +13,7 @@
 #   1. `ksearch tasks import kernelbench` with the largest --scale (1, 1/2, 1/4, ...) at
 #      which the workload needs at most M MiB (default 16) and G GFLOP (default 0.2): the
 #      GPU-sized problems shrink to what a naive loop finishes here in seconds;
-#   2. `ksearch run DIR --budget N --top 1` (default 4, built-in policy) and `ksearch eval`
+#   2. `ksearch run DIR --budget N --top T` (default 4 and 1, built-in policy) and `ksearch eval`
 #      of the best kernel: its speedup over the naive baseline, its median time; the
 #      reference is the problem's Model with torch, or the importer's numpy form of the
 #      forward (numpy starts at once, torch in seconds a call) once the naive baseline
@@ -22,7 +22,8 @@
 #      of repeated forward calls after a warm-up, torch's default threads).
 # It writes the page (default docs/results/kernelbench-level1-cpu.md): per problem,
 # imported or why not, the speedups, failures with their reason (--page-only: write it again
-# from the rows of the last run, $WORK/kernelbench-runs/rows.tsv).  Environment:
+# from the rows of the last run, $WORK/kernelbench-runs/rows.tsv; --no-run: import only, each
+# row "not searched").  Environment:
 #   WORK=DIR     corpus, venv, task folders, runs and logs (default ~/.cache/ksearch-bench)
 #   KS_BIN=DIR   ksearch and its runners (default build)
 set -u
@@ -30,16 +31,18 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=$(cd "${KS_BIN:-$ROOT/build}" 2>/dev/null && pwd) ||
 	{ echo "kernelbench.sh: no folder '${KS_BIN:-$ROOT/build}' (KS_BIN)" >&2; exit 2; }
 WORK=${WORK:-$HOME/.cache/ksearch-bench}
-CORPUS= BUDGET=4 MIB=16 GFLOP=0.2 ONLY= PAGE=$ROOT/docs/results/kernelbench-level1-cpu.md PAGE_ONLY=0
+CORPUS= BUDGET=4 TOP=1 NO_RUN=0 MIB=16 GFLOP=0.2 ONLY= PAGE=$ROOT/docs/results/kernelbench-level1-cpu.md PAGE_ONLY=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--corpus) CORPUS=${2:?--corpus needs a folder}; shift 2 ;;
 	--budget) BUDGET=${2:?--budget needs a number}; shift 2 ;;
+	--top) TOP=${2:?--top needs a number}; shift 2 ;;
 	--mib) MIB=${2:?--mib needs a number}; shift 2 ;;
 	--gflop) GFLOP=${2:?--gflop needs a number}; shift 2 ;;
 	--only) ONLY=,${2:?--only needs numbers},; shift 2 ;;
 	--page) PAGE=${2:?--page needs a file}; shift 2 ;;
 	--page-only) PAGE_ONLY=1; shift ;;
+	--no-run) NO_RUN=1; shift ;;
 	-h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "kernelbench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
@@ -144,6 +147,9 @@ for f in $(ls "$LEVEL"/*.py | sort -V); do
 	if [ ! -f "$dir/baseline.c" ]; then
 		printf '%s\t%s\tno baseline\t%s\n' "$n" "$b" "$(grep -m1 '^note:' "$out.log" | cut -c7- | cut -c1-120)" >>"$ROWS"; continue
 	fi
+	if [ $NO_RUN = 1 ]; then
+		printf '%s\t%s\tyes\t%s\tnot searched (--no-run)\n' "$n" "$b" "$scale" >>"$ROWS"; continue
+	fi
 	run=$RUNS/run-$n
 	# torch starts in seconds, numpy at once: where the importer wrote a numpy form of the
 	# forward, it is the search's reference, after it agreed with torch on the workload
@@ -157,7 +163,7 @@ for f in $(ls "$LEVEL"/*.py | sort -V); do
 		fi
 	fi
 	[ "$ref" = numpy ] && rpy=python3 || rpy=$PY
-	if ! KSEARCH_PYTHON=$rpy timeout 1800 "$BIN/ksearch" run "$dir" --budget "$BUDGET" --top 1 --json --out "$run" >"$run.json" 2>"$run.log"; then
+	if ! KSEARCH_PYTHON=$rpy timeout 1800 "$BIN/ksearch" run "$dir" --budget "$BUDGET" --top "$TOP" --json --out "$run" >"$run.json" 2>"$run.log"; then
 		printf '%s\t%s\tyes\t%s\t%s\n' "$n" "$b" "$scale" "run failed: $(grep -m1 'ksearch' "$run.log" | cut -c1-150)" >>"$ROWS"; continue
 	fi
 	KSEARCH_PYTHON=$rpy "$BIN/ksearch" eval "$dir" "$run/best.c" --no-checks --json >"$run.eval.json" 2>/dev/null
@@ -175,21 +181,21 @@ except Exception:
 done
 fi
 
-python3 - "$ROWS" "$PAGE" "$BUDGET" "$MIB" "$GFLOP" "$(nproc)" "$(uname -m)" <<'PY'
+python3 - "$ROWS" "$PAGE" "$BUDGET" "$MIB" "$GFLOP" "$(nproc)" "$(uname -m)" "$TOP" <<'PY'
 import sys, datetime, subprocess
-rows_path, page, budget, mib, gflop, cores, arch = sys.argv[1:8]
+rows_path, page, budget, mib, gflop, cores, arch, top = sys.argv[1:9]
 rows = sorted([l.rstrip('\n').split('\t') for l in open(rows_path) if l.strip()], key=lambda r: int(r[0]))
 cpu = next((l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name')), arch)
 imported = [r for r in rows if r[2] == 'yes']
 ran = [r for r in imported if len(r) > 5 and r[5] not in ('', '-')]
 out = ['# KernelBench level 1 on the CPU', '',
-       'Made by `bash bench/kernelbench.sh --budget %s --mib %s --gflop %s` on %s (%s cores), %s.' %
-       (budget, mib, gflop, cpu, cores, datetime.date.today().isoformat()),
+       'Made by `bash bench/kernelbench.sh --budget %s --top %s --mib %s --gflop %s` on %s (%s cores), %s.' %
+       (budget, top, mib, gflop, cpu, cores, datetime.date.today().isoformat()),
        'Each problem is imported at the largest `--scale` whose workload needs at most %s MiB and %s GFLOP'
        ' (KernelBench\'s sizes are a GPU\'s), searched with `ksearch run --budget %s` (built-in policy),'
-       ' and its best kernel re-timed with `ksearch eval`; PyTorch (from PyPI) runs the problem\'s own'
+       ' (`--top %s`: its final re-measurement of that many), and its best kernel re-timed with `ksearch eval`; PyTorch (from PyPI) runs the problem\'s own'
        ' Model at the same sizes in one process (median of repeated calls, its default threads).'
-       ' The machine is shared: timings are noisy.' % (mib, gflop, budget), '',
+       ' The machine is shared: timings are noisy.' % (mib, gflop, budget, top), '',
        '%d of %d problems imported with a naive baseline; %d searched to the end.' %
        (len(imported), len(rows), len(ran)), '',
        'The reference is the problem\'s own Model run with torch, or (column "ref") the importer\'s numpy form'
