@@ -86,6 +86,9 @@ ok $? "a file without Model is refused with the reason"
 $KS tasks import kernelbnch $FIX/19_ReLU_small.py >/dev/null 2>"$TMP/dym.err"
 grep -q "did you mean 'kernelbench'" "$TMP/dym.err"
 ok $? "a misspelt format gets a suggestion"
+$KS tasks import flashinfer $FIX/rmsnorm_h256.json >/dev/null 2>"$TMP/dym2.err"
+grep -q "did you mean 'flashinfer-bench'" "$TMP/dym2.err"
+ok $? "a shortened format name gets a suggestion"
 
 # --- the done-when: ksearch run on both imported problems finishes with passing candidates
 $KS tasks import kernelbench $FIX/19_ReLU_small.py --out "$TMP" >/dev/null 2>&1
