@@ -57,7 +57,7 @@ struct imp_task {
 	double (*values)[IMP_MAX];  /* per workload, per param (imp_workload_row) */
 	struct imp_op op;
 	char shipped[IMP_NAME];     /* a shipped task whose kernels compute this problem, or "" */
-	char flops[512];            /* the flops expression, "" for the op's own (or 0) */
+	char flops[4096];           /* the flops expression, "" for the op's own (or 0) */
 	double atol, rtol, l2;      /* the tolerance; atol 0: by the dtypes */
 	struct ks_buf kernel_head;  /* a generated naive kernel: its includes, */
 	struct ks_buf kernel_body;  /* and the body of its entry point ("": none) */

@@ -208,7 +208,9 @@ static int build(struct imp_task *it, json_t *sc, struct ks_error *e)
 		if ((rc = add_tensor(it, x, 1, e)))
 			return rc;
 	}
-	snprintf(it->flops, sizeof(it->flops), "%s", json_string_value(json_object_get(sc, "flops")));
+	const char *flops = json_string_value(json_object_get(sc, "flops"));
+	if (snprintf(it->flops, sizeof(it->flops), "%s", flops ? flops : "0") >= (int)sizeof(it->flops))
+		snprintf(it->flops, sizeof(it->flops), "0"); /* too long to keep: unknown */
 	json_t *c = json_object_get(sc, "c");
 	/* the naive kernel sums in double, torch in float (in its own order): a sum's few
 	 * ulps of rounding are no error, a wrong element is (the relative L2 bound) */

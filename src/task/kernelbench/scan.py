@@ -33,6 +33,8 @@ def done(err=None, value=False):
     if err:
         res['error'] = err
         res['bad_value'] = value
+        for k in ('inputs', 'outputs'):  # what was read before the error: plain values
+            res[k] = None
     with open(os.path.join(OUT_DIR, 'result.json'), 'w') as f:
         json.dump(res, f)
     sys.exit(0)
