@@ -12,7 +12,15 @@ struct ks_import_req {
 	const char *source;    /* the problem file (a Definition JSON, a KernelBench .py) */
 	const char *workloads; /* optional second file (a Workload JSONL), NULL: none */
 	const char *out_dir;   /* the task folder is out_dir/<name>; NULL: "." */
+	int max_workloads;     /* distinct workloads kept before the import refuses; 0: the
+				  default, KS_IMPORT_MAX_WORKLOADS */
+	double scale;          /* KernelBench: sizes get_inputs() uses times this; 0: 1 */
+	const char *const *sets; /* KernelBench: NAME=VALUE overrides of module-level sizes,
+				    NULL-terminated, or NULL */
 };
+
+/* workloads an import keeps by default (each evaluation times every one of them) */
+#define KS_IMPORT_MAX_WORKLOADS 256
 
 struct ks_import_result {
 	char dir[PATH_MAX];   /* the task folder written */

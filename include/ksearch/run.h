@@ -53,6 +53,10 @@ struct ks_run_result {
 	int was_finished;         /* 1: --resume of a run that had finished: nothing evaluated,
 				     its reports written again, the figures are the report's */
 	int reused;               /* candidates taken from the store instead of evaluated */
+	double search_s, final_s; /* the search phase's and the final re-measurement's wall time */
+	int final_rounds;         /* rounds the final measured (0: skipped, --top 0 or Ctrl-C) */
+	int cached;               /* evaluations taken from the results cache (earlier runs) */
+	double cached_age_min_s, cached_age_max_s; /* how old they were */
 	long llm_calls;           /* policy llm / cmd: exchanges made (failed ones too) */
 	long llm_prompt_tokens;
 	long llm_completion_tokens;

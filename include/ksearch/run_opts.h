@@ -7,6 +7,8 @@
 
 #include "ksearch/eval.h"
 
+#define KS_RUN_MAX_TOP 16 /* candidates the final re-measures at most */
+
 struct ks_run_opts {
 	const char *task;        /* name or folder */
 	const char *backend;     /* "cpu" */
@@ -18,9 +20,12 @@ struct ks_run_opts {
 	uint64_t seed;           /* same seed, same proposals (default 1) */
 	const char *out_dir;     /* NULL: runs/<task>-<YYYYmmdd-HHMMSS> */
 	const char *resume_dir;  /* continue this run to its budget */
+	int fresh;               /* 1: evaluate everything, use no result of an earlier run (the
+				    results cache, $KSEARCH_CACHE/results.sqlite) */
 	int jobs;                /* proposals compiled in parallel per round (0: the default,
 				    ks_run_default_jobs of the backend) */
-	int final_top;           /* candidates re-measured at the end (default 3) */
+	int final_top;           /* candidates re-measured at the end (default 3, at most
+				    KS_RUN_MAX_TOP; 0: none, the search phase's figures stand) */
 	struct ks_eval_opts eval; /* timing and limits for the search phase */
 	/* policy llm / cmd (docs/llm.md) */
 	const char *llm_base_url;   /* llm: OpenAI-compatible endpoint */

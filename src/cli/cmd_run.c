@@ -296,6 +296,20 @@ static json_t *llm_json(const struct ks_run_result *r)
 			 r->llm_cost);
 }
 
+/* "42 s", "3 min", "5 h", "2 days" */
+static const char *age_text(double s, char *out, size_t n)
+{
+	if (s < 120)
+		snprintf(out, n, "%.0f s", s);
+	else if (s < 7200)
+		snprintf(out, n, "%.0f min", s / 60);
+	else if (s < 172800)
+		snprintf(out, n, "%.0f h", s / 3600);
+	else
+		snprintf(out, n, "%.0f days", s / 86400);
+	return out;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct ks_run_opts o;
@@ -336,9 +350,12 @@ int cmd_run(int argc, char **argv)
 		{"seed", KS_OPT_INT, &seed, "S", "same seed, same proposals (1)"},
 		{"out", KS_OPT_STR, &o.out_dir, "DIR", "run folder (runs/<task>-<time>)"},
 		{"resume", KS_OPT_STR, &o.resume_dir, "DIR", "continue an interrupted run to its budget"},
+		{"fresh", KS_OPT_FLAG, &o.fresh, NULL,
+		 "evaluate every candidate: no result of an earlier run ($KSEARCH_CACHE/results.sqlite)"},
 		{"jobs", KS_OPT_INT, &jobs, "N", "proposals compiled in parallel per round (2; device backends such as cuda: half the cores, 2 to 8)"},
 		{"spec", KS_OPT_STR, &o.spec, "NAME|auto", "hardware spec (auto: the host, or the local GPU)"},
-		{"top", KS_OPT_INT, &top, "N", "candidates re-measured at the end (3)"},
+		{"top", KS_OPT_INT, &top, "N",
+		 "candidates re-measured at the end (3; 0 to 16, 0: none, the search's figures stand)"},
 		{"timeout", KS_OPT_STR, &timeout, "S", "limit per kernel call or timing block (60s)"},
 		{"memory-limit", KS_OPT_STR, &memlimit, "SIZE", "memory a kernel may allocate (2G)"},
 		{"min-time", KS_OPT_STR, &min_time, "S", "timing floor per candidate (0.1s)"},
@@ -382,7 +399,7 @@ int cmd_run(int argc, char **argv)
 		budget = o.budget;
 	if (ks_opt_range("budget", budget, 1, 1e6) ||
 	    (jobs != INT_MIN && ks_opt_range("jobs", jobs, 1, 256)) ||
-	    ks_opt_range("top", top, 0, 1000) || ks_opt_range("threads", threads, 0, 4096) ||
+	    ks_opt_range("top", top, 0, KS_RUN_MAX_TOP) || ks_opt_range("threads", threads, 0, 4096) ||
 	    ks_opt_range("llm-max-calls", llm_max_calls, 0, 1e9) ||
 	    ks_opt_range("llm-max-tokens", llm_max_tokens, 0, 1e9) ||
 	    ks_opt_range("llm-max-cost", o.llm_max_cost, 0, 1e9) ||
@@ -478,6 +495,14 @@ int cmd_run(int argc, char **argv)
 				      "strategy", r.strategy, "policy", r.policy, "budget", r.budget,
 				      "evaluated", r.evaluated, "passed", r.passed, "resumed",
 				      r.resumed, "reused", r.reused);
+		if (doc)
+			json_object_set_new(doc, "phases", json_pack("{s:f, s:f, s:i}", "search_s",
+								     r.search_s, "final_s", r.final_s,
+								     "final_rounds", r.final_rounds));
+		if (doc)
+			json_object_set_new(doc, "cached", json_pack("{s:i, s:f, s:f}", "evaluations",
+								     r.cached, "oldest_s", r.cached_age_max_s,
+								     "newest_s", r.cached_age_min_s));
 		if (doc) {
 			json_object_set_new(doc, "time_per_candidate", r.time_summary[0]
 									? json_string(r.time_summary)
@@ -553,10 +578,21 @@ int cmd_run(int argc, char **argv)
 			       r.best_source);
 		else
 			printf("no candidate passed; see the failures in the report\n");
+		if (r.cached) {
+			char young[32], old[32];
+			printf("reused: %d evaluation%s of earlier runs from the results cache, measured "
+			       "%s to %s ago (--fresh to evaluate everything)\n", r.cached,
+			       r.cached == 1 ? "" : "s", age_text(r.cached_age_min_s, young, sizeof(young)),
+			       age_text(r.cached_age_max_s, old, sizeof(old)));
+		}
 		if (r.final_noisy)
 			printf("noisy: %s\n", r.final_noise);
 		if (r.time_summary[0])
 			printf("time: %s\n", r.time_summary);
+		if (r.search_s + r.final_s > 0)
+			printf("phases: search %.1f s, final re-measurement %.1f s (%d round%s, %.0f%%)\n",
+			       r.search_s, r.final_s, r.final_rounds, r.final_rounds == 1 ? "" : "s",
+			       100 * r.final_s / (r.search_s + r.final_s));
 		if (r.uses_model && r.llm_calls && r.llm_tokens_unknown >= r.llm_calls)
 			printf("llm: %ld calls, tokens unknown (not reported by the model's side), "
 			       "$%.4f\n",

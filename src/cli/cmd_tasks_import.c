@@ -1,5 +1,6 @@
 /* ksearch tasks import FORMAT FILE [WORKLOADS] [--out DIR] */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -7,24 +8,59 @@
 
 static const char usage[] =
 	"ksearch tasks import flashinfer-bench DEFINITION.json [WORKLOADS.jsonl] [--out DIR]\n"
-	"       ksearch tasks import kernelbench PROBLEM.py [--out DIR]";
+	"                                      [--max-workloads N]\n"
+	"       ksearch tasks import kernelbench PROBLEM.py [--out DIR] [--scale F] [--set NAME=N,...]";
 static const char about[] =
 	"Write a task folder DIR/<name> (DIR defaults to the current folder) from a problem of\n"
 	"another benchmark, ready for 'ksearch eval' and 'ksearch run':\n"
 	"  flashinfer-bench  a Definition (axes become params, scalar inputs too, symbolic\n"
 	"                    shapes and dtypes kept, its run() the reference) and its Workloads\n"
-	"  kernelbench       a level-1 problem (Model.forward the reference, get_inputs() the\n"
-	"                    workload, its module-level sizes the params)\n"
-	"The reference is reference.py, run with torch when installed.  For operators ksearch\n"
-	"recognises (relu, sigmoid, tanh, softmax over the last axis, rmsnorm; f32) it also\n"
-	"writes a naive baseline.c, a knob template and a numpy form of the reference for\n"
-	"machines without torch; for others it says what to add.  See docs/tasks.md.";
+	"  kernelbench       a problem (Model.forward the reference, get_inputs() the workload,\n"
+	"                    its module-level sizes the params, the modules' weights inputs);\n"
+	"                    the file is interpreted, never run outside the jail\n"
+	"The reference is reference.py, run with torch when installed.  A KernelBench forward\n"
+	"made of the operations the importer knows (elementwise, reductions, matmul, conv,\n"
+	"pooling, norms, scans, losses, attention; f32) gets a naive baseline.c, an OpenMP knob\n"
+	"template and a numpy form of the reference for machines without torch; a plain matmul\n"
+	"or softmax gets the shipped task's kernels.  GPU-sized problems shrink with --scale\n"
+	"(e.g. 0.125: every size get_inputs() uses, times F) or --set (one size).\n"
+	"See docs/tasks.md.";
+
+/* "A=1,B=2" into "A=1", "B=2" (each NAME=INTEGER) */
+static int split_sets(const char *sets, char *buf, size_t n, const char **out, int max)
+{
+	if (snprintf(buf, n, "%s", sets) >= (int)n) {
+		fprintf(stderr, "ksearch: --set: too long\n");
+		return -1;
+	}
+	int k = 0;
+	for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(p, '='), *end = NULL;
+		if (eq)
+			strtol(eq + 1, &end, 10);
+		if (!eq || eq == p || !end || end == eq + 1 || *end || k >= max) {
+			fprintf(stderr, "ksearch: --set '%s': expected NAME=INTEGER, e.g. --set N=512,K=64\n", p);
+			return -1;
+		}
+		out[k++] = p;
+	}
+	out[k] = NULL;
+	return 0;
+}
 
 int cmd_tasks_import(int argc, char **argv)
 {
-	const char *out = ".";
+	const char *out = ".", *sets = NULL;
+	double scale = 1;
+	int max_wl = KS_IMPORT_MAX_WORKLOADS;
 	const struct ks_opt opts[] = {
 		{"out", KS_OPT_STR, &out, "DIR", "where the task folder goes (default: .)"},
+		{"scale", KS_OPT_DOUBLE, &scale, "F",
+		 "kernelbench: multiply the sizes get_inputs() uses by F (default 1; at least 1 each)"},
+		{"set", KS_OPT_STR, &sets, "NAME=N,...",
+		 "kernelbench: give module-level sizes these values (after --scale)"},
+		{"max-workloads", KS_OPT_INT, &max_wl, "N",
+		 "flashinfer-bench: distinct workloads kept before the import refuses (default 256)"},
 		{NULL, 0, NULL, NULL, NULL},
 	};
 	const char *pos[4];
@@ -37,6 +73,12 @@ int cmd_tasks_import(int argc, char **argv)
 			usage);
 		return KS_EXIT_USAGE;
 	}
+	if (ks_opt_range("scale", scale, 1e-6, 1e6) || ks_opt_range("max-workloads", max_wl, 1, 1 << 20))
+		return KS_EXIT_USAGE;
+	char setbuf[1024];
+	const char *setv[33] = {NULL};
+	if (sets && split_sets(sets, setbuf, sizeof(setbuf), setv, 32))
+		return KS_EXIT_USAGE;
 	struct ks_error e = {0};
 	const struct ks_importer_i *imp;
 	if (ks_importer_get(pos[0], &imp, &e)) {
@@ -48,7 +90,8 @@ int cmd_tasks_import(int argc, char **argv)
 		return KS_EXIT_USAGE;
 	}
 	struct ks_import_req req = {.source = pos[1], .workloads = npos > 2 ? pos[2] : NULL,
-				    .out_dir = out};
+				    .out_dir = out, .max_workloads = max_wl, .scale = scale,
+				    .sets = setv};
 	struct ks_import_result res;
 	if (imp->import(&req, &res, &e)) {
 		fprintf(stderr, "ksearch: %s\n", e.msg);

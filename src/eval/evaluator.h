@@ -121,6 +121,15 @@ void ks_eval_inputs_ensure(struct ks_evaluator *ev, struct ks_wl_state *ws);
 int ks_eval_inputs_fit(struct ks_evaluator *ev, struct ks_error *e);
 /* 1 when the task's reference is reference.py (it has no reference.c) */
 int ks_task_has_pyref(const struct ks_task *t);
+struct ks_proc_result;
+/* Run the Python that references use (python3 or $KSEARCH_PYTHON) inside ksearch-cc-jail:
+ * it reads only the system folders, the interpreter's own folders and ro (NULL: none),
+ * writes only rw (its working folder), has no network, and gets memory (mem_bytes),
+ * file-size and CPU limits; script_args (NULL-terminated) follow "python3 -I -B".  stdout
+ * and stderr go to log.  0 when it ran, whatever its exit (see res). */
+int ks_python_jailed(const char *ro, const char *rw, char *const script_args[],
+		     double timeout_s, size_t mem_bytes, struct ks_buf *log,
+		     struct ks_proc_result *res, struct ks_error *e);
 /* reference.py's outputs of (w, seed), in task order, into out (out_bytes), run by python3
  * ($KSEARCH_PYTHON) in ksearch-cc-jail with mem_bytes of address space (pyref.c) */
 int ks_pyref_run(const struct ks_task *t, const struct ks_workload *w, unsigned long long seed,

@@ -36,7 +36,8 @@ static const char *python_name(void)
 	return p && *p ? p : "python3";
 }
 
-/* sys.executable (a pyenv shim is a script: the real interpreter is what the jail runs)
+/* sys.executable (a pyenv shim is a script: the real interpreter is what the jail runs;
+ * a virtual environment's link stays, it is how the interpreter finds the environment)
  * and the prefixes and sys.path entries its imports read */
 static int py_discover(struct ks_error *e)
 {
@@ -45,7 +46,8 @@ static int py_discover(struct ks_error *e)
 	py.asked = 1;
 	char *argv[] = {(char *)python_name(), "-c",
 			"import sys, os\n"
-			"print(os.path.realpath(sys.executable))\n"
+			"venv = sys.prefix != sys.base_prefix\n"
+			"print(sys.executable if venv else os.path.realpath(sys.executable))\n"
 			"for p in [sys.prefix, sys.base_prefix] + sys.path:\n"
 			"    if p and os.path.isabs(p) and os.path.exists(p): print(os.path.realpath(p))\n",
 			NULL};
@@ -158,6 +160,56 @@ int ks_task_has_pyref(const struct ks_task *t)
 	       !ks_path_join(p, sizeof(p), t->dir, "reference.py") && ks_path_exists(p);
 }
 
+/* argv of python3 in ksearch-cc-jail: reads the system, the interpreter's folders and ro
+ * (NULL: none), writes rw only; script and args after it */
+static int jail_argv(char **argv, int cap, char *jail, size_t jail_n, const char *ro,
+		     const char *rw, char *as, char *cpu, char *const script_args[],
+		     struct ks_error *e)
+{
+	int rc = ks_runner_path("ksearch-cc-jail", jail, jail_n, e), n = 0;
+	if (rc)
+		return rc;
+	argv[n++] = jail;
+	for (int i = 0; ks_jail_system_ro[i] && n < cap - 40; i++) {
+		argv[n++] = "--ro";
+		argv[n++] = (char *)ks_jail_system_ro[i];
+	}
+	for (int i = 0; i < py.nroots && n < cap - 30; i++) {
+		argv[n++] = "--ro";
+		argv[n++] = py.roots[i];
+	}
+	if (ro) {
+		argv[n++] = "--ro";
+		argv[n++] = (char *)ro;
+	}
+	/* torch reads /dev/urandom when it starts */
+	char *more[] = {"--ro", "/proc/cpuinfo", "--ro", "/sys/devices/system/cpu", "--ro",
+			"/dev/urandom", "--rw",
+			(char *)rw, "--as", as, "--fsize", "17179869184", "--cpu", cpu, "--",
+			py.exe, "-I", "-B", NULL};
+	for (int i = 0; more[i]; i++)
+		argv[n++] = more[i];
+	for (int i = 0; script_args[i] && n < cap - 1; i++)
+		argv[n++] = script_args[i];
+	argv[n] = NULL;
+	return 0;
+}
+
+int ks_python_jailed(const char *ro, const char *rw, char *const script_args[],
+		     double timeout_s, size_t mem_bytes, struct ks_buf *log,
+		     struct ks_proc_result *res, struct ks_error *e)
+{
+	int rc = py_discover(e);
+	if (rc)
+		return rc;
+	char *argv[112], jail[PATH_MAX], as[32], cpu[32];
+	snprintf(as, sizeof(as), "%zu", mem_bytes);
+	snprintf(cpu, sizeof(cpu), "%.0f", timeout_s * 4 + 10);
+	if ((rc = jail_argv(argv, 112, jail, sizeof(jail), ro, rw, as, cpu, script_args, e)))
+		return rc;
+	return ks_proc_run(argv, rw, timeout_s, log, res, e);
+}
+
 int ks_pyref_run(const struct ks_task *t, const struct ks_workload *w, unsigned long long seed,
 		 double timeout_s, size_t mem_bytes, unsigned char *out, size_t out_bytes,
 		 struct ks_error *e)
@@ -165,7 +217,7 @@ int ks_pyref_run(const struct ks_task *t, const struct ks_workload *w, unsigned 
 	int rc = py_discover(e);
 	if (rc)
 		return rc;
-	char dir[PATH_MAX], jail[PATH_MAX], ref[PATH_MAX], driver[PATH_MAX];
+	char dir[PATH_MAX], ref[PATH_MAX], driver[PATH_MAX];
 	const char *tmp = getenv("TMPDIR");
 	snprintf(dir, sizeof(dir), "%s/ksearch-pyref-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir))
@@ -176,33 +228,14 @@ int ks_pyref_run(const struct ks_task *t, const struct ks_workload *w, unsigned 
 	free(rdir);
 	snprintf(ref, sizeof(ref), "%s/reference.py", rtask ? rtask : t->dir);
 	snprintf(driver, sizeof(driver), "%s/driver.py", dir);
-	if ((rc = write_exchange(t, w, seed, dir, e)) ||
-	    (rc = ks_runner_path("ksearch-cc-jail", jail, sizeof(jail), e)))
+	if ((rc = write_exchange(t, w, seed, dir, e)))
 		goto out;
-	char *argv[96];
-	int n = 0;
-	char as[32], cpu[32];
-	snprintf(as, sizeof(as), "%zu", mem_bytes);
-	snprintf(cpu, sizeof(cpu), "%.0f", timeout_s * 4 + 10);
-	argv[n++] = jail;
-	for (int i = 0; ks_jail_system_ro[i] && n < 60; i++) {
-		argv[n++] = "--ro";
-		argv[n++] = (char *)ks_jail_system_ro[i];
-	}
-	for (int i = 0; i < py.nroots && n < 84; i++) {
-		argv[n++] = "--ro";
-		argv[n++] = py.roots[i];
-	}
-	char *more[] = {"--ro", rtask ? rtask : t->dir, "--ro", "/proc/cpuinfo", "--ro",
-			"/sys/devices/system/cpu", "--rw", dir, "--as", as, "--fsize",
-			"17179869184", "--cpu", cpu, "--", py.exe, "-I", "-B", driver, ref, dir, NULL};
-	for (int i = 0; more[i]; i++)
-		argv[n++] = more[i];
-	argv[n] = NULL;
+	char *args[] = {driver, ref, dir, NULL};
 	struct ks_buf log;
 	ks_buf_init(&log, 16384);
 	struct ks_proc_result res;
-	if ((rc = ks_proc_run(argv, dir, timeout_s, &log, &res, e)))
+	if ((rc = ks_python_jailed(rtask ? rtask : t->dir, dir, args, timeout_s, mem_bytes, &log,
+				   &res, e)))
 		goto out_log;
 	if (res.timed_out) {
 		rc = ks_error_set(e, KS_ETIMEOUT, "reference.py took longer than %.0f s", timeout_s);

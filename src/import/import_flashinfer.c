@@ -4,8 +4,10 @@
  * value in every workload), scalar inputs (shape null) become params, tensors keep their
  * symbolic shapes. */
 #include <jansson.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "import/import_impl.h"
@@ -33,6 +35,8 @@ struct fib {
 	char run_args[IMP_MAX][IMP_NAME];   /* run()'s arguments: every input in order */
 	char run_torch[IMP_MAX][16];        /* torch dtype of tensor arguments, "" for scalars */
 	int random_sources;                 /* safetensors inputs drawn at random instead */
+	int max_workloads;                  /* distinct workloads kept before refusing */
+	json_t *uuids;                      /* per distinct workload, the uuids of its lines */
 };
 
 static int dtype_find(const char *fib)
@@ -231,7 +235,11 @@ static int read_workload(struct fib *f, json_t *wl, int line, struct ks_error *e
 {
 	struct imp_task *it = f->it;
 	json_t *axes = json_object_get(wl, "axes"), *inputs = json_object_get(wl, "inputs");
-	double *v = it->values[it->nworkloads];
+	double *v = imp_workload_row(it, it->nworkloads);
+	if (!v)
+		return ks_error_set(e, KS_ENOMEM, "%s:%d: out of memory for the workloads", f->wl_path,
+				    line);
+	memset(v, 0, sizeof(double) * IMP_MAX);
 	const char *key;
 	json_t *x;
 	json_object_foreach(axes, key, x) {
@@ -273,11 +281,21 @@ static int read_workload(struct fib *f, json_t *wl, int line, struct ks_error *e
 	int rc = check_workload_inputs(f, inputs, line, e);
 	if (rc)
 		return rc;
+	json_t *uuid = json_object_get(wl, "uuid");
 	for (int w = 0; w < it->nworkloads; w++)
-		if (!memcmp(it->values[w], v, sizeof(double) * (size_t)it->nparams))
-			return 0; /* the same shape twice is timed once */
-	if (it->nworkloads < IMP_MAX_WORKLOADS)
-		it->nworkloads++;
+		if (!memcmp(it->values[w], v, sizeof(double) * (size_t)it->nparams)) {
+			/* the same shape twice is timed once; its traces carry both uuids */
+			if (json_is_string(uuid))
+				json_array_append(json_array_get(f->uuids, (size_t)w), uuid);
+			return 0;
+		}
+	if (it->nworkloads >= f->max_workloads)
+		return ks_error_set(e, KS_ELIMIT, "%s:%d: more than %d distinct workloads: every "
+				    "evaluation times each workload of a task, so the import stops at "
+				    "%d; give --max-workloads N to keep more, or fewer lines",
+				    f->wl_path, line, f->max_workloads, f->max_workloads);
+	json_array_append_new(f->uuids, json_is_string(uuid) ? json_pack("[O]", uuid) : json_array());
+	it->nworkloads++;
 	return 0;
 }
 
@@ -354,6 +372,93 @@ static void write_readme(struct fib *f, json_t *def, const char *name)
 			       "input from its initialiser instead.\n", f->random_sources);
 }
 
+/* element load and store of a dtype in the generated C */
+static void c_access(const char *dt, const char **load, const char **store)
+{
+	*load = !strcmp(dt, "f16") ? "ks_f16_to_f32(%s)" : !strcmp(dt, "bf16") ? "ks_bf16_to_f32(%s)"
+									      : "(float)%s";
+	*store = !strcmp(dt, "f16") ? "ks_f32_to_f16" : !strcmp(dt, "bf16") ? "ks_f32_to_bf16" : "(float)";
+}
+
+/* op_type gemm: C[m, n] = sum over k of A[m, k] * B[k, n] or B[n, k] (C = A @ B.T): the
+ * flops, and a naive kernel whose row loop the generated template splits among threads */
+static void gemm_form(struct imp_task *it)
+{
+	if (it->ntensors != 3 || it->tensors[0].ndim != 2 || it->tensors[1].ndim != 2 ||
+	    it->tensors[2].ndim != 2 || !it->tensors[2].is_output)
+		return;
+	const struct imp_tensor *a = &it->tensors[0], *b = &it->tensors[1], *c = &it->tensors[2];
+	const char *m = c->shape[0], *n = c->shape[1], *k = a->shape[1];
+	int nt = !strcmp(b->shape[0], n) && !strcmp(b->shape[1], k);
+	if (strcmp(a->shape[0], m) || (!nt && (strcmp(b->shape[0], k) || strcmp(b->shape[1], n))))
+		return;
+	snprintf(it->flops, sizeof(it->flops), "2 * %s * %s * %s", m, n, k);
+	const char *la, *lb, *lc, *sa, *sb, *sc;
+	c_access(a->dtype, &la, &sa);
+	c_access(b->dtype, &lb, &sb);
+	c_access(c->dtype, &lc, &sc);
+	char ea[96], eb[96];
+	snprintf(ea, sizeof(ea), la, "A_[i * ks_k + p]");
+	snprintf(eb, sizeof(eb), lb, nt ? "B_[j * ks_k + p]" : "B_[p * ks_n + j]");
+	ks_buf_addf(&it->kernel_head, "/* gemm (%s = %s @ %s%s): one dot product per output element, "
+		    "accumulated in double, written by 'ksearch tasks import flashinfer-bench' */\n"
+		    "#include <stdint.h>\n#include \"ksearch/kernel.h\"\n\n"
+		    "#ifndef KS_PAR\n#define KS_PAR\n#endif\n#define A_ %s\n#define B_ %s\n\n",
+		    c->name, a->name, b->name, nt ? ".T" : "", a->name, b->name);
+	ks_buf_addf(&it->kernel_body, "\tint64_t ks_m = %s, ks_n = %s, ks_k = %s;\n"
+		    "\tKS_PAR\n\tfor (int64_t i = 0; i < ks_m; i++)\n"
+		    "\t\tfor (int64_t j = 0; j < ks_n; j++) {\n\t\t\tdouble s = 0;\n"
+		    "\t\t\tfor (int64_t p = 0; p < ks_k; p++)\n\t\t\t\ts += (double)%s * %s;\n"
+		    "\t\t\t%s[i * ks_n + j] = %s((float)s);\n\t\t}\n",
+		    m, n, k, ea, eb, c->name, sc);
+	(void)lc;
+	(void)sa;
+	(void)sb;
+	snprintf(it->cls, sizeof(it->cls), "matmul");
+	snprintf(it->op.name, sizeof(it->op.name), "gemm");
+}
+
+/* flashinfer.json: what `report --to flashinfer-trace` needs to give ksearch's evaluations
+ * back under the definition's own names: the definition's name, its axis and input names
+ * by the task's, and each workload's uuid by its values */
+static void write_sidecar(const struct fib *f, json_t *def)
+{
+	json_t *axes = json_object(), *ins = json_object(), *wls = json_array();
+	for (int i = 0; i < f->naxes; i++) /* a workload gives its var axes only */
+		if (!f->axis_const[i])
+			json_object_set_new(axes, f->it->params[i].name, json_string(f->axis_src[i]));
+	for (int i = 0; i < f->nscalars; i++)
+		json_object_set_new(ins, f->it->params[f->naxes + i].name, json_string(f->scalar_src[i]));
+	const char *key;
+	json_t *td;
+	json_object_foreach(json_object_get(def, "inputs"), key, td) {
+		char id[IMP_NAME];
+		imp_identifier(key, "t_", id, sizeof(id));
+		if (!json_object_get(ins, id))
+			json_object_set_new(ins, id, json_string(key));
+	}
+	for (int w = 0; w < f->it->nworkloads; w++) {
+		json_t *vals = json_array();
+		for (int i = 0; i < f->it->nparams; i++)
+			json_array_append_new(vals, json_real(f->it->values[w][i]));
+		json_t *u = json_array_get(f->uuids, (size_t)w);
+		json_array_append_new(wls, json_pack("{s:O, s:o}", "uuids", u ? u : json_null(),
+						     "values", vals));
+	}
+	json_t *scalars = json_array();
+	for (int i = 0; i < f->nscalars; i++)
+		json_array_append_new(scalars, json_string(f->it->params[f->naxes + i].name));
+	json_t *o = json_pack("{s:s, s:o, s:o, s:o, s:o}", "definition", str_field(def, "name"),
+			      "axes", axes, "inputs", ins, "scalars", scalars, "workloads", wls);
+	char *txt = o ? json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
+	json_decref(o);
+	snprintf(f->it->sidecar_name, sizeof(f->it->sidecar_name), "flashinfer.json");
+	ks_buf_adds(&f->it->sidecar, txt ? txt : "");
+	if (!txt)
+		ks_buf_add(&f->it->sidecar, NULL, (size_t)-1); /* fail it: out of memory */
+	free(txt);
+}
+
 static int fib_import(const struct ks_import_req *req, struct ks_import_result *res,
 		      struct ks_error *e)
 {
@@ -363,7 +468,10 @@ static int fib_import(const struct ks_import_req *req, struct ks_import_result *
 		return ks_error_set(e, KS_EPARSE, "%s:%d: %s", req->source, je.line, je.text);
 	struct imp_task it;
 	imp_task_init(&it);
-	struct fib f = {.it = &it, .path = req->source, .wl_path = req->workloads};
+	struct fib f = {.it = &it, .path = req->source, .wl_path = req->workloads,
+			.max_workloads = req->max_workloads > 0 ? req->max_workloads
+								: KS_IMPORT_MAX_WORKLOADS,
+			.uuids = json_array()};
 	it.source = req->source;
 	snprintf(it.origin, sizeof(it.origin), "flashinfer-bench");
 	const char *name = str_field(def, "name"), *ref = str_field(def, "reference");
@@ -402,17 +510,22 @@ static int fib_import(const struct ks_import_req *req, struct ks_import_result *
 		if (!rc && f.nscalars)
 			rc = ks_error_set(e, KS_EINVAL, "input '%s' of '%s' is a scalar: give the "
 					  "workloads (WORKLOADS.jsonl) that set it", f.scalar_src[0], name);
-		if (!rc) {
-			for (int i = 0; i < f.naxes; i++)
-				it.values[0][i] = f.axis_value[i];
-			it.nworkloads = 1;
-		}
+		double *v = rc ? NULL : imp_workload_row(&it, 0);
+		if (!rc && !v)
+			rc = ks_error_set(e, KS_ENOMEM, "out of memory");
+		for (int i = 0; v && i < f.naxes; i++)
+			v[i] = f.axis_value[i];
+		it.nworkloads = v ? 1 : 0;
 	}
 	if (!rc) {
+		if (op && !strcmp(op, "gemm"))
+			gemm_form(&it);
 		write_reference(&f, ref);
 		write_readme(&f, def, name);
+		write_sidecar(&f, def);
 		rc = imp_write(&it, req->out_dir, res, e);
 	}
+	json_decref(f.uuids);
 	imp_task_release(&it);
 	json_decref(def);
 	return rc;

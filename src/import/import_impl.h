@@ -8,9 +8,9 @@
 #include "ksearch/import.h"
 #include "ksearch/task.h"
 
-#define IMP_MAX 16           /* params, tensors */
-#define IMP_MAX_WORKLOADS 32 /* workloads kept from a problem */
+#define IMP_MAX 24           /* params, tensors */
 #define IMP_NAME 64
+#define IMP_EXPR 192         /* a dimension: a param, a number or an expression of params */
 #define IMP_WARN_BYTES ((double)(4ULL << 30)) /* a workload this big is worth a warning */
 
 struct imp_param {
@@ -22,7 +22,7 @@ struct imp_tensor {
 	char name[IMP_NAME];
 	const char *dtype; /* a ksearch dtype name */
 	int ndim;
-	char shape[KS_MAX_DIMS][IMP_NAME]; /* param names or integers */
+	char shape[KS_MAX_DIMS][IMP_EXPR]; /* expressions of params */
 	const char *init;                  /* inputs: an initialiser */
 	int is_output;
 };
@@ -53,13 +53,25 @@ struct imp_task {
 	int ntensors; /* inputs first, then outputs */
 	struct imp_tensor tensors[IMP_MAX];
 	int nworkloads;
-	double values[IMP_MAX_WORKLOADS][IMP_MAX]; /* per workload, per param */
+	int cap_workloads;          /* rows allocated in values */
+	double (*values)[IMP_MAX];  /* per workload, per param (imp_workload_row) */
 	struct imp_op op;
+	char shipped[IMP_NAME];     /* a shipped task whose kernels compute this problem, or "" */
+	char flops[4096];           /* the flops expression, "" for the op's own (or 0) */
+	double atol, rtol, l2;      /* the tolerance; atol 0: by the dtypes */
+	struct ks_buf kernel_head;  /* a generated naive kernel: its includes, */
+	struct ks_buf kernel_body;  /* and the body of its entry point ("": none) */
+	unsigned fixed;             /* bit i: param i keeps its value in the generated check */
+	char sidecar_name[32];      /* one more file for the folder ("": none), */
+	struct ks_buf sidecar;      /* and its text */
 	struct ks_buf reference; /* reference.py up to its reference() (see imp_reference_tail) */
 	struct ks_buf readme;
 };
 
 void imp_task_init(struct imp_task *it);
+/* the values of workload row w (it->nworkloads rows are in use), grown as needed; NULL when
+ * out of memory */
+double *imp_workload_row(struct imp_task *it, int w);
 void imp_task_release(struct imp_task *it);
 /* a C identifier the task loader accepts from text into out: lower case, one '_' for each
  * run of other characters and none at either end, "task" when nothing is left, the prefix

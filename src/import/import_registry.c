@@ -28,6 +28,9 @@ int ks_importer_get(const char *name, const struct ks_importer_i **out, struct k
 		names[n++] = importers[i]->name;
 	}
 	const char *near = ks_suggest(name, names, n);
+	for (int i = 0; !near && *name && i < n; i++) /* "flashinfer": a prefix of the name */
+		if (!strncmp(names[i], name, strlen(name)))
+			near = names[i];
 	char known[256] = "", near_txt[96] = "";
 	for (int i = 0, k = 0; i < n && k < (int)sizeof(known); i++)
 		k += snprintf(known + k, sizeof(known) - (size_t)k, "%s%s", i ? ", " : "", names[i]);

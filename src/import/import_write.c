@@ -2,9 +2,11 @@
  * reference.py, README.md and, for the operators of the table below, a naive baseline.c and
  * a knob template templates/cpu/<op>.c generated from the task's own prototype. */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,12 +32,39 @@ void imp_task_init(struct imp_task *it)
 	memset(it, 0, sizeof(*it));
 	ks_buf_init(&it->reference, (size_t)4 << 20);
 	ks_buf_init(&it->readme, (size_t)1 << 20);
+	ks_buf_init(&it->kernel_head, (size_t)1 << 16);
+	ks_buf_init(&it->kernel_body, (size_t)1 << 20);
+	ks_buf_init(&it->sidecar, (size_t)16 << 20);
 }
 
 void imp_task_release(struct imp_task *it)
 {
 	ks_buf_release(&it->reference);
 	ks_buf_release(&it->readme);
+	ks_buf_release(&it->kernel_head);
+	ks_buf_release(&it->kernel_body);
+	ks_buf_release(&it->sidecar);
+	free(it->values);
+	it->values = NULL;
+}
+
+double *imp_workload_row(struct imp_task *it, int w)
+{
+	if (w < 0)
+		return NULL;
+	if (w >= it->cap_workloads) {
+		int cap = it->cap_workloads ? it->cap_workloads * 2 : 8;
+		while (cap <= w)
+			cap *= 2;
+		void *p = realloc(it->values, sizeof(*it->values) * (size_t)cap);
+		if (!p)
+			return NULL;
+		it->values = p;
+		memset(it->values[it->cap_workloads], 0,
+		       sizeof(*it->values) * (size_t)(cap - it->cap_workloads));
+		it->cap_workloads = cap;
+	}
+	return it->values[w];
 }
 
 void imp_identifier(const char *text, const char *prefix, char *out, size_t n)
@@ -197,13 +226,26 @@ static void yaml_string(struct ks_buf *b, const char *s)
 	json_decref(j);
 }
 
+/* a dimension: plain when a name or a number, quoted when an expression */
+static void yaml_dim(struct ks_buf *b, const char *d)
+{
+	if (strspn(d, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == strlen(d))
+		ks_buf_adds(b, d);
+	else
+		yaml_string(b, d);
+}
+
 static void shape_product(const struct imp_tensor *t, int upto, const char *cast,
 			  struct ks_buf *b)
 {
 	if (upto == 0)
 		ks_buf_adds(b, "1");
-	for (int k = 0; k < upto; k++)
-		ks_buf_addf(b, "%s%s%s", k ? " * " : "", k == 0 && cast ? cast : "", t->shape[k]);
+	for (int k = 0; k < upto; k++) {
+		int plain = strspn(t->shape[k], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+			    strlen(t->shape[k]);
+		ks_buf_addf(b, "%s%s%s%s%s", k ? " * " : "", k == 0 && cast ? cast : "", plain ? "" : "(",
+			    t->shape[k], plain ? "" : ")");
+	}
 }
 
 static void write_value(struct ks_buf *b, const struct imp_param *p, double v)
@@ -212,6 +254,30 @@ static void write_value(struct ks_buf *b, const struct imp_param *p, double v)
 		ks_buf_addf(b, "%.9g", v);
 	else
 		ks_buf_addf(b, "%.0f", v);
+}
+
+/* a generated kernel's check: every size that is a dimension of an input made odd (one
+ * more when even), the others (a kernel size, a stride) as they are; none when all are odd */
+static void odd_check(const struct imp_task *it, struct ks_buf *b)
+{
+	struct ks_buf line = KS_BUF_INIT;
+	int changed = 0;
+	for (int i = 0; i < it->nparams; i++) {
+		double v = it->values[0][i];
+		int dim = 0;
+		for (int t = 0; t < it->ntensors && !dim; t++)
+			for (int k = 0; k < it->tensors[t].ndim && !it->tensors[t].is_output; k++)
+				dim |= !strcmp(it->tensors[t].shape[k], it->params[i].name);
+		if (dim && !(it->fixed >> i & 1) && !strcmp(it->params[i].type, "i32") && fmod(v, 2) == 0) {
+			v += 1;
+			changed = 1;
+		}
+		ks_buf_addf(&line, ", %s: ", it->params[i].name);
+		write_value(&line, &it->params[i], v);
+	}
+	if (changed)
+		ks_buf_addf(b, "checks:\n  - {name: odd-sizes%s}\n", ks_buf_str(&line));
+	ks_buf_release(&line);
 }
 
 static void task_yaml(const struct imp_task *it, struct ks_buf *b)
@@ -233,8 +299,10 @@ static void task_yaml(const struct imp_task *it, struct ks_buf *b)
 				continue;
 			any++;
 			ks_buf_addf(b, "\n  %s: {dtype: %s, shape: [", t->name, t->dtype);
-			for (int k = 0; k < t->ndim; k++)
-				ks_buf_addf(b, "%s%s", k ? ", " : "", t->shape[k]);
+			for (int k = 0; k < t->ndim; k++) {
+				ks_buf_adds(b, k ? ", " : "");
+				yaml_dim(b, t->shape[k]);
+			}
 			ks_buf_adds(b, "]");
 			if (t->init)
 				ks_buf_addf(b, ", init: \"%s\"", t->init);
@@ -245,7 +313,9 @@ static void task_yaml(const struct imp_task *it, struct ks_buf *b)
 	/* flops of the recognised ops per element; bytes: every tensor read or written once */
 	static const int per_elem[] = {0, 1, 5, 4};
 	ks_buf_adds(b, "flops: \"");
-	if (it->op.kind != IMP_OP_NONE) {
+	if (it->flops[0]) {
+		ks_buf_adds(b, it->flops);
+	} else if (it->op.kind != IMP_OP_NONE) {
 		ks_buf_addf(b, "%d * ", per_elem[it->op.kind]);
 		shape_product(&it->tensors[0], it->tensors[0].ndim, NULL, b);
 	} else {
@@ -261,8 +331,12 @@ static void task_yaml(const struct imp_task *it, struct ks_buf *b)
 	int low = 0;
 	for (int i = 0; i < it->ntensors; i++)
 		low |= !strcmp(it->tensors[i].dtype, "f16") || !strcmp(it->tensors[i].dtype, "bf16");
-	ks_buf_addf(b, "\"\ntolerance: {atol: %s, rtol: %s}\nworkloads:\n",
-		    low ? "1e-2" : "1e-5", low ? "1e-2" : "1e-4");
+	if (it->atol > 0)
+		ks_buf_addf(b, "\"\ntolerance: {atol: %g, rtol: %g, l2: %g}\nworkloads:\n", it->atol,
+			    it->rtol, it->l2);
+	else
+		ks_buf_addf(b, "\"\ntolerance: {atol: %s, rtol: %s}\nworkloads:\n",
+			    low ? "1e-2" : "1e-5", low ? "1e-2" : "1e-4");
 	for (int w = 0; w < it->nworkloads; w++) {
 		ks_buf_adds(b, "  - {");
 		for (int i = 0; i < it->nparams; i++) {
@@ -271,8 +345,12 @@ static void task_yaml(const struct imp_task *it, struct ks_buf *b)
 		}
 		ks_buf_adds(b, "}\n");
 	}
-	if (it->op.kind == IMP_OP_NONE || !it->nworkloads)
+	if ((it->op.kind == IMP_OP_NONE && !it->shipped[0] && !it->kernel_body.len) || !it->nworkloads)
 		return;
+	if (it->kernel_body.len) {
+		odd_check(it, b);
+		return;
+	}
 	/* the awkward small case every recognised op must survive: odd sizes on every axis */
 	ks_buf_adds(b, "checks:\n  - {name: odd-sizes");
 	for (int i = 0, odd = 3; i < it->nparams; i++) {
@@ -382,7 +460,104 @@ static int write_text(const char *dir, const char *file, struct ks_buf *b, struc
 	return ks_file_write_atomic(path, b->data ? b->data : "", b->len, e);
 }
 
-static int generate_kernels(struct imp_task *it, const char *dir, const char *final_dir,
+/* the generated kernel's template: its independent loops split among OpenMP threads */
+static void generic_template(const struct imp_task *it, const char *proto, struct ks_buf *b)
+{
+	ks_buf_adds(b, "/* @ksearch\nfamily: naive-openmp\n"
+		       "summary: the importer's naive loops, each independent loop nest split among OpenMP threads\n"
+		       "rating: 4\ndifficulty: 1\nknobs:\n"
+		       "  THREADS: {values: [0, 1, 2, 4], default: 0, summary: \"OpenMP threads, 0 = all\", impacts: {compute_hw_fit: 5}}\n"
+		       "  SCHED: {values: [0, 1], default: 0, summary: \"0 static, 1 dynamic OpenMP schedule\"}\n"
+		       "require:\n  - \"THREADS <= spec.cores\"\n@end */\n"
+		       "#include <omp.h>\n\n"
+		       "#ifndef THREADS\n#define THREADS 0\n#endif\n#ifndef SCHED\n#define SCHED 0\n#endif\n"
+		       "#define KS_THREADS (THREADS > 0 ? THREADS : omp_get_max_threads())\n"
+		       "#if SCHED\n#define KS_PAR _Pragma(\"omp parallel for num_threads(KS_THREADS) schedule(dynamic, 64)\")\n"
+		       "#else\n#define KS_PAR _Pragma(\"omp parallel for num_threads(KS_THREADS) schedule(static)\")\n#endif\n");
+	ks_buf_addf(b, "%s", ks_buf_str(&it->kernel_head));
+	proto_def(proto, b);
+	ks_buf_addf(b, "%s}\n", ks_buf_str(&it->kernel_body));
+}
+
+static int write_generated(struct imp_task *it, const char *dir, struct ks_import_result *res,
+			   struct ks_error *e)
+{
+	struct ks_task *t = NULL;
+	int rc = ks_task_load(dir, &t, e);
+	if (rc)
+		return ks_error_wrap(e, "the imported task does not load"), rc;
+	struct ks_buf proto = KS_BUF_INIT, src = KS_BUF_INIT;
+	char tdir[PATH_MAX];
+	if (!(rc = ks_task_prototype(t, "c", &proto))) {
+		ks_buf_addf(&src, "%s", ks_buf_str(&it->kernel_head));
+		proto_def(ks_buf_str(&proto), &src);
+		ks_buf_addf(&src, "%s}\n", ks_buf_str(&it->kernel_body));
+		rc = write_text(dir, "baseline.c", &src, e);
+		res->baseline = !rc;
+	}
+	snprintf(tdir, sizeof(tdir), "%s/templates/cpu", dir);
+	if (!rc && !(rc = ks_mkdir_p(tdir, e))) {
+		ks_buf_reset(&src);
+		generic_template(it, ks_buf_str(&proto), &src);
+		rc = write_text(tdir, "naive_openmp.c", &src, e);
+		res->templates = !rc;
+	}
+	snprintf(res->op, sizeof(res->op), "%s", it->op.name[0] ? it->op.name
+				 : "the forward's operations (a generated naive kernel)");
+	ks_buf_release(&proto);
+	ks_buf_release(&src);
+	ks_task_free(t);
+	return rc;
+}
+
+/* a shipped task's file with its entry point renamed to the task's, as export does */
+static int copy_renamed(const char *from, const char *shipped, const char *name,
+			const char *dir, const char *file, struct ks_error *e)
+{
+	struct ks_buf src = KS_BUF_INIT, out = KS_BUF_INIT;
+	int rc = ks_file_read(from, (size_t)4 << 20, &src, e);
+	if (!rc) {
+		/* the @ksearch block stays first: templates are found by it */
+		const char *end = strstr(ks_buf_str(&src), "@end */");
+		size_t head = end ? (size_t)(end - src.data) + 7 : 0;
+		ks_buf_addf(&out, "%.*s%s/* ksearch tasks import: %s's kernel, entry point renamed */\n"
+			    "#define %s %s\n%s", (int)head, src.data, head ? "\n" : "", shipped,
+			    shipped, name, src.data + head);
+		rc = write_text(dir, file, &out, e);
+	}
+	ks_buf_release(&src);
+	ks_buf_release(&out);
+	return rc;
+}
+
+static int copy_shipped(struct imp_task *it, const char *dir, struct ks_import_result *res,
+			struct ks_error *e)
+{
+	char from[PATH_MAX], tdir[PATH_MAX];
+	snprintf(from, sizeof(from), "%s/tasks/%s/baseline.c", ks_data_root(), it->shipped);
+	int rc = copy_renamed(from, it->shipped, it->name, dir, "baseline.c", e);
+	res->baseline = !rc;
+	snprintf(tdir, sizeof(tdir), "%s/templates/cpu", dir);
+	if (!rc)
+		rc = ks_mkdir_p(tdir, e);
+	snprintf(from, sizeof(from), "%s/tasks/%s/templates/cpu", ks_data_root(), it->shipped);
+	DIR *d = rc ? NULL : opendir(from);
+	for (struct dirent *de; d && !rc && (de = readdir(d));) {
+		size_t len = strlen(de->d_name);
+		if (len < 3 || strcmp(de->d_name + len - 2, ".c"))
+			continue;
+		char f[PATH_MAX];
+		snprintf(f, sizeof(f), "%s/%s", from, de->d_name);
+		rc = copy_renamed(f, it->shipped, it->name, tdir, de->d_name, e);
+		res->templates += !rc;
+	}
+	if (d)
+		closedir(d);
+	snprintf(res->op, sizeof(res->op), "%s (the shipped task's kernels)", it->shipped);
+	return rc;
+}
+
+static int generate_op(struct imp_task *it, const char *dir, const char *final_dir,
 			    struct ks_import_result *res, struct ks_error *e)
 {
 	struct ks_task *t = NULL;
@@ -419,6 +594,16 @@ static int generate_kernels(struct imp_task *it, const char *dir, const char *fi
 	ks_buf_release(&src);
 	ks_task_free(t);
 	return rc;
+}
+
+static int generate_kernels(struct imp_task *it, const char *dir, const char *final_dir,
+			    struct ks_import_result *res, struct ks_error *e)
+{
+	if (it->shipped[0])
+		return copy_shipped(it, dir, res, e);
+	if (it->kernel_body.len)
+		return write_generated(it, dir, res, e);
+	return generate_op(it, dir, final_dir, res, e);
 }
 
 static int param_index(const struct imp_task *it, const char *name)
@@ -545,6 +730,8 @@ static int write_files(struct imp_task *it, const char *dir, struct ks_error *e)
 		rc = write_text(dir, "reference.py", &it->reference, e);
 	if (!rc)
 		rc = write_text(dir, "README.md", &it->readme, e);
+	if (!rc && it->sidecar_name[0])
+		rc = write_text(dir, it->sidecar_name, &it->sidecar, e);
 	ks_buf_release(&yaml);
 	return rc;
 }

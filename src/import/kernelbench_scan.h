@@ -1,148 +1,24 @@
-/* The Python script `ksearch tasks import kernelbench` runs on a problem file: it reads the
- * file with Python's own parser (ast; the file is not executed unless torch is installed
- * and the forward is not an operator the importer recognises, when it is run once to learn
- * the output's shape) and prints one JSON object:
- *   constants: {name: value}             module-level numbers
- *   doc: "..."                           Model's docstring
- *   args: ["x", ...]                     forward's arguments after self
- *   inputs: [{shape: [..], dist, dtype}] what get_inputs() returns, in order
- *   init_inputs: n                       how many get_init_inputs() returns (-1: unknown)
- *   op: {name, dim} or null              the single operator forward returns
- *   outputs: [{shape: [..], dtype}] or null   from running it (torch only)
- *   error: "..."                         when the file is not a level-1 problem */
+/* The Python that `ksearch tasks import kernelbench` runs on a problem file, inside the jail
+ * (src/import/kernelbench/scan.py, compiled in by CMake as ks_kernelbench_scan).  argv: the
+ * exchange folder (problem.py in it), the scale, NAME=VALUE overrides.  It writes
+ * result.json there:
+ *   doc: "..."                                Model's docstring
+ *   params: [{name, value}]                   module-level sizes the shapes use, file order
+ *   scalars: [{name, arg, value, type}]       numbers forward() takes (f32 or i32 params)
+ *   inputs: [{name, arg, path, dtype, torch, shape: [expr], init}]   forward()'s tensors,
+ *                                             then the modules' parameters (path set, arg null)
+ *   outputs: [{name, dtype, shape: [expr]}] or null (unknown without torch)
+ *   flops: "expr"
+ *   c: {head, body} or null                   the naive kernel: includes, the entry's body
+ *   numpy: "def _ks_numpy_reference(kw): ..." or null
+ *   shipped: {task, params: [{name, value}], inputs: [names], output} or null
+ *   ew: true when forward is elementwise in its one input
+ *   notes: ["..."]                            where the workload differs from the problem
+ *   unrecognised: "..."                       what the interpreter did not know
+ *   error: "..."                              when the file is not a problem it can read */
 #ifndef KS_TASK_KERNELBENCH_SCAN_H
 #define KS_TASK_KERNELBENCH_SCAN_H
 
-static const char ks_kernelbench_scan[] =
-	"import ast, json, sys\n"
-	"src = open(sys.argv[1]).read()\n"
-	"res = {'constants': {}, 'doc': '', 'args': [], 'inputs': [], 'init_inputs': -1,\n"
-	"       'op': None, 'outputs': None}\n"
-	"def done(err=None):\n"
-	"    if err:\n"
-	"        res['error'] = err\n"
-	"    print(json.dumps(res))\n"
-	"    sys.exit(0)\n"
-	"try:\n"
-	"    tree = ast.parse(src)\n"
-	"except SyntaxError as e:\n"
-	"    done('line %s: %s' % (e.lineno, e.msg))\n"
-	"def dotted(n):\n"
-	"    if isinstance(n, ast.Name):\n"
-	"        return n.id\n"
-	"    if isinstance(n, ast.Attribute):\n"
-	"        d = dotted(n.value)\n"
-	"        return d + '.' + n.attr if d else None\n"
-	"    return None\n"
-	"funcs, model = {}, None\n"
-	"for node in tree.body:\n"
-	"    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):\n"
-	"        try:\n"
-	"            v = ast.literal_eval(node.value)\n"
-	"        except Exception:\n"
-	"            continue\n"
-	"        if isinstance(v, (int, float)) and not isinstance(v, bool):\n"
-	"            res['constants'][node.targets[0].id] = v\n"
-	"    elif isinstance(node, ast.FunctionDef):\n"
-	"        funcs[node.name] = node\n"
-	"    elif isinstance(node, ast.ClassDef) and node.name == 'Model':\n"
-	"        model = node\n"
-	"if model is None:\n"
-	"    done('no class Model')\n"
-	"res['doc'] = (ast.get_docstring(model) or '').strip()\n"
-	"fwd = [n for n in model.body if isinstance(n, ast.FunctionDef) and n.name == 'forward']\n"
-	"if not fwd:\n"
-	"    done('Model has no forward()')\n"
-	"fwd = fwd[0]\n"
-	"res['args'] = [a.arg for a in fwd.args.args[1:]]\n"
-	"if 'get_inputs' not in funcs:\n"
-	"    done('no get_inputs()')\n"
-	"DISTS = {'randn': 'normal(0, 1)', 'rand': 'uniform(0, 1)'}\n"
-	"DTYPES = {'float32': 'f32', 'float': 'f32', 'float16': 'f16', 'half': 'f16',\n"
-	"          'bfloat16': 'bf16', 'float64': 'f64', 'double': 'f64'}\n"
-	"def tensor_of(call, where):\n"
-	"    if not isinstance(call, ast.Call) or (dotted(call.func) or '').split('.')[-1] not in DISTS:\n"
-	"        done('%s is not torch.randn(...) or torch.rand(...)' % where)\n"
-	"    dims = call.args\n"
-	"    if len(dims) == 1 and isinstance(dims[0], (ast.Tuple, ast.List)):\n"
-	"        dims = dims[0].elts\n"
-	"    shape = []\n"
-	"    for d in dims:\n"
-	"        if isinstance(d, ast.Name) and isinstance(res['constants'].get(d.id), int):\n"
-	"            shape.append(d.id)\n"
-	"        elif isinstance(d, ast.Constant) and isinstance(d.value, int):\n"
-	"            shape.append(d.value)\n"
-	"        else:\n"
-	"            done('a dimension of %s is neither a module-level integer nor a number' % where)\n"
-	"    dtype = 'f32'\n"
-	"    for k in call.keywords:\n"
-	"        if k.arg == 'dtype':\n"
-	"            dtype = DTYPES.get((dotted(k.value) or '').split('.')[-1])\n"
-	"            if dtype is None:\n"
-	"                done('the dtype of %s has no ksearch equivalent' % where)\n"
-	"        elif k.arg not in ('device', 'requires_grad'):\n"
-	"            done('%s has the argument %s=' % (where, k.arg))\n"
-	"    return {'shape': shape, 'dist': DISTS[(dotted(call.func) or '').split('.')[-1]], 'dtype': dtype}\n"
-	"gi = funcs['get_inputs']\n"
-	"local = {}\n"
-	"for st in gi.body:\n"
-	"    if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):\n"
-	"        local[st.targets[0].id] = st.value\n"
-	"    elif isinstance(st, ast.Return):\n"
-	"        if not isinstance(st.value, (ast.List, ast.Tuple)):\n"
-	"            done('get_inputs() does not return a list')\n"
-	"        for i, el in enumerate(st.value.elts):\n"
-	"            el = local.get(el.id, el) if isinstance(el, ast.Name) else el\n"
-	"            res['inputs'].append(tensor_of(el, 'input %d of get_inputs()' % i))\n"
-	"if len(res['inputs']) != len(res['args']):\n"
-	"    done('get_inputs() gives %d tensors, forward() takes %d' % (len(res['inputs']), len(res['args'])))\n"
-	"gii = funcs.get('get_init_inputs')\n"
-	"if gii is not None:\n"
-	"    for st in gii.body:\n"
-	"        if isinstance(st, ast.Return) and isinstance(st.value, (ast.List, ast.Tuple)):\n"
-	"            res['init_inputs'] = len(st.value.elts)\n"
-	"else:\n"
-	"    res['init_inputs'] = 0\n"
-	"OPS = {'relu': 'relu', 'sigmoid': 'sigmoid', 'tanh': 'tanh', 'softmax': 'softmax'}\n"
-	"body = [s for s in fwd.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]\n"
-	"if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Call):\n"
-	"    call = body[0].value\n"
-	"    name = dotted(call.func) or ''\n"
-	"    args = list(call.args)\n"
-	"    if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and call.func.value.id in res['args']:\n"
-	"        args = [call.func.value] + args\n"
-	"        name = call.func.attr\n"
-	"    short = name.split('.')[-1]\n"
-	"    prefix_ok = name == short or name.startswith('torch.') or name.startswith('F.') or name.startswith('nn.functional.')\n"
-	"    if short in OPS and prefix_ok and len(args) >= 1 and isinstance(args[0], ast.Name) and args[0].id == (res['args'] or [''])[0]:\n"
-	"        dim = None\n"
-	"        for k in call.keywords:\n"
-	"            if k.arg == 'dim':\n"
-	"                try:\n"
-	"                    dim = ast.literal_eval(k.value)\n"
-	"                except Exception:\n"
-	"                    dim = 'unknown'\n"
-	"        if len(args) > 1:\n"
-	"            try:\n"
-	"                dim = ast.literal_eval(args[1])\n"
-	"            except Exception:\n"
-	"                dim = 'unknown'\n"
-	"        res['op'] = {'name': OPS[short], 'dim': dim}\n"
-	"if res['op'] is None:\n"
-	"    try:\n"
-	"        import torch\n"
-	"    except ImportError:\n"
-	"        done(None)\n"
-	"    ns = {}\n"
-	"    exec(compile(src, sys.argv[1], 'exec'), ns)\n"
-	"    torch.manual_seed(0)\n"
-	"    m = ns['Model'](*ns['get_init_inputs']())\n"
-	"    with torch.no_grad():\n"
-	"        out = m(*ns['get_inputs']())\n"
-	"    outs = out if isinstance(out, (tuple, list)) else [out]\n"
-	"    names = {v: k for k, v in res['constants'].items() if isinstance(v, int)}\n"
-	"    res['outputs'] = [{'shape': [names.get(int(d), int(d)) for d in o.shape],\n"
-	"                       'dtype': DTYPES.get(str(o.dtype).split('.')[-1], 'f32')} for o in outs]\n"
-	"done(None)\n";
+#include "kernelbench_scan_py.h"
 
 #endif

@@ -855,6 +855,13 @@ static void section_times(struct rp_doc *d, const struct rp_run *r)
 	if (r->ntimes < 1)
 		return;
 	doc_heading(d, 2, "Where the time went");
+	if (isfinite(r->final_s) && r->final_s > 0 && isfinite(r->wall_s) && r->wall_s > 0) {
+		doc_para_begin(d);
+		doc_textf(d, "The run took %.1f s; the final re-measurement of the top candidates "
+			     "%.1f s of it (%.0f%%, %d round%s).", r->wall_s, r->final_s,
+			  100 * r->final_s / r->wall_s, r->final_rounds, r->final_rounds == 1 ? "" : "s");
+		doc_para_end(d);
+	}
 	double total = 0;
 	for (int k = 0; k < RP_NTIMES; k++)
 		total += r->times[k];

@@ -205,6 +205,9 @@ static void final_event(struct rp_run *r, const char *data)
 	snprintf(r->final_noise, sizeof(r->final_noise), "%s",
 		 json_is_string(n) ? json_string_value(n) : "");
 	r->has_final_event = 1;
+	json_t *secs = json_object_get(d, "seconds"), *rounds = json_object_get(d, "rounds");
+	r->final_s = json_is_number(secs) ? json_number_value(secs) : NAN;
+	r->final_rounds = json_is_integer(rounds) ? (int)json_integer_value(rounds) : 0;
 	json_decref(d);
 }
 
@@ -375,6 +378,7 @@ int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
 	r->best = -1;
 	r->tree.root = -1;
 	r->wall_s = NAN;
+	r->final_s = NAN;
 	ks_report_opts_init(&r->opts);
 	if (o) {
 		r->opts = *o;

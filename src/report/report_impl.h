@@ -117,6 +117,8 @@ struct rp_run {
 	int has_final_event;
 	int64_t final_chosen;    /* candidate id the final crowned, -1: none */
 	char final_verdict[320]; /* "#30 beats #35 by 8.0% ± 3.0%" */
+	double final_s;          /* the final's wall time (NAN: not recorded) */
+	int final_rounds;
 	int final_noisy;
 	char final_noise[1024];  /* why the measurements are not to be trusted */
 	char stopped[256];       /* why the search phase ended ("budget"; "" when not recorded) */

@@ -326,6 +326,7 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 {
 	struct ks_store_candidate *list = NULL;
 	size_t n = 0;
+	double t_start = ks_run_now();
 	int rc = ks_store_list_candidates(st->store, KS_STORE_ORDER_BEST, &list, &n, e);
 	if (rc)
 		return rc;
@@ -340,10 +341,10 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 	 * (pooled over the blocks and the round's candidates): a naive baseline of 0.17 s a
 	 * call took 12 calls a block and most of the final's time */
 	fo.yard_reps = 3;
-	int top = st->o.final_top > 0 ? st->o.final_top : 3, np = 0;
-	if (top > 16)
-		top = 16;
-	struct pending pd[16];
+	/* --top 0: no re-measurement; the search phase's leader stands on its own figure */
+	int no_final = st->o.final_top <= 0, np = 0;
+	int top = no_final ? 1 : st->o.final_top < KS_RUN_MAX_TOP ? st->o.final_top : KS_RUN_MAX_TOP;
+	struct pending pd[KS_RUN_MAX_TOP];
 	char busy[512] = "";
 	int was_busy = machine_busy(busy, sizeof(busy));
 	if ((rc = record_roofs(st, e))) {
@@ -373,7 +374,7 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 	/* round 1: every candidate; then the leaders again, in alternating order, while
 	 * their timings stay spread or they cannot be told apart */
 	int which[16], nw = 0, rounds = 0;
-	for (int k = 0; k < np; k++)
+	for (int k = 0; k < np && !no_final; k++)
 		if (!list[pd[k].index].has_final)
 			which[nw++] = k;
 	/* the rounds after the first only tell the leaders apart: the candidates alone, the
@@ -410,7 +411,9 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 	/* Ctrl-C before the final measured anything: no verdict, but the search phase's leader
 	 * (the first passing candidate in the list's order) still stands, on its search-phase
 	 * figure and said to be one; --resume re-measures it */
-	int skipped = v.chosen < 0 && rounds == 0 && ks_run_stop_requested(), fallback = -1;
+	int skipped = v.chosen < 0 && rounds == 0 && (ks_run_stop_requested() || no_final);
+	int fallback = -1;
+	r->final_rounds = rounds;
 	for (int k = 0; skipped && k < np && fallback < 0; k++)
 		if (!list[pd[k].index].has_final)
 			fallback = k;
@@ -469,7 +472,9 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 		snprintf(noise + len, sizeof(noise) - len, "%s%s", len ? "; " : "", busy);
 		noisy = 1;
 	}
-	if (skipped)
+	if (skipped && no_final)
+		ks_info("final: skipped (--top 0): the search phase's figures stand");
+	else if (skipped)
 		ks_info("final: skipped, the run was interrupted (--resume %s re-measures)", st->dir);
 	else
 		ks_info("final: %s; %d round%s", v.text, rounds, rounds == 1 ? "" : "s");
@@ -480,12 +485,12 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 	snprintf(r->final_verdict, sizeof(r->final_verdict), "%s", skipped ? "" : v.text);
 	/* a skipped final records no verdict: the report then reads the search phase's figures */
 	if (!rc && !skipped) {
-		json_t *data = json_pack("{s:I, s:s, s:b, s:s, s:i, s:f, s:f, s:b}", "chosen",
+		json_t *data = json_pack("{s:I, s:s, s:b, s:s, s:i, s:f, s:f, s:b, s:f}", "chosen",
 					 (json_int_t)(v.chosen >= 0 ? fc[v.chosen].id : -1), "verdict",
 					 v.text, "noisy", noisy, "noise", noise, "rounds", rounds,
 					 "diff_pct", isfinite(v.diff_pct) ? v.diff_pct : 0.0, "ci_pct",
 					 isfinite(v.ci_pct) ? v.ci_pct : 0.0, "significant",
-					 v.significant);
+					 v.significant, "seconds", ks_run_now() - t_start);
 		/* ci_pct is the half-width in log units (kept for older readers); lo_pct and
 		 * hi_pct bound diff_pct in its own units */
 		if (data) {

@@ -21,8 +21,10 @@
 
 #include "ksearch/log.h"
 #include "ksearch/worker.h"
+#include "eval/wire.h"
 #include "run/round.h"
 #include "run/run_internal.h"
+#include "eval/result_cache.h"
 
 _Static_assert(KS_ROUND_MAX >= KS_POLICY_MAX_PROPOSALS, "a round holds one propose call");
 
@@ -193,6 +195,66 @@ static void record_times(struct ks_run_state *st, int64_t id, const struct job *
 
 /* evaluate one new candidate (or take the pool's result), record it, fill oc; the result
  * stays in *res for the policy until the caller releases it */
+/* the results cache's key of a job: its source and knobs, the task, the options that
+ * change a result (the roofs aside: they are measured again at each run's start, and a
+ * reused result's "% of roofline" is its own run's) */
+static void cache_key(struct ks_run_state *st, const struct job *j, char key[65])
+{
+	json_t *opts = ks_wire_opts(&st->o.eval);
+	const char *name;
+	json_t *v;
+	void *tmp;
+	json_object_foreach_safe(opts, tmp, name, v) {
+		(void)v;
+		if (!strncmp(name, "peak_", 5) || !strncmp(name, "roof_", 5))
+			json_object_del(opts, name);
+	}
+	char *otxt = opts ? json_dumps(opts, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(opts);
+	struct ks_error e = {0};
+	if (!st->task_hash[0] && ks_task_hash(st->task, st->task_hash, &e))
+		snprintf(st->task_hash, sizeof(st->task_hash), "?");
+	char compiler[512];
+	snprintf(compiler, sizeof(compiler), "%s|%s|%s", getenv("KSEARCH_CC") ? getenv("KSEARCH_CC") : "",
+		 getenv("CC") ? getenv("CC") : "", st->o.eval.cflags ? st->o.eval.cflags : "");
+	struct ks_results_key k = {.source = j->c.source, .defines = j->c.ident,
+				   .task_hash = st->task_hash, .backend = st->be->name,
+				   .compiler = compiler, .options = otxt};
+	ks_results_key_hex(&k, key);
+	free(otxt);
+}
+
+/* evaluate the compiled job, or take an earlier run's identical evaluation from the
+ * results cache (not with --fresh); a new evaluation goes into the cache */
+static int evaluate_cached(struct ks_run_state *st, struct job *j, struct ks_eval_result *res,
+			   struct ks_error *e)
+{
+	if (!st->results_tried && !st->o.fresh) {
+		struct ks_error oe = {0};
+		st->results_tried = 1;
+		if (ks_results_open(&st->results, &oe))
+			ks_warn("no results cache: %s", oe.msg);
+	}
+	char key[65];
+	double age = 0;
+	if (st->results) {
+		cache_key(st, j, key);
+		if (ks_results_get(st->results, key, res, &age)) {
+			if (!st->cached++ || age < st->cached_age_min_s)
+				st->cached_age_min_s = age;
+			if (age > st->cached_age_max_s)
+				st->cached_age_max_s = age;
+			ks_info("%s: reused from the results cache (measured %.0f s ago)", j->c.title, age);
+			return 0;
+		}
+	}
+	int rc = ks_evaluator_run_artifact(st->ev, &j->art, res, e);
+	struct ks_error pe = {0};
+	if (!rc && st->results && ks_results_put(st->results, key, res, &pe))
+		ks_warn("the results cache: %s", pe.msg);
+	return rc;
+}
+
 static int evaluate_job(struct ks_run_state *st, struct job *j, struct ks_eval_result *res,
 			struct ks_policy_outcome *oc, struct ks_error *e)
 {
@@ -244,7 +306,7 @@ static int evaluate_job(struct ks_run_state *st, struct job *j, struct ks_eval_r
 		}
 		ks_store_finish_compile(st->store, id, j->art.ok, ks_buf_str(&j->art.log),
 					j->art.resources, j->compile_ms, NULL);
-		if ((rc = ks_evaluator_run_artifact(st->ev, &j->art, res, e)))
+		if ((rc = evaluate_cached(st, j, res, e)))
 			return rc;
 	}
 	rc = ks_run_record(st, id, "search", res, e);

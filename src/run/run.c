@@ -24,6 +24,7 @@
 #include "ksearch/worker.h"
 #include "run/run_internal.h"
 #include "search/space.h"
+#include "eval/result_cache.h"
 #include "util/clock.h"
 #include "util/fs.h"
 
@@ -706,7 +707,11 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 		goto out;
 	/* why the search phase ended, for the report ("budget" when it ran to the end) */
 	ks_store_add_event(st->store, "info", "stopped", st->stopped, NULL, NULL);
-	if ((rc = ks_run_final(st, r, e)))
+	double t_final = ks_run_now();
+	r->search_s = t_final - st->t_search;
+	rc = ks_run_final(st, r, e);
+	r->final_s = ks_run_now() - t_final;
+	if (rc)
 		goto out;
 	ks_store_set_run_status(st->store, stop_requested ? "interrupted" : "finished", NULL);
 	ks_run_progress_tick(st, "done", "writing the reports", 0);
@@ -725,6 +730,9 @@ out:
 	r->passed = st->passed;
 	r->resumed = st->resumed;
 	r->reused = st->reused;
+	r->cached = st->cached;
+	r->cached_age_min_s = st->cached_age_min_s;
+	r->cached_age_max_s = st->cached_age_max_s;
 	r->llm_calls = st->usage.calls;
 	r->llm_prompt_tokens = st->usage.prompt_tokens;
 	r->llm_completion_tokens = st->usage.completion_tokens;
@@ -746,6 +754,7 @@ out:
 	if (st->ev)
 		ks_evaluator_free(st->ev);
 	ks_pool_free(st->pool);
+	ks_results_close(st->results);
 	if (st->have_spec)
 		ks_spec_release(&st->spec);
 	if (st->task)

@@ -12,6 +12,8 @@
 #include "ksearch/store.h"
 #include "ksearch/policy.h"
 
+struct ks_results;
+
 struct ks_run_state {
 	struct ks_run_opts o;
 	char dir[PATH_MAX];
@@ -20,6 +22,11 @@ struct ks_run_state {
 	const struct ks_backend_i *be;
 	struct ks_spec spec;
 	int have_spec;
+	struct ks_results *results; /* the results cache (NULL: --fresh or not available) */
+	int results_tried;          /* 1: opening it was tried */
+	char task_hash[65];         /* for its keys */
+	int cached;                 /* evaluations it answered */
+	double cached_age_min_s, cached_age_max_s;
 	struct ks_evaluator *ev;
 	struct ks_policy policy;
 	ks_run_progress_fn progress;

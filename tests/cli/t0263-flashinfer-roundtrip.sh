@@ -1,0 +1,106 @@
+#!/bin/bash
+# flashinfer-bench round trips: a gemm Definition (C = A @ B.T, one var axis) with 43
+# workloads imports as 43 workloads, recognised as a matrix product (flops, a naive
+# baseline, a template); the run's Traces carry every workload's own uuid and every input,
+# and flashinfer-bench's own models load the Definition, ksearch's Solution and Traces
+# (where flashinfer-bench is installed for the Python ksearch uses); past the cap on
+# workloads the import stops and names the option that lifts it.
+# needs: python3 with numpy
+. "$(dirname "$0")/lib.sh"
+
+python3 -c 'import numpy' 2>/dev/null || skip_rest "numpy is not installed for python3"
+FIX=tests/fixtures/flashinfer
+export KSEARCH_CACHE=$TMP/cache
+PY=${KSEARCH_PYTHON:-python3}
+
+$KS tasks import flashinfer-bench $FIX/gemm_n64_k96.json $FIX/gemm_n64_k96.jsonl --out "$TMP" >"$TMP/imp.out" 2>&1
+ok $? "the gemm Definition imports"
+task=$TMP/gemm_n64_k96
+grep -q "recognised gemm" "$TMP/imp.out"
+ok $? "... recognised as a gemm"
+$KS tasks show "$task" --json >"$TMP/show.json" 2>/dev/null
+is "$(json_get "$TMP/show.json" 'len(d["workloads"])')" 43 "every one of the 43 workloads is kept"
+is "$(json_get "$TMP/show.json" 'd["flops"]')" "2 * m * n * k" "flops from op_type gemm"
+is "$(json_get "$task/flashinfer.json" 'sum(len(w["uuids"]) for w in d["workloads"])')" 43 \
+	"flashinfer.json keeps the 43 uuids"
+$KS eval "$task" "$task/baseline.c" --quick --no-checks --workloads 0,42 --json >"$TMP/eval.json" 2>/dev/null
+is "$(json_get "$TMP/eval.json" 'd["status"]')" PASSED "the generated gemm baseline passes against run()"
+ls "$task"/templates/cpu/*.c >/dev/null 2>&1
+ok $? "... and a knob template is there"
+
+$KS run "$task" --budget 1 --top 1 --min-time 0.01 --out "$TMP/run" --json >"$TMP/run.json" 2>"$TMP/run.err"
+ok $? "ksearch run on the imported gemm finishes"
+$KS report "$TMP/run" --to flashinfer-trace >"$TMP/traces.jsonl" 2>"$TMP/traces.err"
+ok $? "report --to flashinfer-trace"
+python3 - "$TMP/traces.jsonl" $FIX/gemm_n64_k96.jsonl <<'PY'
+import json, sys
+traces = [json.loads(l) for l in open(sys.argv[1])]
+given = {json.loads(l)["workload"]["uuid"]: json.loads(l)["workload"] for l in open(sys.argv[2])}
+seen = set()
+for t in traces:
+    w = t["workload"]
+    assert t["definition"] == "gemm_n64_k96", t
+    assert w["uuid"] in given, w["uuid"]
+    assert w["axes"] == given[w["uuid"]]["axes"], (w, given[w["uuid"]])
+    assert w["inputs"] == {"A": {"type": "random"}, "B": {"type": "random"}}, w
+    seen.add(w["uuid"])
+assert seen == set(given), len(seen)
+PY
+ok $? "the traces name each workload by its uuid, with its axes and every input"
+
+# --- flashinfer-bench's own models
+if $PY -c 'import flashinfer_bench' 2>/dev/null; then
+	mkdir -p "$TMP/ts/definitions" "$TMP/ts/solutions" "$TMP/ts/traces" "$TMP/ts/workloads"
+	cp $FIX/gemm_n64_k96.json "$TMP/ts/definitions/"
+	cp $FIX/gemm_n64_k96.jsonl "$TMP/ts/workloads/"
+	cp "$TMP/traces.jsonl" "$TMP/ts/traces/gemm_n64_k96.jsonl"
+	# export finds the task by its name: from the folder that holds it
+	ks_abs=$(cd "$(dirname "$KS")" && pwd)/ksearch
+	(cd "$TMP" && "$ks_abs" export run --to flashinfer --out ts/solutions/ksearch.json) >"$TMP/export.out" 2>&1 ||
+		cat "$TMP/export.out" >&2
+	ok $? "export --to flashinfer writes a Solution"
+	$PY - "$TMP/ts" <<'PY'
+import json, sys
+from flashinfer_bench.data import Definition, Solution, Trace, TraceSet
+ts = TraceSet.from_path(sys.argv[1])
+d = ts.definitions["gemm_n64_k96"]
+assert isinstance(d, Definition)
+sols = [s for v in ts.solutions.values() for s in (v if isinstance(v, list) else [v])]
+assert sols and all(isinstance(s, Solution) for s in sols), ts.solutions
+traces = [Trace.model_validate(json.loads(l)) for l in open(sys.argv[1] + "/traces/gemm_n64_k96.jsonl")]
+for t in traces:
+    shapes = d.get_input_shapes(t.workload.axes)  # the axes bind every input's shape
+    assert len(shapes) == 2, shapes
+print(len(traces))
+PY
+	ok $? "flashinfer-bench's models load the Definition, the Solution and the Traces"
+else
+	skip "flashinfer-bench's models load ksearch's Definition, Solution and Traces" \
+		"flashinfer-bench is not installed for $PY (pip install flashinfer-bench)"
+fi
+
+# --- the cap on workloads: bounds first, a refusal that names the cap and the option
+python3 - "$TMP" <<'PY'
+import json, sys
+d = {"name": "scale_n", "op_type": "scale", "axes": {"n": {"type": "var"}},
+     "inputs": {"x": {"shape": ["n"], "dtype": "float32"}}, "outputs": {"y": {"shape": ["n"], "dtype": "float32"}},
+     "reference": "def run(x):\n    return x * 2\n"}
+json.dump(d, open(sys.argv[1] + "/scale.json", "w"))
+for n in (33, 300):
+    with open("%s/w%d.jsonl" % (sys.argv[1], n), "w") as f:
+        for i in range(n):
+            f.write(json.dumps({"uuid": "u%d" % i, "axes": {"n": i + 1}, "inputs": {"x": {"type": "random"}}}) + "\n")
+PY
+$KS tasks import flashinfer-bench "$TMP/scale.json" "$TMP/w33.jsonl" --out "$TMP/c33" >/dev/null 2>&1
+ok $? "33 distinct workloads import"
+$KS tasks show "$TMP/c33/scale_n" --json >"$TMP/c33.json" 2>/dev/null
+is "$(json_get "$TMP/c33.json" 'len(d["workloads"])')" 33 "... all 33 of them"
+$KS tasks import flashinfer-bench "$TMP/scale.json" "$TMP/w300.jsonl" --out "$TMP/c300" >/dev/null 2>"$TMP/c300.err"
+is "$?" 2 "300 workloads pass the default cap and are refused"
+grep -q "w300.jsonl:257: more than 256 distinct workloads.*--max-workloads N" "$TMP/c300.err"
+ok $? "... naming the line, the cap and the option that lifts it"
+$KS tasks import flashinfer-bench "$TMP/scale.json" "$TMP/w300.jsonl" --max-workloads 300 --out "$TMP/c300" >/dev/null 2>&1
+$KS tasks show "$TMP/c300/scale_n" --json >"$TMP/c300.json" 2>/dev/null
+is "$(json_get "$TMP/c300.json" 'len(d["workloads"])')" 300 "--max-workloads 300 keeps all 300"
+
+done_testing
