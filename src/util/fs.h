@@ -13,7 +13,9 @@ int ks_file_read(const char *path, size_t max, struct ks_buf *out, struct ks_err
 int ks_file_write_atomic(const char *path, const void *data, size_t len, struct ks_error *e);
 /* mkdir -p */
 int ks_mkdir_p(const char *path, struct ks_error *e);
-/* remove a directory tree (best effort; never follows symlinks) */
+/* remove a directory tree (best effort; never follows symlinks): any depth, any path
+ * length, with a bounded number of descriptors and bounded memory; -1 when something
+ * could not be removed */
 int ks_rm_rf(const char *path);
 int ks_path_exists(const char *path);
 int ks_is_dir(const char *path);
