@@ -215,6 +215,23 @@ int ks_rm_rf(const char *path)
 	return rc ? rc : rmdir(path);
 }
 
+int ks_path_within(const char *path, const char *dir, char *real, size_t n)
+{
+	char *rp = realpath(path, NULL), *rd = realpath(dir, NULL);
+	int in = 0;
+	if (rp && rd) {
+		size_t len = strlen(rd);
+		/* "/" holds everything; "/a/b" holds "/a/b" and "/a/b/...", not "/a/bc" */
+		in = !strncmp(rp, rd, len) &&
+		     (rp[len] == '\0' || rp[len] == '/' || (len == 1 && rd[0] == '/'));
+	}
+	if (real && n)
+		snprintf(real, n, "%s", rp ? rp : "");
+	free(rp);
+	free(rd);
+	return in;
+}
+
 int ks_path_exists(const char *path)
 {
 	return access(path, F_OK) == 0;

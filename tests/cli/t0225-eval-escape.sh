@@ -42,4 +42,44 @@ is "$(status_of "$H/plain.c")" PASSED "the next evaluation on that cache starts 
 [ ! -e "$KSEARCH_CACHE/scratch/run-999999999-left" ]
 ok $? "a dead process's 3000-level scratch tree is swept"
 
+# --- items 10 and 20: task data never widens the jail, never reaches a file elsewhere --
+HT=$ROOT/tests/fixtures/hostile_tasks
+PLANTED=/tmp/ksearch-planted-secret.h
+echo "KSEARCH_PLANTED_SECRET root:\$6\$planted" >"$PLANTED"
+refused() { # refused TASK_DIR "message": exit 2 before anything is compiled, the message given
+	"$KS" eval "$1" "$H/plain.c" --quick >"$TMP/ref.out" 2>"$TMP/ref.err"
+	local rc=$?
+	is "$rc" 2 "$(basename "$1"): refused with exit 2"
+	grep -qF -- "$2" "$TMP/ref.err"
+	ok $? "... saying '$2' ($(head -c 200 "$TMP/ref.err"))"
+	! grep -q "KSEARCH_PLANTED_SECRET\|sk-test-secret" "$TMP/ref.out" "$TMP/ref.err"
+	ok $? "... and nothing of the planted secret or the key is printed"
+}
+refused "$HT/libs_wrapper" "libs_wrapper/task.yaml:13:54: '-L/' is not a folder inside the task's"
+refused "$HT/libs_option" "libs_option/task.yaml:13:36: expected link flags -lNAME or -LDIR"
+refused "$HT/pkg_path" "pkg_path/task.yaml:13:37: expected a pkg-config package name"
+refused "$HT/core_var_secret" "core_var_secret/task.yaml:13:78: expected the variable that picks"
+refused "$HT/include_escape" "include_escape/baseline.c:3: the file it includes leads out of the task's folder (to '/etc/passwd')"
+# a task.yaml, a README.md or a baseline.c that links out of the task's folder
+for f in task.yaml README.md baseline.c; do
+	rm -rf "$TMP/scale" && cp -r "$TASK" "$TMP/scale" && ln -sf "$PLANTED" "$TMP/scale/$f"
+	refused "$TMP/scale" "'$TMP/scale/$f' leads out of the task's folder (to '$PLANTED')"
+	"$KS" tasks show "$TMP/scale" >"$TMP/show.out" 2>&1
+	! grep -q "KSEARCH_PLANTED_SECRET" "$TMP/show.out"
+	ok $? "tasks show with $f linked out prints none of it"
+done
+# what a task may link to: its own files, and a sibling task's (a variant of a base task)
+rm -rf "$TMP/tasks" && mkdir -p "$TMP/tasks" && cp -r "$TASK" "$TMP/tasks/scale"
+cp -r "$TASK" "$TMP/tasks/scale2" && sed -i 's/^name: scale$/name: scale2/' "$TMP/tasks/scale2/task.yaml"
+ln -sf ../scale/README.md "$TMP/tasks/scale2/README.md"
+printf '// @ksearch include: ../scale/baseline.c\n' >"$TMP/tasks/scale2/notes.c"
+"$KS" tasks show "$TMP/tasks/scale2" >/dev/null 2>"$TMP/err"
+ok $? "a link and an include into a sibling task are the task's ($(head -c 200 "$TMP/err"))"
+# -L of a folder inside the task, made absolute for the compile
+rm -rf "$TMP/lib" && mkdir "$TMP/lib" && cp -r "$ROOT/tests/fixtures/library/scale" "$TMP/lib/scale" && mkdir "$TMP/lib/scale/libs"
+sed -i 's|pkg-config: openblas}|pkg-config: openblas, libs: "-Llibs -lm"}|' "$TMP/lib/scale/task.yaml"
+"$KS" tasks show "$TMP/lib/scale" >/dev/null 2>"$TMP/err"
+ok $? "libs '-Llibs -lm' (a folder of the task's) is accepted ($(head -c 200 "$TMP/err"))"
+rm -f "$PLANTED"
+
 done_testing
