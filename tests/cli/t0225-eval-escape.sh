@@ -42,10 +42,20 @@ is "$(status_of "$H/plain.c")" PASSED "the next evaluation on that cache starts 
 [ ! -e "$KSEARCH_CACHE/scratch/run-999999999-left" ]
 ok $? "a dead process's 3000-level scratch tree is swept"
 
+# --- item 20: the compiler cannot tell which files exist outside its jail ---------------
+# the file has_include_oracle.c names (t0200 plants the same one: only ours is removed)
+SHARED=/tmp/ksearch-planted-secret.h
+[ -e "$SHARED" ] || { echo "KSEARCH_PLANTED_SECRET root:\$6\$planted" >"$SHARED" && ours=1; }
+PLANTED=$TMP/planted-secret.txt
+echo "KSEARCH_PLANTED_SECRET root:\$6\$planted" >"$PLANTED"
+is "$(status_of "$H/has_include_oracle.c")" PASSED \
+	"has_include_oracle -> PASSED (/etc/passwd and a planted file look missing)"
+is "$(status_of "$H/include_secret.c")" COMPILE_ERROR "include_secret -> COMPILE_ERROR"
+grep -q "No such file or directory" "$TMP/st.json" && ! grep -q "Permission denied" "$TMP/st.json"
+ok $? "... and its log says the file is not there, not that it is forbidden"
+
 # --- items 10 and 20: task data never widens the jail, never reaches a file elsewhere --
 HT=$ROOT/tests/fixtures/hostile_tasks
-PLANTED=/tmp/ksearch-planted-secret.h
-echo "KSEARCH_PLANTED_SECRET root:\$6\$planted" >"$PLANTED"
 refused() { # refused TASK_DIR "message": exit 2 before anything is compiled, the message given
 	"$KS" eval "$1" "$H/plain.c" --quick >"$TMP/ref.out" 2>"$TMP/ref.err"
 	local rc=$?
@@ -80,6 +90,43 @@ rm -rf "$TMP/lib" && mkdir "$TMP/lib" && cp -r "$ROOT/tests/fixtures/library/sca
 sed -i 's|pkg-config: openblas}|pkg-config: openblas, libs: "-Llibs -lm"}|' "$TMP/lib/scale/task.yaml"
 "$KS" tasks show "$TMP/lib/scale" >/dev/null 2>"$TMP/err"
 ok $? "libs '-Llibs -lm' (a folder of the task's) is accepted ($(head -c 200 "$TMP/err"))"
-rm -f "$PLANTED"
+[ -n "${ours:-}" ] && rm -f "$SHARED"
+
+# --- item 9: reference.py runs in the jail, without ksearch's environment or sockets ------
+python3 -c 'import numpy' 2>/dev/null || skip_rest "numpy is not installed for python3"
+cp -r "$HT/pyref_escape" "$TMP/pyref_escape"
+echo "$TMP/host.sock" >"$TMP/pyref_escape/sock.txt"
+python3 - "$TMP/host.sock" "$TMP/got" <<'EOF' &
+import socket, sys, threading
+got = open(sys.argv[2], "ab", buffering=0)
+def serve(addr):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(addr)
+    s.listen(8)
+    while True:
+        c, _ = s.accept()
+        got.write(c.recv(100) + b"\n")
+        c.close()
+for a in [sys.argv[1], "\0ksearch-test-abstract"]:
+    threading.Thread(target=serve, args=(a,), daemon=True).start()
+threading.Event().wait(600)
+EOF
+listener=$!
+for _ in $(seq 1 50); do [ -S "$TMP/host.sock" ] && break; sleep 0.1; done
+# the probe probes: run by hand, outside the jail, it sees the key and reaches the socket
+(cd "$TMP/pyref_escape" && python3 -c 'import reference; reference.escape()') >/dev/null 2>&1
+ok $((!$?)) "reference.py run by hand with the key set raises (the probe can fail)"
+(cd "$TMP/pyref_escape" && env -u KS_TEST_API_KEY python3 -c 'import reference; reference.escape()') \
+	>/dev/null 2>"$TMP/by_hand.err"
+grep -q "reference.py connected to '$TMP/host.sock'" "$TMP/by_hand.err"
+ok $? "... and without the key it reaches the host socket"
+: >"$TMP/got"
+is "$(status_of "$TMP/pyref_escape/baseline.c" "$TMP/pyref_escape")" PASSED \
+	"pyref_escape: the baseline passes against a reference.py that tries to escape"
+grep -q "saw the key\|connected to" "$TMP/st.err"
+ok $((!$?)) "... which saw no key and reached no socket ($(head -c 200 "$TMP/st.err"))"
+is "$(wc -c <"$TMP/got")" 0 "... and the listener got nothing"
+kill "$listener" 2>/dev/null
+wait "$listener" 2>/dev/null
 
 done_testing
