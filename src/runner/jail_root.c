@@ -201,6 +201,7 @@ int ks_jail_root(const char *const *ro, const char *const *rw, char *why, size_t
 		return -1;
 	}
 	int rc = 1;
+	why[0] = '\0';
 	if (!getcwd(p->cwd, sizeof(p->cwd)))
 		snprintf(p->cwd, sizeof(p->cwd), "/");
 	for (int i = 0; ro && ro[i]; i++)
@@ -210,18 +211,22 @@ int ks_jail_root(const char *const *ro, const char *const *rw, char *why, size_t
 	plan_add(p, "/dev/null", NULL, 1, 0);
 	/* as root the namespace is its own; a user gets one inside a user namespace.  Where
 	 * neither is allowed the host's view stays (Landlock's rules still hold) */
-	if (geteuid() == 0 ? unshare(CLONE_NEWNS) : user_namespace())
-		goto out;
-	rc = -1;
-	/* from here on a failure leaves the jail half-built: it must not run anything */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-	    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=16384,mode=755") ||
-	    chdir("/tmp") || mkdir(OLD + 1, 0700) || syscall(SYS_pivot_root, ".", OLD + 1) ||
-	    chdir("/")) {
-		snprintf(why, n, "a root of its own: %s", strerror(errno));
+	if ((geteuid() == 0 ? unshare(CLONE_NEWNS) : user_namespace()) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=16384,mode=755"))
+		goto out; /* a namespace without mount rights (AppArmor's, say): the host's view */
+	if (chdir("/tmp") || mkdir(OLD + 1, 0700) || syscall(SYS_pivot_root, ".", OLD + 1)) {
+		/* nothing moved yet: the host's view again */
+		if (chdir(p->cwd) || umount2("/tmp", MNT_DETACH)) {
+			snprintf(why, n, "undo a root of its own: %s", strerror(errno));
+			rc = -1;
+		}
 		goto out;
 	}
-	rc = fill_root(p, why, n);
+	/* from here on a failure leaves the jail half-built: it must not run anything */
+	rc = chdir("/") ? -1 : fill_root(p, why, n);
+	if (rc && !why[0])
+		snprintf(why, n, "a root of its own: %s", strerror(errno));
 out:
 	free(p);
 	return rc;
