@@ -142,7 +142,8 @@ static int probe_run(const struct ks_task *t, const char *dir, const char *env, 
 	int rc = jailed(t, dir, env, cmd, &out);
 	core[0] = info[0] = '\0';
 	char *save = NULL;
-	for (char *l = rc ? NULL : strtok_r(out.data, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+	for (char *l = rc || !out.data ? NULL : strtok_r(out.data, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
 		if (strncmp(l, "ks-describe: ", 13))
 			continue;
 		l += 13;

@@ -18,7 +18,7 @@
 #include "util/fs.h"
 
 #define FILES_DEPTH 4           /* task/templates/<backend>/x.c is 2 */
-#define FILES_MAX 4096          /* entries looked at */
+#define FILES_MAX 4096          /* entries a task folder may hold (to FILES_DEPTH) */
 #define FILES_SCAN_MAX (8 << 20) /* a file larger than this is not a source */
 
 struct files_ctx {
@@ -93,8 +93,13 @@ static int check_folder(struct files_ctx *c, const char *path, int depth)
 	struct dirent *de;
 	char child[PATH_MAX], real[PATH_MAX], where[PATH_MAX + 4];
 	while (!rc && (de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || ++c->seen > FILES_MAX)
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
+		if (++c->seen > FILES_MAX) {
+			rc = ks_error_set(c->e, KS_ELIMIT, "task folder '%s' holds more than %d files "
+					  "and folders: a task is a few files", c->dir, FILES_MAX);
+			break;
+		}
 		if (snprintf(child, sizeof(child), "%s/%s", path, de->d_name) >= (int)sizeof(child))
 			continue;
 		struct stat st;
