@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 #define JAIL_MAX 160
-#define OLD "/.ks-old-root" /* where the host's root hangs while the new one is filled */
+#define OLD_NAME ".ks-old-root"
+#define OLD "/" OLD_NAME /* where the host's root hangs while the new one is filled */
 
 struct jail_entry {
 	char path[PATH_MAX];   /* where it appears in the jail: its own (resolved) path */
@@ -215,7 +216,7 @@ int ks_jail_root(const char *const *ro, const char *const *rw, char *why, size_t
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
 	    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=16384,mode=755"))
 		goto out; /* a namespace without mount rights (AppArmor's, say): the host's view */
-	if (chdir("/tmp") || mkdir(OLD + 1, 0700) || syscall(SYS_pivot_root, ".", OLD + 1)) {
+	if (chdir("/tmp") || mkdir(OLD_NAME, 0700) || syscall(SYS_pivot_root, ".", OLD_NAME)) {
 		/* nothing moved yet: the host's view again */
 		if (chdir(p->cwd) || umount2("/tmp", MNT_DETACH)) {
 			snprintf(why, n, "undo a root of its own: %s", strerror(errno));
