@@ -84,7 +84,24 @@ struct ks_task_library {
 	char *backend; /* "cpu" */
 	char *name;    /* what speedups are measured against: "OpenBLAS" */
 	char *pkg;     /* pkg-config package its compile and link flags come from, or NULL */
-	char *libs;    /* link flags after the sources ("-lcublas"), or NULL */
+	/* link flags after the sources, or NULL: only -lNAME and -L<folder inside the task's
+	 * own>, the folder made absolute ("-lcublas", "-L/abs/task/lib") */
+	char *libs;
+	/* functions `const char *f(void)` of the library that say what it runs here, asked
+	 * before it is timed (NULL-terminated, or NULL): the first answer (OpenBLAS's core)
+	 * labels the yardstick, the rest goes to the log */
+	char **describe;
+	/* the variable that picks the library's core (OPENBLAS_CORETYPE), or NULL; passed to
+	 * the runners as the user has it */
+	char *core_var;
+	/* by CPU flag, widest vector ISA first: the cores that use it.  Where the CPU has the
+	 * flag and the library describes another core, it runs a fallback, and the first of
+	 * these is asked for through core_var instead (unless the user set it) */
+	struct ks_task_core_fit {
+		char *flag;   /* "avx512f", as /proc/cpuinfo says it */
+		char **cores; /* NULL-terminated: "SkylakeX", "Cooperlake" */
+	} *fit;
+	int nfit;
 };
 
 struct ks_task {

@@ -1,4 +1,5 @@
 /* ksearch run TASK: the main job — a K-Search over the task's optimization actions. */
+#include <dirent.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -207,6 +208,40 @@ static const char *did_you_mean_backend(const char *word)
 	return did_you_mean(word, names);
 }
 
+/* --out DIR: ksearch writes run.db, report.md, best.<ext> ... into DIR, so a folder that
+ * holds other files and no run (the user's report.md, say) is refused, never written over.
+ * A new or empty folder, or one holding a run (which open_store refuses or starts again
+ * with its own message), is fine.  NULL, or the reason. */
+static const char *out_dir_refusal(const char *dir)
+{
+	static const char *const store[] = {"run.db", "run.db-wal", "run.db-shm", "run.db-journal",
+					    "run.lock", NULL};
+	static char msg[PATH_MAX + 512];
+	DIR *d = opendir(dir);
+	if (!d)
+		return NULL; /* absent, or not a folder: creating it says why */
+	char other[NAME_MAX + 1] = "";
+	int run = 0, n = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (one_of(de->d_name, store))
+			run |= !strcmp(de->d_name, "run.db");
+		else if (n++ == 0)
+			snprintf(other, sizeof(other), "%s", de->d_name);
+	}
+	closedir(d);
+	if (run || !n)
+		return NULL;
+	snprintf(msg, sizeof(msg),
+		 "--out '%s' holds %d file%s that are not a run ('%s'%s): a run writes run.db, "
+		 "report.md, best.<ext> and more there and would overwrite them; choose a new or "
+		 "empty folder (or --resume a run's own folder)",
+		 dir, n, n == 1 ? "" : "s", other, n > 1 ? ", ..." : "");
+	return msg;
+}
+
 static const char *run_usage_error(const struct ks_run_opts *o)
 {
 	static char msg[512];
@@ -232,7 +267,7 @@ static const char *run_usage_error(const struct ks_run_opts *o)
 		snprintf(msg, sizeof(msg), "--llm-base-url must start with http:// or https://, got '%s'",
 			 o->llm_base_url);
 	else
-		return NULL;
+		return o->out_dir && !o->resume_dir ? out_dir_refusal(o->out_dir) : NULL;
 	return msg;
 }
 
@@ -348,8 +383,12 @@ int cmd_run(int argc, char **argv)
 		{"budget", KS_OPT_INT, &budget, "N", "candidates to evaluate in total (40)"},
 		{"time-limit", KS_OPT_STR, &tlimit, "DURATION", "stop proposing after this long, e.g. 30m (none)"},
 		{"seed", KS_OPT_INT, &seed, "S", "same seed, same proposals (1)"},
-		{"out", KS_OPT_STR, &o.out_dir, "DIR", "run folder (runs/<task>-<time>)"},
-		{"resume", KS_OPT_STR, &o.resume_dir, "DIR", "continue an interrupted run to its budget"},
+		{"out", KS_OPT_STR, &o.out_dir, "DIR",
+		 "run folder (runs/<task>-<time>): new, empty, or a start to redo; never one "
+		 "holding other files"},
+		{"resume", KS_OPT_STR, &o.resume_dir, "DIR",
+		 "continue an interrupted run to its budget (with --devices or --worker-cmd again "
+		 "to evaluate on workers: where it runs is not part of the run)"},
 		{"fresh", KS_OPT_FLAG, &o.fresh, NULL,
 		 "evaluate every candidate: no result of an earlier run ($KSEARCH_CACHE/results.sqlite)"},
 		{"jobs", KS_OPT_INT, &jobs, "N", "proposals compiled in parallel per round (2; device backends such as cuda: half the cores, 2 to 8)"},

@@ -29,7 +29,8 @@ enum ks_yard { KS_YARD_BASELINE, KS_YARD_LIBRARY, KS_YARD_COUNT };
 
 struct ks_yardstick {
 	int on;                 /* compiled and to be timed */
-	char label[64];         /* "baseline", "OpenBLAS" */
+	char label[64];         /* "baseline", "OpenBLAS", "OpenBLAS (SkylakeX)" */
+	char env[128];          /* "VAR=VALUE" the runners get for it (library.c), or "" */
 	struct ks_artifact art;
 };
 

@@ -2,9 +2,11 @@
  * computed by python3 in a process of its own.  The inputs are generated here exactly as a
  * runner generates them (ks_init_fill with the same keys and seed), written to an exchange
  * folder with a spec, and the script of pyref_driver.h calls the task's reference() on
- * them.  Python runs inside ksearch-cc-jail: Landlock reads limited to the system, the
- * interpreter's own folders and the task, writes to the exchange folder only, no network,
- * memory, file-size and CPU limits. */
+ * them.  reference.py is the task's code, as untrusted as a kernel: Python runs inside
+ * ksearch-cc-jail, which shows it only the system, the interpreter's own folders, the task
+ * (read-only) and the exchange folder (its one writable place), gives it none of ksearch's
+ * environment (the API key included), no socket of any kind (--no-sockets: not even a
+ * host's UNIX socket) and memory, file-size and CPU limits. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,8 +187,8 @@ static int jail_argv(char **argv, int cap, char *jail, size_t jail_n, const char
 	/* torch reads /dev/urandom when it starts */
 	char *more[] = {"--ro", "/proc/cpuinfo", "--ro", "/sys/devices/system/cpu", "--ro",
 			"/dev/urandom", "--rw",
-			(char *)rw, "--as", as, "--fsize", "17179869184", "--cpu", cpu, "--",
-			py.exe, "-I", "-B", NULL};
+			(char *)rw, "--as", as, "--fsize", "17179869184", "--cpu", cpu,
+			"--no-sockets", "--", py.exe, "-I", "-B", NULL};
 	for (int i = 0; more[i]; i++)
 		argv[n++] = more[i];
 	for (int i = 0; script_args[i] && n < cap - 1; i++)

@@ -250,7 +250,7 @@ static int read_title(struct ks_node_in *in, json_t *o, json_t *act, struct ks_e
 static int read_action(struct ks_node_in *in, json_t *o, json_t *act, struct ks_error *e)
 {
 	json_t *v;
-	double x;
+	double x = 0; /* GCC 12 -O3 cannot see it is set before use */
 	int rc;
 	if (!json_is_object(act))
 		return 0;

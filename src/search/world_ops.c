@@ -175,7 +175,7 @@ static int op_insert(struct op_ctx *c, json_t *op)
 
 static int op_update(struct op_ctx *c, json_t *op)
 {
-	int id, rc;
+	int id = -1, rc; /* GCC 12 -O3 cannot see get_ref sets it */
 	const char *label = "node";
 	json_t *node = json_object_get(op, "node"), *pv;
 	if ((rc = get_ref(c, op, "node_id", "node", &id)) || (rc = not_root(c, id)))

@@ -491,53 +491,6 @@ static int parse_workloads(struct loader *L, const struct ks_yaml_node *n, int i
 	return 0;
 }
 
-/* library: {cpu: {name: OpenBLAS, pkg-config: openblas}, cuda: {name: cuBLAS, libs: -lcublas}} */
-static int parse_libraries(struct loader *L, const struct ks_yaml_node *n)
-{
-	static const char *const keys[] = {"name", "pkg-config", "libs", NULL};
-	static const char *const req[] = {"name", NULL};
-	int rc = ks_yaml_expect(L->doc, n, KS_YAML_MAP,
-				"a mapping of backend names to {name, pkg-config, libs}", L->e);
-	if (rc)
-		return rc;
-	if (n->n > 16)
-		return ks_yaml_error(L->doc, n, KS_ELIMIT, L->e, "too many libraries");
-	struct ks_task *t = L->t;
-	if (!(t->libraries = calloc((size_t)n->n + 1, sizeof(*t->libraries))))
-		return oom(L);
-	for (int i = 0; i < n->n; i++) {
-		const struct ks_yaml_node *k = n->keys[i], *v = n->items[i];
-		int known = 0;
-		for (int b = 0; known_backends[b]; b++)
-			known |= !strcmp(k->str, known_backends[b]);
-		if (!known)
-			return ks_yaml_error(L->doc, k, KS_EPARSE, L->e,
-					     "expected a backend name (cpu, cuda, mlx, ...), got '%s'",
-					     k->str);
-		if ((rc = ks_yaml_check_keys(L->doc, v, "library", keys, req, L->e)))
-			return rc;
-		struct ks_task_library *l = &t->libraries[t->nlibraries++];
-		if ((rc = dup_str(L, k->str, &l->backend)) ||
-		    (rc = get_str(L, v, "name", "the library's name (\"OpenBLAS\")", &l->name)))
-			return rc;
-		if (ks_yaml_get(v, "pkg-config") &&
-		    (rc = get_str(L, v, "pkg-config", "a pkg-config package name", &l->pkg)))
-			return rc;
-		if (ks_yaml_get(v, "libs") &&
-		    (rc = get_str(L, v, "libs", "link flags (\"-lcublas\")", &l->libs)))
-			return rc;
-	}
-	return 0;
-}
-
-const struct ks_task_library *ks_task_library_for(const struct ks_task *t, const char *backend)
-{
-	for (int i = 0; t && backend && i < t->nlibraries; i++)
-		if (!strcmp(t->libraries[i].backend, backend))
-			return &t->libraries[i];
-	return NULL;
-}
-
 static int parse_task(struct loader *L, const char *dir)
 {
 	static const char *const keys[] = {"name",    "class",   "summary", "params",
@@ -581,7 +534,7 @@ static int parse_task(struct loader *L, const char *dir)
 	if (checks && (rc = parse_workloads(L, checks, 1)))
 		return rc;
 	const struct ks_yaml_node *lib = ks_yaml_get(root, "library");
-	if (lib && (rc = parse_libraries(L, lib)))
+	if (lib && (rc = ks_task_parse_libraries(L->doc, t, lib, known_backends, L->e)))
 		return rc;
 	return 0;
 }
@@ -642,7 +595,8 @@ int ks_task_load(const char *name_or_dir, struct ks_task **out, struct ks_error 
 	if (!ks_path_exists(path))
 		return ks_error_set(e, KS_ENOTFOUND, "'%s' is not a task: it has no task.yaml",
 				    dir);
-	if ((rc = ks_yaml_load_file(path, TASK_YAML_MAX, &L.doc, e)))
+	if ((rc = ks_task_files_check(dir, e)) ||
+	    (rc = ks_yaml_load_file(path, TASK_YAML_MAX, &L.doc, e)))
 		return rc;
 	if (!(t = calloc(1, sizeof(*t))) || !(t->dir = strdup(dir)) ||
 	    !(t->yaml_path = strdup(path))) {
@@ -700,13 +654,7 @@ void ks_task_free(struct ks_task *t)
 	for (int i = 0; i < t->nchecks; i++)
 		workload_release(&t->checks[i], t->ntensors);
 	free(t->checks);
-	for (int i = 0; i < t->nlibraries; i++) {
-		free(t->libraries[i].backend);
-		free(t->libraries[i].name);
-		free(t->libraries[i].pkg);
-		free(t->libraries[i].libs);
-	}
-	free(t->libraries);
+	ks_task_libraries_free(t);
 	free(t);
 }
 

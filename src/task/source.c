@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ksearch/task.h"
+#include "task/task_priv.h"
 #include "util/fs.h"
 
 static int read_regular(const char *path, size_t max, struct ks_buf *out, struct ks_error *e)
@@ -48,9 +49,7 @@ static int read_regular(const char *path, size_t max, struct ks_buf *out, struct
 	return 0;
 }
 
-/* the PATH of a `// @ksearch include: PATH` line (line at its start, n its length) and its
- * length in *plen, or NULL when the line is something else */
-static const char *include_path(const char *line, size_t n, size_t *plen)
+const char *ks_source_include_path(const char *line, size_t n, size_t *plen)
 {
 	static const char kw[] = "@ksearch include:";
 	const char *p = line, *end = line + n;
@@ -89,7 +88,7 @@ static int expand(const char *path, const struct ks_buf *src, size_t max, struct
 	int lineno = 0, rc = 0;
 	for (const char *l = ks_buf_str(src); *l && !rc; lineno++) {
 		size_t n = strcspn(l, "\n"), plen;
-		const char *p = include_path(l, n, &plen);
+		const char *p = ks_source_include_path(l, n, &plen);
 		if (!p) {
 			ks_buf_add(out, l, n + (l[n] == '\n'));
 		} else if (plen == 0 || *p == '/') {
@@ -111,7 +110,7 @@ static int expand(const char *path, const struct ks_buf *src, size_t max, struct
 			/* one level: a file meant to be included is a whole kernel itself */
 			for (const char *m = ks_buf_str(&inc); !rc && *m;) {
 				size_t k = strcspn(m, "\n");
-				if (include_path(m, k, &dummy))
+				if (ks_source_include_path(m, k, &dummy))
 					rc = ks_error_set(e, KS_EPARSE, "%s:%d: includes '%s', which "
 							  "includes another file: includes go one "
 							  "level deep",

@@ -107,6 +107,96 @@ int ks_mkdir_p(const char *path, struct ks_error *e)
 	return 0;
 }
 
+/* Removing a tree, which a kernel may have left in its scratch folder: every step is taken
+ * relative to an open directory, never through a path (so neither depth nor PATH_MAX
+ * matters), never follows a link, and holds at most RM_DEPTH directories open.  A folder
+ * found deeper than that is moved up to the top of the tree and removed from there, so
+ * memory and descriptors stay bounded however deep the tree is. */
+#define RM_DEPTH 32
+
+struct rm_level {
+	DIR *d;
+	char name[NAME_MAX + 1]; /* this level's name in the level above */
+};
+
+/* the directory name in parent, opened for removing what it holds (a folder the kernel
+ * made unreadable is made readable first: it is ours to remove) */
+static DIR *rm_open(int parent, const char *name)
+{
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES && !fchmodat(parent, name, 0700, 0))
+		fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d && fd >= 0)
+		close(fd);
+	return d;
+}
+
+/* move the folder name of parent to the top level under a fresh name: 0 when moved */
+static int rm_hoist(int parent, const char *name, int top, unsigned long *seq)
+{
+	char fresh[64];
+	for (int tries = 0; tries < 1000; tries++) {
+		snprintf(fresh, sizeof(fresh), ".ks-rm-%lu", (*seq)++);
+		if (!renameat2(parent, name, top, fresh, RENAME_NOREPLACE))
+			return 0;
+		if (errno != EEXIST)
+			return -1;
+	}
+	return -1;
+}
+
+/* remove everything under the open directory lv[0].d; -1 when something stayed */
+static int rm_contents(struct rm_level *lv)
+{
+	int depth = 0, failed = 0, hoisted = 0, top = dirfd(lv[0].d);
+	unsigned long seq = 0;
+	for (;;) {
+		int fd = dirfd(lv[depth].d);
+		struct dirent *de = readdir(lv[depth].d);
+		if (!de && depth == 0) {
+			if (!hoisted)
+				break;
+			/* folders moved up may come after the point the listing had reached */
+			hoisted = 0;
+			rewinddir(lv[0].d);
+			continue;
+		}
+		if (!de) {
+			closedir(lv[depth--].d);
+			if (unlinkat(dirfd(lv[depth].d), lv[depth + 1].name, AT_REMOVEDIR))
+				failed = 1;
+			continue;
+		}
+		const char *name = de->d_name;
+		if (!strcmp(name, ".") || !strcmp(name, ".."))
+			continue;
+		if (de->d_type != DT_DIR && !unlinkat(fd, name, 0))
+			continue;
+		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN && errno != EISDIR) {
+			failed = 1;
+			continue;
+		}
+		if (!unlinkat(fd, name, AT_REMOVEDIR))
+			continue;
+		if (depth + 1 == RM_DEPTH) {
+			if (rm_hoist(fd, name, top, &seq))
+				failed = 1;
+			else
+				hoisted = 1;
+			continue;
+		}
+		DIR *sub = rm_open(fd, name);
+		if (!sub) {
+			failed = 1;
+			continue;
+		}
+		lv[++depth].d = sub;
+		snprintf(lv[depth].name, sizeof(lv[depth].name), "%s", name);
+	}
+	return failed ? -1 : 0;
+}
+
 int ks_rm_rf(const char *path)
 {
 	struct stat st;
@@ -114,19 +204,32 @@ int ks_rm_rf(const char *path)
 		return errno == ENOENT ? 0 : -1;
 	if (!S_ISDIR(st.st_mode))
 		return unlink(path);
-	DIR *d = opendir(path);
-	if (!d)
+	struct rm_level *lv = calloc(RM_DEPTH, sizeof(*lv));
+	if (!lv || !(lv[0].d = rm_open(AT_FDCWD, path))) {
+		free(lv);
 		return -1;
-	struct dirent *de;
-	char child[PATH_MAX];
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (snprintf(child, sizeof(child), "%s/%s", path, de->d_name) < (int)sizeof(child))
-			ks_rm_rf(child);
 	}
-	closedir(d);
-	return rmdir(path);
+	int rc = rm_contents(lv);
+	closedir(lv[0].d);
+	free(lv);
+	return rc ? rc : rmdir(path);
+}
+
+int ks_path_within(const char *path, const char *dir, char *real, size_t n)
+{
+	char *rp = realpath(path, NULL), *rd = realpath(dir, NULL);
+	int in = 0;
+	if (rp && rd) {
+		size_t len = strlen(rd);
+		/* "/" holds everything; "/a/b" holds "/a/b" and "/a/b/...", not "/a/bc" */
+		in = !strncmp(rp, rd, len) &&
+		     (rp[len] == '\0' || rp[len] == '/' || (len == 1 && rd[0] == '/'));
+	}
+	if (real && n)
+		snprintf(real, n, "%s", rp ? rp : "");
+	free(rp);
+	free(rd);
+	return in;
 }
 
 int ks_path_exists(const char *path)

@@ -13,8 +13,14 @@ int ks_file_read(const char *path, size_t max, struct ks_buf *out, struct ks_err
 int ks_file_write_atomic(const char *path, const void *data, size_t len, struct ks_error *e);
 /* mkdir -p */
 int ks_mkdir_p(const char *path, struct ks_error *e);
-/* remove a directory tree (best effort; never follows symlinks) */
+/* remove a directory tree (best effort; never follows symlinks): any depth, any path
+ * length, with a bounded number of descriptors and bounded memory; -1 when something
+ * could not be removed */
 int ks_rm_rf(const char *path);
+/* 1 when path, every link in it followed, lies in the folder dir (or is dir itself): a
+ * file a task's folder links to elsewhere is not the task's.  real (may be NULL) gets the
+ * resolved path, "" when path does not resolve (then 0). */
+int ks_path_within(const char *path, const char *dir, char *real, size_t n);
 int ks_path_exists(const char *path);
 int ks_is_dir(const char *path);
 /* snprintf-style path joining into a caller buffer; KS_ELIMIT when it does not fit */

@@ -468,7 +468,7 @@ static void test_library(void)
 		{"library: {gpu9: {name: X}}", "expected a backend name (cpu, cuda, mlx, ...), got 'gpu9'"},
 		{"library: {cpu: {pkg-config: openblas}}", "library lacks the key 'name'"},
 		{"library: {cpu: {name: X, link: -lx}}", "unknown key 'link'"},
-		{"library: [cpu]", "expected a mapping of backend names to {name, pkg-config, libs}"},
+		{"library: [cpu]", "expected a mapping of backend names to {name, pkg-config, libs, describe, cores}"},
 	};
 	char dir[] = "/tmp/ks-test-library-XXXXXX";
 	if (!mkdtemp(dir)) {
