@@ -173,6 +173,32 @@ static int compile_file(const struct ks_backend_i *be, const struct ks_task *t,
 	return rc;
 }
 
+/* ws's bytes: one set's, its outputs' (packed), and their layout in the runner's shared
+ * output file */
+static int wl_sizes(const struct ks_task *t, struct ks_wl_state *ws, struct ks_error *e)
+{
+	size_t bytes[KS_RUNNER_MAX_TENSORS];
+	int outs[KS_RUNNER_MAX_TENSORS];
+	if (t->ntensors > KS_RUNNER_MAX_TENSORS)
+		return ks_error_set(e, KS_ELIMIT, "task '%s' has %d tensors, the runner takes %d",
+				    t->name, t->ntensors, KS_RUNNER_MAX_TENSORS);
+	for (int j = 0; j < t->ntensors; j++) {
+		size_t numel;
+		int64_t dims[KS_MAX_DIMS];
+		int rc = ks_workload_shape(t, ws->wl, j, dims, &numel, e);
+		if (rc)
+			return rc;
+		bytes[j] = numel * ks_dtype_size(t->tensors[j].dtype);
+		outs[j] = t->tensors[j].is_output;
+		ws->set_bytes += bytes[j];
+		if (outs[j])
+			ws->out_bytes += bytes[j];
+	}
+	ws->out_stride = ks_runner_out_layout(bytes, outs, t->ntensors,
+					      (size_t)sysconf(_SC_PAGESIZE), ws->out_off);
+	return 0;
+}
+
 static int setup_workloads(struct ks_evaluator *ev, struct ks_error *e)
 {
 	const struct ks_task *t = ev->task;
@@ -200,20 +226,13 @@ static int setup_workloads(struct ks_evaluator *ev, struct ks_error *e)
 			ws->wl = w;
 			ws->index = i;
 			ws->is_check = pass;
-			for (int j = 0; j < t->ntensors; j++) {
-				size_t numel;
-				int64_t dims[KS_MAX_DIMS];
-				if ((rc = ks_workload_shape(t, w, j, dims, &numel, e)))
-					return rc;
-				size_t b = numel * ks_dtype_size(t->tensors[j].dtype);
-				ws->set_bytes += b;
-				if (t->tensors[j].is_output)
-					ws->out_bytes += b;
-			}
+			if ((rc = wl_sizes(t, ws, e)))
+				return rc;
 			size_t sets = ws->set_bytes ? (ev->o.rotate_bytes + ws->set_bytes - 1) / ws->set_bytes : 1;
-			ws->nsets = sets < 1 ? 1 : sets > 64 ? 64 : (int)sets;
+			ws->nsets = sets < 1 ? 1 : sets > KS_RUNNER_MAX_SETS ? KS_RUNNER_MAX_SETS : (int)sets;
 			if (pass)
 				ws->nsets = 1;
+			ws->ntimed_seeds = ws->nsets < KS_TIMED_SEEDS ? ws->nsets : KS_TIMED_SEEDS;
 			ws->flops = ws->bytes = 0;
 			if (t->flops)
 				ks_workload_expr(t, w, t->flops, &ws->flops, NULL);
@@ -314,7 +333,7 @@ int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
 	snprintf(ev->yard[KS_YARD_BASELINE].label, sizeof(ev->yard[0].label), "%s",
 		 ks_backend_baseline_label(ks_backend_find(ev->o.backend)));
 	ks_artifact_init(&ev->ref_dev);
-	for (int i = 0; i < KS_MAX_SEEDS; i++)
+	for (int i = 0; i < KS_SEED_SLOTS; i++)
 		ev->seeds[i] = (ev->o.seed ? ev->o.seed : 1) * 1000003ull + (unsigned long long)i;
 	int rc;
 	if ((rc = ks_backend_get(ev->o.backend, &ev->be, e)))
@@ -366,7 +385,7 @@ void ks_evaluator_free(struct ks_evaluator *ev)
 	if (!ev)
 		return;
 	for (int i = 0; i < ev->nwl; i++) {
-		for (int s = 0; s < KS_MAX_SEEDS; s++)
+		for (int s = 0; s < KS_SEED_SLOTS; s++)
 			free(ev->wl[i].ref[s]);
 		for (int y = 0; y < KS_YARD_COUNT; y++)
 			free(ev->wl[i].yard[y].samples);
@@ -389,7 +408,7 @@ static double cpu_budget(const struct ks_evaluator *ev, int nsets)
 	const struct ks_eval_opts *o = &ev->o;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	double max_s = o->min_time_s * 10 > 2 ? o->min_time_s * 10 : 2;
-	double wall = o->timeout_s * (3.0 * o->nseeds + nsets + 14) +
+	double wall = o->timeout_s * (3.0 * o->nseeds + 2.0 * nsets + 14) +
 		      o->blocks * (o->timeout_s + max_s) + 120;
 	return wall * (double)(cpus > 0 ? cpus : 1);
 }
@@ -403,7 +422,7 @@ struct runner_size {
 static void runner_size_of(const struct ks_evaluator *ev, const struct ks_wl_state *ws,
 			   int nsets, int host, size_t mem_extra, struct runner_size *sz)
 {
-	sz->out_bytes = ws->out_bytes;
+	sz->out_bytes = ws->out_stride * (size_t)nsets;
 	sz->cpu_s = cpu_budget(ev, nsets);
 	sz->address_space = 0;
 	if (host || !ks_backend_sandbox(ev->be)->unlimited_address_space)
@@ -461,6 +480,26 @@ static int runner_start_load(struct ks_evaluator *ev, const char *lib, int host,
 	return rc;
 }
 
+/* alloc's reply "ok BYTES HOST_NS DEVICE_NS STRIDE DIRECT": the runner's times into parts,
+ * whether its kernel writes the shared output file itself into r; a runner that lays the
+ * file out differently from ws is refused */
+static int alloc_reply(const char *reply, const struct ks_wl_state *ws, struct ks_runner *r,
+		       double *parts, struct ks_error *e)
+{
+	unsigned long long host = 0, dev = 0, stride = 0;
+	int direct = 0;
+	if (sscanf(reply, "ok %*u %llu %llu %llu %d", &host, &dev, &stride, &direct) != 4 ||
+	    stride != ws->out_stride)
+		return ks_error_set(e, KS_EPROTO, "the runner lays out its outputs differently "
+				    "(%s; expected a stride of %zu): rebuild ksearch", reply, ws->out_stride);
+	if (parts) {
+		parts[KS_PART_ALLOC_HOST] += host * 1e-9;
+		parts[KS_PART_ALLOC_DEVICE] += dev * 1e-9;
+	}
+	r->direct = direct;
+	return 0;
+}
+
 /* The workload's tensors, params and sets, sent in one batch (one round trip) */
 static int runner_setup_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, int nsets,
 				 struct ks_runner *r, double *parts, struct ks_error *e)
@@ -500,7 +539,7 @@ static int runner_setup_workload(struct ks_evaluator *ev, struct ks_wl_state *ws
 		if (w)
 			break;
 		if (k == sent - 1 && !rc) /* alloc's */
-			start_parts(reply, "ok %*llu %llu %llu", parts, KS_PART_ALLOC_HOST, 2);
+			rc = alloc_reply(reply, ws, r, parts, e);
 	}
 	return rc;
 }
@@ -550,6 +589,24 @@ void ks_eval_ref_cache_path(const char *task_hash, const char *label, unsigned l
 	snprintf(out, n, "%s/reference/v%d-%.16s/%.16s-%llu%s%s.bin", ks_cache_root(),
 		 KS_INPUTS_VERSION, task_hash, h, seed, device_ext ? "-" : "",
 		 device_ext ? device_ext : "");
+}
+
+/* the outputs of one set of the runner's shared file (ks_eval_set_outputs) packed, one
+ * tensor after the other: the references' form */
+static void outputs_pack(const struct ks_task *t, const struct ks_wl_state *ws,
+			 const unsigned char *set, unsigned char *packed)
+{
+	size_t off = 0;
+	for (int j = 0; j < t->ntensors; j++) {
+		if (!t->tensors[j].is_output)
+			continue;
+		size_t numel;
+		int64_t dims[KS_MAX_DIMS];
+		ks_workload_shape(t, ws->wl, j, dims, &numel, NULL);
+		size_t b = numel * ks_dtype_size(t->tensors[j].dtype);
+		memcpy(packed + off, set + ws->out_off[j], b);
+		off += b;
+	}
 }
 
 /* stores the expected outputs in ws and in the cache file cpath */
@@ -638,10 +695,29 @@ int ks_eval_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_
 		ks_runner_free(r);
 		return ks_error_set(e, KS_ENOMEM, "out of memory for reference outputs");
 	}
-	memcpy(ws->ref[seed_idx], r->out, ws->out_bytes);
+	outputs_pack(ev->task, ws, ks_eval_set_outputs(r, ws, 0), ws->ref[seed_idx]);
 	ks_runner_free(r);
 	reference_keep(ws, seed_idx, ws->ref[seed_idx], cpath);
 	return 0;
+}
+
+const unsigned char *ks_eval_set_outputs(const struct ks_runner *r, const struct ks_wl_state *ws,
+					 int s)
+{
+	return r->out + ws->out_stride * (size_t)s;
+}
+
+int ks_eval_seed_slots(const struct ks_evaluator *ev, const struct ks_wl_state *ws, int *slots)
+{
+	int n = 0;
+	for (int s = 0; s < ev->o.nseeds; s++)
+		slots[n++] = s;
+	if (ws->is_check)
+		return n;
+	for (int s = 0; s < ws->ntimed_seeds; s++)
+		slots[n++] = KS_SEED_TIMED + s;
+	slots[n++] = KS_SEED_FRESH;
+	return n;
 }
 
 static void wl_result_init(struct ks_evaluator *ev, struct ks_wl_state *ws, struct ks_wl_result *res)
@@ -720,6 +796,7 @@ int ks_evaluator_run_artifact(struct ks_evaluator *ev, const struct ks_artifact 
 				/* an earlier failure decided the status: do not spend time */
 				res->log = strdup("not run: an earlier check or workload failed");
 				res->status = r->status;
+				res->not_run = 1;
 				continue;
 			}
 			rc = ks_eval_workload(ev, ws, a.path, &cand, res, e);

@@ -3,10 +3,42 @@
 #define KS_EVAL_EVALUATOR_H
 
 #include "eval/runner_client.h"
+#include "eval/runner_proto.h"
 #include "ksearch/backend.h"
 #include "ksearch/eval.h"
 
 #define KS_MAX_SEEDS 16
+
+/* Seed slots (ev->seeds, ws->ref): the correctness calls' seeds (0..nseeds-1, --seeds), then
+ * the timed sets' (set s of the rotation holds slot KS_SEED_TIMED + s mod ws->ntimed_seeds),
+ * then the fresh inputs of the call after timing.  Each is a seed the kernel's process has
+ * not been shown before its slot's calls: a result cached from an earlier call never answers
+ * a later one (issue 39). */
+#define KS_TIMED_SEEDS 4
+#define KS_SEED_TIMED KS_MAX_SEEDS
+#define KS_SEED_FRESH (KS_SEED_TIMED + KS_TIMED_SEEDS)
+#define KS_SEED_SLOTS (KS_SEED_FRESH + 1)
+
+/* After timing, every set the timed calls wrote is compared while their outputs add up to
+ * at most this; beyond it a random subset of them that does, drawn after the timing, at
+ * least KS_CHECK_MIN_SETS (docs/evaluation.md, "After timing") */
+#define KS_CHECK_BYTES ((size_t)64 << 20)
+#define KS_CHECK_MIN_SETS 4
+
+/* The wall-clock bound on a timing block's runner clock (clock_untrue in workload.c): the
+ * runner's time from reading the command to its reply may fall short of what this process
+ * saw by two pipe wake-ups, allowed as the larger of KS_SPAN_SLACK_S and KS_SPAN_SLACK_REL
+ * of the block's wall time; a clock slowed by more than 1 / (1 - KS_SPAN_SLACK_REL) over a
+ * block of a second or more is caught */
+#define KS_SPAN_SLACK_S 0.030
+#define KS_SPAN_SLACK_REL 0.20
+
+/* The fresh-inputs check: the fastest call on inputs the kernel had never been shown (the
+ * correctness calls after the first, the call after timing) may take at most
+ * KS_FRESH_FACTOR x the timed median + KS_FRESH_SLACK_US: more means the timed calls were
+ * answered from what earlier calls left (docs/evaluation.md) */
+#define KS_FRESH_FACTOR 2.0
+#define KS_FRESH_SLACK_US 200.0
 
 /* Workloads of at least this many flops (the task's `flops` expression) take their expected
  * outputs from the task's trusted device reference (reference.cu for cuda) when it has one:
@@ -44,10 +76,13 @@ struct ks_yard_wl {
 struct ks_wl_state {
 	const struct ks_workload *wl;
 	int index, is_check;
-	size_t out_bytes;   /* all outputs of one set, concatenated */
+	size_t out_bytes;   /* all outputs of one set, concatenated (the references' form) */
 	size_t set_bytes;   /* inputs + outputs of one set */
+	size_t out_off[KS_RUNNER_MAX_TENSORS]; /* each output's place in a set of the runner's */
+	size_t out_stride;  /* shared output file (ks_runner_out_layout), and a set's bytes there */
 	int nsets;          /* rotating sets for timing */
-	unsigned char *ref[KS_MAX_SEEDS]; /* reference outputs per seed, NULL until computed */
+	int ntimed_seeds;   /* distinct seeds among them: min(nsets, KS_TIMED_SEEDS) */
+	unsigned char *ref[KS_SEED_SLOTS]; /* reference outputs per seed slot, NULL until computed */
 	struct ks_yard_wl yard[KS_YARD_COUNT];
 	double flops, bytes;
 	enum ks_ref_source ref_source;
@@ -69,7 +104,7 @@ struct ks_evaluator {
 	char threads_env[64], blas_threads_env[64];
 	char passed_env[16384]; /* "NAME=VALUE" of the backend's sandbox needs' env */
 	const char *env[16];
-	unsigned long long seeds[KS_MAX_SEEDS];
+	unsigned long long seeds[KS_SEED_SLOTS];
 	char inputs_dir[4096];  /* the input cache (src/eval/inputs.c); "" when it is off */
 };
 
@@ -126,9 +161,15 @@ int ks_task_has_pyref(const struct ks_task *t);
 int ks_pyref_run(const struct ks_task *t, const struct ks_workload *w, unsigned long long seed,
 		 double timeout_s, size_t mem_bytes, unsigned char *out, size_t out_bytes,
 		 struct ks_error *e);
-/* reference outputs for (workload, seed index), computed on first use */
+/* reference outputs for (workload, seed slot), computed on first use */
 int ks_eval_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_idx,
 		      struct ks_error *e);
+/* The seed slots workload ws uses, in order, into slots[KS_SEED_SLOTS]: its correctness
+ * seeds, then for a timed workload its timed sets' and the fresh one; returns the count */
+int ks_eval_seed_slots(const struct ks_evaluator *ev, const struct ks_wl_state *ws, int *slots);
+/* set s's outputs in runner r's shared output file (each output at ws->out_off[j]) */
+const unsigned char *ks_eval_set_outputs(const struct ks_runner *r, const struct ks_wl_state *ws,
+					 int s);
 /* check + time one workload of an already compiled candidate in its runner *cand (started
  * or reused by ks_eval_candidate_runner); *cand is kept for the next workload when this one
  * PASSED, else freed and NULL */

@@ -79,8 +79,12 @@ int ks_runner_start(const struct ks_runner_spawn *sp, struct ks_runner **out,
 		goto fail;
 	}
 	if (sp->out_bytes) {
-		out_fd = memfd_create("ksearch-outputs", MFD_CLOEXEC);
-		if (out_fd < 0 || ftruncate(out_fd, (off_t)sp->out_bytes)) {
+		/* sealed at its size before the runner exists: a kernel that truncates it
+		 * (descriptor KS_RUNNER_FD_OUT is its runner's) gets EPERM, where this process
+		 * would die of SIGBUS reading its outputs */
+		out_fd = memfd_create("ksearch-outputs", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+		if (out_fd < 0 || ftruncate(out_fd, (off_t)sp->out_bytes) ||
+		    fcntl(out_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
 			rc = ks_error_set(e, KS_ESYS, "output file: %s", strerror(errno));
 			goto fail;
 		}

@@ -23,8 +23,10 @@ struct ks_runner_spawn {
 struct ks_runner {
 	pid_t pid;
 	int cmd_fd, reply_fd, log_fd;
-	unsigned char *out;   /* shared output file, read-only here */
+	unsigned char *out;   /* shared output file, read-only here: every set's outputs */
 	size_t out_bytes;
+	int direct;           /* the kernel writes the shared file itself (host device): what is
+				 there is what it wrote, even with the runner stopped */
 	struct ks_buf replies; /* unparsed reply bytes */
 	struct ks_buf log;     /* the kernel's stdout/stderr, capped */
 	char scratch[4096];

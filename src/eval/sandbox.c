@@ -582,7 +582,7 @@ static const char *const allowed_libc[] = {
 	"readv", "writev", "preadv", "pwritev", "dup", "dup2", "dup3", "fcntl", "close_range",
 	"ftruncate", "fallocate", "fsync", "fdatasync", "msync", "fadvise64", "mkdir", "mkdirat",
 	"unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2", "umask",
-	"memfd_create", "pipe", "pipe2", "poll", "ppoll", "select", "pselect6", NULL};
+	"pipe", "pipe2", "poll", "ppoll", "select", "pselect6", NULL};
 
 /* calls allowed for some values of one argument only */
 struct arg_allow {
@@ -780,7 +780,23 @@ int ks_sandbox_enter_compiler(const char *const *ro, const char *const *rw, char
 	return 0;
 }
 
-/* KSEARCH_SANDBOX_SKIP=landlock,seccomp,dumpable,privileges switches layers off for diagnosis when
+/* PR_SET_MDWE (Linux 6.3), from <linux/prctl.h> of newer kernels */
+#ifndef PR_SET_MDWE
+#define PR_SET_MDWE 65
+#define PR_MDWE_REFUSE_EXEC_GAIN (1UL << 0)
+#endif
+
+/* No memory that is writable and executable, and no executable rights for memory that was
+ * not executable: a kernel cannot rewrite the runner's code (its clock, say) in place.  The
+ * dynamic loader maps the kernel's library without either, before or after.  Kernels before
+ * 6.3 do not know it (EINVAL): the evaluator's wall clock still bounds a clock slowed down
+ * (docs/evaluation.md, "Cross-check"). */
+static void refuse_wx(void)
+{
+	(void)prctl(PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN, 0L, 0L, 0L);
+}
+
+/* KSEARCH_SANDBOX_SKIP=landlock,seccomp,dumpable,privileges,mdwe switches layers off for diagnosis when
  * the runner is started by hand; ksearch never passes this variable to a runner */
 static int skipped(const char *layer)
 {
@@ -811,6 +827,8 @@ int ks_sandbox_enter(const char *scratch, const char *kernel_path, const char *r
 	/* a non-dumpable process cannot be read through /proc by its siblings either */
 	if (!skipped("dumpable"))
 		prctl(PR_SET_DUMPABLE, 0);
+	if (!skipped("mdwe") && !needs->wx_memory)
+		refuse_wx();
 	if (!skipped("seccomp") && audit_open(why, n))
 		return -1;
 	if (!skipped("landlock") && landlock_enter(scratch, kernel_path, read_dir, needs, why, n))
