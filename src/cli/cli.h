@@ -58,5 +58,6 @@ int cmd_translate(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
 
 #endif

@@ -457,6 +457,15 @@ static void start_parts(const char *reply, const char *fmt, double *parts, int f
 		parts[first + k] += v[k] * 1e-9;
 }
 
+/* a runner's threads where a pids cgroup bounds them (src/eval/cgroup.c): plenty for a
+ * thread per core in the kernel, its library's pool and a driver's, far from the machine's
+ * pid space */
+static long runner_max_threads(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	return KS_RUNNER_THREADS_BASE + KS_RUNNER_THREADS_PER_CPU * (cpus > 0 ? cpus : 1);
+}
+
 static int runner_start_load(struct ks_evaluator *ev, const char *lib, int host,
 			     const struct runner_size *sz, struct ks_runner **out,
 			     double *parts, struct ks_error *e)
@@ -465,7 +474,9 @@ static int runner_start_load(struct ks_evaluator *ev, const char *lib, int host,
 		.runner_path = host ? ev->host_runner : ev->runner,
 		.sandbox = !ev->o.no_sandbox,
 		.limits = {.address_space = sz->address_space, .file_size = (size_t)64 << 20,
-			   .isolate_network = 1, .parent = getpid(), .cpu_seconds = sz->cpu_s},
+			   .isolate_network = 1, .parent = getpid(), .cpu_seconds = sz->cpu_s,
+			   .scratch_bytes = ev->o.no_sandbox ? 0 : KS_SCRATCH_BYTES},
+		.max_threads = ev->o.no_sandbox ? 0 : runner_max_threads(),
 		.extra_env = ev->env,
 		.out_bytes = sz->out_bytes,
 		.inputs_dir = ev->inputs_dir[0] ? ev->inputs_dir : NULL,
@@ -758,13 +769,24 @@ int ks_evaluator_run(struct ks_evaluator *ev, const char *source, const char *pa
 	return rc;
 }
 
+/* what isolates the kernels, for the record: "seccomp + landlock abi 7 + threads bounded" */
+static char *sandbox_describe(const struct ks_evaluator *ev)
+{
+	char text[160];
+	if (ev->o.no_sandbox)
+		return strdup("none (--no-sandbox)");
+	snprintf(text, sizeof(text), "%s%s", ks_sandbox_describe(),
+		 ks_cgroup_available() ? " + pids cgroup" : "");
+	return strdup(text);
+}
+
 int ks_evaluator_run_artifact(struct ks_evaluator *ev, const struct ks_artifact *ap,
 			      struct ks_eval_result *r, struct ks_error *e)
 {
 	const struct ks_artifact a = *ap;
 	int rc = 0;
 	memset(r, 0, sizeof(*r));
-	r->sandbox = strdup(ev->o.no_sandbox ? "none (--no-sandbox)" : ks_sandbox_describe());
+	r->sandbox = sandbox_describe(ev);
 	r->kernel_hash = strdup(a.hash);
 	r->compile_log = strdup(ks_buf_str(&a.log));
 	int nchecks = 0, ntimed = 0;

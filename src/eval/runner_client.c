@@ -58,6 +58,7 @@ int ks_runner_start(const struct ks_runner_spawn *sp, struct ks_runner **out,
 	r->cmd_fd = r->reply_fd = r->log_fd = -1;
 	r->address_space = sp->limits.address_space;
 	r->cpu_limit_s = sp->limits.cpu_seconds;
+	r->limits = sp->limits;
 	ks_buf_init(&r->replies, REPLY_CAP);
 	ks_buf_init(&r->log, LOG_CAP);
 	int cmd[2] = {-1, -1}, rep[2] = {-1, -1}, lg[2] = {-1, -1}, out_fd = -1, rc = 0;
@@ -73,6 +74,14 @@ int ks_runner_start(const struct ks_runner_spawn *sp, struct ks_runner **out,
 		rc = ks_error_set(e, KS_EIO, "create scratch directory: %s", strerror(errno));
 		r->scratch[0] = '\0';
 		goto fail;
+	}
+	r->limits.scratch = r->limits.scratch_bytes ? r->scratch : NULL;
+	r->limits.cgroup = NULL;
+	if (sp->max_threads > 0 && ks_cgroup_create(sp->max_threads, r->cgroup, sizeof(r->cgroup)) == 0) {
+		snprintf(r->cgroup_procs, sizeof(r->cgroup_procs), "%s/cgroup.procs", r->cgroup);
+		r->limits.cgroup = r->cgroup_procs;
+	} else {
+		r->cgroup[0] = '\0';
 	}
 	if (pipe2(cmd, O_CLOEXEC) || pipe2(rep, O_CLOEXEC) || pipe2(lg, O_CLOEXEC)) {
 		rc = ks_error_set(e, KS_ESYS, "pipe: %s", strerror(errno));
@@ -122,7 +131,7 @@ int ks_runner_start(const struct ks_runner_spawn *sp, struct ks_runner **out,
 		       [KS_RUNNER_FD_REPLY] = rep[1],
 		       [KS_RUNNER_FD_OUT] = out_fd >= 0 ? out_fd : KS_SPAWN_NULL},
 		.prepare = runner_prepare,
-		.ctx = (void *)&sp->limits,
+		.ctx = &r->limits,
 		.prepare_sets_group = 1,
 	};
 	uint64_t spawned = ks_clock_ns();
@@ -526,6 +535,8 @@ void ks_runner_free(struct ks_runner *r)
 		munmap(r->out, r->out_bytes);
 	if (r->scratch[0])
 		ks_rm_rf(r->scratch);
+	if (r->cgroup[0])
+		ks_cgroup_remove(r->cgroup);
 	ks_buf_release(&r->replies);
 	ks_buf_release(&r->log);
 	free(r);

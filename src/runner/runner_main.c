@@ -592,7 +592,7 @@ static int cmd_load(char *path)
 	/* enter the sandbox before dlopen: the kernel's constructors run inside it */
 	if (ks_runner_scratch[0]) {
 		if (ks_sandbox_enter(ks_runner_scratch, path, inputs_dir[0] ? inputs_dir : NULL,
-				     dev->sandbox, why, sizeof(why))) {
+				     dev->sandbox, ks_runner_open_check, why, sizeof(why))) {
 			reply("error sandbox: %s", why);
 			return -1;
 		}
