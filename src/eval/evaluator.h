@@ -18,7 +18,8 @@
 #define KS_SEED_TIMED KS_MAX_SEEDS
 #define KS_SEED_FRESH (KS_SEED_TIMED + KS_TIMED_SEEDS)
 /* after the fresh call, calls on more inputs never shown, timed only (their outputs are not
- * compared, so they need no reference; the kernel cannot tell them from the fresh call) */
+ * compared, so they need no reference; the kernel cannot tell them from the fresh call),
+ * each followed by a call on inputs of the timed calls */
 #define KS_PROBE_SEEDS 2
 #define KS_SEED_PROBE (KS_SEED_FRESH + 1)
 #define KS_SEED_SLOTS (KS_SEED_PROBE + KS_PROBE_SEEDS)
@@ -45,9 +46,10 @@
 #define KS_RUNNER_THREADS_PER_CPU 16
 
 /* The fresh-inputs check: the fastest call on inputs the kernel had never been shown (the
- * correctness calls after the first, the call after timing) may take at most
- * KS_FRESH_FACTOR x the timed calls' upper quartile + KS_FRESH_SLACK_US: more means the
- * timed calls were answered from what earlier calls left (docs/evaluation.md) */
+ * correctness calls after the first, the probes after timing) may take at most
+ * KS_FRESH_FACTOR x the slowest probe on inputs it had seen + KS_FRESH_SLACK_US: more means
+ * calls on seen inputs, the timed ones among them, were answered from what earlier calls
+ * left (docs/evaluation.md) */
 #define KS_FRESH_FACTOR 3.0
 #define KS_FRESH_SLACK_US 500.0
 

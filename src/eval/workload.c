@@ -130,17 +130,26 @@ static int clock_untrue(const struct block_times *bt, double sum, int cnt, doubl
 	return why != NULL;
 }
 
-/* One timing block on runner r; the wall clock of this process cross-checks the runner's
- * own numbers, which a kernel running inside the runner could tamper with. */
+/* The candidate's warm-up calls in a block: at least one on each distinct timed input, so
+ * every timed call is on inputs the kernel had before in that block (a result it kept from
+ * a first visit shows in every timed call alike, and the fresh-inputs check sees it) */
+static int cand_warmup(const struct ks_evaluator *ev, const struct ks_wl_state *ws)
+{
+	return ev->o.warmup > ws->ntimed_seeds ? ev->o.warmup : ws->ntimed_seeds;
+}
+
+/* One timing block on runner r (a yardstick's when is_baseline, warmup its candidate's
+ * otherwise); the wall clock of this process cross-checks the runner's own numbers, which
+ * a kernel running inside the runner could tamper with. */
 static int time_block(struct ks_evaluator *ev, struct ks_runner *r, int is_baseline,
-		      double **samples, int *n, struct ks_buf *log, int *suspicious,
-		      struct ks_error *e)
+		      int cand_warm, double **samples, int *n, struct ks_buf *log,
+		      int *suspicious, struct ks_error *e)
 {
 	const struct ks_eval_opts *o = &ev->o;
 	const char *reply;
 	double max_s = o->min_time_s * 10 > 2 ? o->min_time_s * 10 : 2;
 	int yard = is_baseline && o->yard_reps > 0;
-	int warmup = yard ? (o->warmup < 1 ? o->warmup : 1) : o->warmup;
+	int warmup = yard ? (o->warmup < 1 ? o->warmup : 1) : is_baseline ? o->warmup : cand_warm;
 	int min_reps = yard ? o->yard_reps : o->min_reps;
 	double t0 = ks_clock_s();
 	int rc = ks_runner_cmd(r, o->timeout_s + max_s, &reply, e, "time %d %d %llu %d %llu %u %d",
@@ -322,8 +331,8 @@ static int yardstick_start(struct ks_evaluator *ev, struct ks_wl_state *ws, int 
 }
 
 static int time_block(struct ks_evaluator *ev, struct ks_runner *r, int is_baseline,
-		      double **samples, int *n, struct ks_buf *log, int *suspicious,
-		      struct ks_error *e);
+		      int cand_warm, double **samples, int *n, struct ks_buf *log,
+		      int *suspicious, struct ks_error *e);
 
 /* one block of every yardstick timed here, with the candidate's process stopped: nothing
  * it left running (a spinning thread, say) can slow them down.  1: the candidate could not
@@ -341,7 +350,8 @@ static int yardstick_block(struct ks_evaluator *ev, struct yardstick *ys, int n,
 		return 1;
 	for (int i = 0; i < n && !rc; i++)
 		if (ys[i].measure &&
-		    (rc = time_block(ev, ys[i].r, 1, &ys[i].samples, &ys[i].n, log, suspicious, e)))
+		    (rc = time_block(ev, ys[i].r, 1, 0, &ys[i].samples, &ys[i].n, log, suspicious,
+				     e)))
 			ks_error_wrap(e, "timing the %s",
 				      ys[i].y == KS_YARD_BASELINE ? "baseline" : ev->yard[ys[i].y].label);
 	ks_runner_resume(cand);
@@ -456,6 +466,8 @@ struct attempt {
 				 before (the first correctness call excepted: it also starts the
 				 kernel up) */
 	int nfresh;
+	double seen_us[1 + KS_PROBE_SEEDS]; /* check_fresh's calls on inputs seen before */
+	int nseen;
 	double *cs;           /* the candidate's timed samples (us) */
 	int ncs, nblocks, reps_max, suspicious;
 };
@@ -511,8 +523,8 @@ static int time_blocks(struct attempt *at, struct yardstick *yard, struct ks_err
 			kernel_failed(at->cand, at->res, &at->log, "before timing the baseline");
 		if (rc)
 			return rc == 1 ? 0 : rc;
-		if (time_block(at->ev, at->cand, 0, &at->cs, &at->ncs, &at->log, &at->suspicious,
-			       &ke)) {
+		if (time_block(at->ev, at->cand, 0, cand_warmup(at->ev, at->ws), &at->cs, &at->ncs,
+			       &at->log, &at->suspicious, &ke)) {
 			if (ke.code == KS_ETIMEOUT || at->cand->reaped || at->cand->timed_out) {
 				kernel_failed(at->cand, at->res, &at->log, "timing");
 				return 0;
@@ -560,7 +572,7 @@ static void check_timed_sets(struct attempt *at)
 {
 	struct ks_evaluator *ev = at->ev;
 	struct ks_wl_state *ws = at->ws;
-	int written = ev->o.warmup > at->reps_max ? ev->o.warmup : at->reps_max;
+	int warm = cand_warmup(ev, ws), written = warm > at->reps_max ? warm : at->reps_max;
 	written = written > ws->nsets ? ws->nsets : written;
 	int sets[KS_RUNNER_MAX_SETS], n = pick_sets(ws, written, sets);
 	const char *reply;
@@ -584,62 +596,71 @@ static void check_timed_sets(struct attempt *at)
 		ks_runner_resume(at->cand);
 }
 
-/* A buffer the kernel has used, refilled with inputs it was never shown, and checked once
- * more: a kernel that caches results by pointer fails here.  Its time joins the fresh
- * calls'. */
-static void check_fresh(struct attempt *at)
+/* One probe call on set 0 after a fill with seed slot `slot`, compared with its reference
+ * when `when` is not NULL; its time into *us.  0, or 1 when the kernel failed. */
+static int probe_call(struct attempt *at, int slot, const char *when, double *us)
 {
-	struct ks_evaluator *ev = at->ev;
 	const char *reply;
 	struct ks_error ke = {0};
-	double us;
-	if (fill_call(at->cand, ev->o.timeout_s, 0, ev->seeds[KS_SEED_FRESH], &reply, at->res,
-		      &at->mark, &us, &ke)) {
+	if (fill_call(at->cand, at->ev->o.timeout_s, 0, at->ev->seeds[slot], &reply, at->res,
+		      &at->mark, us, &ke)) {
 		kernel_failed(at->cand, at->res, &at->log, "final call");
-		return;
+		return 1;
 	}
-	at->fresh_us[at->nfresh++] = us;
-	if (!check_outputs(at->ev, at->ws, ks_eval_set_outputs(at->cand, at->ws, 0), KS_SEED_FRESH,
-			   "on a reused buffer with new inputs", at->res, &at->log, &at->mark)) {
+	if (when && !check_outputs(at->ev, at->ws, ks_eval_set_outputs(at->cand, at->ws, 0), slot,
+				   when, at->res, &at->log, &at->mark)) {
 		at->res->status = KS_STATUS_INCORRECT_NUMERICAL;
-		return;
+		return 1;
 	}
-	/* more fresh calls, timed only: the fastest of many is what the fresh-inputs check
-	 * compares, so a busy machine does not make an honest kernel look like a cache */
-	for (int k = 0; k < KS_PROBE_SEEDS; k++) {
-		if (fill_call(at->cand, ev->o.timeout_s, 0, ev->seeds[KS_SEED_PROBE + k], &reply,
-			      at->res, &at->mark, &us, &ke)) {
-			kernel_failed(at->cand, at->res, &at->log, "final call");
+	return 0;
+}
+
+/* After timing, calls in pairs, each after a fill of set 0: one on inputs the kernel was
+ * never shown (the first compared with its reference: a buffer it has used, refilled, so a
+ * kernel that caches results by pointer fails here; the others timed only, needing no
+ * reference), one on inputs it had in the timed calls (compared too).  Both kinds find the
+ * kernel as idle as the other (its threads asleep after the fill), so an honest kernel
+ * takes as long on either however busy the machine; their times feed the fresh-inputs
+ * check. */
+static void check_fresh(struct attempt *at)
+{
+	for (int k = 0; k <= KS_PROBE_SEEDS && at->res->status == KS_STATUS_PASSED; k++) {
+		double us;
+		if (probe_call(at, k ? KS_SEED_PROBE + k - 1 : KS_SEED_FRESH,
+			       k ? NULL : "on a reused buffer with new inputs", &us))
 			return;
-		}
 		at->fresh_us[at->nfresh++] = us;
+		if (probe_call(at, timed_slot(at->ws, 0), "on inputs of the timed calls", &us))
+			return;
+		at->seen_us[at->nseen++] = us;
 	}
 }
 
-/* 1 when even the fastest call on inputs the kernel had never been shown took far longer
- * than the slower timed calls (their upper quartile, p75): the timed calls were answered
- * from what earlier calls on the same inputs left (a cache of results, outputs left in
- * place, work handed to a thread), not computed.  Calls on fresh inputs are no slower for
- * an honest kernel: their inputs were just written and their outputs just poisoned, so both
- * are in cache where the timed ones rotate out of it.  The fastest of several calls, before
- * and after the timing, and the timed calls' upper quartile, so a busy machine slowing some
- * calls of either changes nothing. */
-static int fresh_inputs_slower(const struct attempt *at, const struct ks_stats *timed,
-			       struct ks_buf *log)
+/* 1 when even the fastest call on inputs the kernel had never been shown (the correctness
+ * calls after the first, check_fresh's) took far longer than the slowest of check_fresh's
+ * calls on inputs it had seen: a call on seen inputs was answered from what an earlier call
+ * left (a cache of results, outputs left in place, work handed to a thread), not computed,
+ * and so were the timed calls, which are all on seen inputs.  The fastest of one kind
+ * against the slowest of the other, each call after a fill: a busy machine that slows some
+ * calls of either kind changes nothing. */
+static int fresh_inputs_slower(const struct attempt *at, struct ks_buf *log)
 {
-	if (at->nfresh == 0 || timed->p75 <= 0)
+	if (at->nfresh == 0 || at->nseen == 0)
 		return 0;
-	double fastest = at->fresh_us[0];
+	double fastest = at->fresh_us[0], slowest = at->seen_us[0];
 	for (int i = 1; i < at->nfresh; i++)
 		fastest = at->fresh_us[i] < fastest ? at->fresh_us[i] : fastest;
-	ks_debug("fresh inputs: fastest of %d calls %.1f us, timed p75 %.1f us (%.2fx)",
-		 at->nfresh, fastest, timed->p75, fastest / timed->p75);
-	if (fastest <= KS_FRESH_FACTOR * timed->p75 + KS_FRESH_SLACK_US)
+	for (int i = 1; i < at->nseen; i++)
+		slowest = at->seen_us[i] > slowest ? at->seen_us[i] : slowest;
+	ks_debug("fresh inputs: fastest of %d calls %.1f us, on seen inputs the slowest of %d "
+		 "%.1f us (%.2fx)",
+		 at->nfresh, fastest, at->nseen, slowest, slowest > 0 ? fastest / slowest : 0);
+	if (fastest <= KS_FRESH_FACTOR * slowest + KS_FRESH_SLACK_US)
 		return 0;
 	ks_buf_addf(log, "%scalls on inputs the kernel had not seen took %.1f us at the fastest "
-			 "(%d calls), %.1fx the upper quartile of its timed calls (%.1f us): the "
-			 "timed calls reused what earlier calls left",
-		    log->len ? "\n" : "", fastest, at->nfresh, fastest / timed->p75, timed->p75);
+			 "(%d calls), calls on inputs it had seen %.1f us at the slowest (%d calls): "
+			 "the timed calls reused what earlier calls left",
+		    log->len ? "\n" : "", fastest, at->nfresh, slowest, at->nseen);
 	return 1;
 }
 
@@ -687,7 +708,7 @@ static void timing_result(struct attempt *at)
 			    at->log.len ? "\n" : "", cst.median, floor_us);
 		at->suspicious = 1;
 	}
-	if (fresh_inputs_slower(at, &cst, &at->log))
+	if (fresh_inputs_slower(at, &at->log))
 		at->suspicious = 1;
 	if (at->suspicious && res->status == KS_STATUS_PASSED)
 		res->status = KS_STATUS_SUSPICIOUS;

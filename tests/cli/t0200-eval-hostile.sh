@@ -2,8 +2,7 @@
 # The evaluator gives every hostile or broken kernel the right status and stays up, as
 # root, with secrets in its environment.
 . "$(dirname "$0")/lib.sh"
-TASK=$ROOT/tests/fixtures/eval/scale
-H=$ROOT/tests/fixtures/hostile
+. "$(dirname "$0")/hostile_lib.sh"
 export KS_TEST_API_KEY=sk-test-secret-0123456789
 export GITHUB_TOKEN=ghp_test_secret
 rm -f /tmp/ksearch-pwned-*
@@ -12,111 +11,24 @@ rm -f /tmp/ksearch-pwned-*
 PLANTED=/tmp/ksearch-planted-secret.h
 echo "KSEARCH_PLANTED_SECRET_5e1f root:\$6\$planted" >"$PLANTED"
 
-status_of() { # status_of KERNEL [extra args]: prints the status, checks exit code agrees
-	local k=$1
-	shift
-	"$KS" eval "$TASK" "$H/$k.c" --json --quick --timeout 3 --memory-limit 512M "$@" \
-		>"$TMP/$k.json" 2>"$TMP/$k.err"
-	local rc=$?
-	local st
-	st=$(json_get "$TMP/$k.json" 'd["status"]' 2>/dev/null || echo "NO_JSON(rc=$rc)")
-	if [ "$st" = PASSED ] && [ $rc -ne 0 ]; then st="$st(rc=$rc)"; fi
-	if [ "$st" != PASSED ] && [ $rc -ne 1 ] && [ "${st#NO_JSON}" = "$st" ]; then st="$st(rc=$rc)"; fi
-	echo "$st"
-}
-
-expect() { # expect KERNEL STATUS [extra args]
-	local k=$1 want=$2
-	shift 2
-	is "$(status_of "$k" "$@")" "$want" "$k -> $want"
-}
-
-expect plain PASSED
-expect openmp PASSED
-expect simd PASSED
-expect compile_error COMPILE_ERROR
-expect wrong_name COMPILE_ERROR
-expect segfault RUNTIME_ERROR
-expect abort RUNTIME_ERROR
-expect infinite_loop TIMEOUT
-expect huge_alloc MEMORY_LIMIT
-expect fork_loop SANDBOX_VIOLATION
-expect exec SANDBOX_VIOLATION
-expect socket_connect SANDBOX_VIOLATION
-expect file_write SANDBOX_VIOLATION
-# issue 39: a raw system call the open wrappers never see is still reported (the sandbox's
-# supervisor reads every open's path first); Landlock refuses it either way
-expect file_write_raw SANDBOX_VIOLATION
-expect newline_report SANDBOX_VIOLATION
-expect scratch_write PASSED
-expect thread_name PASSED
-expect env_secret PASSED
-expect proc_environ SANDBOX_VIOLATION
-expect proc_environ_raw SANDBOX_VIOLATION
-expect kill_parent SANDBOX_VIOLATION
-expect constructor_fork SANDBOX_VIOLATION
-expect modify_input RUNTIME_ERROR
-expect modify_input_mprotect INCORRECT_NUMERICAL
-expect partial_write INCORRECT_NUMERICAL
-expect cached_result INCORRECT_NUMERICAL
-expect cached_by_pointer INCORRECT_NUMERICAL
-expect background_thread INCORRECT_NUMERICAL
-# issue 13: the runner holds no privilege (each probe corrupts y[0] when its call works);
-# mknod and FS_IOC_SETFLAGS are off the seccomp allow-list as well, which stops them first
-expect caps_held PASSED
-expect mknod_device SANDBOX_VIOLATION
-expect chattr_immutable SANDBOX_VIOLATION
-# issue 13: seccomp is an allow-list: calls no kernel needs, which the old deny-list let
-# through (syslog reads the kernel log where dmesg_restrict is 0; fsopen is the new mount API)
-expect syslog_read SANDBOX_VIOLATION
-expect fsopen_mount SANDBOX_VIOLATION
-# issue 13: nothing that names another process (each probe computes the right answer, so
-# a missed block shows as PASSED; sigqueue_parent kills ksearch when it gets through)
-expect fanotify_watch SANDBOX_VIOLATION
-expect renice_other SANDBOX_VIOLATION
-expect affinity_other SANDBOX_VIOLATION
-expect sigqueue_parent SANDBOX_VIOLATION
-expect prlimit_parent SANDBOX_VIOLATION
-expect fsetown_parent SANDBOX_VIOLATION
-expect pdeathsig_reset SANDBOX_VIOLATION
-expect rlimit_cpu_raise SANDBOX_VIOLATION
-# issue 13: a CPU-time limit and a parent-death signal the kernel cannot remove, and the
-# candidate stopped while the baseline is timed
-expect rlimit_cpu_unset PASSED
-expect baseline_stopped PASSED
-# issue 12: the input cache is read-only to the kernel, the reference cache unreadable
-# (issue 39: the refused write is reported)
-expect input_cache_write SANDBOX_VIOLATION
+# the catalogue: every kernel of tests/fixtures/hostile/catalogue.txt gets its status
+catalogue
 grep -q "file write outside the scratch directory: '.*/inputs/v2/ksearch-pwned.bin'" "$TMP/input_cache_write.json"
 ok $? "input_cache_write: the refused write into the input cache is named"
-
-# issue 39: every timed set's outputs are checked, with the runner stopped; inputs the kernel
-# saw before never answer a timed call; the runner's clock is bounded by the wall clock
-expect unchecked_sets INCORRECT_NUMERICAL
-expect background_finish INCORRECT_NUMERICAL
-expect memo_sampled SUSPICIOUS
 grep -q "calls on inputs the kernel had not seen took" "$TMP/memo_sampled.json"
 ok $? "memo_sampled: the log says its fresh calls were slower than its timed ones"
-expect runner_symbols PASSED
-expect wx_memory PASSED
-expect clock_patch PASSED
 "$KS" eval "$TASK" "$H/clock_patch.c" --json --quick --cflags -DHONEST >"$TMP/clock_honest.json" 2>/dev/null
 patched=$(json_get "$TMP/clock_patch.json" 'd["workloads"][0]["median_us"]')
 honest=$(json_get "$TMP/clock_honest.json" 'd["workloads"][0]["median_us"]')
 python3 -c "import sys; sys.exit(0 if $patched >= 0.5 * $honest else 1)"
 ok $? "clock_patch is timed honestly: its patch was refused ($patched us, its honest twin $honest us)"
 # without the sandbox the patch works (no W^X refusal): the evaluator's wall clock sees it
-expect clock_patch SUSPICIOUS --no-sandbox
-grep -q "the runner's clock ran slower than this process's" "$TMP/clock_patch.json"
+grep -q "the runner's clock ran slower than this process's" "$TMP/clock_patch--no-sandbox.json"
 ok $? "clock_patch --no-sandbox: the cross-check names a slowed clock"
-expect output_truncate PASSED
-expect memfd_hold SANDBOX_VIOLATION
 grep -q "memfd_create" "$TMP/memfd_hold.json"
 ok $? "memfd_hold: the log names memfd_create"
-expect prototype_mismatch COMPILE_ERROR
 grep -q "conflicting types for .scale" "$TMP/prototype_mismatch.json"
 ok $? "prototype_mismatch: the compiler names the conflicting prototype"
-expect big_artifact COMPILE_ERROR
 grep -q "more than the 64 MiB a kernel may be" "$TMP/big_artifact.json"
 ok $? "big_artifact: the log says the library is too big"
 [ -z "$(find "$KSEARCH_CACHE/kernels" -name 'kernel.so*' -size +64M)" ]
@@ -160,8 +72,6 @@ done
 ok $gone "the kernel's runner (pid ${runner:-none found}) dies with ksearch"
 
 # issue 13: the compiler is sandboxed (Landlock, memory/file/CPU limits, no network)
-expect include_secret COMPILE_ERROR
-expect incbin_secret COMPILE_ERROR
 t0=$(date +%s)
 expect include_dev_zero COMPILE_ERROR
 expect macro_bomb COMPILE_ERROR
