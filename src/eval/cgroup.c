@@ -23,16 +23,6 @@
 
 static char root[PATH_MAX]; /* <hierarchy>/ksearch, "" when there is none to use */
 
-static int write_text(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
 /* 1 when file (a cgroup's cgroup.controllers) lists the pids controller */
 static int lists_pids(const char *file)
 {
@@ -55,13 +45,13 @@ static int make_root(const char *base, int v2)
 	char path[PATH_MAX];
 	if (v2)
 		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", base);
-	if (v2 && !lists_pids(path) && write_text(path, "+pids"))
+	if (v2 && !lists_pids(path) && ks_sandbox_write_text(path, "+pids"))
 		return -1;
 	snprintf(root, sizeof(root), "%s/ksearch", base);
 	if (mkdir(root, 0755) && errno != EEXIST)
 		return -1;
 	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", root);
-	if (v2 && !lists_pids(path) && write_text(path, "+pids"))
+	if (v2 && !lists_pids(path) && ks_sandbox_write_text(path, "+pids"))
 		return -1;
 	/* a try: one cgroup made and removed, so later failures are not the norm */
 	snprintf(path, sizeof(path), "%s/probe-%d", root, (int)getpid());
@@ -114,7 +104,7 @@ int ks_cgroup_create(long max_pids, char *dir, size_t n)
 	char path[PATH_MAX + 16], max[32];
 	snprintf(path, sizeof(path), "%s/pids.max", dir);
 	snprintf(max, sizeof(max), "%ld", max_pids);
-	if (write_text(path, max)) {
+	if (ks_sandbox_write_text(path, max)) {
 		rmdir(dir);
 		return -1;
 	}

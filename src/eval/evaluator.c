@@ -183,12 +183,11 @@ static int wl_sizes(const struct ks_task *t, struct ks_wl_state *ws, struct ks_e
 		return ks_error_set(e, KS_ELIMIT, "task '%s' has %d tensors, the runner takes %d",
 				    t->name, t->ntensors, KS_RUNNER_MAX_TENSORS);
 	for (int j = 0; j < t->ntensors; j++) {
-		size_t numel;
 		int64_t dims[KS_MAX_DIMS];
-		int rc = ks_workload_shape(t, ws->wl, j, dims, &numel, e);
+		int rc = ks_workload_shape(t, ws->wl, j, dims, &ws->numel[j], e);
 		if (rc)
 			return rc;
-		bytes[j] = numel * ks_dtype_size(t->tensors[j].dtype);
+		bytes[j] = ws->numel[j] * ks_dtype_size(t->tensors[j].dtype);
 		outs[j] = t->tensors[j].is_output;
 		ws->set_bytes += bytes[j];
 		if (outs[j])
@@ -511,9 +510,11 @@ static int alloc_reply(const char *reply, const struct ks_wl_state *ws, struct k
 	return 0;
 }
 
-/* The workload's tensors, params and sets, sent in one batch (one round trip) */
+/* The workload's tensors, params and sets, sent in one batch (one round trip); the outputs
+ * of the first nshared sets in the shared output file */
 static int runner_setup_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, int nsets,
-				 struct ks_runner *r, double *parts, struct ks_error *e)
+				 int nshared, struct ks_runner *r, double *parts,
+				 struct ks_error *e)
 {
 	const struct ks_task *t = ev->task;
 	const char *reply;
@@ -540,7 +541,7 @@ static int runner_setup_workload(struct ks_evaluator *ev, struct ks_wl_state *ws
 				ws->wl->values[i]);
 	if (!rc && !(rc = ks_runner_send(r, e, "params %s", params)))
 		sent++;
-	if (!rc && !(rc = ks_runner_send(r, e, "alloc %d", nsets)))
+	if (!rc && !(rc = ks_runner_send(r, e, "alloc %d %d", nsets, nshared)))
 		sent++;
 	/* every reply, even after a failure to send: the runner's first error is the one */
 	for (int k = 0; k < sent; k++) {
@@ -561,9 +562,10 @@ int ks_eval_open_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const c
 {
 	struct runner_size sz;
 	runner_size_of(ev, ws, nsets, host, mem_extra, &sz);
+	sz.out_bytes = ws->out_stride; /* set 0's outputs are read, alone */
 	int rc = runner_start_load(ev, lib, host, &sz, out, NULL, e);
 	if (!rc)
-		rc = runner_setup_workload(ev, ws, nsets, *out, NULL, e);
+		rc = runner_setup_workload(ev, ws, nsets, 1, *out, NULL, e);
 	return rc; /* *out set either way: the caller decides whether this is the kernel's fault */
 }
 
@@ -576,7 +578,7 @@ int ks_eval_candidate_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, co
 		struct ks_error re = {0};
 		if (ks_runner_cmd(*cand, 30, &reply, &re, "reset") == 0) {
 			start_parts(reply, "ok %llu", part_s, KS_PART_RESET, 1);
-			return runner_setup_workload(ev, ws, nsets, *cand, part_s, e);
+			return runner_setup_workload(ev, ws, nsets, nsets, *cand, part_s, e);
 		}
 		/* a device without reset (or a runner that died between workloads, which the
 		 * last workload's status would have caught): a fresh process */
@@ -588,7 +590,7 @@ int ks_eval_candidate_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, co
 	runner_size_candidate(ev, &sz);
 	int rc = runner_start_load(ev, lib, 0, &sz, cand, part_s, e);
 	if (!rc)
-		rc = runner_setup_workload(ev, ws, nsets, *cand, part_s, e);
+		rc = runner_setup_workload(ev, ws, nsets, nsets, *cand, part_s, e);
 	return rc;
 }
 
@@ -611,10 +613,7 @@ static void outputs_pack(const struct ks_task *t, const struct ks_wl_state *ws,
 	for (int j = 0; j < t->ntensors; j++) {
 		if (!t->tensors[j].is_output)
 			continue;
-		size_t numel;
-		int64_t dims[KS_MAX_DIMS];
-		ks_workload_shape(t, ws->wl, j, dims, &numel, NULL);
-		size_t b = numel * ks_dtype_size(t->tensors[j].dtype);
+		size_t b = ws->numel[j] * ks_dtype_size(t->tensors[j].dtype);
 		memcpy(packed + off, set + ws->out_off[j], b);
 		off += b;
 	}
@@ -718,7 +717,8 @@ const unsigned char *ks_eval_set_outputs(const struct ks_runner *r, const struct
 	return r->out + ws->out_stride * (size_t)s;
 }
 
-int ks_eval_seed_slots(const struct ks_evaluator *ev, const struct ks_wl_state *ws, int *slots)
+int ks_eval_seed_slots(const struct ks_evaluator *ev, const struct ks_wl_state *ws,
+		       int with_probes, int *slots)
 {
 	int n = 0;
 	for (int s = 0; s < ev->o.nseeds; s++)
@@ -728,6 +728,8 @@ int ks_eval_seed_slots(const struct ks_evaluator *ev, const struct ks_wl_state *
 	for (int s = 0; s < ws->ntimed_seeds; s++)
 		slots[n++] = KS_SEED_TIMED + s;
 	slots[n++] = KS_SEED_FRESH;
+	for (int s = 0; with_probes && s < KS_PROBE_SEEDS; s++)
+		slots[n++] = KS_SEED_PROBE + s;
 	return n;
 }
 

@@ -91,6 +91,7 @@ struct ks_wl_state {
 	int index, is_check;
 	size_t out_bytes;   /* all outputs of one set, concatenated (the references' form) */
 	size_t set_bytes;   /* inputs + outputs of one set */
+	size_t numel[KS_RUNNER_MAX_TENSORS];   /* each tensor's elements */
 	size_t out_off[KS_RUNNER_MAX_TENSORS]; /* each output's place in a set of the runner's */
 	size_t out_stride;  /* shared output file (ks_runner_out_layout), and a set's bytes there */
 	int nsets;          /* rotating sets for timing */
@@ -139,7 +140,8 @@ enum ks_ref_source ks_eval_ref_source(int have_device_ref, int is_check, double 
  * when device_ext is NULL, else reference.<device_ext>'s, which never share a file. */
 void ks_eval_ref_cache_path(const char *task_hash, const char *label, unsigned long long seed,
 			    const char *device_ext, char *out, size_t n);
-/* start a runner for artifact lib with the workload's tensors set up and nsets allocated */
+/* start a runner for artifact lib with the workload's tensors set up and nsets allocated,
+ * the outputs of set 0 alone in its shared output file (a yardstick's, a reference's) */
 int ks_eval_open_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
 			int nsets, int host, size_t mem_extra, struct ks_runner **out,
 			struct ks_error *e);
@@ -178,8 +180,10 @@ int ks_pyref_run(const struct ks_task *t, const struct ks_workload *w, unsigned 
 int ks_eval_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_idx,
 		      struct ks_error *e);
 /* The seed slots workload ws uses, in order, into slots[KS_SEED_SLOTS]: its correctness
- * seeds, then for a timed workload its timed sets' and the fresh one; returns the count */
-int ks_eval_seed_slots(const struct ks_evaluator *ev, const struct ks_wl_state *ws, int *slots);
+ * seeds, then for a timed workload its timed sets' and the fresh one (those have
+ * references), and with with_probes the probes' (inputs only); returns the count */
+int ks_eval_seed_slots(const struct ks_evaluator *ev, const struct ks_wl_state *ws,
+		       int with_probes, int *slots);
 /* set s's outputs in runner r's shared output file (each output at ws->out_off[j]) */
 const unsigned char *ks_eval_set_outputs(const struct ks_runner *r, const struct ks_wl_state *ws,
 					 int s);

@@ -58,7 +58,7 @@ static double inputs_walk(struct ks_evaluator *ev, struct ks_wl_state *ws, int w
 		if (bytes < KS_INPUT_CACHE_MIN_BYTES)
 			continue;
 		uint64_t key = ks_tensor_key(t, ws->wl, j);
-		int slots[KS_SEED_SLOTS], nslots = ks_eval_seed_slots(ev, ws, slots);
+		int slots[KS_SEED_SLOTS], nslots = ks_eval_seed_slots(ev, ws, 1, slots);
 		for (int k = 0; k < nslots; k++) {
 			int s = slots[k];
 			char name[KS_INPUT_CACHE_NAME], path[PATH_MAX];
@@ -131,7 +131,7 @@ static double reference_missing(const struct ks_evaluator *ev, const struct ks_w
 	struct ks_buf label = KS_BUF_INIT;
 	ks_workload_label(ev->task, ws->wl, &label);
 	double missing = 0;
-	int slots[KS_SEED_SLOTS], nslots = ks_eval_seed_slots(ev, ws, slots);
+	int slots[KS_SEED_SLOTS], nslots = ks_eval_seed_slots(ev, ws, 0, slots);
 	for (int k = 0; k < nslots; k++) {
 		char path[PATH_MAX];
 		ks_eval_ref_cache_path(ev->task_hash, ks_buf_str(&label), ev->seeds[slots[k]], NULL,
@@ -162,7 +162,7 @@ int ks_eval_inputs_fit(struct ks_evaluator *ev, struct ks_error *e)
 		double sets = ws->is_check ? 1 : ceil((double)o->rotate_bytes / (set > 0 ? set : 1));
 		sets = sets < 1 ? 1 : sets > KS_RUNNER_MAX_SETS ? KS_RUNNER_MAX_SETS : sets;
 		int runners = !ws->is_check && !o->skip_baseline ? 2 : 1;
-		int slots[KS_SEED_SLOTS], nseeds = ks_eval_seed_slots(ev, ws, slots);
+		int slots[KS_SEED_SLOTS], nseeds = ks_eval_seed_slots(ev, ws, 0, slots);
 		double need = runners * set * sets + nseeds * out;
 		wl_name(ev, ws, name, sizeof(name));
 		if (mem > 0 && need > mem)
@@ -183,10 +183,12 @@ int ks_eval_inputs_fit(struct ks_evaluator *ev, struct ks_error *e)
 					 ks_format_bytes(files, c, sizeof(c)));
 			return ks_error_set(e, KS_ELIMIT,
 					    "%s needs %s of input and reference files%s under '%s' "
-					    "(%d seeds), which has %s free: reduce the shape, or make "
-					    "room there (or point KSEARCH_CACHE elsewhere)",
+					    "(the inputs of %d seeds, the expected outputs of %d), which "
+					    "has %s free: reduce the shape, or make room there (or point "
+					    "KSEARCH_CACHE elsewhere)",
 					    name, ks_format_bytes(own, a, sizeof(a)), with, ks_cache_root(),
-					    nseeds, ks_format_bytes(disk, b, sizeof(b)));
+					    ks_eval_seed_slots(ev, ws, 1, slots), nseeds,
+					    ks_format_bytes(disk, b, sizeof(b)));
 		}
 	}
 	return 0;

@@ -4,9 +4,9 @@
  *   KS_RUNNER_FD_CMD    commands from the evaluator, one text line each
  *   KS_RUNNER_FD_REPLY  replies, one text line each
  *   KS_RUNNER_FD_OUT    a shared memory file, sealed against shrinking and growing, that
- *                       holds the outputs of every set (ks_runner_out_layout): the kernel
- *                       writes there itself on the host device, a device's outputs are
- *                       downloaded there
+ *                       holds the outputs of the sets alloc says (ks_runner_out_layout):
+ *                       the kernel writes there itself on the host device, a device's
+ *                       outputs are downloaded there
  * stdout and stderr go to a capped log pipe, so a kernel's prints never reach the protocol.
  *
  * Commands (replies in brackets; any command may instead get "error <message>"):
@@ -23,12 +23,15 @@
  *                                                 ks__entry_v1 found, device initialised
  *   tensor <i> <dtype> <numel> <is_out> <kind> <a> <b> <key>   [ok]
  *   params <n> <v0> ...                          [ok]
- *   alloc <nsets>                                [ok <bytes> <host_ns> <device_ns> <stride>
+ *   alloc <nsets> [<nshared>]                    [ok <bytes> <host_ns> <device_ns> <stride>
  *                                                  <direct>]
  *                                                 host pages mapped and touched, device
- *                                                 buffers allocated; stride: the bytes of
- *                                                 a set in the output file; direct: 1 when
- *                                                 the kernel writes there itself
+ *                                                 buffers allocated; the outputs of the
+ *                                                 first nshared sets (all by default) in
+ *                                                 the output file, the others the
+ *                                                 runner's own; stride: the bytes of a set
+ *                                                 there; direct: 1 when the kernel writes
+ *                                                 there itself
  *   fill <set> <seed>                            [ok <gen_ns> <upload_ns> <checksum_ns>
  *                                                  <cached_bytes>]
  *                                                 inputs regenerated (or copied from a set
@@ -42,7 +45,8 @@
  *                                                 last four: the runner's wall time of
  *                                                 each step (the evaluator's breakdown)
  *   snap <set>                                   [ok]  a set's current outputs into the
- *                                                 shared file (downloaded from a device)
+ *                                                 shared file (downloaded from a device;
+ *                                                 an error for a set not there)
  *   time <warmup> <min_reps> <min_ns> <max_reps> <max_ns> [<ci_ppm> <ci_min_reps>]
  *                                                [times <n> <warm_ns> <block_ns> <span_ns>
  *                                                  <t0> ...]

@@ -164,7 +164,7 @@ static char *decimal(char *buf, size_t n, unsigned long long v)
 	return p;
 }
 
-static int write_text(const char *path, const char *text)
+int ks_sandbox_write_text(const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -195,10 +195,10 @@ static int own_user_namespace(int flags)
 {
 	char u[64], g[64];
 	const char *uid = id_map(u, sizeof(u), getuid()), *gid = id_map(g, sizeof(g), getgid());
-	if (unshare(CLONE_NEWUSER | flags) || write_text("/proc/self/uid_map", uid))
+	if (unshare(CLONE_NEWUSER | flags) || ks_sandbox_write_text("/proc/self/uid_map", uid))
 		return -1;
-	(void)write_text("/proc/self/setgroups", "deny");
-	return write_text("/proc/self/gid_map", gid);
+	(void)ks_sandbox_write_text("/proc/self/setgroups", "deny");
+	return ks_sandbox_write_text("/proc/self/gid_map", gid);
 }
 
 /* A mount namespace of the child's own (a private network namespace with it when asked):
@@ -232,7 +232,7 @@ int ks_sandbox_child_prepare(const struct ks_sandbox_limits *lim)
 	if (lim->parent && getppid() != lim->parent)
 		_exit(127);
 	/* first, so every thread the runner will start counts against its pids.max */
-	if (lim->cgroup && write_text(lim->cgroup, "0"))
+	if (lim->cgroup && ks_sandbox_write_text(lim->cgroup, "0"))
 		return -EPERM;
 	if (lim->address_space)
 		set_limit(RLIMIT_AS, lim->address_space);
@@ -781,13 +781,14 @@ static void *supervisor_loop(void *arg)
 }
 
 /* what the allow-list filter does with the supervised calls: hand them to the supervisor
- * when it checks opens, else allow them like the rest of their list */
-static int supervised_rules(scmp_filter_ctx ctx, int checking)
+ * when it checks opens, else allow them like the rest of their list.  In audit mode the
+ * filter's default hands them over already (libseccomp refuses a rule that repeats it). */
+static int supervised_rules(scmp_filter_ctx ctx, int checking, int auditing)
 {
 	int rc = 0;
 	for (size_t i = 0; i < sizeof(supervised) / sizeof(supervised[0]) && !rc; i++) {
 		int nr = seccomp_syscall_resolve_name(supervised[i].name);
-		if (nr != __NR_SCMP_ERROR && nr >= 0)
+		if (nr != __NR_SCMP_ERROR && nr >= 0 && !(checking && auditing))
 			rc = seccomp_rule_add(ctx, checking ? SCMP_ACT_NOTIFY : SCMP_ACT_ALLOW, nr, 0);
 	}
 	return rc;
@@ -811,7 +812,7 @@ static int allow_filter_load(const struct ks_sandbox_needs *needs, int auditing)
 	if (!rc)
 		rc = allow_names(ctx, needs->syscalls);
 	if (!rc)
-		rc = supervised_rules(ctx, checking);
+		rc = supervised_rules(ctx, checking, auditing);
 	for (size_t i = 0; i < sizeof(allowed_args) / sizeof(allowed_args[0]) && !rc; i++) {
 		const struct arg_allow *a = &allowed_args[i];
 		int nr = seccomp_syscall_resolve_name(a->name);

@@ -46,6 +46,10 @@ int ks_env_is_secret(const char *name);
  * one malloc'd block (free with free()). */
 char **ks_env_scrubbed(const char *scratch, const char *const *extra);
 
+/* text written to the file at path in one write (a /proc or cgroup file); 0 or -1.
+ * Async-signal-safe: the child between fork and exec uses it. */
+int ks_sandbox_write_text(const char *path, const char *text);
+
 /* In the child between fork and exec; async-signal-safe apart from the rlimit calls.
  * Returns 0 or -errno of the first failure that matters. */
 int ks_sandbox_child_prepare(const struct ks_sandbox_limits *lim);

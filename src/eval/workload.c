@@ -38,9 +38,7 @@ static int compare_outputs(struct ks_evaluator *ev, struct ks_wl_state *ws,
 	for (int j = 0; j < t->ntensors; j++) {
 		if (!t->tensors[j].is_output)
 			continue;
-		size_t numel;
-		int64_t dims[KS_MAX_DIMS];
-		ks_workload_shape(t, ws->wl, j, dims, &numel, NULL);
+		size_t numel = ws->numel[j];
 		struct ks_compare c;
 		ks_compare_tensors(t->tensors[j].dtype, got + ws->out_off[j], ws->ref[seed_idx] + off,
 				   numel, t->tensors[j].name, t->atol, t->rtol, t->l2, &c);
@@ -618,7 +616,8 @@ static int probe_call(struct attempt *at, int slot, const char *when, double *us
 /* After timing, calls in pairs, each after a fill of set 0: one on inputs the kernel was
  * never shown (the first compared with its reference: a buffer it has used, refilled, so a
  * kernel that caches results by pointer fails here; the others timed only, needing no
- * reference), one on inputs it had in the timed calls (compared too).  Both kinds find the
+ * reference), one on inputs it had in the timed calls (timed only: the timed sets' outputs
+ * were compared).  Both kinds find the
  * kernel as idle as the other (its threads asleep after the fill), so an honest kernel
  * takes as long on either however busy the machine; their times feed the fresh-inputs
  * check. */
@@ -630,7 +629,7 @@ static void check_fresh(struct attempt *at)
 			       k ? NULL : "on a reused buffer with new inputs", &us))
 			return;
 		at->fresh_us[at->nfresh++] = us;
-		if (probe_call(at, timed_slot(at->ws, 0), "on inputs of the timed calls", &us))
+		if (probe_call(at, timed_slot(at->ws, 0), NULL, &us))
 			return;
 		at->seen_us[at->nseen++] = us;
 	}
@@ -760,7 +759,7 @@ static int workload_once(struct ks_evaluator *ev, struct ks_wl_state *ws, const 
 	/* the one place before any fill of this workload (reference, candidate, yardsticks) */
 	ks_eval_inputs_ensure(ev, ws);
 	lap(res, KS_PHASE_INPUTS, &at.mark);
-	int slots[KS_SEED_SLOTS], nslots = ks_eval_seed_slots(ev, ws, slots);
+	int slots[KS_SEED_SLOTS], nslots = ks_eval_seed_slots(ev, ws, 0, slots);
 	for (int k = 0; k < nslots; k++)
 		if ((rc = ks_eval_reference(ev, ws, slots[k], e)))
 			goto out;
