@@ -254,6 +254,26 @@ static int prototype_header(const struct ks_backend_i *be, const struct ks_task 
 	return rc ? rc : ks_buf_failed(out) ? KS_ELIMIT : 0;
 }
 
+/* the cache key of a compile: everything that goes into the library */
+static void artifact_hash(const char *backend, const char *compiler, const char *flags,
+			  const struct ks_compile_req *req, const char *shim, const char *proto,
+			  char *hex)
+{
+	struct ks_sha256 h;
+	ks_sha256_init(&h);
+	ks_sha256_update_str(&h, backend);
+	ks_sha256_update_str(&h, compiler);
+	ks_sha256_update_str(&h, flags);
+	for (const char *const *d = req->defines; d && *d; d++)
+		ks_sha256_update_str(&h, *d);
+	if (req->libs)
+		ks_sha256_update_str(&h, req->libs);
+	ks_sha256_update_str(&h, shim);
+	ks_sha256_update_str(&h, proto);
+	ks_sha256_update_str(&h, req->source);
+	ks_sha256_hex(&h, hex);
+}
+
 int ks_compile_shared(const struct ks_backend_i *be, const char *compiler, const char *flags,
 		      const struct ks_compile_req *req, struct ks_artifact *a,
 		      struct ks_error *e)
@@ -268,19 +288,7 @@ int ks_compile_shared(const struct ks_backend_i *be, const char *compiler, const
 		ks_buf_release(&proto);
 		return ks_error_set(e, rc, "generate the shim for task '%s'", req->task->name);
 	}
-	struct ks_sha256 h;
-	ks_sha256_init(&h);
-	ks_sha256_update_str(&h, backend);
-	ks_sha256_update_str(&h, compiler);
-	ks_sha256_update_str(&h, flags);
-	for (const char *const *d = req->defines; d && *d; d++)
-		ks_sha256_update_str(&h, *d);
-	if (req->libs)
-		ks_sha256_update_str(&h, req->libs);
-	ks_sha256_update_str(&h, ks_buf_str(&shim));
-	ks_sha256_update_str(&h, ks_buf_str(&proto));
-	ks_sha256_update_str(&h, req->source);
-	ks_sha256_hex(&h, a->hash);
+	artifact_hash(backend, compiler, flags, req, ks_buf_str(&shim), ks_buf_str(&proto), a->hash);
 
 	char dir[PATH_MAX], src[PATH_MAX + 32], shimp[PATH_MAX + 32], lib[PATH_MAX + 32],
 		ok[PATH_MAX + 32], logp[PATH_MAX + 32], protop[PATH_MAX + 32];
