@@ -142,6 +142,15 @@ grep -q "SIGSEGV\|signal 11\|Segmentation" "$TMP/segfault.json"
 ok $? "segfault log names the signal"
 grep -q "y\[" "$TMP/partial_write.json"
 ok $? "partial_write log shows the first mismatching element"
+# issue 39: an output left NaN has an error of nan (not 0); what was not run says so
+"$KS" eval "$TASK" "$H/partial_write.c" --quick >"$TMP/partial.out" 2>&1
+grep -qE "^one +INCORRECT_NUMERICAL +nan +nan" "$TMP/partial.out" &&
+	grep -q "max abs err nan" "$TMP/partial.out"
+ok $? "partial_write: its NaN output's error is nan in the table and the log"
+grep -qE "^odd +not run +- +-$" "$TMP/partial.out" && grep -qE "^n=1048576 +not run( +-)+$" "$TMP/partial.out"
+ok $? "partial_write: the check and the workload not run say so, with no numbers"
+json_get "$TMP/partial_write.json" 'd["workloads"][0]["evaluated"] is False and d["checks"][0]["evaluated"] is True' | grep -q True
+ok $? "partial_write --json: \"evaluated\" tells what was run"
 grep -q "expected ';'\|error" "$TMP/compile_error.json"
 ok $? "compile_error log carries the compiler message"
 grep -q "undefined reference to .scale" "$TMP/wrong_name.json"
