@@ -14,7 +14,7 @@
  * then the fresh inputs of the call after timing.  Each is a seed the kernel's process has
  * not been shown before its slot's calls: a result cached from an earlier call never answers
  * a later one (issue 39). */
-#define KS_TIMED_SEEDS 4
+#define KS_TIMED_SEEDS 2
 #define KS_SEED_TIMED KS_MAX_SEEDS
 #define KS_SEED_FRESH (KS_SEED_TIMED + KS_TIMED_SEEDS)
 /* after the fresh call, calls on more inputs never shown, timed only (their outputs are not
@@ -27,8 +27,8 @@
 /* After timing, every set the timed calls wrote is compared while their outputs add up to
  * at most this; beyond it a random subset of them that does, drawn after the timing, at
  * least KS_CHECK_MIN_SETS (docs/evaluation.md, "After timing") */
-#define KS_CHECK_BYTES ((size_t)64 << 20)
-#define KS_CHECK_MIN_SETS 4
+#define KS_CHECK_BYTES ((size_t)32 << 20)
+#define KS_CHECK_MIN_SETS 2
 
 /* The wall-clock bound on a timing block's runner clock (clock_untrue in workload.c): the
  * runner's time from reading the command to its reply may fall short of what this process

@@ -128,26 +128,17 @@ static int clock_untrue(const struct block_times *bt, double sum, int cnt, doubl
 	return why != NULL;
 }
 
-/* The candidate's warm-up calls in a block: at least one on each distinct timed input, so
- * every timed call is on inputs the kernel had before in that block (a result it kept from
- * a first visit shows in every timed call alike, and the fresh-inputs check sees it) */
-static int cand_warmup(const struct ks_evaluator *ev, const struct ks_wl_state *ws)
-{
-	return ev->o.warmup > ws->ntimed_seeds ? ev->o.warmup : ws->ntimed_seeds;
-}
-
-/* One timing block on runner r (a yardstick's when is_baseline, warmup its candidate's
- * otherwise); the wall clock of this process cross-checks the runner's own numbers, which
- * a kernel running inside the runner could tamper with. */
+/* One timing block on runner r; the wall clock of this process cross-checks the runner's
+ * own numbers, which a kernel running inside the runner could tamper with. */
 static int time_block(struct ks_evaluator *ev, struct ks_runner *r, int is_baseline,
-		      int cand_warm, double **samples, int *n, struct ks_buf *log,
-		      int *suspicious, struct ks_error *e)
+		      double **samples, int *n, struct ks_buf *log, int *suspicious,
+		      struct ks_error *e)
 {
 	const struct ks_eval_opts *o = &ev->o;
 	const char *reply;
 	double max_s = o->min_time_s * 10 > 2 ? o->min_time_s * 10 : 2;
 	int yard = is_baseline && o->yard_reps > 0;
-	int warmup = yard ? (o->warmup < 1 ? o->warmup : 1) : is_baseline ? o->warmup : cand_warm;
+	int warmup = yard ? (o->warmup < 1 ? o->warmup : 1) : o->warmup;
 	int min_reps = yard ? o->yard_reps : o->min_reps;
 	double t0 = ks_clock_s();
 	int rc = ks_runner_cmd(r, o->timeout_s + max_s, &reply, e, "time %d %d %llu %d %llu %u %d",
@@ -329,8 +320,8 @@ static int yardstick_start(struct ks_evaluator *ev, struct ks_wl_state *ws, int 
 }
 
 static int time_block(struct ks_evaluator *ev, struct ks_runner *r, int is_baseline,
-		      int cand_warm, double **samples, int *n, struct ks_buf *log,
-		      int *suspicious, struct ks_error *e);
+		      double **samples, int *n, struct ks_buf *log, int *suspicious,
+		      struct ks_error *e);
 
 /* one block of every yardstick timed here, with the candidate's process stopped: nothing
  * it left running (a spinning thread, say) can slow them down.  1: the candidate could not
@@ -348,8 +339,7 @@ static int yardstick_block(struct ks_evaluator *ev, struct yardstick *ys, int n,
 		return 1;
 	for (int i = 0; i < n && !rc; i++)
 		if (ys[i].measure &&
-		    (rc = time_block(ev, ys[i].r, 1, 0, &ys[i].samples, &ys[i].n, log, suspicious,
-				     e)))
+		    (rc = time_block(ev, ys[i].r, 1, &ys[i].samples, &ys[i].n, log, suspicious, e)))
 			ks_error_wrap(e, "timing the %s",
 				      ys[i].y == KS_YARD_BASELINE ? "baseline" : ev->yard[ys[i].y].label);
 	ks_runner_resume(cand);
@@ -521,8 +511,8 @@ static int time_blocks(struct attempt *at, struct yardstick *yard, struct ks_err
 			kernel_failed(at->cand, at->res, &at->log, "before timing the baseline");
 		if (rc)
 			return rc == 1 ? 0 : rc;
-		if (time_block(at->ev, at->cand, 0, cand_warmup(at->ev, at->ws), &at->cs, &at->ncs,
-			       &at->log, &at->suspicious, &ke)) {
+		if (time_block(at->ev, at->cand, 0, &at->cs, &at->ncs, &at->log, &at->suspicious,
+			       &ke)) {
 			if (ke.code == KS_ETIMEOUT || at->cand->reaped || at->cand->timed_out) {
 				kernel_failed(at->cand, at->res, &at->log, "timing");
 				return 0;
@@ -570,7 +560,7 @@ static void check_timed_sets(struct attempt *at)
 {
 	struct ks_evaluator *ev = at->ev;
 	struct ks_wl_state *ws = at->ws;
-	int warm = cand_warmup(ev, ws), written = warm > at->reps_max ? warm : at->reps_max;
+	int written = ev->o.warmup > at->reps_max ? ev->o.warmup : at->reps_max;
 	written = written > ws->nsets ? ws->nsets : written;
 	int sets[KS_RUNNER_MAX_SETS], n = pick_sets(ws, written, sets);
 	const char *reply;

@@ -47,9 +47,9 @@ is "$?" 2 "ksearch run of the task: exit 2"
 grep -q "needs 8.0 TiB" "$TMP/run.err" && [ -z "$(ls -A "$TMP/work")" ]
 ok $? "... saying why, nothing written ($(tail -c 200 "$TMP/run.err"))"
 
-# --- the cache's disk: 16 MiB inputs and outputs, of 3 correctness seeds, 1 to 4 seeds of
+# --- the cache's disk: 16 MiB inputs and outputs, of 3 correctness seeds, 1 or 2 seeds of
 # the timed sets (as many sets as this machine's cache size gives) and a fresh one, and the
-# inputs of 2 probes: 192 to 288 MiB of files
+# inputs of 2 probes: 192 to 224 MiB of files
 copy_task tests/fixtures/eval/scale "$TMP/m" "{n: 4194304}"
 MID=$TMP/m/scale
 if ! unshare -m true 2>/dev/null; then
