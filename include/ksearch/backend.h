@@ -59,6 +59,10 @@ struct ks_sandbox_needs {
 	const char *const *env;              /* variables its runtime reads, passed to the runner as
 						ksearch has them (LD_LIBRARY_PATH for a runtime unpacked
 						outside the system's paths); the scrubbed rest is dropped */
+	int wx_memory;                       /* 1: memory that is writable and executable (or made
+						executable after it was written) is not refused
+						(PR_SET_MDWE), for a runtime that may need it; 0: refused,
+						so a kernel cannot rewrite the runner's code */
 };
 
 struct ks_backend_i {

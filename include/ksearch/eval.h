@@ -127,7 +127,8 @@ struct ks_wl_result {
 	char *label;             /* "rows=4096 cols=4096" or the check name */
 	char *params_json;       /* {"rows": 4096, "cols": 4096} */
 	enum ks_status status;
-	double max_abs_err, max_rel_err;
+	double max_abs_err, max_rel_err; /* NaN when an output held NaN or Inf where the
+					    reference did not */
 	double median_us;        /* candidate, 0 when not timed */
 	double spread_pct;       /* interquartile range as % of the median */
 	double gflops, gbps;     /* achieved */
@@ -150,6 +151,8 @@ struct ks_wl_result {
 	unsigned long long seeds[16];
 	double seed_abs_err[16], seed_rel_err[16]; /* worst error per seed */
 	char *log;               /* compiler message, signal, first mismatches, ... */
+	int not_run;             /* 1: not evaluated, an earlier check or workload failed (status
+				    is that failure's; nothing was compared or timed) */
 	double phase_s[KS_PHASE_COUNT]; /* this workload's wall time by phase */
 	double part_s[KS_PART_COUNT];   /* the runner's steps (enum ks_eval_part) */
 	double inputs_cached_bytes;     /* input bytes the runner read from the input cache

@@ -21,7 +21,7 @@ struct ks_run_opts {
 	const char *out_dir;     /* NULL: runs/<task>-<YYYYmmdd-HHMMSS> */
 	const char *resume_dir;  /* continue this run to its budget */
 	int fresh;               /* 1: evaluate everything, use no result of an earlier run (the
-				    results cache, $KSEARCH_CACHE/results.sqlite) */
+				    results cache, $KSEARCH_CACHE/results/results.sqlite) */
 	int jobs;                /* proposals compiled in parallel per round (0: the default,
 				    ks_run_default_jobs of the backend) */
 	int final_top;           /* candidates re-measured at the end (default 3, at most

@@ -34,6 +34,7 @@ const struct ks_sandbox_needs ks_sandbox_mlx = {
 	.syscalls = ks_sandbox_gpu_syscalls, /* MLX on a GPU drives the CUDA driver */
 	.artifact_folder = 1, /* KSEARCH_MLX_HEADER=file: header.cuh beside the artifact */
 	.env = mlx_env,
+	.wx_memory = 1, /* as CUDA's: not measured with the driver */
 };
 
 int ks_sandbox_mlx_add_read(const char *path)

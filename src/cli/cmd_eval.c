@@ -45,11 +45,14 @@ static void cell(const char *fmt, int known, double v)
 		printf(" %*s", atoi(fmt + 2) + (fmt[strlen(fmt) - 1] == 'x'), "-");
 }
 
-/* max_abs and max_rel: known when the outputs were compared with the reference */
+/* max_abs and max_rel: known when the outputs were compared with the reference (nan when
+ * they held NaN or Inf) */
 static void print_errors(const struct ks_wl_result *w)
 {
-	int known = w->status == KS_STATUS_PASSED || w->status == KS_STATUS_INCORRECT_NUMERICAL ||
-		    w->status == KS_STATUS_SUSPICIOUS || w->max_abs_err != 0 || w->max_rel_err != 0;
+	int known = !w->not_run && (w->status == KS_STATUS_PASSED ||
+				    w->status == KS_STATUS_INCORRECT_NUMERICAL ||
+				    w->status == KS_STATUS_SUSPICIOUS || w->max_abs_err != 0 ||
+				    w->max_rel_err != 0);
 	cell(" %9.2e", known, w->max_abs_err);
 	cell(" %9.2e", known, w->max_rel_err);
 }
@@ -93,7 +96,7 @@ static void print_human(const struct ks_task *t, const char *backend, const char
 		for (int i = 0; i < r->nworkloads; i++) {
 			const struct ks_wl_result *w = &r->workloads[i];
 			int timed = w->median_us > 0;
-			printf("%-*s %-20s", lw, w->label, ks_status_name(w->status));
+			printf("%-*s %-20s", lw, w->label, w->not_run ? "not run" : ks_status_name(w->status));
 			print_errors(w);
 			cell(" %12.1f", timed, w->median_us);
 			cell(" %7.1f", timed, w->spread_pct);
@@ -119,7 +122,7 @@ static void print_human(const struct ks_task *t, const char *backend, const char
 		printf("\n%-*s %-20s %9s %9s\n", lw, "check", "status", "max_abs", "max_rel");
 		for (int i = 0; i < r->nchecks; i++) {
 			const struct ks_wl_result *w = &r->checks[i];
-			printf("%-*s %-20s", lw, w->label, ks_status_name(w->status));
+			printf("%-*s %-20s", lw, w->label, w->not_run ? "not run" : ks_status_name(w->status));
 			print_errors(w);
 			printf("\n");
 		}

@@ -390,7 +390,7 @@ int cmd_run(int argc, char **argv)
 		 "continue an interrupted run to its budget (with --devices or --worker-cmd again "
 		 "to evaluate on workers: where it runs is not part of the run)"},
 		{"fresh", KS_OPT_FLAG, &o.fresh, NULL,
-		 "evaluate every candidate: no result of an earlier run ($KSEARCH_CACHE/results.sqlite)"},
+		 "evaluate every candidate: no result of an earlier run ($KSEARCH_CACHE/results/results.sqlite)"},
 		{"jobs", KS_OPT_INT, &jobs, "N", "proposals compiled in parallel per round (2; device backends such as cuda: half the cores, 2 to 8)"},
 		{"spec", KS_OPT_STR, &o.spec, "NAME|auto", "hardware spec (auto: the host, or the local GPU)"},
 		{"top", KS_OPT_INT, &top, "N",

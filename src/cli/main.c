@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{"translate", cmd_translate, "map a CUDA source onto another target's primitives"},
 	{"export", cmd_export, "write a run's kernels for C, PyTorch, flashinfer-bench or MLX (--to)"},
 	{"worker", cmd_worker, "serve evaluations over stdin/stdout (used by run/eval)"},
+	{"cache", cmd_cache, "list what the cache holds (compiled kernels, inputs, ...) or clear it"},
 };
 
 static void usage(FILE *f)

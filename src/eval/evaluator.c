@@ -174,6 +174,31 @@ static int compile_file(const struct ks_backend_i *be, const struct ks_task *t,
 	return rc;
 }
 
+/* ws's bytes: one set's, its outputs' (packed), and their layout in the runner's shared
+ * output file */
+static int wl_sizes(const struct ks_task *t, struct ks_wl_state *ws, struct ks_error *e)
+{
+	size_t bytes[KS_RUNNER_MAX_TENSORS];
+	int outs[KS_RUNNER_MAX_TENSORS];
+	if (t->ntensors > KS_RUNNER_MAX_TENSORS)
+		return ks_error_set(e, KS_ELIMIT, "task '%s' has %d tensors, the runner takes %d",
+				    t->name, t->ntensors, KS_RUNNER_MAX_TENSORS);
+	for (int j = 0; j < t->ntensors; j++) {
+		int64_t dims[KS_MAX_DIMS];
+		int rc = ks_workload_shape(t, ws->wl, j, dims, &ws->numel[j], e);
+		if (rc)
+			return rc;
+		bytes[j] = ws->numel[j] * ks_dtype_size(t->tensors[j].dtype);
+		outs[j] = t->tensors[j].is_output;
+		ws->set_bytes += bytes[j];
+		if (outs[j])
+			ws->out_bytes += bytes[j];
+	}
+	ws->out_stride = ks_runner_out_layout(bytes, outs, t->ntensors,
+					      (size_t)sysconf(_SC_PAGESIZE), ws->out_off);
+	return 0;
+}
+
 static int setup_workloads(struct ks_evaluator *ev, struct ks_error *e)
 {
 	const struct ks_task *t = ev->task;
@@ -201,20 +226,13 @@ static int setup_workloads(struct ks_evaluator *ev, struct ks_error *e)
 			ws->wl = w;
 			ws->index = i;
 			ws->is_check = pass;
-			for (int j = 0; j < t->ntensors; j++) {
-				size_t numel;
-				int64_t dims[KS_MAX_DIMS];
-				if ((rc = ks_workload_shape(t, w, j, dims, &numel, e)))
-					return rc;
-				size_t b = numel * ks_dtype_size(t->tensors[j].dtype);
-				ws->set_bytes += b;
-				if (t->tensors[j].is_output)
-					ws->out_bytes += b;
-			}
+			if ((rc = wl_sizes(t, ws, e)))
+				return rc;
 			size_t sets = ws->set_bytes ? (ev->o.rotate_bytes + ws->set_bytes - 1) / ws->set_bytes : 1;
-			ws->nsets = sets < 1 ? 1 : sets > 64 ? 64 : (int)sets;
+			ws->nsets = sets < 1 ? 1 : sets > KS_RUNNER_MAX_SETS ? KS_RUNNER_MAX_SETS : (int)sets;
 			if (pass)
 				ws->nsets = 1;
+			ws->ntimed_seeds = ws->nsets < KS_TIMED_SEEDS ? ws->nsets : KS_TIMED_SEEDS;
 			ws->flops = ws->bytes = 0;
 			if (t->flops)
 				ks_workload_expr(t, w, t->flops, &ws->flops, NULL);
@@ -315,7 +333,7 @@ int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
 	snprintf(ev->yard[KS_YARD_BASELINE].label, sizeof(ev->yard[0].label), "%s",
 		 ks_backend_baseline_label(ks_backend_find(ev->o.backend)));
 	ks_artifact_init(&ev->ref_dev);
-	for (int i = 0; i < KS_MAX_SEEDS; i++)
+	for (int i = 0; i < KS_SEED_SLOTS; i++)
 		ev->seeds[i] = (ev->o.seed ? ev->o.seed : 1) * 1000003ull + (unsigned long long)i;
 	int rc;
 	if ((rc = ks_backend_get(ev->o.backend, &ev->be, e)))
@@ -367,7 +385,7 @@ void ks_evaluator_free(struct ks_evaluator *ev)
 	if (!ev)
 		return;
 	for (int i = 0; i < ev->nwl; i++) {
-		for (int s = 0; s < KS_MAX_SEEDS; s++)
+		for (int s = 0; s < KS_SEED_SLOTS; s++)
 			free(ev->wl[i].ref[s]);
 		for (int y = 0; y < KS_YARD_COUNT; y++)
 			free(ev->wl[i].yard[y].samples);
@@ -390,7 +408,7 @@ static double cpu_budget(const struct ks_evaluator *ev, int nsets)
 	const struct ks_eval_opts *o = &ev->o;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	double max_s = o->min_time_s * 10 > 2 ? o->min_time_s * 10 : 2;
-	double wall = o->timeout_s * (3.0 * o->nseeds + nsets + 14) +
+	double wall = o->timeout_s * (3.0 * o->nseeds + 2.0 * nsets + 14) +
 		      o->blocks * (o->timeout_s + max_s) + 120;
 	return wall * (double)(cpus > 0 ? cpus : 1);
 }
@@ -404,7 +422,7 @@ struct runner_size {
 static void runner_size_of(const struct ks_evaluator *ev, const struct ks_wl_state *ws,
 			   int nsets, int host, size_t mem_extra, struct runner_size *sz)
 {
-	sz->out_bytes = ws->out_bytes;
+	sz->out_bytes = ws->out_stride * (size_t)nsets;
 	sz->cpu_s = cpu_budget(ev, nsets);
 	sz->address_space = 0;
 	if (host || !ks_backend_sandbox(ev->be)->unlimited_address_space)
@@ -439,6 +457,15 @@ static void start_parts(const char *reply, const char *fmt, double *parts, int f
 		parts[first + k] += v[k] * 1e-9;
 }
 
+/* a runner's threads where a pids cgroup bounds them (src/eval/cgroup.c): plenty for a
+ * thread per core in the kernel, its library's pool and a driver's, far from the machine's
+ * pid space */
+static long runner_max_threads(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	return KS_RUNNER_THREADS_BASE + KS_RUNNER_THREADS_PER_CPU * (cpus > 0 ? cpus : 1);
+}
+
 static int runner_start_load(struct ks_evaluator *ev, const char *lib, int host,
 			     const struct runner_size *sz, struct ks_runner **out,
 			     double *parts, struct ks_error *e)
@@ -447,7 +474,9 @@ static int runner_start_load(struct ks_evaluator *ev, const char *lib, int host,
 		.runner_path = host ? ev->host_runner : ev->runner,
 		.sandbox = !ev->o.no_sandbox,
 		.limits = {.address_space = sz->address_space, .file_size = (size_t)64 << 20,
-			   .isolate_network = 1, .parent = getpid(), .cpu_seconds = sz->cpu_s},
+			   .isolate_network = 1, .parent = getpid(), .cpu_seconds = sz->cpu_s,
+			   .scratch_bytes = ev->o.no_sandbox ? 0 : KS_SCRATCH_BYTES},
+		.max_threads = ev->o.no_sandbox ? 0 : runner_max_threads(),
 		.extra_env = ev->env,
 		.out_bytes = sz->out_bytes,
 		.inputs_dir = ev->inputs_dir[0] ? ev->inputs_dir : NULL,
@@ -462,9 +491,31 @@ static int runner_start_load(struct ks_evaluator *ev, const char *lib, int host,
 	return rc;
 }
 
-/* The workload's tensors, params and sets, sent in one batch (one round trip) */
+/* alloc's reply "ok BYTES HOST_NS DEVICE_NS STRIDE DIRECT": the runner's times into parts,
+ * whether its kernel writes the shared output file itself into r; a runner that lays the
+ * file out differently from ws is refused */
+static int alloc_reply(const char *reply, const struct ks_wl_state *ws, struct ks_runner *r,
+		       double *parts, struct ks_error *e)
+{
+	unsigned long long host = 0, dev = 0, stride = 0;
+	int direct = 0;
+	if (sscanf(reply, "ok %*u %llu %llu %llu %d", &host, &dev, &stride, &direct) != 4 ||
+	    stride != ws->out_stride)
+		return ks_error_set(e, KS_EPROTO, "the runner lays out its outputs differently "
+				    "(%s; expected a stride of %zu): rebuild ksearch", reply, ws->out_stride);
+	if (parts) {
+		parts[KS_PART_ALLOC_HOST] += host * 1e-9;
+		parts[KS_PART_ALLOC_DEVICE] += dev * 1e-9;
+	}
+	r->direct = direct;
+	return 0;
+}
+
+/* The workload's tensors, params and sets, sent in one batch (one round trip); the outputs
+ * of the first nshared sets in the shared output file */
 static int runner_setup_workload(struct ks_evaluator *ev, struct ks_wl_state *ws, int nsets,
-				 struct ks_runner *r, double *parts, struct ks_error *e)
+				 int nshared, struct ks_runner *r, double *parts,
+				 struct ks_error *e)
 {
 	const struct ks_task *t = ev->task;
 	const char *reply;
@@ -491,7 +542,7 @@ static int runner_setup_workload(struct ks_evaluator *ev, struct ks_wl_state *ws
 				ws->wl->values[i]);
 	if (!rc && !(rc = ks_runner_send(r, e, "params %s", params)))
 		sent++;
-	if (!rc && !(rc = ks_runner_send(r, e, "alloc %d", nsets)))
+	if (!rc && !(rc = ks_runner_send(r, e, "alloc %d %d", nsets, nshared)))
 		sent++;
 	/* every reply, even after a failure to send: the runner's first error is the one */
 	for (int k = 0; k < sent; k++) {
@@ -501,7 +552,7 @@ static int runner_setup_workload(struct ks_evaluator *ev, struct ks_wl_state *ws
 		if (w)
 			break;
 		if (k == sent - 1 && !rc) /* alloc's */
-			start_parts(reply, "ok %*llu %llu %llu", parts, KS_PART_ALLOC_HOST, 2);
+			rc = alloc_reply(reply, ws, r, parts, e);
 	}
 	return rc;
 }
@@ -512,9 +563,10 @@ int ks_eval_open_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const c
 {
 	struct runner_size sz;
 	runner_size_of(ev, ws, nsets, host, mem_extra, &sz);
+	sz.out_bytes = ws->out_stride; /* set 0's outputs are read, alone */
 	int rc = runner_start_load(ev, lib, host, &sz, out, NULL, e);
 	if (!rc)
-		rc = runner_setup_workload(ev, ws, nsets, *out, NULL, e);
+		rc = runner_setup_workload(ev, ws, nsets, 1, *out, NULL, e);
 	return rc; /* *out set either way: the caller decides whether this is the kernel's fault */
 }
 
@@ -527,7 +579,7 @@ int ks_eval_candidate_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, co
 		struct ks_error re = {0};
 		if (ks_runner_cmd(*cand, 30, &reply, &re, "reset") == 0) {
 			start_parts(reply, "ok %llu", part_s, KS_PART_RESET, 1);
-			return runner_setup_workload(ev, ws, nsets, *cand, part_s, e);
+			return runner_setup_workload(ev, ws, nsets, nsets, *cand, part_s, e);
 		}
 		/* a device without reset (or a runner that died between workloads, which the
 		 * last workload's status would have caught): a fresh process */
@@ -539,7 +591,7 @@ int ks_eval_candidate_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, co
 	runner_size_candidate(ev, &sz);
 	int rc = runner_start_load(ev, lib, 0, &sz, cand, part_s, e);
 	if (!rc)
-		rc = runner_setup_workload(ev, ws, nsets, *cand, part_s, e);
+		rc = runner_setup_workload(ev, ws, nsets, nsets, *cand, part_s, e);
 	return rc;
 }
 
@@ -551,6 +603,21 @@ void ks_eval_ref_cache_path(const char *task_hash, const char *label, unsigned l
 	snprintf(out, n, "%s/reference/v%d-%.16s/%.16s-%llu%s%s.bin", ks_cache_root(),
 		 KS_INPUTS_VERSION, task_hash, h, seed, device_ext ? "-" : "",
 		 device_ext ? device_ext : "");
+}
+
+/* the outputs of one set of the runner's shared file (ks_eval_set_outputs) packed, one
+ * tensor after the other: the references' form */
+static void outputs_pack(const struct ks_task *t, const struct ks_wl_state *ws,
+			 const unsigned char *set, unsigned char *packed)
+{
+	size_t off = 0;
+	for (int j = 0; j < t->ntensors; j++) {
+		if (!t->tensors[j].is_output)
+			continue;
+		size_t b = ws->numel[j] * ks_dtype_size(t->tensors[j].dtype);
+		memcpy(packed + off, set + ws->out_off[j], b);
+		off += b;
+	}
 }
 
 /* stores the expected outputs in ws and in the cache file cpath */
@@ -639,10 +706,32 @@ int ks_eval_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_
 		ks_runner_free(r);
 		return ks_error_set(e, KS_ENOMEM, "out of memory for reference outputs");
 	}
-	memcpy(ws->ref[seed_idx], r->out, ws->out_bytes);
+	outputs_pack(ev->task, ws, ks_eval_set_outputs(r, ws, 0), ws->ref[seed_idx]);
 	ks_runner_free(r);
 	reference_keep(ws, seed_idx, ws->ref[seed_idx], cpath);
 	return 0;
+}
+
+const unsigned char *ks_eval_set_outputs(const struct ks_runner *r, const struct ks_wl_state *ws,
+					 int s)
+{
+	return r->out + ws->out_stride * (size_t)s;
+}
+
+int ks_eval_seed_slots(const struct ks_evaluator *ev, const struct ks_wl_state *ws,
+		       int with_probes, int *slots)
+{
+	int n = 0;
+	for (int s = 0; s < ev->o.nseeds; s++)
+		slots[n++] = s;
+	if (ws->is_check)
+		return n;
+	for (int s = 0; s < ws->ntimed_seeds; s++)
+		slots[n++] = KS_SEED_TIMED + s;
+	slots[n++] = KS_SEED_FRESH;
+	for (int s = 0; with_probes && s < KS_PROBE_SEEDS; s++)
+		slots[n++] = KS_SEED_PROBE + s;
+	return n;
 }
 
 static void wl_result_init(struct ks_evaluator *ev, struct ks_wl_state *ws, struct ks_wl_result *res)
@@ -683,13 +772,24 @@ int ks_evaluator_run(struct ks_evaluator *ev, const char *source, const char *pa
 	return rc;
 }
 
+/* what isolates the kernels, for the record: "seccomp + landlock abi 7 + threads bounded" */
+static char *sandbox_describe(const struct ks_evaluator *ev)
+{
+	char text[160];
+	if (ev->o.no_sandbox)
+		return strdup("none (--no-sandbox)");
+	snprintf(text, sizeof(text), "%s%s", ks_sandbox_describe(),
+		 ks_cgroup_available() ? " + pids cgroup" : "");
+	return strdup(text);
+}
+
 int ks_evaluator_run_artifact(struct ks_evaluator *ev, const struct ks_artifact *ap,
 			      struct ks_eval_result *r, struct ks_error *e)
 {
 	const struct ks_artifact a = *ap;
 	int rc = 0;
 	memset(r, 0, sizeof(*r));
-	r->sandbox = strdup(ev->o.no_sandbox ? "none (--no-sandbox)" : ks_sandbox_describe());
+	r->sandbox = sandbox_describe(ev);
 	r->kernel_hash = strdup(a.hash);
 	r->compile_log = strdup(ks_buf_str(&a.log));
 	int nchecks = 0, ntimed = 0;
@@ -721,6 +821,7 @@ int ks_evaluator_run_artifact(struct ks_evaluator *ev, const struct ks_artifact 
 				/* an earlier failure decided the status: do not spend time */
 				res->log = strdup("not run: an earlier check or workload failed");
 				res->status = r->status;
+				res->not_run = 1;
 				continue;
 			}
 			rc = ks_eval_workload(ev, ws, a.path, &cand, res, e);

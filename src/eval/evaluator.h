@@ -3,10 +3,55 @@
 #define KS_EVAL_EVALUATOR_H
 
 #include "eval/runner_client.h"
+#include "eval/runner_proto.h"
 #include "ksearch/backend.h"
 #include "ksearch/eval.h"
 
 #define KS_MAX_SEEDS 16
+
+/* Seed slots (ev->seeds, ws->ref): the correctness calls' seeds (0..nseeds-1, --seeds), then
+ * the timed sets' (set s of the rotation holds slot KS_SEED_TIMED + s mod ws->ntimed_seeds),
+ * then the fresh inputs of the call after timing.  Each is a seed the kernel's process has
+ * not been shown before its slot's calls: a result cached from an earlier call never answers
+ * a later one (issue 39). */
+#define KS_TIMED_SEEDS 2
+#define KS_SEED_TIMED KS_MAX_SEEDS
+#define KS_SEED_FRESH (KS_SEED_TIMED + KS_TIMED_SEEDS)
+/* after the fresh call, calls on more inputs never shown, timed only (their outputs are not
+ * compared, so they need no reference; the kernel cannot tell them from the fresh call),
+ * each followed by a call on inputs of the timed calls */
+#define KS_PROBE_SEEDS 2
+#define KS_SEED_PROBE (KS_SEED_FRESH + 1)
+#define KS_SEED_SLOTS (KS_SEED_PROBE + KS_PROBE_SEEDS)
+
+/* After timing, every set the timed calls wrote is compared while their outputs add up to
+ * at most this; beyond it a random subset of them that does, drawn after the timing, at
+ * least KS_CHECK_MIN_SETS (docs/evaluation.md, "After timing") */
+#define KS_CHECK_BYTES ((size_t)32 << 20)
+#define KS_CHECK_MIN_SETS 2
+
+/* The wall-clock bound on a timing block's runner clock (clock_untrue in workload.c): the
+ * runner's time from reading the command to its reply may fall short of what this process
+ * saw by two pipe wake-ups, allowed as the larger of KS_SPAN_SLACK_S and KS_SPAN_SLACK_REL
+ * of the block's wall time (measured under load 16 on 2 cores: up to 28 ms of 78); a clock
+ * slowed by more than 1 / (1 - KS_SPAN_SLACK_REL) over a block of 0.4 s or more is caught */
+#define KS_SPAN_SLACK_S 0.100
+#define KS_SPAN_SLACK_REL 0.25
+
+/* A runner's scratch folder is a tmpfs of this size where it can have a mount namespace
+ * (src/eval/sandbox.c): what a kernel writes there is bounded */
+#define KS_SCRATCH_BYTES ((size_t)256 << 20)
+/* pids.max of a runner's pids cgroup: KS_RUNNER_THREADS_BASE + _PER_CPU x the cores */
+#define KS_RUNNER_THREADS_BASE 64
+#define KS_RUNNER_THREADS_PER_CPU 16
+
+/* The fresh-inputs check: the fastest call on inputs the kernel had never been shown (the
+ * correctness calls after the first, the probes after timing) may take at most
+ * KS_FRESH_FACTOR x the slowest probe on inputs it had seen + KS_FRESH_SLACK_US: more means
+ * calls on seen inputs, the timed ones among them, were answered from what earlier calls
+ * left (docs/evaluation.md) */
+#define KS_FRESH_FACTOR 3.0
+#define KS_FRESH_SLACK_US 500.0
 
 /* Workloads of at least this many flops (the task's `flops` expression) take their expected
  * outputs from the task's trusted device reference (reference.cu for cuda) when it has one:
@@ -45,10 +90,14 @@ struct ks_yard_wl {
 struct ks_wl_state {
 	const struct ks_workload *wl;
 	int index, is_check;
-	size_t out_bytes;   /* all outputs of one set, concatenated */
+	size_t out_bytes;   /* all outputs of one set, concatenated (the references' form) */
 	size_t set_bytes;   /* inputs + outputs of one set */
+	size_t numel[KS_RUNNER_MAX_TENSORS];   /* each tensor's elements */
+	size_t out_off[KS_RUNNER_MAX_TENSORS]; /* each output's place in a set of the runner's */
+	size_t out_stride;  /* shared output file (ks_runner_out_layout), and a set's bytes there */
 	int nsets;          /* rotating sets for timing */
-	unsigned char *ref[KS_MAX_SEEDS]; /* reference outputs per seed, NULL until computed */
+	int ntimed_seeds;   /* distinct seeds among them: min(nsets, KS_TIMED_SEEDS) */
+	unsigned char *ref[KS_SEED_SLOTS]; /* reference outputs per seed slot, NULL until computed */
 	struct ks_yard_wl yard[KS_YARD_COUNT];
 	double flops, bytes;
 	enum ks_ref_source ref_source;
@@ -70,7 +119,7 @@ struct ks_evaluator {
 	char threads_env[64], blas_threads_env[64];
 	char passed_env[16384]; /* "NAME=VALUE" of the backend's sandbox needs' env */
 	const char *env[16];
-	unsigned long long seeds[KS_MAX_SEEDS];
+	unsigned long long seeds[KS_SEED_SLOTS];
 	char inputs_dir[4096];  /* the input cache (src/eval/inputs.c); "" when it is off */
 };
 
@@ -92,7 +141,8 @@ enum ks_ref_source ks_eval_ref_source(int have_device_ref, int is_check, double 
  * when device_ext is NULL, else reference.<device_ext>'s, which never share a file. */
 void ks_eval_ref_cache_path(const char *task_hash, const char *label, unsigned long long seed,
 			    const char *device_ext, char *out, size_t n);
-/* start a runner for artifact lib with the workload's tensors set up and nsets allocated */
+/* start a runner for artifact lib with the workload's tensors set up and nsets allocated,
+ * the outputs of set 0 alone in its shared output file (a yardstick's, a reference's) */
 int ks_eval_open_runner(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
 			int nsets, int host, size_t mem_extra, struct ks_runner **out,
 			struct ks_error *e);
@@ -136,9 +186,17 @@ int ks_python_jailed(const char *ro, const char *rw, char *const script_args[],
 int ks_pyref_run(const struct ks_task *t, const struct ks_workload *w, unsigned long long seed,
 		 double timeout_s, size_t mem_bytes, unsigned char *out, size_t out_bytes,
 		 struct ks_error *e);
-/* reference outputs for (workload, seed index), computed on first use */
+/* reference outputs for (workload, seed slot), computed on first use */
 int ks_eval_reference(struct ks_evaluator *ev, struct ks_wl_state *ws, int seed_idx,
 		      struct ks_error *e);
+/* The seed slots workload ws uses, in order, into slots[KS_SEED_SLOTS]: its correctness
+ * seeds, then for a timed workload its timed sets' and the fresh one (those have
+ * references), and with with_probes the probes' (inputs only); returns the count */
+int ks_eval_seed_slots(const struct ks_evaluator *ev, const struct ks_wl_state *ws,
+		       int with_probes, int *slots);
+/* set s's outputs in runner r's shared output file (each output at ws->out_off[j]) */
+const unsigned char *ks_eval_set_outputs(const struct ks_runner *r, const struct ks_wl_state *ws,
+					 int s);
 /* check + time one workload of an already compiled candidate in its runner *cand (started
  * or reused by ks_eval_candidate_runner); *cand is kept for the next workload when this one
  * PASSED, else freed and NULL */

@@ -58,7 +58,9 @@ static double inputs_walk(struct ks_evaluator *ev, struct ks_wl_state *ws, int w
 		if (bytes < KS_INPUT_CACHE_MIN_BYTES)
 			continue;
 		uint64_t key = ks_tensor_key(t, ws->wl, j);
-		for (int s = 0; s < ev->o.nseeds; s++) {
+		int slots[KS_SEED_SLOTS], nslots = ks_eval_seed_slots(ev, ws, 1, slots);
+		for (int k = 0; k < nslots; k++) {
+			int s = slots[k];
 			char name[KS_INPUT_CACHE_NAME], path[PATH_MAX];
 			ks_input_cache_name(dt, numel, &init, key, ev->seeds[s], name);
 			snprintf(path, sizeof(path), "%s/%s", ev->inputs_dir, name);
@@ -129,10 +131,11 @@ static double reference_missing(const struct ks_evaluator *ev, const struct ks_w
 	struct ks_buf label = KS_BUF_INIT;
 	ks_workload_label(ev->task, ws->wl, &label);
 	double missing = 0;
-	for (int s = 0; s < ev->o.nseeds; s++) {
+	int slots[KS_SEED_SLOTS], nslots = ks_eval_seed_slots(ev, ws, 0, slots);
+	for (int k = 0; k < nslots; k++) {
 		char path[PATH_MAX];
-		ks_eval_ref_cache_path(ev->task_hash, ks_buf_str(&label), ev->seeds[s], NULL, path,
-				       sizeof(path));
+		ks_eval_ref_cache_path(ev->task_hash, ks_buf_str(&label), ev->seeds[slots[k]], NULL,
+				       path, sizeof(path));
 		if (!cached(path, (size_t)out))
 			missing += out;
 	}
@@ -153,13 +156,14 @@ int ks_eval_inputs_fit(struct ks_evaluator *ev, struct ks_error *e)
 		struct ks_wl_state *ws = &ev->wl[i];
 		double set, out;
 		wl_bytes(ev->task, ws, &set, &out);
-		/* at once: the candidate's runner (its rotating sets and its output file), the
-		 * baseline's beside it while timed workloads are timed, and the expected outputs
-		 * of every seed in ksearch */
+		/* at once: the candidate's runner (its rotating sets, whose outputs are its shared
+		 * output file), the baseline's beside it while timed workloads are timed, and the
+		 * expected outputs of every seed in ksearch */
 		double sets = ws->is_check ? 1 : ceil((double)o->rotate_bytes / (set > 0 ? set : 1));
-		sets = sets < 1 ? 1 : sets > 64 ? 64 : sets;
+		sets = sets < 1 ? 1 : sets > KS_RUNNER_MAX_SETS ? KS_RUNNER_MAX_SETS : sets;
 		int runners = !ws->is_check && !o->skip_baseline ? 2 : 1;
-		double need = runners * (set * sets + out) + o->nseeds * out;
+		int slots[KS_SEED_SLOTS], nseeds = ks_eval_seed_slots(ev, ws, 0, slots);
+		double need = runners * set * sets + nseeds * out;
 		wl_name(ev, ws, name, sizeof(name));
 		if (mem > 0 && need > mem)
 			return ks_error_set(e, KS_ELIMIT,
@@ -169,7 +173,7 @@ int ks_eval_inputs_fit(struct ks_evaluator *ev, struct ks_error *e)
 					    name, ks_format_bytes(set, a, sizeof(a)), ks_format_bytes(need, b, sizeof(b)),
 					    runners > 1 ? "the candidate's and the baseline's runners"
 							: "the candidate's runner",
-					    o->nseeds, ks_format_bytes(mem, c, sizeof(c)));
+					    nseeds, ks_format_bytes(mem, c, sizeof(c)));
 		double own = inputs_walk(ev, ws, 0) + reference_missing(ev, ws, out);
 		files += own;
 		if (disk >= 0 && files > disk) {
@@ -179,10 +183,12 @@ int ks_eval_inputs_fit(struct ks_evaluator *ev, struct ks_error *e)
 					 ks_format_bytes(files, c, sizeof(c)));
 			return ks_error_set(e, KS_ELIMIT,
 					    "%s needs %s of input and reference files%s under '%s' "
-					    "(%d seeds), which has %s free: reduce the shape, or make "
-					    "room there (or point KSEARCH_CACHE elsewhere)",
+					    "(the inputs of %d seeds, the expected outputs of %d), which "
+					    "has %s free: reduce the shape, or make room there (or point "
+					    "KSEARCH_CACHE elsewhere)",
 					    name, ks_format_bytes(own, a, sizeof(a)), with, ks_cache_root(),
-					    o->nseeds, ks_format_bytes(disk, b, sizeof(b)));
+					    ks_eval_seed_slots(ev, ws, 1, slots), nseeds,
+					    ks_format_bytes(disk, b, sizeof(b)));
 		}
 	}
 	return 0;

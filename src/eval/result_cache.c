@@ -20,7 +20,8 @@ struct ks_results {
 
 int ks_results_path(char *out, size_t n)
 {
-	return ks_path_join(out, n, ks_cache_root(), "results.sqlite") ? KS_ELIMIT : 0;
+	/* a folder of its own: SQLite's -wal and -shm files go with it (ksearch cache clear) */
+	return ks_path_join(out, n, ks_cache_root(), "results/results.sqlite") ? KS_ELIMIT : 0;
 }
 
 int ks_results_open(struct ks_results **out, struct ks_error *e)
@@ -29,7 +30,10 @@ int ks_results_open(struct ks_results **out, struct ks_error *e)
 	*out = NULL;
 	if (ks_results_path(path, sizeof(path)))
 		return ks_error_set(e, KS_ELIMIT, "the cache root's path is too long");
-	int rc = ks_mkdir_p(ks_cache_root(), e);
+	char dir[4096];
+	if (ks_path_join(dir, sizeof(dir), ks_cache_root(), "results"))
+		return ks_error_set(e, KS_ELIMIT, "the cache root's path is too long");
+	int rc = ks_mkdir_p(dir, e);
 	if (rc)
 		return rc;
 	struct ks_results *c = calloc(1, sizeof(*c));

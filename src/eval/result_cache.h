@@ -1,6 +1,6 @@
 /* The results cache: evaluations kept across runs, so a later run (or another run of the
  * same task) does not compile, check and time again what an earlier one measured.  One
- * SQLite file under the cache root, $KSEARCH_CACHE/results.sqlite (ks_results_path); an
+ * SQLite file under the cache root, $KSEARCH_CACHE/results/results.sqlite (ks_results_path); an
  * entry is keyed by everything that decides the result: the kernel's source, its knob
  * values, the task's content (task.yaml with its workloads, the reference), the workload
  * selection and timing options, the backend, the compiler and the machine. */
@@ -24,7 +24,7 @@ struct ks_results_key {
 	const char *options;   /* the evaluation options that change the result (JSON) */
 };
 
-/* the file, "<cache root>/results.sqlite"; 0, or KS_ELIMIT when the path does not fit */
+/* the file, "<cache root>/results/results.sqlite"; 0, or KS_ELIMIT when the path does not fit */
 int ks_results_path(char *out, size_t n);
 /* open (create) the cache; the caller closes it */
 int ks_results_open(struct ks_results **out, struct ks_error *e);

@@ -20,6 +20,8 @@ static json_t *wl_json(const struct ks_wl_result *w)
 		json_object_set_new(o, "name", json_string(w->label ? w->label : ""));
 	json_object_set_new(o, "params", params ? params : json_object());
 	json_object_set_new(o, "status", json_string(ks_status_name(w->status)));
+	/* false: an earlier failure decided the status, this one was not run */
+	json_object_set_new(o, "evaluated", json_boolean(!w->not_run));
 	json_object_set_new(o, "max_abs_err", num(w->max_abs_err));
 	json_object_set_new(o, "max_rel_err", num(w->max_rel_err));
 	if (!w->is_check) {

@@ -239,6 +239,7 @@ static json_t *wl_wire(const struct ks_wl_result *w)
 	json_object_set_new(o, "params_json",
 			    w->params_json ? json_string(w->params_json) : json_null());
 	json_object_set_new(o, "status", json_string(ks_status_name(w->status)));
+	json_object_set_new(o, "not_run", json_boolean(w->not_run));
 	json_object_set_new(o, "max_abs_err", real(w->max_abs_err));
 	json_object_set_new(o, "max_rel_err", real(w->max_rel_err));
 	json_object_set_new(o, "median_us", real(w->median_us));
@@ -327,6 +328,7 @@ static int wl_parse(json_t *o, struct ks_wl_result *w, struct ks_error *e)
 		return rc;
 	w->index = (int)x;
 	w->is_check = json_is_true(json_object_get(o, "is_check"));
+	w->not_run = json_is_true(json_object_get(o, "not_run"));
 	if ((rc = get_str(o, "label", &w->label, e)) ||
 	    (rc = get_str(o, "params_json", &w->params_json, e)) ||
 	    (rc = get_str(o, "log", &w->log, e)) || (rc = get_status(o, &w->status, e)) ||

@@ -30,6 +30,69 @@ static int runner_prepare(void *ctx)
 	return ks_sandbox_child_prepare(ctx);
 }
 
+/* r's scratch folder, <cache>/scratch/run-PID-XXXXXX (the pid lets a later process remove
+ * it once this one is gone), and the child's quota on it when it has one */
+static int runner_scratch(struct ks_runner *r, struct ks_error *e)
+{
+	char tmpl[PATH_MAX];
+	snprintf(tmpl, sizeof(tmpl), "%s/scratch", ks_cache_root());
+	int rc = ks_mkdir_p(tmpl, e);
+	if (rc)
+		return rc;
+	snprintf(r->scratch, sizeof(r->scratch), "%s/scratch/run-%d-XXXXXX", ks_cache_root(),
+		 (int)getpid());
+	if (!mkdtemp(r->scratch)) {
+		r->scratch[0] = '\0';
+		return ks_error_set(e, KS_EIO, "create scratch directory: %s", strerror(errno));
+	}
+	r->limits.scratch = r->limits.scratch_bytes ? r->scratch : NULL;
+	return 0;
+}
+
+/* a pids cgroup of r's own for its child to join, where there is one (src/eval/cgroup.c) */
+static void runner_cgroup(struct ks_runner *r, long max_threads)
+{
+	r->limits.cgroup = NULL;
+	if (max_threads <= 0 || ks_cgroup_create(max_threads, r->cgroup, sizeof(r->cgroup))) {
+		r->cgroup[0] = '\0';
+		return;
+	}
+	snprintf(r->cgroup_procs, sizeof(r->cgroup_procs), "%s/cgroup.procs", r->cgroup);
+	r->limits.cgroup = r->cgroup_procs;
+}
+
+/* The shared output file of bytes, sealed at its size before the runner exists (a kernel
+ * that truncates it, descriptor KS_RUNNER_FD_OUT of its runner, gets EPERM, where this
+ * process would die of SIGBUS reading its outputs), mapped read-only into r->out */
+static int output_file(struct ks_runner *r, size_t bytes, int *fd, struct ks_error *e)
+{
+	*fd = memfd_create("ksearch-outputs", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (*fd < 0 || ftruncate(*fd, (off_t)bytes) ||
+	    fcntl(*fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+		return ks_error_set(e, KS_ESYS, "output file: %s", strerror(errno));
+	r->out = mmap(NULL, bytes, PROT_READ, MAP_SHARED, *fd, 0);
+	if (r->out == MAP_FAILED) {
+		r->out = NULL;
+		return ks_error_set(e, KS_ESYS, "map output file: %s", strerror(errno));
+	}
+	r->out_bytes = bytes;
+	return 0;
+}
+
+/* the runner's scrubbed environment with sp's extra variables (NULL: out of memory) */
+static char **runner_env(const struct ks_runner_spawn *sp, const char *scratch)
+{
+	const char *base[] = {"MALLOC_ARENA_MAX=4", NULL};
+	const char *extra[32];
+	int nx = 0;
+	for (int i = 0; base[i]; i++)
+		extra[nx++] = base[i];
+	for (int i = 0; sp->extra_env && sp->extra_env[i] && nx < 31; i++)
+		extra[nx++] = sp->extra_env[i];
+	extra[nx] = NULL;
+	return ks_env_scrubbed(scratch, extra);
+}
+
 int ks_runner_start(const struct ks_runner_spawn *sp, struct ks_runner **out,
 		    struct ks_error *e)
 {
@@ -40,50 +103,21 @@ int ks_runner_start(const struct ks_runner_spawn *sp, struct ks_runner **out,
 	r->cmd_fd = r->reply_fd = r->log_fd = -1;
 	r->address_space = sp->limits.address_space;
 	r->cpu_limit_s = sp->limits.cpu_seconds;
+	r->limits = sp->limits;
 	ks_buf_init(&r->replies, REPLY_CAP);
 	ks_buf_init(&r->log, LOG_CAP);
 	int cmd[2] = {-1, -1}, rep[2] = {-1, -1}, lg[2] = {-1, -1}, out_fd = -1, rc = 0;
 	char **env = NULL;
-	char tmpl[PATH_MAX];
-	snprintf(tmpl, sizeof(tmpl), "%s/scratch", ks_cache_root());
-	if ((rc = ks_mkdir_p(tmpl, e)))
+	if ((rc = runner_scratch(r, e)))
 		goto fail;
-	/* the pid in the name lets a later process remove it once this one is gone */
-	snprintf(r->scratch, sizeof(r->scratch), "%s/scratch/run-%d-XXXXXX", ks_cache_root(),
-		 (int)getpid());
-	if (!mkdtemp(r->scratch)) {
-		rc = ks_error_set(e, KS_EIO, "create scratch directory: %s", strerror(errno));
-		r->scratch[0] = '\0';
-		goto fail;
-	}
+	runner_cgroup(r, sp->max_threads);
 	if (pipe2(cmd, O_CLOEXEC) || pipe2(rep, O_CLOEXEC) || pipe2(lg, O_CLOEXEC)) {
 		rc = ks_error_set(e, KS_ESYS, "pipe: %s", strerror(errno));
 		goto fail;
 	}
-	if (sp->out_bytes) {
-		out_fd = memfd_create("ksearch-outputs", MFD_CLOEXEC);
-		if (out_fd < 0 || ftruncate(out_fd, (off_t)sp->out_bytes)) {
-			rc = ks_error_set(e, KS_ESYS, "output file: %s", strerror(errno));
-			goto fail;
-		}
-		r->out = mmap(NULL, sp->out_bytes, PROT_READ, MAP_SHARED, out_fd, 0);
-		if (r->out == MAP_FAILED) {
-			r->out = NULL;
-			rc = ks_error_set(e, KS_ESYS, "map output file: %s", strerror(errno));
-			goto fail;
-		}
-		r->out_bytes = sp->out_bytes;
-	}
-	const char *base[] = {"MALLOC_ARENA_MAX=4", NULL};
-	const char *extra[32];
-	int nx = 0;
-	for (int i = 0; base[i]; i++)
-		extra[nx++] = base[i];
-	for (int i = 0; sp->extra_env && sp->extra_env[i] && nx < 31; i++)
-		extra[nx++] = sp->extra_env[i];
-	extra[nx] = NULL;
-	env = ks_env_scrubbed(r->scratch, extra);
-	if (!env) {
+	if (sp->out_bytes && (rc = output_file(r, sp->out_bytes, &out_fd, e)))
+		goto fail;
+	if (!(env = runner_env(sp, r->scratch))) {
 		rc = ks_error_set(e, KS_ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -100,7 +134,7 @@ int ks_runner_start(const struct ks_runner_spawn *sp, struct ks_runner **out,
 		       [KS_RUNNER_FD_REPLY] = rep[1],
 		       [KS_RUNNER_FD_OUT] = out_fd >= 0 ? out_fd : KS_SPAWN_NULL},
 		.prepare = runner_prepare,
-		.ctx = (void *)&sp->limits,
+		.ctx = &r->limits,
 		.prepare_sets_group = 1,
 	};
 	uint64_t spawned = ks_clock_ns();
@@ -504,6 +538,8 @@ void ks_runner_free(struct ks_runner *r)
 		munmap(r->out, r->out_bytes);
 	if (r->scratch[0])
 		ks_rm_rf(r->scratch);
+	if (r->cgroup[0])
+		ks_cgroup_remove(r->cgroup);
 	ks_buf_release(&r->replies);
 	ks_buf_release(&r->log);
 	free(r);

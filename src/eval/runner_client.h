@@ -14,7 +14,10 @@
 struct ks_runner_spawn {
 	const char *runner_path;        /* ksearch-runner */
 	int sandbox;                    /* enter the sandbox before loading the kernel */
-	struct ks_sandbox_limits limits;
+	struct ks_sandbox_limits limits; /* scratch (its folder) and cgroup are filled in here:
+					    give scratch_bytes, and max_threads for a pids
+					    cgroup where there is one */
+	long max_threads;               /* its pids cgroup's pids.max; 0: no cgroup */
 	const char *const *extra_env;   /* "OMP_NUM_THREADS=2", ... */
 	size_t out_bytes;               /* size of the shared output file */
 	const char *inputs_dir;         /* the input cache, read-only to the runner; NULL: none */
@@ -23,11 +26,16 @@ struct ks_runner_spawn {
 struct ks_runner {
 	pid_t pid;
 	int cmd_fd, reply_fd, log_fd;
-	unsigned char *out;   /* shared output file, read-only here */
+	unsigned char *out;   /* shared output file, read-only here: every set's outputs */
 	size_t out_bytes;
+	int direct;           /* the kernel writes the shared file itself (host device): what is
+				 there is what it wrote, even with the runner stopped */
 	struct ks_buf replies; /* unparsed reply bytes */
 	struct ks_buf log;     /* the kernel's stdout/stderr, capped */
 	char scratch[4096];
+	char cgroup[4096];     /* its pids cgroup's folder (src/eval/cgroup.c), "" when none */
+	struct ks_sandbox_limits limits; /* what its child was given (points into this struct) */
+	char cgroup_procs[4120];
 	char violation[512];   /* last "violation" line */
 	size_t alloc_failed;   /* bytes of a failed allocation, 0 if none */
 	char launch_error[3072]; /* last "launch_failed" line (device errors), unescaped */

@@ -3,7 +3,10 @@
  * The runner is exec'd with a scrubbed environment and these descriptors:
  *   KS_RUNNER_FD_CMD    commands from the evaluator, one text line each
  *   KS_RUNNER_FD_REPLY  replies, one text line each
- *   KS_RUNNER_FD_OUT    a shared memory file the runner copies a set's outputs into
+ *   KS_RUNNER_FD_OUT    a shared memory file, sealed against shrinking and growing, that
+ *                       holds the outputs of the sets alloc says (ks_runner_out_layout):
+ *                       the kernel writes there itself on the host device, a device's
+ *                       outputs are downloaded there
  * stdout and stderr go to a capped log pipe, so a kernel's prints never reach the protocol.
  *
  * Commands (replies in brackets; any command may instead get "error <message>"):
@@ -20,9 +23,15 @@
  *                                                 ks__entry_v1 found, device initialised
  *   tensor <i> <dtype> <numel> <is_out> <kind> <a> <b> <key>   [ok]
  *   params <n> <v0> ...                          [ok]
- *   alloc <nsets>                                [ok <bytes> <host_ns> <device_ns>]
+ *   alloc <nsets> [<nshared>]                    [ok <bytes> <host_ns> <device_ns> <stride>
+ *                                                  <direct>]
  *                                                 host pages mapped and touched, device
- *                                                 buffers allocated
+ *                                                 buffers allocated; the outputs of the
+ *                                                 first nshared sets (all by default) in
+ *                                                 the output file, the others the
+ *                                                 runner's own; stride: the bytes of a set
+ *                                                 there; direct: 1 when the kernel writes
+ *                                                 there itself
  *   fill <set> <seed>                            [ok <gen_ns> <upload_ns> <checksum_ns>
  *                                                  <cached_bytes>]
  *                                                 inputs regenerated (or copied from a set
@@ -31,13 +40,19 @@
  *                                                 read-only
  *   call <set>                                   [done <ns> <inputs_intact> <poison_ns>
  *                                                  <call_ns> <download_ns> <checksum_ns>]
- *                                                 outputs poisoned before, copied to the
- *                                                 shared file right after the call; the
+ *                                                 outputs poisoned before, in the shared
+ *                                                 file right after the call; the
  *                                                 last four: the runner's wall time of
  *                                                 each step (the evaluator's breakdown)
- *   snap <set>                                   [ok]  copy a set's current outputs
+ *   snap <set>                                   [ok]  a set's current outputs into the
+ *                                                 shared file (downloaded from a device;
+ *                                                 an error for a set not there)
  *   time <warmup> <min_reps> <min_ns> <max_reps> <max_ns> [<ci_ppm> <ci_min_reps>]
- *                                                [times <n> <warm_ns> <block_ns> <t0> ...]
+ *                                                [times <n> <warm_ns> <block_ns> <span_ns>
+ *                                                  <t0> ...]
+ *                                                 span: from reading the command to the
+ *                                                 reply (the evaluator's wall clock bounds
+ *                                                 it from below and above)
  *                                                 reps until min_reps and min_ns, or until
  *                                                 at least ci_min_reps put the median
  *                                                 within +-ci_ppm/1e6 (95%), at most
@@ -57,7 +72,7 @@
 #ifndef KS_EVAL_RUNNER_PROTO_H
 #define KS_EVAL_RUNNER_PROTO_H
 
-#define KS_RUNNER_PROTO_VERSION 1
+#define KS_RUNNER_PROTO_VERSION 2
 #define KS_RUNNER_FD_CMD 3
 #define KS_RUNNER_FD_REPLY 4
 #define KS_RUNNER_FD_OUT 5
@@ -72,5 +87,23 @@
 #define KS_RUNNER_MAX_PARAMS 32
 #define KS_RUNNER_MAX_SETS 64
 #define KS_RUNNER_MAX_REPS 20000
+
+#include <stddef.h>
+
+/* The shared output file's layout, the same in the runner and the evaluator: a set's output
+ * tensors one after the other, each starting on a page (a kernel may assume its buffers are
+ * aligned as an mmap is), the sets one after the other, set s at s * stride.  offs[i] gets
+ * the offset of tensor i in a set (outputs only: is_out[i]); returns the stride. */
+static inline size_t ks_runner_out_layout(const size_t *bytes, const int *is_out, int n,
+					  size_t page, size_t *offs)
+{
+	size_t off = 0;
+	for (int i = 0; i < n; i++) {
+		offs[i] = off;
+		if (is_out[i])
+			off += ((bytes[i] ? bytes[i] : 1) + page - 1) / page * page;
+	}
+	return off;
+}
 
 #endif

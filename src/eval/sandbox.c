@@ -22,6 +22,7 @@
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/resource.h>
@@ -150,6 +151,78 @@ static void set_limit(int res, rlim_t v)
 	setrlimit(res, &rl);
 }
 
+/* ---- the child, between fork and exec: async-signal-safe calls only --------------- */
+
+/* v in decimal at the end of buf (at least 24 bytes); returns where it starts */
+static char *decimal(char *buf, size_t n, unsigned long long v)
+{
+	char *p = buf + n - 1;
+	*p = '\0';
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10) && p > buf);
+	return p;
+}
+
+int ks_sandbox_write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* "ID ID 1": the id maps to itself */
+static const char *id_map(char *buf, size_t n, unsigned long long id)
+{
+	char d[24];
+	const char *v = decimal(d, sizeof(d), id);
+	size_t len = strlen(v);
+	if (2 * len + 4 > n)
+		return "";
+	memcpy(buf, v, len);
+	buf[len] = ' ';
+	memcpy(buf + len + 1, v, len);
+	memcpy(buf + 2 * len + 1, " 1", 3);
+	return buf;
+}
+
+/* a user namespace where this process keeps its own uid and gid (an ordinary user's way to
+ * mount namespaces); 0 or -1 */
+static int own_user_namespace(int flags)
+{
+	char u[64], g[64];
+	const char *uid = id_map(u, sizeof(u), getuid()), *gid = id_map(g, sizeof(g), getgid());
+	if (unshare(CLONE_NEWUSER | flags) || ks_sandbox_write_text("/proc/self/uid_map", uid))
+		return -1;
+	(void)ks_sandbox_write_text("/proc/self/setgroups", "deny");
+	return ks_sandbox_write_text("/proc/self/gid_map", gid);
+}
+
+/* A mount namespace of the child's own (a private network namespace with it when asked):
+ * scratch becomes a tmpfs of scratch_bytes, so a kernel cannot fill the cache's file system,
+ * and without exec rights, so nothing written there can be mapped as code.  Root makes it
+ * directly, an ordinary user inside a user namespace of its own uid; where neither can
+ * (user namespaces off), scratch stays a folder of the cache. */
+static void private_namespaces(const struct ks_sandbox_limits *lim)
+{
+	int flags = (lim->scratch ? CLONE_NEWNS : 0) | (lim->isolate_network ? CLONE_NEWNET : 0);
+	if (!flags || (unshare(flags) && own_user_namespace(flags))) {
+		if (lim->isolate_network) /* what root could always do before */
+			(void)unshare(CLONE_NEWNET);
+		return;
+	}
+	if (!lim->scratch || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return;
+	char sz[24], opts[96] = "mode=0700,nr_inodes=16384,size=";
+	const char *v = decimal(sz, sizeof(sz), lim->scratch_bytes);
+	memcpy(opts + strlen(opts), v, strlen(v) + 1);
+	(void)mount("ksearch-scratch", lim->scratch, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		    opts);
+}
+
 int ks_sandbox_child_prepare(const struct ks_sandbox_limits *lim)
 {
 	if (setsid() < 0)
@@ -158,6 +231,9 @@ int ks_sandbox_child_prepare(const struct ks_sandbox_limits *lim)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (lim->parent && getppid() != lim->parent)
 		_exit(127);
+	/* first, so every thread the runner will start counts against its pids.max */
+	if (lim->cgroup && ks_sandbox_write_text(lim->cgroup, "0"))
+		return -EPERM;
 	if (lim->address_space)
 		set_limit(RLIMIT_AS, lim->address_space);
 	/* soft first (SIGXCPU: reported as TIMEOUT), the hard limit kills what catches it;
@@ -171,9 +247,8 @@ int ks_sandbox_child_prepare(const struct ks_sandbox_limits *lim)
 	set_limit(RLIMIT_NOFILE, 256);
 	set_limit(RLIMIT_NPROC, 4096);
 	/* a private, empty network namespace where we may create one (root, or user
-	 * namespaces); seccomp blocks sockets either way */
-	if (lim->isolate_network)
-		(void)unshare(CLONE_NEWNET);
+	 * namespaces; seccomp blocks sockets either way), and scratch's quota */
+	private_namespaces(lim);
 	return 0;
 }
 
@@ -582,7 +657,7 @@ static const char *const allowed_libc[] = {
 	"readv", "writev", "preadv", "pwritev", "dup", "dup2", "dup3", "fcntl", "close_range",
 	"ftruncate", "fallocate", "fsync", "fdatasync", "msync", "fadvise64", "mkdir", "mkdirat",
 	"unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2", "umask",
-	"memfd_create", "pipe", "pipe2", "poll", "ppoll", "select", "pselect6", NULL};
+	"pipe", "pipe2", "poll", "ppoll", "select", "pselect6", NULL};
 
 /* calls allowed for some values of one argument only */
 struct arg_allow {
@@ -602,59 +677,130 @@ static const struct arg_allow allowed_args[] = {
 	{"arch_prctl", 0, 0x1023},
 };
 
+static int is_supervised(int nr, int *path_arg, int *flags_arg);
+
+/* the names' calls allowed, but for the supervised ones (supervised_rules) */
 static int allow_names(scmp_filter_ctx ctx, const char *const *names)
 {
-	int rc = 0;
+	int rc = 0, pa, fa;
 	for (; names && *names && !rc; names++) {
 		int nr = seccomp_syscall_resolve_name(*names);
-		if (nr != __NR_SCMP_ERROR && nr >= 0) /* else: not on this architecture */
-			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+		if (nr != __NR_SCMP_ERROR && nr >= 0 && !is_supervised(nr, &pa, &fa))
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0); /* else: not on this arch */
 	}
 	return rc;
 }
 
-/* Audit mode: unlisted calls are reported to this thread, which appends each one's name
- * to the audit file once and lets the call go on.  What the deny filter traps stays a
- * violation, so audit mode is as strict as the deny filter alone. */
+/* The supervisor: a thread of the runner that the allow-list filter hands some calls to
+ * (SCMP_ACT_NOTIFY) and that lets them go on.  File opens, always: the runner's open_check
+ * sees each path first, so an open that breaks the rules is reported (SANDBOX_VIOLATION)
+ * even as a raw system call, which the runner's open wrappers never see and which Landlock
+ * refuses without a word (issue 39).  In audit mode, every call off the list too: its name
+ * is appended to the audit file once.  The thread is filtered like every other (it makes
+ * only ioctls on the listener, preads and writes) and blocks every signal, so no handler a
+ * kernel installs runs on it.  A kernel that stops it only hangs its own opens. */
 static struct {
-	int listener, file;
+	int listener, file, mem;
 	unsigned char seen[1024];
-} audit = {-1, -1, {0}};
+	void (*open_check)(const char *path, int flags);
+} sup = {-1, -1, -1, {0}, NULL};
 
-static void *audit_loop(void *arg)
+/* the calls whose path the supervisor reads: (path argument, flags argument) */
+static const struct {
+	const char *name;
+	int path_arg, flags_arg;
+} supervised[] = {{"openat", 1, 2}, {"open", 0, 1}};
+
+static int is_supervised(int nr, int *path_arg, int *flags_arg)
+{
+	for (size_t i = 0; i < sizeof(supervised) / sizeof(supervised[0]); i++)
+		if (nr == seccomp_syscall_resolve_name(supervised[i].name)) {
+			*path_arg = supervised[i].path_arg;
+			*flags_arg = supervised[i].flags_arg;
+			return 1;
+		}
+	return 0;
+}
+
+/* the calling thread's string at addr, through /proc/self/mem: a bad address reads as an
+ * error, never a fault in the supervisor */
+static int read_path(unsigned long long addr, char *out, size_t n)
+{
+	size_t got = 0;
+	while (got + 1 < n) {
+		ssize_t r = pread(sup.mem, out + got, n - 1 - got > 256 ? 256 : n - 1 - got,
+				  (off_t)(addr + got));
+		if (r <= 0)
+			return -1;
+		if (memchr(out + got, '\0', (size_t)r))
+			return 0;
+		got += (size_t)r;
+	}
+	out[n - 1] = '\0';
+	return 0;
+}
+
+static void audit_note(int nr)
+{
+	if (sup.file < 0 || nr < 0 || nr >= (int)sizeof(sup.seen) || sup.seen[nr])
+		return;
+	sup.seen[nr] = 1;
+	char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+	dprintf(sup.file, "%s %d %s\n", program_invocation_short_name, nr, name ? name : "?");
+	free(name);
+}
+
+static void *supervisor_loop(void *arg)
 {
 	(void)arg;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	for (;;) {
 		struct seccomp_notif req;
 		memset(&req, 0, sizeof(req));
-		if (ioctl(audit.listener, SECCOMP_IOCTL_NOTIF_RECV, &req)) {
+		if (ioctl(sup.listener, SECCOMP_IOCTL_NOTIF_RECV, &req)) {
 			if (errno == EINTR || errno == ENOENT)
 				continue;
 			return NULL;
 		}
-		int nr = req.data.nr;
-		if (nr >= 0 && nr < (int)sizeof(audit.seen) && !audit.seen[nr]) {
-			audit.seen[nr] = 1;
-			char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
-			dprintf(audit.file, "%s %d %s\n", program_invocation_short_name, nr,
-				name ? name : "?");
-			free(name);
-		}
+		int path_arg, flags_arg;
+		char path[4096];
+		if (!is_supervised(req.data.nr, &path_arg, &flags_arg))
+			audit_note(req.data.nr);
+		else if (sup.open_check && read_path(req.data.args[path_arg], path, sizeof(path)) == 0)
+			sup.open_check(path, (int)req.data.args[flags_arg]); /* may end the runner */
 		struct seccomp_notif_resp resp = {.id = req.id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE};
-		if (ioctl(audit.listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) && errno == EINVAL) {
+		if (ioctl(sup.listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) && errno == EINVAL) {
 			/* a kernel before 5.5 cannot continue the call: it fails instead */
 			resp.flags = 0;
 			resp.error = -ENOSYS;
-			ioctl(audit.listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+			ioctl(sup.listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 		}
 	}
 }
 
+/* what the allow-list filter does with the supervised calls: hand them to the supervisor
+ * when it checks opens, else allow them like the rest of their list.  In audit mode the
+ * filter's default hands them over already (libseccomp refuses a rule that repeats it). */
+static int supervised_rules(scmp_filter_ctx ctx, int checking, int auditing)
+{
+	int rc = 0;
+	for (size_t i = 0; i < sizeof(supervised) / sizeof(supervised[0]) && !rc; i++) {
+		int nr = seccomp_syscall_resolve_name(supervised[i].name);
+		if (nr != __NR_SCMP_ERROR && nr >= 0 && !(checking && auditing))
+			rc = seccomp_rule_add(ctx, checking ? SCMP_ACT_NOTIFY : SCMP_ACT_ALLOW, nr, 0);
+	}
+	return rc;
+}
+
 /* The allow-list filter, loaded last (it would refuse the seccomp calls that load the
  * others): the measured and the C library's calls, the backend's own (needs->syscalls),
- * everything else SIGSYS, or in audit mode reported to audit_loop. */
+ * everything else SIGSYS, or in audit mode handed to the supervisor; the supervised calls
+ * to the supervisor when it checks opens. */
 static int allow_filter_load(const struct ks_sandbox_needs *needs, int auditing)
 {
+	int checking = sup.open_check && sup.mem >= 0, notify = auditing || checking;
 	scmp_filter_ctx ctx = seccomp_init(auditing ? SCMP_ACT_NOTIFY : SCMP_ACT_TRAP);
 	if (!ctx)
 		return -ENOMEM;
@@ -665,6 +811,8 @@ static int allow_filter_load(const struct ks_sandbox_needs *needs, int auditing)
 		rc = allow_names(ctx, allowed_libc);
 	if (!rc)
 		rc = allow_names(ctx, needs->syscalls);
+	if (!rc)
+		rc = supervised_rules(ctx, checking, auditing);
 	for (size_t i = 0; i < sizeof(allowed_args) / sizeof(allowed_args[0]) && !rc; i++) {
 		const struct arg_allow *a = &allowed_args[i];
 		int nr = seccomp_syscall_resolve_name(a->name);
@@ -672,19 +820,19 @@ static int allow_filter_load(const struct ks_sandbox_needs *needs, int auditing)
 			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
 					      SCMP_CMP((unsigned)a->arg, SCMP_CMP_EQ, a->value));
 	}
-	/* the audit thread's own calls must never be reported to itself */
-	static const unsigned long ioctl_audit[] = {SECCOMP_IOCTL_NOTIF_RECV,
-						    SECCOMP_IOCTL_NOTIF_SEND};
-	for (size_t i = 0; auditing && i < 2 && !rc; i++)
+	/* the supervisor's own calls must never be handed to itself */
+	static const unsigned long ioctl_sup[] = {SECCOMP_IOCTL_NOTIF_RECV,
+						  SECCOMP_IOCTL_NOTIF_SEND};
+	for (size_t i = 0; notify && i < 2 && !rc; i++)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-				      SCMP_A1(SCMP_CMP_EQ, ioctl_audit[i]));
+				      SCMP_A1(SCMP_CMP_EQ, ioctl_sup[i]));
 	if (!rc)
 		rc = seccomp_load(ctx);
-	if (!rc && auditing) {
-		audit.listener = seccomp_notify_fd(ctx);
+	if (!rc && notify) {
+		sup.listener = seccomp_notify_fd(ctx);
 		pthread_t t;
-		rc = audit.listener < 0 ? audit.listener
-					: -pthread_create(&t, NULL, audit_loop, NULL);
+		rc = sup.listener < 0 ? sup.listener
+				      : -pthread_create(&t, NULL, supervisor_loop, NULL);
 	}
 	seccomp_release(ctx);
 	return rc;
@@ -705,8 +853,8 @@ static int audit_open(char *why, size_t n)
 	const char *path = audit_path();
 	if (!path)
 		return 0;
-	audit.file = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (audit.file < 0) {
+	sup.file = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (sup.file < 0) {
 		snprintf(why, n, "seccomp audit file '%s': %s", path, strerror(errno));
 		return -1;
 	}
@@ -719,7 +867,7 @@ static int seccomp_enter(const struct ks_sandbox_needs *needs, char *why, size_t
 	if (!rc)
 		rc = pid_filter_load(getpid());
 	if (!rc)
-		rc = allow_filter_load(needs, audit.file >= 0);
+		rc = allow_filter_load(needs, sup.file >= 0);
 	if (rc) {
 		snprintf(why, n, "seccomp: %s", strerror(-rc));
 		return -1;
@@ -780,7 +928,23 @@ int ks_sandbox_enter_compiler(const char *const *ro, const char *const *rw, char
 	return 0;
 }
 
-/* KSEARCH_SANDBOX_SKIP=landlock,seccomp,dumpable,privileges switches layers off for diagnosis when
+/* PR_SET_MDWE (Linux 6.3), from <linux/prctl.h> of newer kernels */
+#ifndef PR_SET_MDWE
+#define PR_SET_MDWE 65
+#define PR_MDWE_REFUSE_EXEC_GAIN (1UL << 0)
+#endif
+
+/* No memory that is writable and executable, and no executable rights for memory that was
+ * not executable: a kernel cannot rewrite the runner's code (its clock, say) in place.  The
+ * dynamic loader maps the kernel's library without either, before or after.  Kernels before
+ * 6.3 do not know it (EINVAL): the evaluator's wall clock still bounds a clock slowed down
+ * (docs/evaluation.md, "Cross-check"). */
+static void refuse_wx(void)
+{
+	(void)prctl(PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN, 0L, 0L, 0L);
+}
+
+/* KSEARCH_SANDBOX_SKIP=landlock,seccomp,dumpable,privileges,mdwe switches layers off for diagnosis when
  * the runner is started by hand; ksearch never passes this variable to a runner */
 static int skipped(const char *layer)
 {
@@ -789,11 +953,16 @@ static int skipped(const char *layer)
 }
 
 int ks_sandbox_enter(const char *scratch, const char *kernel_path, const char *read_dir,
-		     const struct ks_sandbox_needs *needs, char *why, size_t n)
+		     const struct ks_sandbox_needs *needs,
+		     void (*open_check)(const char *path, int flags), char *why, size_t n)
 {
 	static const struct ks_sandbox_needs base_rules = {0};
 	if (!needs)
 		needs = &base_rules;
+	/* the supervisor reads an opening thread's path through its own memory file */
+	sup.open_check = open_check;
+	if (open_check)
+		sup.mem = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
 		snprintf(why, n, "no_new_privs: %s", strerror(errno));
 		return -1;
@@ -811,6 +980,8 @@ int ks_sandbox_enter(const char *scratch, const char *kernel_path, const char *r
 	/* a non-dumpable process cannot be read through /proc by its siblings either */
 	if (!skipped("dumpable"))
 		prctl(PR_SET_DUMPABLE, 0);
+	if (!skipped("mdwe") && !needs->wx_memory)
+		refuse_wx();
 	if (!skipped("seccomp") && audit_open(why, n))
 		return -1;
 	if (!skipped("landlock") && landlock_enter(scratch, kernel_path, read_dir, needs, why, n))

@@ -1,6 +1,7 @@
 /* Leftovers of killed evaluations: a runner's scratch folder (scratch/run-PID-XXXXXX), a
- * compile's temporary library (kernels/xx/HASH/kernel.so.tmp.PID) and a half-written input
- * cache file (inputs/vN/NAME.bin.tmp.PID) whose process is gone.
+ * compile's temporary library (kernels/xx/HASH/kernel.so.tmp.PID), a half-written input
+ * cache file (inputs/vN/NAME.bin.tmp.PID) and a runner's pids cgroup whose process is gone;
+ * and compiled kernels beyond the cache's LRU cap (ks_cache_trim_kernels).
  * Removed once per process, before the first evaluation; folders of live processes (other
  * ksearch processes share the cache) are left alone. */
 #include <dirent.h>
@@ -16,6 +17,8 @@
 #include <unistd.h>
 
 #include "eval/evaluator.h"
+#include "eval/sandbox.h"
+#include "ksearch/cache.h"
 #include "ksearch/task.h"
 #include "util/fs.h"
 
@@ -121,7 +124,8 @@ static int swept;
 
 static void sweep_once(void)
 {
-	swept = sweep_scratch() + sweep_kernels() + sweep_inputs();
+	swept = sweep_scratch() + sweep_kernels() + sweep_inputs() + ks_cgroup_sweep() +
+		ks_cache_trim_kernels(KS_KERNEL_CACHE_CAP_BYTES, KS_KERNEL_CACHE_MIN_AGE_S);
 }
 
 int ks_eval_sweep(void)

@@ -5,48 +5,58 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "eval/evaluator.h"
 #include "eval/stats.h"
 #include "ksearch/log.h"
 #include "util/clock.h"
+#include "util/rng.h"
 
 struct ks_eval_timing_seam ks_eval_timing = {.version = 1};
 
-/* compare the runner's shared outputs with the reference of seed_idx; 1 when they match */
+/* the worse of two errors, NaN the worst */
+static double worse(double a, double b)
+{
+	return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
+}
+
+/* Compare one set of the runner's outputs (got: ks_eval_set_outputs) with the reference of
+ * seed slot seed_idx; 1 when they match.  A correctness seed's errors are kept per seed. */
 static int compare_outputs(struct ks_evaluator *ev, struct ks_wl_state *ws,
 			   const unsigned char *got, int seed_idx, const char *when,
 			   struct ks_wl_result *res, struct ks_buf *log)
 {
 	const struct ks_task *t = ev->task;
 	size_t off = 0;
-	int ok = 1;
-	int k = seed_idx < 16 ? seed_idx : 15;
-	if (res->nseeds <= k)
+	int ok = 1, k = seed_idx < ev->o.nseeds ? seed_idx : -1;
+	if (k >= 0 && res->nseeds <= k)
 		res->nseeds = k + 1;
-	res->seeds[k] = ev->seeds[seed_idx];
+	if (k >= 0)
+		res->seeds[k] = ev->seeds[seed_idx];
 	for (int j = 0; j < t->ntensors; j++) {
 		if (!t->tensors[j].is_output)
 			continue;
-		size_t numel;
-		int64_t dims[KS_MAX_DIMS];
-		ks_workload_shape(t, ws->wl, j, dims, &numel, NULL);
+		size_t numel = ws->numel[j];
 		struct ks_compare c;
-		ks_compare_tensors(t->tensors[j].dtype, got + off, ws->ref[seed_idx] + off, numel,
-				   t->tensors[j].name, t->atol, t->rtol, t->l2, &c);
-		if (c.max_abs_err > res->max_abs_err || isnan(c.max_abs_err))
-			res->max_abs_err = c.max_abs_err;
-		if (c.max_rel_err > res->max_rel_err || isnan(c.max_rel_err))
-			res->max_rel_err = c.max_rel_err;
-		if (c.max_abs_err > res->seed_abs_err[k] || isnan(c.max_abs_err))
-			res->seed_abs_err[k] = c.max_abs_err;
-		if (c.max_rel_err > res->seed_rel_err[k] || isnan(c.max_rel_err))
-			res->seed_rel_err[k] = c.max_rel_err;
+		ks_compare_tensors(t->tensors[j].dtype, got + ws->out_off[j], ws->ref[seed_idx] + off,
+				   numel, t->tensors[j].name, t->atol, t->rtol, t->l2, &c);
+		/* c's maxima are over finite outputs: with NaN or Inf among them the error is
+		 * not a number, never 0 */
+		double abs_err = c.nonfinite ? NAN : c.max_abs_err;
+		double rel_err = c.nonfinite ? NAN : c.max_rel_err;
+		res->max_abs_err = worse(res->max_abs_err, abs_err);
+		res->max_rel_err = worse(res->max_rel_err, rel_err);
+		if (k >= 0) {
+			res->seed_abs_err[k] = worse(res->seed_abs_err[k], abs_err);
+			res->seed_rel_err[k] = worse(res->seed_rel_err[k], rel_err);
+		}
 		if (!c.passed) {
 			if (ok)
-				ks_buf_addf(log, "%s (seed %d): %s; max abs err %.3g, rel L2 %.3g",
-					    when, seed_idx, c.detail, c.max_abs_err, c.rel_l2);
+				ks_buf_addf(log, "%s (seed %llu): %s; max abs err %.3g, rel L2 %.3g%s",
+					    when, ev->seeds[seed_idx], c.detail, abs_err, c.rel_l2,
+					    c.nonfinite ? " (over the finite outputs)" : "");
 			ok = 0;
 		}
 		off += numel * ks_dtype_size(t->tensors[j].dtype);
@@ -54,15 +64,21 @@ static int compare_outputs(struct ks_evaluator *ev, struct ks_wl_state *ws,
 	return ok;
 }
 
-/* parse "times n warm block t0 t1 ..." into samples (us) */
-static int parse_times(const char *reply, double **out, int *n, double *warm_s, double *block_s)
+/* what the runner says of one timing block: its seconds by its own clock */
+struct block_times {
+	double warm, block, span; /* warm-up calls, timed calls, the whole command */
+};
+
+/* parse "times n warm block span t0 t1 ..." into samples (us) */
+static int parse_times(const char *reply, double **out, int *n, struct block_times *bt)
 {
 	char *p;
 	long cnt = strtol(reply + 6, &p, 10);
 	if (cnt <= 0 || cnt > 20000)
 		return -1;
-	*warm_s = strtoull(p, &p, 10) * 1e-9;
-	*block_s = strtoull(p, &p, 10) * 1e-9;
+	bt->warm = strtoull(p, &p, 10) * 1e-9;
+	bt->block = strtoull(p, &p, 10) * 1e-9;
+	bt->span = strtoull(p, &p, 10) * 1e-9;
 	double *s = malloc((size_t)cnt * sizeof(double));
 	if (!s)
 		return -1;
@@ -82,6 +98,34 @@ static int append(double **dst, int *n, const double *src, int m)
 	*dst = d;
 	*n += m;
 	return 0;
+}
+
+/* 1 when the runner's clock cannot be true against this process's wall clock (wall: the
+ * seconds from sending the command to reading the reply), with why in log.  A clock run
+ * fast shows as a block longer than wall; a clock slowed down as a span (the runner's own
+ * time from reading the command to its reply) well short of wall: all that lies between
+ * them is two pipe wake-ups, which KS_SPAN_SLACK_S and KS_SPAN_SLACK_REL allow even on a
+ * loaded machine.  Reps that add up to far less than the block mean the clock was lied to
+ * within the block. */
+static int clock_untrue(const struct block_times *bt, double sum, int cnt, double wall,
+			struct ks_buf *log)
+{
+	double slack = KS_SPAN_SLACK_S > KS_SPAN_SLACK_REL * wall ? KS_SPAN_SLACK_S
+								  : KS_SPAN_SLACK_REL * wall;
+	const char *why = NULL;
+	ks_debug("timing block: the runner's command took %.6f s, this process saw %.6f s (%.3f)",
+		 bt->span, wall, wall > 0 ? bt->span / wall : 0);
+	if (bt->warm + bt->block > wall + 0.002 || bt->span > wall + 0.002)
+		why = "the runner's clock ran faster than this process's";
+	else if (bt->span < wall - slack)
+		why = "the runner's clock ran slower than this process's";
+	else if (sum > bt->block * 1.01 + 1e-4 || sum < 0.5 * bt->block - cnt * 20e-6)
+		why = "the reps do not add up to the runner's block";
+	if (why)
+		ks_buf_addf(log, "%stiming cross-check failed: %s (reps sum to %.6f s, the runner's "
+				 "block took %.6f s and its command %.6f s, this process saw %.6f s)",
+			    log->len ? "\n" : "", why, sum, bt->block, bt->span, wall);
+	return why != NULL;
 }
 
 /* One timing block on runner r; the wall clock of this process cross-checks the runner's
@@ -104,22 +148,16 @@ static int time_block(struct ks_evaluator *ev, struct ks_runner *r, int is_basel
 	double wall = ks_clock_s() - t0;
 	if (rc)
 		return rc;
-	double *s = NULL, warm, block;
+	double *s = NULL;
+	struct block_times bt;
 	int cnt;
-	if (parse_times(reply, &s, &cnt, &warm, &block))
+	if (parse_times(reply, &s, &cnt, &bt))
 		return ks_error_set(e, KS_EPROTO, "malformed timing reply");
 	double sum = 0;
 	for (int i = 0; i < cnt; i++)
 		sum += s[i] * 1e-6;
-	/* the block cannot be longer than what we saw, nor the reps longer than the block;
-	 * and reps that add up to far less than the block mean the clock was lied to */
-	if (warm + block > wall + 0.002 || sum > block * 1.01 + 1e-4 ||
-	    sum < 0.5 * block - cnt * 20e-6) {
-		ks_buf_addf(log, "timing cross-check failed: reps sum to %.6f s, the runner's block "
-				 "took %.6f s, this process saw %.6f s",
-			    sum, block, wall);
+	if (clock_untrue(&bt, sum, cnt, wall, log))
 		*suspicious = 1;
-	}
 	if (ks_eval_timing.adjust)
 		ks_eval_timing.adjust(ks_eval_timing.ctx, is_baseline, s, cnt);
 	rc = append(samples, n, s, cnt) ? ks_error_set(e, KS_ENOMEM, "out of memory") : 0;
@@ -213,8 +251,8 @@ struct yardstick {
 	int n;
 };
 
-static int fill_sets(struct ks_evaluator *ev, struct ks_runner *r, int nsets,
-		     struct ks_wl_result *res, struct ks_error *e);
+static int fill_sets(struct ks_evaluator *ev, struct ks_wl_state *ws, struct ks_runner *r,
+		     int nsets, struct ks_wl_result *res, struct ks_error *e);
 static double fill_parts(const char *reply, struct ks_wl_result *res);
 static void lap(struct ks_wl_result *res, enum ks_eval_phase p, double *mark);
 
@@ -257,7 +295,8 @@ static int yardstick_start(struct ks_evaluator *ev, struct ks_wl_state *ws, int 
 		if (ks_runner_cmd(y->r, o->timeout_s, &reply, &ke, "fill 0 %llu", ev->seeds[0]) ||
 		    ks_runner_cmd(y->r, o->timeout_s, &reply, &ke, "call 0"))
 			ks_runner_fate(y->r, &why), yw->wrong = 1;
-		else if (!compare_outputs(ev, ws, y->r->out, 0, "after the call", &scratch, &why))
+		else if (!compare_outputs(ev, ws, ks_eval_set_outputs(y->r, ws, 0), 0, "after the call",
+					  &scratch, &why))
 			yw->wrong = 1;
 		if (yw->wrong) {
 			ks_buf_addf(log, "%s%s (library.%s) is not trusted on this workload, not "
@@ -273,7 +312,7 @@ static int yardstick_start(struct ks_evaluator *ev, struct ks_wl_state *ws, int 
 		}
 		ks_buf_release(&why);
 	}
-	int rc = fill_sets(ev, y->r, nsets, NULL, &ke);
+	int rc = fill_sets(ev, ws, y->r, nsets, NULL, &ke);
 	if (rc)
 		rc = ks_error_set(e, KS_EIO, "the %s failed to fill its inputs: %s",
 				  y->y == KS_YARD_BASELINE ? "baseline" : label, ke.msg);
@@ -344,19 +383,24 @@ static void yard_result(const struct ks_yard_wl *yw, double cand_us, double *us,
 
 /* Fill set s with seed's inputs and call the kernel on it: two commands, one round trip.
  * The time since *mark is correctness (check), less what the runner says its fill took:
- * that is input generation and goes to inputs. */
+ * that is input generation and goes to inputs.  *call_us: the call's time as the runner
+ * measured it. */
 static int fill_call(struct ks_runner *r, double timeout_s, int s, unsigned long long seed,
-		     const char **reply, struct ks_wl_result *res, double *mark,
+		     const char **reply, struct ks_wl_result *res, double *mark, double *call_us,
 		     struct ks_error *e)
 {
 	double fill_s = 0;
+	unsigned long long ns = 0;
 	int rc = ks_runner_send(r, e, "fill %d %llu", s, seed);
 	if (!rc && !(rc = ks_runner_send(r, e, "call %d", s)) &&
 	    !(rc = ks_runner_wait(r, timeout_s, reply, e))) {
 		fill_s = fill_parts(*reply, res);
-		if (!(rc = ks_runner_wait(r, timeout_s, reply, e)))
+		if (!(rc = ks_runner_wait(r, timeout_s, reply, e))) {
 			call_parts(*reply, res);
+			sscanf(*reply, "done %llu", &ns);
+		}
 	}
+	*call_us = (double)ns * 1e-3;
 	lap(res, KS_PHASE_CHECK, mark);
 	if (fill_s > res->phase_s[KS_PHASE_CHECK])
 		fill_s = res->phase_s[KS_PHASE_CHECK];
@@ -376,15 +420,21 @@ static int check_outputs(struct ks_evaluator *ev, struct ks_wl_state *ws,
 	return ok;
 }
 
-/* every rotating set, set s with the inputs of seed s mod nseeds: one batch of commands;
- * the runner's fill times go to res's parts when res is not NULL (the candidate's) */
-static int fill_sets(struct ks_evaluator *ev, struct ks_runner *r, int nsets,
-		     struct ks_wl_result *res, struct ks_error *e)
+/* the seed slot of timed set s: the rotation's own seeds, never a correctness call's */
+static int timed_slot(const struct ks_wl_state *ws, int s)
+{
+	return KS_SEED_TIMED + s % ws->ntimed_seeds;
+}
+
+/* every rotating set, each with the inputs of its timed seed: one batch of commands; the
+ * runner's fill times go to res's parts when res is not NULL (the candidate's) */
+static int fill_sets(struct ks_evaluator *ev, struct ks_wl_state *ws, struct ks_runner *r,
+		     int nsets, struct ks_wl_result *res, struct ks_error *e)
 {
 	const char *reply;
 	int rc = 0, sent = 0;
 	for (int s = 0; s < nsets && !rc; s++)
-		if (!(rc = ks_runner_send(r, e, "fill %d %llu", s, ev->seeds[s % ev->o.nseeds])))
+		if (!(rc = ks_runner_send(r, e, "fill %d %llu", s, ev->seeds[timed_slot(ws, s)])))
 			sent++;
 	for (int k = 0; k < sent && !rc; k++)
 		if (!(rc = ks_runner_wait(r, ev->o.timeout_s, &reply, e)) && res)
@@ -392,144 +442,237 @@ static int fill_sets(struct ks_evaluator *ev, struct ks_runner *r, int nsets,
 	return rc;
 }
 
-/* ks_eval_workload's one attempt; *outside set when the candidate's runner, or a
- * yardstick's that failed the evaluation, was killed by someone else (ks_runner_fate's
- * killed_outside) */
-static int workload_once(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
-			 struct ks_runner **candp, struct ks_wl_result *res, int *outside,
-			 struct ks_error *e)
+/* What one attempt at a workload carries between its phases. */
+struct attempt {
+	struct ks_evaluator *ev;
+	struct ks_wl_state *ws;
+	struct ks_runner *cand;
+	struct ks_wl_result *res;
+	struct ks_buf log;
+	double mark;          /* the phase clock (lap) */
+	double fresh_us[KS_MAX_SEEDS + 1 + KS_PROBE_SEEDS]; /* calls on inputs never shown
+				 before (the first correctness call excepted: it also starts the
+				 kernel up) */
+	int nfresh;
+	double seen_us[1 + KS_PROBE_SEEDS]; /* check_fresh's calls on inputs seen before */
+	int nseen;
+	double *cs;           /* the candidate's timed samples (us) */
+	int ncs, nblocks, reps_max, suspicious;
+};
+
+/* Correctness right after each call, on fresh buffers per seed.  0, or 1 when the kernel
+ * failed (res->status says how). */
+static int check_seeds(struct attempt *at)
 {
-	double mark = ks_clock_s();
-	const struct ks_eval_opts *o = &ev->o;
-	struct ks_buf log = KS_BUF_INIT;
-	struct ks_runner *cand = NULL;
-	struct yardstick yard[KS_YARD_COUNT];
-	for (int y = 0; y < KS_YARD_COUNT; y++)
-		yard[y] = (struct yardstick){.y = (enum ks_yard)y, .yw = &ws->yard[y]};
-	struct ks_error ke = {0};
+	struct ks_evaluator *ev = at->ev;
 	const char *reply;
-	int rc = 0, timed = !ws->is_check;
-	/* the one place before any fill of this workload (reference, candidate, yardsticks) */
-	ks_eval_inputs_ensure(ev, ws);
-	lap(res, KS_PHASE_INPUTS, &mark);
-	for (int s = 0; s < o->nseeds; s++)
-		if ((rc = ks_eval_reference(ev, ws, s, e)))
-			goto out;
-	int nsets = timed ? ws->nsets : 1;
-	lap(res, KS_PHASE_REFERENCE, &mark);
-	int failed_setup = ks_eval_candidate_runner(ev, ws, lib, nsets, candp, res->part_s, &ke);
-	cand = *candp;
-	*candp = NULL; /* handed back below when this workload passes */
-	if (failed_setup) {
-		if (!cand) {
-			rc = ks_error_set(e, ke.code, "%s", ke.msg);
-			goto out;
+	struct ks_error ke = {0};
+	for (int s = 0; s < ev->o.nseeds; s++) {
+		double us;
+		if (fill_call(at->cand, ev->o.timeout_s, 0, ev->seeds[s], &reply, at->res, &at->mark,
+			      &us, &ke)) {
+			kernel_failed(at->cand, at->res, &at->log, "call");
+			return 1;
 		}
-		/* the kernel's constructors run at load: their failure is the kernel's */
-		kernel_failed(cand, res, &log, "load");
-		ks_buf_addf(&log, " (%s)", ke.msg);
-		goto out;
-	}
-	lap(res, KS_PHASE_START, &mark);
-	/* correctness right after each call, on fresh buffers per seed */
-	for (int s = 0; s < o->nseeds; s++) {
-		if (fill_call(cand, o->timeout_s, 0, ev->seeds[s], &reply, res, &mark, &ke)) {
-			kernel_failed(cand, res, &log, "call");
-			goto out;
-		}
+		if (s > 0)
+			at->fresh_us[at->nfresh++] = us;
 		int intact = 1;
 		sscanf(reply, "done %*u %d", &intact);
-		if (!check_outputs(ev, ws, cand->out, s, "after the call", res, &log, &mark)) {
-			res->status = KS_STATUS_INCORRECT_NUMERICAL;
-			goto out;
+		if (!check_outputs(ev, at->ws, ks_eval_set_outputs(at->cand, at->ws, 0), s,
+				   "after the call", at->res, &at->log, &at->mark)) {
+			at->res->status = KS_STATUS_INCORRECT_NUMERICAL;
+			return 1;
 		}
 		if (!intact) {
-			ks_buf_adds(&log, "the kernel modified its inputs");
-			res->status = KS_STATUS_INCORRECT_NUMERICAL;
-			goto out;
+			ks_buf_adds(&at->log, "the kernel modified its inputs");
+			at->res->status = KS_STATUS_INCORRECT_NUMERICAL;
+			return 1;
 		}
 	}
-	if (!timed)
-		goto out;
-	lap(res, KS_PHASE_CHECK, &mark);
+	return 0;
+}
 
-	/* rotating input sets, each with one of the seeds' inputs (references known) */
-	if (fill_sets(ev, cand, nsets, res, &ke)) {
-		kernel_failed(cand, res, &log, "fill");
-		goto out;
-	}
-	for (int y = 0; y < KS_YARD_COUNT; y++)
-		if ((rc = yardstick_start(ev, ws, nsets, &yard[y], &log, e)))
-			goto out;
-	lap(res, KS_PHASE_INPUTS, &mark);
-	double *cs = NULL;
-	int ncs = 0, suspicious = 0, reps_max = 0;
-	/* the count floor first, then more blocks while the median is not known well enough */
-	int nblocks = 0;
+/* The count floor first, then more blocks while the median is not known well enough; each
+ * block of the yardsticks (candidate stopped), then the candidate's.  rc for infrastructure
+ * faults; a kernel's failure sets res->status. */
+static int time_blocks(struct attempt *at, struct yardstick *yard, struct ks_error *e)
+{
+	const struct ks_eval_opts *o = &at->ev->o;
+	struct ks_error ke = {0};
 	for (int b = 0; b < o->max_blocks; b++) {
 		if (b >= o->blocks &&
-		    (o->ci_rel <= 0 || ks_stats_enough(cs, (size_t)ncs, o->ci_rel, 0, 0)))
+		    (o->ci_rel <= 0 || ks_stats_enough(at->cs, (size_t)at->ncs, o->ci_rel, 0, 0)))
 			break;
-		nblocks++;
-		int before = ncs;
-		if ((rc = yardstick_block(ev, yard, KS_YARD_COUNT, cand, &log, &suspicious, e))) {
-			free(cs);
-			if (rc == 1) {
-				rc = 0;
-				kernel_failed(cand, res, &log, "before timing the baseline");
+		at->nblocks++;
+		int before = at->ncs;
+		int rc = yardstick_block(at->ev, yard, KS_YARD_COUNT, at->cand, &at->log,
+					 &at->suspicious, e);
+		if (rc == 1)
+			kernel_failed(at->cand, at->res, &at->log, "before timing the baseline");
+		if (rc)
+			return rc == 1 ? 0 : rc;
+		if (time_block(at->ev, at->cand, 0, &at->cs, &at->ncs, &at->log, &at->suspicious,
+			       &ke)) {
+			if (ke.code == KS_ETIMEOUT || at->cand->reaped || at->cand->timed_out) {
+				kernel_failed(at->cand, at->res, &at->log, "timing");
+				return 0;
 			}
-			goto out;
+			return ks_error_set(e, ke.code, "timing: %s", ke.msg);
 		}
-		if (time_block(ev, cand, 0, &cs, &ncs, &log, &suspicious, &ke)) {
-			free(cs);
-			if (ke.code == KS_ETIMEOUT || cand->reaped || cand->timed_out) {
-				kernel_failed(cand, res, &log, "timing");
-				goto out;
-			}
-			rc = ks_error_set(e, ke.code, "timing: %s", ke.msg);
-			goto out;
-		}
-		if (ncs - before > reps_max)
-			reps_max = ncs - before;
+		if (at->ncs - before > at->reps_max)
+			at->reps_max = at->ncs - before;
 	}
-	/* correctness again: outputs left by the timed calls, then fresh inputs in a buffer the
-	 * kernel has seen before (a kernel that caches results by pointer fails here).  Only
-	 * the sets the calls wrote: a slow kernel (or a loaded machine) may end a block before
-	 * the rotation reaches every set, whose outputs then still hold the poison */
-	lap(res, KS_PHASE_TIMING, &mark);
-	int written = o->warmup > reps_max ? o->warmup : reps_max;
-	int post = nsets < o->nseeds ? nsets : o->nseeds;
-	if (post > written)
-		post = written;
-	for (int s = 0; s < post && res->status == KS_STATUS_PASSED; s++) {
-		if (ks_runner_cmd(cand, o->timeout_s, &reply, &ke, "snap %d", s)) {
-			kernel_failed(cand, res, &log, "after timing");
+	return 0;
+}
+
+/* Which timed sets to compare after timing, into sets[]: every set the calls wrote (the
+ * first `written` of the rotation) while their outputs add up to at most KS_CHECK_BYTES,
+ * else a random subset that does (at least KS_CHECK_MIN_SETS), drawn now, after the timing,
+ * from the system's random numbers: the kernel cannot know which.  Returns the count. */
+static int pick_sets(const struct ks_wl_state *ws, int written, int *sets)
+{
+	int n = written;
+	size_t per = ws->out_bytes ? ws->out_bytes : 1;
+	if ((size_t)written * per > KS_CHECK_BYTES) {
+		n = (int)(KS_CHECK_BYTES / per);
+		n = n < KS_CHECK_MIN_SETS ? KS_CHECK_MIN_SETS : n;
+		n = n > written ? written : n;
+	}
+	for (int s = 0; s < written; s++)
+		sets[s] = s;
+	uint64_t key = 0;
+	if (getrandom(&key, sizeof(key), 0) != (ssize_t)sizeof(key))
+		key = ks_clock_ns();
+	for (int i = 0; i < n; i++) { /* a partial Fisher-Yates shuffle */
+		int j = i + (int)(ks_rng_u64(key, 0, (uint64_t)i) % (uint64_t)(written - i));
+		int t = sets[i];
+		sets[i] = sets[j];
+		sets[j] = t;
+	}
+	return n;
+}
+
+/* Correctness of the timed calls' outputs (pick_sets').  Where the kernel writes the shared
+ * output file itself, the runner is stopped first: no thread the kernel left behind can
+ * finish (or fix) an output after the block ended.  A device's outputs are downloaded by
+ * the runner (snap), which waits for the device. */
+static void check_timed_sets(struct attempt *at)
+{
+	struct ks_evaluator *ev = at->ev;
+	struct ks_wl_state *ws = at->ws;
+	int written = ev->o.warmup > at->reps_max ? ev->o.warmup : at->reps_max;
+	written = written > ws->nsets ? ws->nsets : written;
+	int sets[KS_RUNNER_MAX_SETS], n = pick_sets(ws, written, sets);
+	const char *reply;
+	struct ks_error ke = {0};
+	int stopped = at->cand->direct && ks_runner_pause(at->cand) == 0;
+	if (at->cand->direct && !stopped) {
+		kernel_failed(at->cand, at->res, &at->log, "after timing");
+		return;
+	}
+	for (int k = 0; k < n && at->res->status == KS_STATUS_PASSED; k++) {
+		if (!stopped && ks_runner_cmd(at->cand, ev->o.timeout_s, &reply, &ke, "snap %d", sets[k])) {
+			kernel_failed(at->cand, at->res, &at->log, "after timing");
 			break;
 		}
-		if (!check_outputs(ev, ws, cand->out, s, "after the timed calls", res, &log, &mark))
-			res->status = KS_STATUS_INCORRECT_NUMERICAL;
+		if (!check_outputs(ev, ws, ks_eval_set_outputs(at->cand, ws, sets[k]),
+				   timed_slot(ws, sets[k]), "after the timed calls", at->res, &at->log,
+				   &at->mark))
+			at->res->status = KS_STATUS_INCORRECT_NUMERICAL;
 	}
-	if (res->status == KS_STATUS_PASSED) {
-		int s = 1 % o->nseeds;
-		if (fill_call(cand, o->timeout_s, 0, ev->seeds[s], &reply, res, &mark, &ke))
-			kernel_failed(cand, res, &log, "final call");
-		else if (!check_outputs(ev, ws, cand->out, s, "on a reused buffer with new inputs",
-					res, &log, &mark))
-			res->status = KS_STATUS_INCORRECT_NUMERICAL;
+	if (stopped)
+		ks_runner_resume(at->cand);
+}
+
+/* One probe call on set 0 after a fill with seed slot `slot`, compared with its reference
+ * when `when` is not NULL; its time into *us.  0, or 1 when the kernel failed. */
+static int probe_call(struct attempt *at, int slot, const char *when, double *us)
+{
+	const char *reply;
+	struct ks_error ke = {0};
+	if (fill_call(at->cand, at->ev->o.timeout_s, 0, at->ev->seeds[slot], &reply, at->res,
+		      &at->mark, us, &ke)) {
+		kernel_failed(at->cand, at->res, &at->log, "final call");
+		return 1;
 	}
+	if (when && !check_outputs(at->ev, at->ws, ks_eval_set_outputs(at->cand, at->ws, 0), slot,
+				   when, at->res, &at->log, &at->mark)) {
+		at->res->status = KS_STATUS_INCORRECT_NUMERICAL;
+		return 1;
+	}
+	return 0;
+}
+
+/* After timing, calls in pairs, each after a fill of set 0: one on inputs the kernel was
+ * never shown (the first compared with its reference: a buffer it has used, refilled, so a
+ * kernel that caches results by pointer fails here; the others timed only, needing no
+ * reference), one on inputs it had in the timed calls (timed only: the timed sets' outputs
+ * were compared).  Both kinds find the
+ * kernel as idle as the other (its threads asleep after the fill), so an honest kernel
+ * takes as long on either however busy the machine; their times feed the fresh-inputs
+ * check. */
+static void check_fresh(struct attempt *at)
+{
+	for (int k = 0; k <= KS_PROBE_SEEDS && at->res->status == KS_STATUS_PASSED; k++) {
+		double us;
+		if (probe_call(at, k ? KS_SEED_PROBE + k - 1 : KS_SEED_FRESH,
+			       k ? NULL : "on a reused buffer with new inputs", &us))
+			return;
+		at->fresh_us[at->nfresh++] = us;
+		if (probe_call(at, timed_slot(at->ws, 0), NULL, &us))
+			return;
+		at->seen_us[at->nseen++] = us;
+	}
+}
+
+/* 1 when even the fastest call on inputs the kernel had never been shown (the correctness
+ * calls after the first, check_fresh's) took far longer than the slowest of check_fresh's
+ * calls on inputs it had seen: a call on seen inputs was answered from what an earlier call
+ * left (a cache of results, outputs left in place, work handed to a thread), not computed,
+ * and so were the timed calls, which are all on seen inputs.  The fastest of one kind
+ * against the slowest of the other, each call after a fill: a busy machine that slows some
+ * calls of either kind changes nothing. */
+static int fresh_inputs_slower(const struct attempt *at, struct ks_buf *log)
+{
+	if (at->nfresh == 0 || at->nseen == 0)
+		return 0;
+	double fastest = at->fresh_us[0], slowest = at->seen_us[0];
+	for (int i = 1; i < at->nfresh; i++)
+		fastest = at->fresh_us[i] < fastest ? at->fresh_us[i] : fastest;
+	for (int i = 1; i < at->nseen; i++)
+		slowest = at->seen_us[i] > slowest ? at->seen_us[i] : slowest;
+	ks_debug("fresh inputs: fastest of %d calls %.1f us, on seen inputs the slowest of %d "
+		 "%.1f us (%.2fx)",
+		 at->nfresh, fastest, at->nseen, slowest, slowest > 0 ? fastest / slowest : 0);
+	if (fastest <= KS_FRESH_FACTOR * slowest + KS_FRESH_SLACK_US)
+		return 0;
+	ks_buf_addf(log, "%scalls on inputs the kernel had not seen took %.1f us at the fastest "
+			 "(%d calls), calls on inputs it had seen %.1f us at the slowest (%d calls): "
+			 "the timed calls reused what earlier calls left",
+		    log->len ? "\n" : "", fastest, at->nfresh, slowest, at->nseen);
+	return 1;
+}
+
+/* The timed samples into res: median, rates, the yardsticks' medians and speedups, the
+ * roofline; the floor and the fresh-inputs check may make the timing SUSPICIOUS. */
+static void timing_result(struct attempt *at)
+{
+	struct ks_evaluator *ev = at->ev;
+	const struct ks_eval_opts *o = &ev->o;
+	struct ks_wl_state *ws = at->ws;
+	struct ks_wl_result *res = at->res;
 	struct ks_stats cst;
-	ks_stats_compute(cs, (size_t)ncs, &cst);
+	ks_stats_compute(at->cs, (size_t)at->ncs, &cst);
 	res->median_us = cst.median;
 	res->spread_pct = cst.spread_pct;
-	res->samples_us = cs;
-	res->nsamples = ncs;
-	res->blocks = nblocks;
+	res->samples_us = at->cs;
+	res->nsamples = at->ncs;
+	at->cs = NULL;
+	res->blocks = at->nblocks;
 	if (cst.median > 0) {
 		res->gflops = ws->flops / (cst.median * 1e3);
 		res->gbps = ws->bytes / (cst.median * 1e3);
 	}
-	for (int y = 0; y < KS_YARD_COUNT; y++)
-		yardstick_finish(&yard[y]);
 	yard_result(&ws->yard[KS_YARD_BASELINE], cst.median, &res->baseline_us, &res->speedup,
 		    &res->baseline_samples_us, &res->nbaseline_samples);
 	yard_result(&ws->yard[KS_YARD_LIBRARY], cst.median, &res->library_us,
@@ -548,18 +691,89 @@ static int workload_once(struct ks_evaluator *ev, struct ks_wl_state *ws, const 
 		res->roofline_pct = res->gflops / att * 100;
 	else if (cst.median > 0 && bw > 0 && ws->bytes > 0)
 		res->roofline_pct = res->gbps / bw * 100;
-	if (floor_us > 0 && cst.median > 0) {
-		if (cst.median * o->suspicious_factor < floor_us) {
-			ks_buf_addf(&log, "%sfaster than the hardware allows: %.2f us < roofline floor "
-					  "%.2f us",
-				    log.len ? "\n" : "", cst.median, floor_us);
-			suspicious = 1;
-		}
+	if (floor_us > 0 && cst.median > 0 && cst.median * o->suspicious_factor < floor_us) {
+		ks_buf_addf(&at->log, "%sfaster than the hardware allows: %.2f us < roofline floor "
+				      "%.2f us",
+			    at->log.len ? "\n" : "", cst.median, floor_us);
+		at->suspicious = 1;
 	}
-	if (suspicious && res->status == KS_STATUS_PASSED)
+	if (fresh_inputs_slower(at, &at->log))
+		at->suspicious = 1;
+	if (at->suspicious && res->status == KS_STATUS_PASSED)
 		res->status = KS_STATUS_SUSPICIOUS;
+}
+
+/* The timed part of a workload: the yardsticks started, the rotating sets filled, the
+ * blocks timed, then correctness again (the timed calls' outputs, then fresh inputs in a
+ * reused buffer) and the result.  rc for infrastructure faults. */
+static int timed_phase(struct attempt *at, struct yardstick *yard, struct ks_error *e)
+{
+	struct ks_evaluator *ev = at->ev;
+	struct ks_error ke = {0};
+	int rc = 0;
+	lap(at->res, KS_PHASE_CHECK, &at->mark);
+	if (fill_sets(ev, at->ws, at->cand, at->ws->nsets, at->res, &ke)) {
+		kernel_failed(at->cand, at->res, &at->log, "fill");
+		return 0;
+	}
+	for (int y = 0; y < KS_YARD_COUNT; y++)
+		if ((rc = yardstick_start(ev, at->ws, at->ws->nsets, &yard[y], &at->log, e)))
+			return rc;
+	lap(at->res, KS_PHASE_INPUTS, &at->mark);
+	if ((rc = time_blocks(at, yard, e)) || at->res->status != KS_STATUS_PASSED)
+		return rc;
+	lap(at->res, KS_PHASE_TIMING, &at->mark);
+	check_timed_sets(at);
+	if (at->res->status == KS_STATUS_PASSED)
+		check_fresh(at);
+	for (int y = 0; y < KS_YARD_COUNT; y++)
+		yardstick_finish(&yard[y]);
+	timing_result(at);
+	return 0;
+}
+
+/* ks_eval_workload's one attempt; *outside set when the candidate's runner, or a
+ * yardstick's that failed the evaluation, was killed by someone else (ks_runner_fate's
+ * killed_outside) */
+static int workload_once(struct ks_evaluator *ev, struct ks_wl_state *ws, const char *lib,
+			 struct ks_runner **candp, struct ks_wl_result *res, int *outside,
+			 struct ks_error *e)
+{
+	struct attempt at = {.ev = ev, .ws = ws, .res = res, .log = KS_BUF_INIT,
+			     .mark = ks_clock_s()};
+	struct yardstick yard[KS_YARD_COUNT];
+	for (int y = 0; y < KS_YARD_COUNT; y++)
+		yard[y] = (struct yardstick){.y = (enum ks_yard)y, .yw = &ws->yard[y]};
+	struct ks_error ke = {0};
+	int rc = 0;
+	/* the one place before any fill of this workload (reference, candidate, yardsticks) */
+	ks_eval_inputs_ensure(ev, ws);
+	lap(res, KS_PHASE_INPUTS, &at.mark);
+	int slots[KS_SEED_SLOTS], nslots = ks_eval_seed_slots(ev, ws, 0, slots);
+	for (int k = 0; k < nslots; k++)
+		if ((rc = ks_eval_reference(ev, ws, slots[k], e)))
+			goto out;
+	lap(res, KS_PHASE_REFERENCE, &at.mark);
+	int failed_setup = ks_eval_candidate_runner(ev, ws, lib, ws->is_check ? 1 : ws->nsets,
+						    candp, res->part_s, &ke);
+	at.cand = *candp;
+	*candp = NULL; /* handed back below when this workload passes */
+	if (failed_setup) {
+		if (!at.cand) {
+			rc = ks_error_set(e, ke.code, "%s", ke.msg);
+			goto out;
+		}
+		/* the kernel's constructors run at load: their failure is the kernel's */
+		kernel_failed(at.cand, res, &at.log, "load");
+		ks_buf_addf(&at.log, " (%s)", ke.msg);
+		goto out;
+	}
+	lap(res, KS_PHASE_START, &at.mark);
+	if (!check_seeds(&at) && !ws->is_check)
+		rc = timed_phase(&at, yard, e);
 out:
-	*outside = cand && cand->killed_outside;
+	free(at.cs);
+	*outside = at.cand && at.cand->killed_outside;
 	/* a yardstick's runner killed the same way fails the evaluation (rc): as worth a
 	 * second try, or a search loses its final re-measurement to someone's kill -9 */
 	for (int y = 0; y < KS_YARD_COUNT && rc; y++)
@@ -569,15 +783,15 @@ out:
 			ks_buf_release(&why);
 			*outside |= yard[y].r->killed_outside;
 		}
-	if (cand && rc == 0 && res->status == KS_STATUS_PASSED)
-		*candp = cand; /* the next workload's, reset */
-	else if (cand)
-		ks_runner_free(cand);
+	if (at.cand && rc == 0 && res->status == KS_STATUS_PASSED)
+		*candp = at.cand; /* the next workload's, reset */
+	else if (at.cand)
+		ks_runner_free(at.cand);
 	/* what is left (correctness after timing, a failure's teardown) is checking */
-	lap(res, KS_PHASE_CHECK, &mark);
+	lap(res, KS_PHASE_CHECK, &at.mark);
 	for (int y = 0; y < KS_YARD_COUNT; y++)
 		yardstick_finish(&yard[y]); /* (a second time on success: nothing left) */
-	res->log = ks_buf_detach(&log, NULL);
+	res->log = ks_buf_detach(&at.log, NULL);
 	return rc;
 }
 

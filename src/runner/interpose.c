@@ -167,13 +167,18 @@ static void trace_refusal(const char *what, const char *path, int err)
 		fprintf(stderr, "sandbox refused %s '%s': %s\n", what, path, strerror(err));
 }
 
-static int checked_openat(int dirfd, const char *path, int flags, mode_t mode)
+void ks_runner_open_check(const char *path, int flags)
 {
 	const char *why;
 	if (path_forbidden(path, flags, &why)) {
 		ks_runner_report("violation", "%s: '%.300s'", why, path);
 		_exit(KS_RUNNER_EXIT_VIOLATION);
 	}
+}
+
+static int checked_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+	ks_runner_open_check(path, flags);
 	int fd = (int)syscall(SYS_openat, dirfd, path, flags, mode);
 	if (fd < 0) {
 		int err = errno;
@@ -245,12 +250,7 @@ int creat(const char *path, mode_t mode)
 FILE *fopen(const char *path, const char *mode)
 {
 	static FILE *(*real)(const char *, const char *);
-	int flags = strpbrk(mode, "wa+") ? O_WRONLY : O_RDONLY;
-	const char *why;
-	if (path_forbidden(path, flags, &why)) {
-		ks_runner_report("violation", "%s: '%.300s'", why, path);
-		_exit(KS_RUNNER_EXIT_VIOLATION);
-	}
+	ks_runner_open_check(path, strpbrk(mode, "wa+") ? O_WRONLY : O_RDONLY);
 	if (!real)
 		real = (FILE * (*)(const char *, const char *)) dlsym(RTLD_NEXT, "fopen");
 	FILE *f = real ? real(path, mode) : NULL;

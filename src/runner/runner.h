@@ -16,6 +16,10 @@ void ks_runner_report(const char *kind, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* src as one protocol line in dst (newlines and backslashes escaped, '\n' at the end) */
 size_t ks_runner_line(char *dst, size_t cap, const char *src);
+/* an open the kernel makes, seen by the sandbox's supervisor before it happens (raw system
+ * calls included): one that breaks the rules (a write outside scratch, another process's
+ * /proc entry) is reported as a violation and ends the runner */
+void ks_runner_open_check(const char *path, int flags);
 
 /* ---- devices ----------------------------------------------------------------------
  * The protocol loop (runner_main.c) is the same for every backend; what differs is where

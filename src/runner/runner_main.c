@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "eval/runner_proto.h"
@@ -28,7 +29,7 @@ typedef void (*entry_fn)(void **tensors, const double *params, void *stream);
 struct tensor {
 	enum ks_dtype dtype;
 	size_t numel, bytes, mapped;
-	int is_out;
+	int is_out;           /* an output: its host memory is part of the shared file */
 	struct ks_init init;
 	uint64_t key;
 	void *set[KS_RUNNER_MAX_SETS];    /* host memory */
@@ -43,8 +44,17 @@ static int nsets;
 static unsigned long long set_seed[KS_RUNNER_MAX_SETS]; /* seed each set was filled with */
 static int set_filled[KS_RUNNER_MAX_SETS];
 static entry_fn entry;
+/* The shared output file (KS_RUNNER_FD_OUT), sealed against shrinking and growing by the
+ * evaluator: the host memory of the outputs of the first `shared` sets, set s at
+ * s * out_stride, each output tensor page-aligned in it (ks_runner_out_layout); later sets'
+ * outputs are the runner's own memory (a yardstick's: only set 0 is ever read).  On the
+ * host device the kernel writes there itself, so the evaluator reads a timed call's outputs
+ * with the runner stopped.  Mapped whole once and kept across workloads: a shared page's
+ * first touch costs about four times an anonymous huge page's (measured, 256 MiB: 0.50 s
+ * against 0.12 s), so each is touched once per runner. */
 static unsigned char *outmap;
-static size_t outmap_bytes;
+static size_t outmap_bytes, out_stride;
+static int shared;
 static FILE *cmd_in;
 static const struct ks_runner_device *dev;
 static char call_err[3072];
@@ -218,15 +228,74 @@ static int cmd_tensor(char *args)
 
 #define HUGE_MIN ((size_t)4 << 20) /* sets this large get MADV_HUGEPAGE */
 
-static int cmd_alloc(int sets)
+/* the shared output file mapped (once, whole) and the outputs of its first `shared` sets
+ * placed in it; 0 or -1 after a reply */
+static int map_outputs(int nshared)
 {
-	if (sets < 1 || sets > KS_RUNNER_MAX_SETS || nsets) {
+	size_t sizes[KS_RUNNER_MAX_TENSORS], offs[KS_RUNNER_MAX_TENSORS];
+	int outs[KS_RUNNER_MAX_TENSORS];
+	for (int i = 0; i < ntensors; i++) {
+		sizes[i] = tensors[i].bytes;
+		outs[i] = tensors[i].is_out;
+	}
+	out_stride = ks_runner_out_layout(sizes, outs, ntensors, (size_t)sysconf(_SC_PAGESIZE), offs);
+	shared = nshared;
+	struct stat st;
+	if (!outmap && !fstat(KS_RUNNER_FD_OUT, &st) && st.st_size > 0) {
+		outmap_bytes = (size_t)st.st_size;
+		outmap = mmap(NULL, outmap_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+			      KS_RUNNER_FD_OUT, 0);
+		if (outmap == MAP_FAILED) {
+			outmap = NULL;
+			reply("error cannot map the output file: %s", strerror(errno));
+			return -1;
+		}
+	}
+	if (outmap_bytes < out_stride * (size_t)nshared) {
+		reply("error the output file holds %zu bytes, %d sets of outputs need %zu",
+		      outmap_bytes, nshared, out_stride * (size_t)nshared);
+		return -1;
+	}
+	for (int i = 0; i < ntensors; i++)
+		for (int s = 0; tensors[i].is_out && s < nshared; s++)
+			tensors[i].set[s] = outmap + out_stride * (size_t)s + offs[i];
+	return 0;
+}
+
+/* 1 when tensor t's set s lives in the shared output file */
+static int in_file(const struct tensor *t, int s)
+{
+	return t->is_out && s < shared;
+}
+
+/* host memory of tensor t's set s: its place in the shared file (map_outputs), or a
+ * mapping of its own; NULL after a reply */
+static void *host_set(struct tensor *t, int i, int s)
+{
+	if (in_file(t, s))
+		return t->set[s];
+	void *p = mmap(NULL, t->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		reply("error cannot map %zu bytes for tensor %d: %s", t->mapped, i, strerror(errno));
+		return NULL;
+	}
+	return p;
+}
+
+/* sets rotating sets, the outputs of the first nshared in the shared output file */
+static int cmd_alloc(int sets, int nshared)
+{
+	if (sets < 1 || sets > KS_RUNNER_MAX_SETS || nsets || nshared < 1 || nshared > sets) {
 		reply("error bad set count");
 		return -1;
 	}
-	size_t total = 0, outbytes = 0;
-	uint64_t host_ns = 0, dev_ns = 0, t0;
+	size_t total = 0;
+	uint64_t host_ns = 0, dev_ns = 0, t0 = now_ns();
 	long page = sysconf(_SC_PAGESIZE);
+	if (map_outputs(nshared))
+		return -1;
+	host_ns += now_ns() - t0;
+	int direct = 1; /* the kernel writes the shared file itself (host device) */
 	for (int i = 0; i < ntensors; i++) {
 		struct tensor *t = &tensors[i];
 		t->mapped = (t->bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
@@ -234,19 +303,15 @@ static int cmd_alloc(int sets)
 			t->mapped = (size_t)page;
 		for (int s = 0; s < sets; s++) {
 			t0 = now_ns();
-			void *p = mmap(NULL, t->mapped, PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (p == MAP_FAILED) {
-				reply("error cannot map %zu bytes for tensor %d: %s", t->mapped, i,
-				      strerror(errno));
+			void *p = host_set(t, i, s);
+			if (!p)
 				return -1;
-			}
 			/* large sets in 2 MB pages where the kernel's transparent huge pages allow
 			 * it (a hint; refused quietly elsewhere): 512 times fewer page faults when
 			 * they are first written.  Measured on the H200 before this: mapping and
 			 * touching the host sets was 1.58 s of a cuda runner's 1.89 s start on
 			 * softmax (2.2 GB of sets). */
-			if (t->mapped >= HUGE_MIN)
+			if (t->mapped >= HUGE_MIN && !in_file(t, s))
 				madvise(p, t->mapped, MADV_HUGEPAGE);
 			t->set[s] = p;
 			host_ns += now_ns() - t0;
@@ -271,21 +336,14 @@ static int cmd_alloc(int sets)
 				poison(t, p);
 				host_ns += now_ns() - t0;
 			}
+			if (in_file(t, s) && t->dev[s] != p)
+				direct = 0;
 			total += t->mapped;
-		}
-		if (t->is_out)
-			outbytes += t->bytes;
-	}
-	outmap_bytes = outbytes;
-	if (outbytes) {
-		outmap = mmap(NULL, outbytes, PROT_READ | PROT_WRITE, MAP_SHARED, KS_RUNNER_FD_OUT, 0);
-		if (outmap == MAP_FAILED) {
-			reply("error cannot map the output file: %s", strerror(errno));
-			return -1;
 		}
 	}
 	nsets = sets;
-	reply("ok %zu %llu %llu", total, (unsigned long long)host_ns, (unsigned long long)dev_ns);
+	reply("ok %zu %llu %llu %zu %d", total, (unsigned long long)host_ns,
+	      (unsigned long long)dev_ns, out_stride, direct);
 	return 0;
 }
 
@@ -303,16 +361,13 @@ static int cmd_reset(void)
 		for (int s = 0; s < nsets; s++) {
 			if (t->dev[s] && t->dev[s] != t->set[s])
 				dev->release(t->dev[s], t->mapped);
-			if (t->set[s])
+			if (t->set[s] && !in_file(t, s)) /* those stay mapped for the next */
 				munmap(t->set[s], t->mapped);
 		}
 		memset(t, 0, sizeof(*t));
 	}
-	if (outmap && outmap != MAP_FAILED)
-		munmap(outmap, outmap_bytes);
-	outmap = NULL;
-	outmap_bytes = 0;
-	ntensors = nsets = 0;
+	out_stride = 0;
+	ntensors = nsets = shared = 0;
 	memset(set_filled, 0, sizeof(set_filled));
 	memset(set_seed, 0, sizeof(set_seed));
 	reply("ok %llu", (unsigned long long)(now_ns() - t0));
@@ -401,16 +456,16 @@ static uint64_t call_set(int s)
 	return ns;
 }
 
+/* set s's outputs into its place in the shared file (on the host device they are there);
+ * -1 for a set that has none there, or a failed download */
 static int snap(int s)
 {
-	size_t off = 0;
+	if (s >= shared)
+		return -1;
 	for (int i = 0; i < ntensors; i++)
-		if (tensors[i].is_out) {
-			if (dev->download(tensors[i].set[s], tensors[i].dev[s], tensors[i].bytes))
-				return -1;
-			memcpy(outmap + off, tensors[i].set[s], tensors[i].bytes);
-			off += tensors[i].bytes;
-		}
+		if (tensors[i].is_out && tensors[i].dev[s] != tensors[i].set[s] &&
+		    dev->download(tensors[i].set[s], tensors[i].dev[s], tensors[i].bytes))
+			return -1;
 	return 0;
 }
 
@@ -432,8 +487,8 @@ static int cmd_call(int s)
 	uint64_t ns = call_set(s);
 	call_ns = now_ns() - t0;
 	t0 = now_ns();
-	/* copy at once: work a kernel leaves running in the background is not a result */
-	if (snap(s)) {
+	/* at once: work a kernel leaves running in the background is not a result */
+	if (s < shared && snap(s)) {
 		reply("error download from the %s device failed", dev->name);
 		return -1;
 	}
@@ -469,8 +524,9 @@ static int median_known(const uint64_t *t, int n, double ci_rel)
 	return ks_stats_median_rel_ci(d, (size_t)n) <= ci_rel;
 }
 
+/* span_from: when the command was read; the reply's span runs from there to the reply */
 static int cmd_time(int warmup, int min_reps, uint64_t min_ns, int max_reps, uint64_t max_ns,
-		    double ci_rel, int ci_min_reps)
+		    double ci_rel, int ci_min_reps, uint64_t span_from)
 {
 	if (!entry || nsets < 1 || max_reps < 1 || max_reps > KS_RUNNER_MAX_REPS) {
 		reply("error bad time request");
@@ -507,10 +563,14 @@ static int cmd_time(int warmup, int min_reps, uint64_t min_ns, int max_reps, uin
 		reply("error out of memory");
 		return -1;
 	}
-	int len = sprintf(line, "times %d %llu %llu", n, (unsigned long long)warm,
-			  (unsigned long long)block);
+	int len = sprintf(line, "times %d %llu %llu %020d", n, (unsigned long long)warm,
+			  (unsigned long long)block, 0);
+	int span_at = len - 20; /* filled in last, as close to the write as it gets */
 	for (int i = 0; i < n; i++)
 		len += sprintf(line + len, " %llu", (unsigned long long)t[i]);
+	char span[24];
+	snprintf(span, sizeof(span), "%020llu", (unsigned long long)(now_ns() - span_from));
+	memcpy(line + span_at, span, 20);
 	line[len++] = '\n';
 	for (int off = 0; off < len;) {
 		ssize_t w = write(KS_RUNNER_FD_REPLY, line + off, (size_t)(len - off));
@@ -545,7 +605,7 @@ static int cmd_load(char *path)
 	/* enter the sandbox before dlopen: the kernel's constructors run inside it */
 	if (ks_runner_scratch[0]) {
 		if (ks_sandbox_enter(ks_runner_scratch, path, inputs_dir[0] ? inputs_dir : NULL,
-				     dev->sandbox, why, sizeof(why))) {
+				     dev->sandbox, ks_runner_open_check, why, sizeof(why))) {
 			reply("error sandbox: %s", why);
 			return -1;
 		}
@@ -603,6 +663,7 @@ int main(int argc, char **argv)
 		return KS_RUNNER_EXIT_PROTO;
 	char line[65536];
 	while (fgets(line, sizeof(line), cmd_in)) {
+		uint64_t read_ns = now_ns();
 		line[strcspn(line, "\n")] = '\0';
 		char *sp = strchr(line, ' ');
 		char *args = sp ? sp + 1 : line + strlen(line);
@@ -643,7 +704,9 @@ int main(int argc, char **argv)
 			else
 				reply("ok");
 		} else if (!strcmp(line, "alloc") && sscanf(args, "%d", &s) == 1) {
-			cmd_alloc(s);
+			int nshared = s;
+			sscanf(args, "%*d %d", &nshared);
+			cmd_alloc(s, nshared);
 		} else if (!strcmp(line, "fill") && sscanf(args, "%d %llu", &s, &x) == 2) {
 			cmd_fill(s, x);
 		} else if (!strcmp(line, "call") && sscanf(args, "%d", &s) == 1) {
@@ -660,7 +723,7 @@ int main(int argc, char **argv)
 			unsigned ci_ppm = 0;
 			int ci_min = 0;
 			sscanf(args, "%*d %*d %*u %*d %*u %u %d", &ci_ppm, &ci_min);
-			cmd_time(a, b, x, c, y, ci_ppm * 1e-6, ci_min);
+			cmd_time(a, b, x, c, y, ci_ppm * 1e-6, ci_min, read_ns);
 		} else if (!strcmp(line, "reset")) {
 			cmd_reset();
 		} else if (!strcmp(line, "quit")) {

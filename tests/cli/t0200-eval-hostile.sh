@@ -2,8 +2,7 @@
 # The evaluator gives every hostile or broken kernel the right status and stays up, as
 # root, with secrets in its environment.
 . "$(dirname "$0")/lib.sh"
-TASK=$ROOT/tests/fixtures/eval/scale
-H=$ROOT/tests/fixtures/hostile
+. "$(dirname "$0")/hostile_lib.sh"
 export KS_TEST_API_KEY=sk-test-secret-0123456789
 export GITHUB_TOKEN=ghp_test_secret
 rm -f /tmp/ksearch-pwned-*
@@ -12,76 +11,44 @@ rm -f /tmp/ksearch-pwned-*
 PLANTED=/tmp/ksearch-planted-secret.h
 echo "KSEARCH_PLANTED_SECRET_5e1f root:\$6\$planted" >"$PLANTED"
 
-status_of() { # status_of KERNEL [extra args]: prints the status, checks exit code agrees
-	local k=$1 st rc
-	shift
-	st=$(eval_status "$k" "$TASK" "$H/$k.c" --quick --timeout 3 --memory-limit 512M "$@")
-	rc=$?
-	if [ "$st" = NO_JSON ]; then st="NO_JSON(rc=$rc)"; fi
-	if [ "$st" = PASSED ] && [ $rc -ne 0 ]; then st="$st(rc=$rc)"; fi
-	if [ "$st" != PASSED ] && [ $rc -ne 1 ] && [ "${st#NO_JSON}" = "$st" ]; then st="$st(rc=$rc)"; fi
-	echo "$st"
-}
-
-expect() { # expect KERNEL STATUS [extra args]
-	local k=$1 want=$2
-	shift 2
-	is "$(status_of "$k" "$@")" "$want" "$k -> $want"
-}
-
-expect plain PASSED
-expect openmp PASSED
-expect simd PASSED
-expect compile_error COMPILE_ERROR
-expect wrong_name COMPILE_ERROR
-expect segfault RUNTIME_ERROR
-expect abort RUNTIME_ERROR
-expect infinite_loop TIMEOUT
-expect huge_alloc MEMORY_LIMIT
-expect fork_loop SANDBOX_VIOLATION
-expect exec SANDBOX_VIOLATION
-expect socket_connect SANDBOX_VIOLATION
-expect file_write SANDBOX_VIOLATION
-expect file_write_raw PASSED
-expect newline_report SANDBOX_VIOLATION
-expect scratch_write PASSED
-expect thread_name PASSED
-expect env_secret PASSED
-expect proc_environ SANDBOX_VIOLATION
-expect proc_environ_raw PASSED
-expect kill_parent SANDBOX_VIOLATION
-expect constructor_fork SANDBOX_VIOLATION
-expect modify_input RUNTIME_ERROR
-expect modify_input_mprotect INCORRECT_NUMERICAL
-expect partial_write INCORRECT_NUMERICAL
-expect cached_result INCORRECT_NUMERICAL
-expect cached_by_pointer INCORRECT_NUMERICAL
-expect background_thread INCORRECT_NUMERICAL
-# issue 13: the runner holds no privilege (each probe corrupts y[0] when its call works);
-# mknod and FS_IOC_SETFLAGS are off the seccomp allow-list as well, which stops them first
-expect caps_held PASSED
-expect mknod_device SANDBOX_VIOLATION
-expect chattr_immutable SANDBOX_VIOLATION
-# issue 13: seccomp is an allow-list: calls no kernel needs, which the old deny-list let
-# through (syslog reads the kernel log where dmesg_restrict is 0; fsopen is the new mount API)
-expect syslog_read SANDBOX_VIOLATION
-expect fsopen_mount SANDBOX_VIOLATION
-# issue 13: nothing that names another process (each probe computes the right answer, so
-# a missed block shows as PASSED; sigqueue_parent kills ksearch when it gets through)
-expect fanotify_watch SANDBOX_VIOLATION
-expect renice_other SANDBOX_VIOLATION
-expect affinity_other SANDBOX_VIOLATION
-expect sigqueue_parent SANDBOX_VIOLATION
-expect prlimit_parent SANDBOX_VIOLATION
-expect fsetown_parent SANDBOX_VIOLATION
-expect pdeathsig_reset SANDBOX_VIOLATION
-expect rlimit_cpu_raise SANDBOX_VIOLATION
-# issue 13: a CPU-time limit and a parent-death signal the kernel cannot remove, and the
-# candidate stopped while the baseline is timed
-expect rlimit_cpu_unset PASSED
-expect baseline_stopped PASSED
-# issue 12: the input cache is read-only to the kernel, the reference cache unreadable
-expect input_cache_write PASSED
+# the catalogue: every kernel of tests/fixtures/hostile/catalogue.txt gets its status
+catalogue
+grep -q "file write outside the scratch directory: '.*/inputs/v2/ksearch-pwned.bin'" "$TMP/input_cache_write.json"
+ok $? "input_cache_write: the refused write into the input cache is named"
+grep -q "calls on inputs the kernel had not seen took" "$TMP/memo_sampled.json"
+ok $? "memo_sampled: the log says its fresh calls were slower than its timed ones"
+"$KS" eval "$TASK" "$H/clock_patch.c" --json --quick --cflags -DHONEST >"$TMP/clock_honest.json" 2>/dev/null
+patched=$(json_get "$TMP/clock_patch.json" 'd["workloads"][0]["median_us"]')
+honest=$(json_get "$TMP/clock_honest.json" 'd["workloads"][0]["median_us"]')
+python3 -c "import sys; sys.exit(0 if $patched >= 0.5 * $honest else 1)"
+ok $? "clock_patch is timed honestly: its patch was refused ($patched us, its honest twin $honest us)"
+# without the sandbox the patch works (no W^X refusal): the evaluator's wall clock sees it
+grep -q "the runner's clock ran slower than this process's" "$TMP/clock_patch--no-sandbox.json"
+ok $? "clock_patch --no-sandbox: the cross-check names a slowed clock"
+grep -q "memfd_create" "$TMP/memfd_hold.json"
+ok $? "memfd_hold: the log names memfd_create"
+grep -q "conflicting types for .scale" "$TMP/prototype_mismatch.json"
+ok $? "prototype_mismatch: the compiler names the conflicting prototype"
+grep -q "more than the 64 MiB a kernel may be" "$TMP/big_artifact.json"
+ok $? "big_artifact: the log says the library is too big"
+[ -z "$(find "$KSEARCH_CACHE/kernels" -name 'kernel.so*' -size +64M)" ]
+ok $? "big_artifact: no library of more than 64 MiB stays in the kernel cache"
+# threads: a pids cgroup of its own as root, RLIMIT_NPROC otherwise
+"$KS" eval "$TASK" "$H/plain.c" --json --quick >"$TMP/describe.json" 2>/dev/null
+if [ "$(id -u)" != 0 ] || grep -q "pids cgroup" "$TMP/describe.json"; then
+	expect thread_bomb PASSED
+else
+	skip "thread_bomb -> PASSED" "root without a writable pids cgroup: threads are not bounded here"
+fi
+# the probe probes: as root, without the sandbox, nothing bounds them
+[ "$(id -u)" = 0 ] && expect thread_bomb INCORRECT_NUMERICAL --no-sandbox
+# scratch: a tmpfs of its own where the runner can have a mount namespace
+if unshare -m true 2>/dev/null || unshare -Urm true 2>/dev/null; then
+	expect scratch_fill PASSED
+else
+	skip "scratch_fill -> PASSED" "no mount namespace here: scratch has no quota"
+fi
+expect scratch_fill INCORRECT_NUMERICAL --no-sandbox
 
 # a runner does not outlive a killed ksearch
 "$KS" eval "$TASK" "$H/infinite_loop.c" --quick --timeout 60 >/dev/null 2>&1 &
@@ -105,8 +72,6 @@ done
 ok $gone "the kernel's runner (pid ${runner:-none found}) dies with ksearch"
 
 # issue 13: the compiler is sandboxed (Landlock, memory/file/CPU limits, no network)
-expect include_secret COMPILE_ERROR
-expect incbin_secret COMPILE_ERROR
 t0=$(date +%s)
 expect include_dev_zero COMPILE_ERROR
 expect macro_bomb COMPILE_ERROR
@@ -177,6 +142,15 @@ grep -q "SIGSEGV\|signal 11\|Segmentation" "$TMP/segfault.json"
 ok $? "segfault log names the signal"
 grep -q "y\[" "$TMP/partial_write.json"
 ok $? "partial_write log shows the first mismatching element"
+# issue 39: an output left NaN has an error of nan (not 0); what was not run says so
+"$KS" eval "$TASK" "$H/partial_write.c" --quick >"$TMP/partial.out" 2>&1
+grep -qE "^one +INCORRECT_NUMERICAL +nan +nan" "$TMP/partial.out" &&
+	grep -q "max abs err nan" "$TMP/partial.out"
+ok $? "partial_write: its NaN output's error is nan in the table and the log"
+grep -qE "^odd +not run +- +-$" "$TMP/partial.out" && grep -qE "^n=1048576 +not run( +-)+$" "$TMP/partial.out"
+ok $? "partial_write: the check and the workload not run say so, with no numbers"
+json_get "$TMP/partial_write.json" 'd["workloads"][0]["evaluated"] is False and d["checks"][0]["evaluated"] is True' | grep -q True
+ok $? "partial_write --json: \"evaluated\" tells what was run"
 grep -q "expected ';'\|error" "$TMP/compile_error.json"
 ok $? "compile_error log carries the compiler message"
 grep -q "undefined reference to .scale" "$TMP/wrong_name.json"

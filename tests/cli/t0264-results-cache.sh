@@ -19,8 +19,8 @@ run() { # run NAME [options]: a run of 3 candidates, its JSON summary in NAME.js
 run first
 ok $? "a first run"
 is "$(json_get "$TMP/first.json" 'd["cached"]["evaluations"]')" 0 "... evaluates every candidate"
-[ -f "$KSEARCH_CACHE/results.sqlite" ]
-ok $? "... and keeps them in the cache root (results.sqlite)"
+[ -f "$KSEARCH_CACHE/results/results.sqlite" ]
+ok $? "... and keeps them in the cache root (results/results.sqlite)"
 run second
 ok $? "the same run again"
 is "$(json_get "$TMP/second.json" 'd["cached"]["evaluations"]')" 3 "... reuses the first run's three evaluations"
@@ -30,6 +30,12 @@ is "$(json_get "$TMP/second.json" 'd["evaluated"]')" 3 "... which still count as
 $KS run "$task" --budget 3 --top 1 --min-time 0.01 --out "$TMP/third" >"$TMP/third.out" 2>&1
 grep -q "^reused: 3 evaluations of earlier runs from the results cache, measured .* ago (--fresh" "$TMP/third.out"
 ok $? "the summary says what was reused"
+$KS cache | grep -q "^results .*evaluations kept across runs"
+ok $? "ksearch cache lists the results cache and says what it is"
+$KS cache clear results >/dev/null 2>&1 && [ ! -e "$KSEARCH_CACHE/results" ]
+ok $? "ksearch cache clear results removes it, its journal files with it"
+run cleared
+is "$(json_get "$TMP/cleared.json" 'd["cached"]["evaluations"]')" 0 "... and the next run evaluates everything again"
 run fresh --fresh
 is "$(json_get "$TMP/fresh.json" 'd["cached"]["evaluations"]')" 0 "--fresh evaluates everything again"
 sed -i 's/^tolerance: .*/tolerance: {atol: 2e-4, rtol: 1e-3, l2: 1e-5}/' "$task/task.yaml"

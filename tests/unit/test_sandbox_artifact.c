@@ -26,7 +26,7 @@ static int child_reads(const char *scratch, const char *artifact, const char *si
 		/* privileges: dropping them needs CAP_SETPCAP, which a non-root test lacks;
 		 * Landlock holds either way */
 		setenv("KSEARCH_SANDBOX_SKIP", "seccomp,privileges", 1);
-		if (ks_sandbox_enter(scratch, artifact, NULL, &needs, why, sizeof(why))) {
+		if (ks_sandbox_enter(scratch, artifact, NULL, &needs, NULL, why, sizeof(why))) {
 			fprintf(stderr, "sandbox: %s\n", why);
 			_exit(4);
 		}
