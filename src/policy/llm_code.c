@@ -163,7 +163,7 @@ static void knob_list(const char *defines, struct ks_buf *out)
 		ks_buf_addf(out, "%s%s=%s", i ? " " : "", v[i].name, v[i].value);
 }
 
-void llm_code_from(struct lp *L, long id, struct ks_buf *out)
+void llm_code_from(struct lp *L, long id, int shown, struct ks_buf *out)
 {
 	if (id < 0) {
 		ks_buf_addf(out, "the starting kernel (%s of the task)", L->ctx.start_file);
@@ -189,8 +189,9 @@ void llm_code_from(struct lp *L, long id, struct ks_buf *out)
 		ks_buf_adds(out, "; the knob tuning of candidate ");
 		ks_buf_addf(out, "%lld with ", (long long)c->parent_id);
 		knob_list(c->defines, out);
-		ks_buf_adds(out, ", written into the code below (its #defines and @ksearch defaults "
-				 "are the values it ran with)");
+		if (shown)
+			ks_buf_adds(out, ", written into the code below (its #defines and @ksearch "
+					 "defaults are the values it ran with)");
 	}
 	ks_store_free(c);
 }
@@ -231,7 +232,7 @@ void llm_parent_why(struct lp *L, int id, struct ks_buf *out)
 	ks_world_node_ref(w, base, bref, sizeof(bref));
 	ks_world_node_ref(w, n->parent >= 0 ? n->parent : base, pref, sizeof(pref));
 	ks_buf_adds(out, "This is ");
-	llm_code_from(L, L->base_cand, out);
+	llm_code_from(L, L->base_cand, 1, out);
 	if (base == id)
 		ks_buf_addf(out, ".\nWhy this kernel: node %s was worked on before; it goes on from "
 				 "its own best kernel.",
@@ -259,14 +260,17 @@ void llm_parent_why(struct lp *L, int id, struct ks_buf *out)
 		}
 		x = y->parent;
 	}
-	ks_buf_addf(out, "%s To build on another node's kernel, place the action under that node "
-			 "(update_node with \"parent_id\").\n",
-		    others ? "." : "");
+	if (others)
+		ks_buf_adds(out, ".");
+	if (L->base_cand >= 0)
+		ks_buf_adds(out, " To build on another node's kernel, place the action under that "
+				 "node (update_node with \"parent_id\").");
+	ks_buf_adds(out, "\n");
 }
 
 void llm_best_from(struct lp *L, struct ks_buf *out)
 {
-	llm_code_from(L, L->best_id, out);
+	llm_code_from(L, L->best_id, 1, out);
 	struct ks_llm_times best, other;
 	int v[KS_LLM_TIMES_MAX], close = 0;
 	if (!llm_times(L, L->best_id, &best))
@@ -293,7 +297,7 @@ int llm_cycle_best(struct lp *L, struct ks_buf *code, struct ks_buf *from, struc
 {
 	if (L->best_id < 0) {
 		ks_buf_adds(from, "No kernel of this cycle passed yet: the kernel it started from, ");
-		llm_code_from(L, L->base_cand, from);
+		llm_code_from(L, L->base_cand, 1, from);
 		return ks_buf_adds(code, ks_buf_str(&L->base_code));
 	}
 	ks_buf_adds(from, "The cycle's best: ");

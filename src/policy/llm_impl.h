@@ -126,8 +126,9 @@ const char *llm_fb_get(const struct lp *L, long id);
  * starting kernel for id -1 */
 int llm_candidate_code(struct lp *L, long id, struct ks_buf *out, struct ks_error *e);
 /* "candidate 8 of node 5 \"...\", 8.278x the baseline; the knob tuning of candidate 7
- * with NT=1 ..." (the starting kernel for id -1) */
-void llm_code_from(struct lp *L, long id, struct ks_buf *out);
+ * with NT=1 ..." (the starting kernel for id -1); shown: its code follows (the values are
+ * said to be written into it) */
+void llm_code_from(struct lp *L, long id, int shown, struct ks_buf *out);
 /* the kernel an action on node id builds on (L->base_node, L->base_cand), why that one, and
  * the other kernels measured on the node's path against it */
 void llm_parent_why(struct lp *L, int id, struct ks_buf *out);

@@ -78,9 +78,9 @@ int llm_session_begin(struct lp *L, int id, const char *kind, struct ks_error *e
 	llm_parent_why(L, id, &L->parent_why);
 	char ref[64];
 	ks_world_node_ref(&L->w, id, ref, sizeof(ref));
-	ks_buf_addf(&L->evidence, "Node %s \"%s\" (built on ", ref, ks_buf_str(&L->title));
-	llm_code_from(L, L->base_cand, &L->evidence);
-	ks_buf_adds(&L->evidence, "):\n");
+	ks_buf_addf(&L->evidence, "Node %s \"%s\", built on ", ref, ks_buf_str(&L->title));
+	llm_code_from(L, L->base_cand, 0, &L->evidence);
+	ks_buf_adds(&L->evidence, ":\n");
 	return 0;
 }
 
@@ -244,9 +244,9 @@ int llm_ask_next(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_err
 	int debug = !strcmp(L->kind, "debug"), rc;
 	/* the kernel just evaluated is L->code, candidate last_id: both named, never mixed */
 	ks_buf_adds(&last, ks_buf_str(&L->code));
-	llm_code_from(L, L->last_id, &last_from);
+	llm_code_from(L, L->last_id, 1, &last_from);
 	ks_buf_adds(&base_from, "The kernel this cycle started from: ");
-	llm_code_from(L, L->base_cand, &base_from);
+	llm_code_from(L, L->base_cand, 1, &base_from);
 	if ((rc = llm_cycle_best(L, &best, &best_from, e)))
 		goto out;
 	llm_noise_text(L, &noise);
@@ -318,7 +318,7 @@ int llm_ask_direct(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_e
 		goto out;
 	llm_state_tree(L, &s, &full, &brief);
 	ks_buf_adds(&best_from, best >= 0 ? "The run's best so far: " : "Nothing passed yet: ");
-	llm_code_from(L, best, &best_from);
+	llm_code_from(L, best, 1, &best_from);
 	llm_noise_text(L, &noise);
 	s.best_code = ks_buf_str(&best_code);
 	s.best_from = ks_buf_str(&best_from);

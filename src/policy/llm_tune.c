@@ -45,7 +45,7 @@ static long tuned_before(struct lp *L, const char *code, long id)
 	return -1;
 }
 
-/* a line under the tuned kernel's attempt */
+/* a line under the tuned kernel's attempt (the edit prompt shows the attempts too) */
 static void knobs_note(struct lp *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void knobs_note(struct lp *L, const char *fmt, ...)
 {
@@ -55,7 +55,6 @@ static void knobs_note(struct lp *L, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	ks_buf_addf(&L->attempts, "   knobs: %s\n", msg);
-	ks_buf_addf(&L->evidence, "  knobs: %s\n", msg);
 }
 
 void llm_tune_release(struct lp *L)
@@ -117,10 +116,11 @@ int llm_tune_start(struct lp *L, const char *code, const struct ks_policy_outcom
 		goto none;
 	}
 	if (cap < 1) {
-		knobs_note(L, "not tuned: %d candidate%s of the budget left, and tuning spends at most "
-			      "1/%d of them (%d feasible configurations were not measured; the "
-			      "kernel ran as written)",
-			   left, left == 1 ? " is" : "s are", LLM_TUNE_SHARE, L->tune_cs.n);
+		knobs_note(L, "not tuned: %d candidate%s left in the budget, and tuning spends at "
+			      "most 1/%d of them (the %d other feasible configuration%s not "
+			      "measured; the kernel ran as written)",
+			   left, left == 1 ? " is" : "s are", LLM_TUNE_SHARE, L->tune_cs.n - 1,
+			   L->tune_cs.n == 2 ? " was" : "s were");
 		goto none;
 	}
 	L->tune_tpls[0] = L->tune_tpl;

@@ -266,7 +266,7 @@ static int edit_state(struct lp *L, struct ks_llm_state *s, char *node_id, size_
 		s->feedback = llm_fb_get(L, L->best_id);
 	} else if (L->last_id >= 0) {
 		ks_buf_adds(from, "No kernel of the cycle passed: its last, ");
-		llm_code_from(L, L->last_id, from);
+		llm_code_from(L, L->last_id, 1, from);
 		ks_buf_adds(from, ".");
 		ks_buf_adds(code, ks_buf_str(&L->code));
 		s->feedback = llm_fb_get(L, L->last_id);
