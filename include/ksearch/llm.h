@@ -320,6 +320,9 @@ struct ks_context_piece {
 	int keep_min;           /* list piece: entries never dropped (the newest ones) */
 	int priority;           /* higher survives longer */
 	int required;           /* never shortened or dropped */
+	int optional_section;   /* ks_llm_prompt_build: when the piece is empty, its section is
+				   left out (the "## " heading right above the placeholder's line
+				   and that line), not shown empty */
 };
 
 /* Suggested priorities, so every prompt gives way in the same order: feedback and

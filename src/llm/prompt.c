@@ -108,6 +108,28 @@ int ks_prompt_render_file(const char *dir, const char *name, const struct ks_pro
 	return rc;
 }
 
+/* Leave out the section of placeholder name: the "## " heading line right above the line
+ * holding only "{{name}}", that line, and one blank line after it.  A template shaped
+ * otherwise is left as it is (the placeholder renders empty). */
+static void section_drop(struct ks_buf *t, const char *name)
+{
+	char ph[128];
+	snprintf(ph, sizeof(ph), "\n{{%s}}\n", name);
+	char *s = t->data, *at = s ? strstr(s, ph) : NULL;
+	if (!at || at == s)
+		return;
+	char *head = at; /* the start of the line above */
+	while (head > s && head[-1] != '\n')
+		head--;
+	if (strncmp(head, "## ", 3))
+		return;
+	char *end = at + strlen(ph);
+	if (*end == '\n')
+		end++;
+	memmove(head, end, strlen(end) + 1);
+	t->len = strlen(s);
+}
+
 int ks_llm_prompt_build(const struct ks_llm_prompt *p, struct ks_buf *system,
 			struct ks_buf *user, struct ks_context *ctx_out, struct ks_error *e)
 {
@@ -125,6 +147,9 @@ int ks_llm_prompt_build(const struct ks_llm_prompt *p, struct ks_buf *system,
 	if ((rc = ks_prompt_load(p->dir, "system.txt", &sys_t, e)) ||
 	    (rc = ks_prompt_load(p->dir, name, &user_t, e)))
 		goto out;
+	for (int i = 0; i < p->npieces; i++)
+		if (p->pieces[i].optional_section && !(p->pieces[i].text && p->pieces[i].text[0]))
+			section_drop(&user_t, p->pieces[i].name);
 	if ((rc = ks_context_init(&ctx, p->pieces, p->npieces, e)))
 		goto out;
 	/* reserve: both templates and the fixed values (an upper bound: a value may be used

@@ -168,6 +168,8 @@ void llm_state_tree(struct lp *L, struct ks_llm_state *s, struct ks_buf *full,
 {
 	ks_llm_tree_text(&L->w, 1, full);
 	ks_llm_tree_text(&L->w, 0, brief);
+	llm_unscored_text(L, full);
+	llm_unscored_text(L, brief);
 	s->tree = ks_buf_str(full);
 	s->tree_brief = ks_buf_str(brief);
 }

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -169,7 +170,52 @@ static void facts_text(const struct ks_llm_context_opts *o, const struct ks_spec
 	ks_buf_adds(out, "\n\n");
 }
 
-/* the target's facts, then its spec as written (sources and units) */
+/* A CPU's spec in its own terms: where the facts above come from, the instruction sets,
+ * and for the measured roofs when and under what load they were measured (a roof measured
+ * on a loaded machine is a floor of what the hardware does, not a ceiling).  The spec's
+ * GPU-shaped fields (threads per group, shared memory per block) have no place here. */
+static void host_spec_text(const struct ks_spec *s, struct ks_buf *out)
+{
+	double v, load[1];
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int nmeasured = 0;
+	if (ks_spec_field(s, "clock_mhz", &v) == 0 && isfinite(v) && v > 0)
+		ks_buf_addf(out, "Clock %.0f MHz. ", v);
+	if (ks_spec_field(s, "mem_bytes", &v) == 0 && isfinite(v) && v > 0)
+		ks_buf_addf(out, "Memory %.1f GiB. ", v / (1 << 30));
+	for (int i = 0; i < s->nvalues; i++)
+		if (!strcmp(s->values[i].name, "features") && s->values[i].text)
+			ks_buf_addf(out, "Instruction sets: %s.", s->values[i].text);
+	ks_buf_adds(out, "\n");
+	for (int i = 0; i < s->nvalues; i++) {
+		const struct ks_spec_value *x = &s->values[i];
+		if (!x->basis || strcmp(x->basis, "measured"))
+			continue;
+		if (!nmeasured++) {
+			ks_buf_adds(out, "Memory bandwidth and f32 peak are measured, not the "
+					 "hardware's limits: ");
+			if (s->path)
+				ks_buf_addf(out, "when the spec file %s was written (the load then "
+						 "is not known)",
+					    s->path);
+			else if (getloadavg(load, 1) == 1 && ncpu > 0)
+				ks_buf_addf(out, "by ksearch's micro-benchmarks when it started, under "
+						 "load average %.1f on %ld CPUs%s",
+					    load[0], ncpu,
+					    load[0] > ncpu ? " (a loaded machine: kernels timed "
+							     "later may measure above them)"
+							   : "");
+			else
+				ks_buf_adds(out, "by ksearch's micro-benchmarks when it started");
+			ks_buf_adds(out, "; \"% of the roofline\" in the feedback is against them.");
+		}
+		ks_buf_addf(out, "\n- %s: %s", x->name, x->note ? x->note : x->source);
+	}
+	ks_buf_adds(out, nmeasured ? "\n" : "");
+}
+
+/* the target's facts, then its spec: a CPU's in its own terms, a device's as written
+ * (sources and units) with its hard limits */
 static void hardware_text(const struct ks_llm_context_opts *o, struct ks_buf *out)
 {
 	if (!o->spec) {
@@ -178,10 +224,13 @@ static void hardware_text(const struct ks_llm_context_opts *o, struct ks_buf *ou
 		return;
 	}
 	facts_text(o, o->spec, out);
+	if (ks_backend_on_host(o->be)) {
+		host_spec_text(o->spec, out);
+		return;
+	}
 	ks_spec_to_text(o->spec, out);
-	if (!ks_backend_on_host(o->be))
-		ks_buf_adds(out, "Respect these limits: a kernel that needs more shared/threadgroup "
-				 "memory or threads per group than listed does not run.\n");
+	ks_buf_adds(out, "Respect these limits: a kernel that needs more shared/threadgroup "
+			 "memory or threads per group than listed does not run.\n");
 }
 
 /* The task's best CUDA kernel: the cuda template rated highest (the smaller on ties) of
@@ -329,10 +378,9 @@ int ks_llm_context_open(struct ks_llm_context *c, const struct ks_llm_context_op
 		return ks_error_wrap(e, "context");
 	if (!c->hardware.len)
 		ks_buf_adds(&c->hardware, "(not shown: --context none)");
-	if (!c->translation.len)
-		ks_buf_adds(&c->translation, o->level == KS_CONTEXT_FULL
-						     ? "(nothing more is known for this target)"
-						     : "(not shown: --context full adds it)");
+	/* below --context full the section is left out of the prompts (empty) */
+	if (!c->translation.len && o->level == KS_CONTEXT_FULL)
+		ks_buf_adds(&c->translation, "(nothing more is known for this target)");
 	return 0;
 }
 

@@ -9,6 +9,8 @@
  *   llm_session.c  a cycle on one node: action, debug, improve, repeat, direct kernels;
  *                  credit to the node a kernel implements; the cycle's attempts
  *   llm_tune.c     tuning the knobs of an @ksearch kernel the model wrote
+ *   llm_code.c     a candidate's code as the model reads it (knob values baked in), named
+ *   llm_noise.c    how far the measurements can be trusted: load, spreads, verdicts
  */
 #ifndef KS_POLICY_LLM_IMPL_H
 #define KS_POLICY_LLM_IMPL_H
@@ -20,6 +22,7 @@
 #include "policy/llm.h"
 #include "policy/llm_context.h"
 #include "policy/llm_prompt.h"
+#include "policy/llm_text.h"
 
 #define LLM_MAX_FAILS 8          /* default --llm-max-failures */
 #define LLM_NOCODE_MAX 2         /* sessions without code before a node is closed */
@@ -43,6 +46,12 @@ struct fb_entry {
 	char *text;
 };
 
+/* a node ksearch made with placeholder scores (an IMPLEMENTS: new line, a kernel found in
+ * an init or edit reply, a direct kernel), until an edit scores it */
+#define LLM_PLACEHOLDER_RATING 5
+#define LLM_PLACEHOLDER_CONFIDENCE 0.3
+#define LLM_PLACEHOLDER_DIFFICULTY 2
+
 struct lp {
 	struct ks_policy_env env;
 	struct ks_llm_policy pol;
@@ -58,7 +67,13 @@ struct lp {
 	struct fb_entry *fb;   /* feedback text per evaluated candidate */
 	int nfb;
 	char **tuned;          /* sources whose knobs were tuned already */
+	long *tuned_id;        /* ... the candidate each was tuned as */
 	int ntuned;
+	int *unscored;         /* nodes with placeholder scores (LLM_PLACEHOLDER_*) */
+	int nunscored;
+	struct ks_llm_machine machine; /* the load while kernels were timed */
+	double *spreads;       /* every timed workload's spread so far, % */
+	int nspreads;
 	enum phase phase;
 	int no_open;           /* the current edit round was asked because no action is open */
 	int idle;              /* selects in a row that found no open action */
@@ -67,11 +82,16 @@ struct lp {
 	struct ks_buf notes;   /* what ksearch could not use since the last prompt, and why */
 	/* the cycle: one node's refinement session, then an edit round */
 	int node;
+	int base_node;         /* the node whose kernel the cycle built on (its nearest
+				  measured node: the tree says what refines what) */
 	long base_cand;
+	long *cycle;           /* the cycle's passing candidates, knob tuning included */
+	int ncycle;
 	int cycle_evals;       /* candidates evaluated since the last edit round */
 	int cycle_cap;         /* an edit round at least every this many candidates */
 	const char *kind;      /* action, debug, improve, repeat, direct */
-	struct ks_buf action, title, code, best_code, base_code, evidence, last_fb, cand_title;
+	struct ks_buf action, title, code, base_code, evidence, last_fb, cand_title;
+	struct ks_buf parent_why; /* why the cycle builds on base_cand, and on what else not */
 	struct ks_buf attempts; /* this cycle's attempts, oldest first */
 	int nattempts;
 	struct ks_buf changed, expected, implements; /* the notes of the last code reply */
@@ -86,6 +106,9 @@ struct lp {
 	/* knob tuning of the cycle's kernel */
 	struct ks_policy tuner;
 	int tuning, tune_cap, tune_spent;
+	long tune_of, tune_best;  /* the kernel being tuned; the fastest of it and its tunings */
+	double tune_best_score;
+	int tune_feasible;
 	struct ks_template *tune_tpl;
 	struct ks_config_set tune_cs;
 	struct ks_template *tune_tpls[1];
@@ -97,7 +120,34 @@ int llm_budget_left(const struct lp *L);
 void llm_stop(struct lp *L, const char *why);
 void llm_unusable(struct lp *L, const char *what);
 const char *llm_fb_get(const struct lp *L, long id);
+
+/* llm_code.c */
+/* the source of candidate id with its knob values baked in (ks_llm_bake_knobs); the
+ * starting kernel for id -1 */
 int llm_candidate_code(struct lp *L, long id, struct ks_buf *out, struct ks_error *e);
+/* "candidate 8 of node 5 \"...\", 8.278x the baseline; the knob tuning of candidate 7
+ * with NT=1 ..." (the starting kernel for id -1); shown: its code follows (the values are
+ * said to be written into it) */
+void llm_code_from(struct lp *L, long id, int shown, struct ks_buf *out);
+/* the kernel an action on node id builds on (L->base_node, L->base_cand), why that one, and
+ * the other kernels measured on the node's path against it */
+void llm_parent_why(struct lp *L, int id, struct ks_buf *out);
+/* the cycle's best kernel (L->best_id) named, and the cycle's kernels the measurements do
+ * not tell apart from it */
+void llm_best_from(struct lp *L, struct ks_buf *out);
+/* the code of the cycle's best kernel (the one it started from when none passed) and the
+ * text that names it */
+int llm_cycle_best(struct lp *L, struct ks_buf *code, struct ks_buf *from, struct ks_error *e);
+
+/* llm_noise.c */
+/* candidate id's median and spread per timed workload (search phase); the number found */
+int llm_times(struct lp *L, long id, struct ks_llm_times *t);
+/* note the machine's load and the spreads of candidate id, just timed */
+void llm_noise_observe(struct lp *L, long id);
+/* the "how far to trust the measurements" section */
+void llm_noise_text(struct lp *L, struct ks_buf *out);
+/* id against other: ks_llm_compare_text; nothing when either has no timings */
+void llm_versus(struct lp *L, long id, long other, struct ks_buf *out);
 
 /* llm_ask.c */
 /* Render template tmpl with state s and ask with purpose (tmpl, or "<tmpl>-fix" with a
@@ -122,6 +172,11 @@ void llm_state_tree(struct lp *L, struct ks_llm_state *s, struct ks_buf *full,
 		    struct ks_buf *brief);
 
 /* llm_world.c */
+/* node id has placeholder scores (LLM_PLACEHOLDER_*): the tree says so until an edit
+ * scores it */
+void llm_unscored_add(struct lp *L, int id);
+/* the paragraph the tree carries while nodes have placeholder scores ("" when none) */
+void llm_unscored_text(struct lp *L, struct ks_buf *out);
 int llm_world_init(struct lp *L, struct ks_error *e);
 int llm_world_edit(struct lp *L, struct ks_error *e);
 /* the node to work on next: the model's choice when it keeps the rules, else by priority;
@@ -136,7 +191,8 @@ int llm_ask_next(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_err
 int llm_ask_direct(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_error *e);
 int llm_emit_pending(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_error *e);
 /* one line of the cycle's attempts for the outcome o of the kernel just evaluated */
-void llm_attempt_add(struct lp *L, const struct ks_policy_outcome *o, const char *what);
+void llm_attempt_add(struct lp *L, const struct ks_policy_cand *c,
+		     const struct ks_policy_outcome *o, const char *what);
 /* after the cycle's kernel (and its tuning): go on with debug / improve / repeat, or end */
 void llm_decide(struct lp *L);
 

@@ -79,31 +79,6 @@ static void fb_put(struct lp *L, long id, const char *text)
 	L->nfb++;
 }
 
-/* the source of candidate id with its knob values baked in (#ifndef guards, so -D wins);
- * the starting kernel for id -1 */
-int llm_candidate_code(struct lp *L, long id, struct ks_buf *out, struct ks_error *e)
-{
-	if (id < 0)
-		return ks_buf_adds(out, ks_buf_str(&L->ctx.start));
-	struct ks_store_candidate *c = NULL;
-	int rc = ks_store_get_candidate(L->env.store, id, &c, e);
-	if (rc)
-		return rc;
-	char copy[4096];
-	snprintf(copy, sizeof(copy), "%s", c->defines ? c->defines : "");
-	char *save = NULL;
-	for (char *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-		char *eq = strchr(tok, '=');
-		if (strncmp(tok, "-D", 2) || !eq)
-			continue;
-		*eq = '\0';
-		ks_buf_addf(out, "#ifndef %s\n#define %s %s\n#endif\n", tok + 2, tok + 2, eq + 1);
-	}
-	rc = ks_buf_adds(out, c->source ? c->source : "");
-	ks_store_free(c);
-	return rc;
-}
-
 /* ---- propose ---------------------------------------------------------------------- */
 
 static int select_next(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_error *e)
@@ -183,8 +158,10 @@ static int lp_propose(void *state, struct ks_policy_cand *out, int max, int *n,
 
 /* ---- observe ---------------------------------------------------------------------- */
 
+/* what candidate o measured, named, as the model reads it next to its code */
 static void outcome_text(const struct ks_policy_outcome *o, struct ks_buf *fb)
 {
+	ks_buf_addf(fb, "candidate %ld: ", o->candidate);
 	if (o->res) {
 		ks_llm_feedback_text(o->res, fb);
 	} else if (o->duplicate_of > 0) {
@@ -196,6 +173,21 @@ static void outcome_text(const struct ks_policy_outcome *o, struct ks_buf *fb)
 		ks_buf_addf(fb, "status %s (measured before the resume)\n", ks_status_name(o->status));
 		if (o->passed)
 			ks_buf_addf(fb, "%.3fx the baseline\n", o->score);
+	}
+}
+
+/* a passing kernel of the cycle, the model's or a knob tuning's: the cycle's best when it
+ * measured faster (a tuned variant is one of the cycle's kernels like any other) */
+static void cycle_passed(struct lp *L, const struct ks_policy_outcome *o)
+{
+	long *v = realloc(L->cycle, (size_t)(L->ncycle + 1) * sizeof(long));
+	if (v) {
+		L->cycle = v;
+		L->cycle[L->ncycle++] = o->candidate;
+	}
+	if (L->best_id < 0 || o->score > L->best_score) {
+		L->best_id = o->candidate;
+		L->best_score = o->score;
 	}
 }
 
@@ -211,12 +203,20 @@ static int observe_tuned(struct lp *L, const struct ks_policy_cand *c,
 	snprintf(what, sizeof(what), "knob tuning (%s)", c->ident && c->ident[0] ? c->ident : "");
 	ks_buf_reset(&L->changed);
 	ks_buf_reset(&L->expected);
-	llm_attempt_add(L, o, what);
+	llm_attempt_add(L, c, o, what);
+	if (o->passed) {
+		cycle_passed(L, o);
+		if (o->score > L->tune_best_score) {
+			L->tune_best = o->candidate;
+			L->tune_best_score = o->score;
+		}
+	}
 	return ks_world_record(&L->w, L->node, o->candidate, o->passed, o->score, NULL, e);
 }
 
 /* the cycle's kernel: what it measured goes to the tree, the evidence and the attempts */
-static void observe_kernel(struct lp *L, const struct ks_policy_outcome *o, const char *fb)
+static void observe_kernel(struct lp *L, const struct ks_policy_cand *c,
+			   const struct ks_policy_outcome *o, const char *fb)
 {
 	ks_buf_reset(&L->last_fb);
 	ks_buf_adds(&L->last_fb, fb);
@@ -226,7 +226,7 @@ static void observe_kernel(struct lp *L, const struct ks_policy_outcome *o, cons
 	if (o->passed)
 		ks_buf_addf(&L->evidence, ", %.3fx the baseline", o->score);
 	ks_buf_adds(&L->evidence, "\n");
-	llm_attempt_add(L, o, L->kind);
+	llm_attempt_add(L, c, o, L->kind);
 	L->last_id = o->candidate;
 	L->repeat_of = o->duplicate_of > 0 ? o->duplicate_of : -1;
 	if (o->duplicate_of) {
@@ -248,6 +248,7 @@ static int lp_observe(void *state, const struct ks_policy_cand *c,
 	outcome_text(o, &fb);
 	if (!o->duplicate_of) {
 		fb_put(L, o->candidate, ks_buf_str(&fb));
+		llm_noise_observe(L, o->candidate);
 		L->evaluated++;
 		L->cycle_evals++;
 	}
@@ -255,20 +256,15 @@ static int lp_observe(void *state, const struct ks_policy_cand *c,
 		ks_buf_release(&fb);
 		return observe_tuned(L, c, o, e);
 	}
-	observe_kernel(L, o, ks_buf_str(&fb));
+	observe_kernel(L, c, o, ks_buf_str(&fb));
 	ks_buf_release(&fb);
 	/* a repeat is a failed attempt of the node: it gave nothing new */
 	int passed = o->passed && !o->duplicate_of;
 	L->last_passed = passed;
 	if ((rc = ks_world_record(&L->w, L->node, o->candidate, passed, o->score, &L->verdict, e)))
 		return rc;
-	if (passed && (L->best_id < 0 || o->score > L->best_score)) {
-		L->best_id = o->candidate;
-		L->best_score = o->score;
-		ks_buf_reset(&L->best_code);
-		ks_buf_adds(&L->best_code, ks_buf_str(&L->code));
-	}
 	if (passed) {
+		cycle_passed(L, o);
 		int started = llm_tune_start(L, ks_buf_str(&L->code), o, e);
 		if (started < 0)
 			return started;
@@ -313,7 +309,7 @@ static void lp_free(void *state)
 	if (L->have_world)
 		ks_world_release(&L->w);
 	ks_llm_context_release(&L->ctx);
-	struct ks_buf *bufs[] = {&L->action, &L->title, &L->code, &L->best_code, &L->base_code,
+	struct ks_buf *bufs[] = {&L->action, &L->title, &L->code, &L->parent_why, &L->base_code,
 				 &L->evidence, &L->last_fb, &L->cand_title, &L->pending,
 				 &L->edit_notes, &L->notes, &L->attempts, &L->changed,
 				 &L->expected, &L->implements};
@@ -326,6 +322,10 @@ static void lp_free(void *state)
 	for (int i = 0; i < L->ntuned; i++)
 		free(L->tuned[i]);
 	free(L->tuned);
+	free(L->tuned_id);
+	free(L->unscored);
+	free(L->spreads);
+	free(L->cycle);
 	free(L);
 }
 

@@ -31,13 +31,31 @@ static void placeholders(const struct ks_llm_context *c, const char *purpose,
 		       "starting kernel)>";
 	s->best_code = "<run state: the best kernel of this cycle (the run's best for direct)>";
 	s->code = "<run state: the cycle's best kernel, its last when none passed>";
+	s->parent_from = first ? "This is the starting kernel: nothing on node N's path was measured "
+				 "yet."
+			       : "<run state: which candidate of which node the parent is, its speedup "
+				 "and knob values, why it was chosen (the nearest node on node N's "
+				 "path with a measured kernel), and the other kernels measured on the "
+				 "path against it>";
+	s->candidate_from = "<run state: the failing candidate, its node and status>";
+	s->base_from = "<run state: the candidate this cycle started from, its node and speedup>";
+	s->best_from = "<run state: which candidate is the cycle's best (knob tunings included), "
+		       "its speedup and knob values, and the cycle's kernels the measurements do "
+		       "not tell apart from it>";
+	s->code_from = "<run state: which candidate this is (the cycle's best, else its last) and "
+		       "its speedup and knob values>";
+	s->noise = "<run state: whether the machine was loaded while kernels were timed (load "
+		   "average on N CPUs), how wide the timing spreads are, and the rule a difference "
+		   "must pass to count (beyond both spreads)>";
 	s->feedback = "<run state: per workload and check: status, median time and the baseline's, "
 		      "speedup, GB/s, GFLOP/s, % of the roofline; errors, compiler output and the "
 		      "first mismatches of failures>";
 	s->attempts = "<run state: this cycle's attempts, one each: what was asked (action, debug, "
 		      "improve, repeat, knob tuning), the node, the status and speedup, per timed "
-		      "workload the speedup and the time with its spread, the CHANGED and EXPECTED "
-		      "lines of its reply>";
+		      "workload the speedup and the time with its spread, whether it beat what it "
+		      "started from beyond the spreads, the CHANGED and EXPECTED lines of its "
+		      "reply; what knob tuning measured (how many configurations of how many, "
+		      "which won) or why it did not run>";
 	s->evidence = "<run state: the cycle's node, each candidate's status and speedup, why the "
 		      "cycle ended, edit ops of the last script that were skipped>";
 	s->notes = "<run state: what ksearch could not use from the model's earlier replies and "

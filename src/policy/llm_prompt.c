@@ -11,30 +11,38 @@ struct slot {
 	const char *name;
 	int priority;
 	int required;
+	int optional; /* empty: its section is left out, not shown empty */
 };
 
 static const struct slot slots[] = {
-	{"task", KS_CONTEXT_PRIO_TASK, 1},
-	{"action", KS_CONTEXT_PRIO_ACTION, 1},
-	{"evidence", KS_CONTEXT_PRIO_ACTION, 1},
-	{"repeat", KS_CONTEXT_PRIO_ACTION, 1},
-	{"notes", KS_CONTEXT_PRIO_NOTES, 1},
-	{"parent_code", KS_CONTEXT_PRIO_CODE, 0},
-	{"candidate_code", KS_CONTEXT_PRIO_CODE, 0},
-	{"base_code", KS_CONTEXT_PRIO_CODE - 5, 0},
-	{"best_code", KS_CONTEXT_PRIO_CODE, 0},
-	{"code", KS_CONTEXT_PRIO_CODE, 0},
-	{"reference", KS_CONTEXT_PRIO_REFERENCE, 0},
-	{"hardware", KS_CONTEXT_PRIO_HARDWARE, 0},
-	{"attempts", KS_CONTEXT_PRIO_ATTEMPTS, 0},
-	{"feedback", KS_CONTEXT_PRIO_FEEDBACK, 0},
-	{"tree", KS_CONTEXT_PRIO_TREE, 0},
-	{"translation", KS_CONTEXT_PRIO_TRANSLATION, 0},
+	{"task", KS_CONTEXT_PRIO_TASK, 1, 0},
+	{"action", KS_CONTEXT_PRIO_ACTION, 1, 0},
+	{"evidence", KS_CONTEXT_PRIO_ACTION, 1, 0},
+	{"repeat", KS_CONTEXT_PRIO_ACTION, 1, 0},
+	{"notes", KS_CONTEXT_PRIO_NOTES, 1, 0},
+	{"noise", KS_CONTEXT_PRIO_NOTES, 1, 0},
+	{"parent_from", KS_CONTEXT_PRIO_ACTION, 1, 0},
+	{"candidate_from", KS_CONTEXT_PRIO_ACTION, 1, 0},
+	{"base_from", KS_CONTEXT_PRIO_ACTION, 1, 0},
+	{"best_from", KS_CONTEXT_PRIO_ACTION, 1, 0},
+	{"code_from", KS_CONTEXT_PRIO_ACTION, 1, 0},
+	{"parent_code", KS_CONTEXT_PRIO_CODE, 0, 0},
+	{"candidate_code", KS_CONTEXT_PRIO_CODE, 0, 0},
+	{"base_code", KS_CONTEXT_PRIO_CODE - 5, 0, 0},
+	{"best_code", KS_CONTEXT_PRIO_CODE, 0, 0},
+	{"code", KS_CONTEXT_PRIO_CODE, 0, 0},
+	{"reference", KS_CONTEXT_PRIO_REFERENCE, 0, 0},
+	{"hardware", KS_CONTEXT_PRIO_HARDWARE, 0, 0},
+	{"attempts", KS_CONTEXT_PRIO_ATTEMPTS, 0, 0},
+	{"feedback", KS_CONTEXT_PRIO_FEEDBACK, 0, 0},
+	{"tree", KS_CONTEXT_PRIO_TREE, 0, 0},
+	{"translation", KS_CONTEXT_PRIO_TRANSLATION, 0, 1},
 };
 
 static const char *slot_text(const struct ks_llm_context *c, const struct ks_llm_state *s,
-			     const char *name)
+			     const struct slot *slot)
 {
+	const char *name = slot->name;
 	const char *v[][2] = {
 		{"task", ks_buf_str(&c->task)}, {"reference", ks_buf_str(&c->reference)},
 		{"hardware", ks_buf_str(&c->hardware)},
@@ -43,11 +51,15 @@ static const char *slot_text(const struct ks_llm_context *c, const struct ks_llm
 		{"parent_code", s->parent_code}, {"candidate_code", s->candidate_code},
 		{"base_code", s->base_code}, {"best_code", s->best_code}, {"code", s->code},
 		{"attempts", s->attempts}, {"feedback", s->feedback}, {"tree", s->tree},
+		{"noise", s->noise}, {"parent_from", s->parent_from},
+		{"candidate_from", s->candidate_from}, {"base_from", s->base_from},
+		{"best_from", s->best_from}, {"code_from", s->code_from},
 	};
+	const char *none = slot->optional ? "" : "(none)";
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		if (!strcmp(v[i][0], name))
-			return v[i][1] && v[i][1][0] ? v[i][1] : "(none)";
-	return "(none)";
+			return v[i][1] && v[i][1][0] ? v[i][1] : none;
+	return none;
 }
 
 int ks_llm_prompt_make(const char *prompts_dir, const char *tmpl, const char *backend,
@@ -67,9 +79,10 @@ int ks_llm_prompt_make(const char *prompts_dir, const char *tmpl, const char *ba
 			continue; /* the template does not show it: it costs no budget */
 		s->notes_shown |= !strcmp(slots[i].name, "notes");
 		pieces[np++] = (struct ks_context_piece){
-			.name = slots[i].name, .text = slot_text(c, s, slots[i].name),
+			.name = slots[i].name, .text = slot_text(c, s, &slots[i]),
 			.short_text = !strcmp(slots[i].name, "tree") ? s->tree_brief : NULL,
-			.priority = slots[i].priority, .required = slots[i].required};
+			.priority = slots[i].priority, .required = slots[i].required,
+			.optional_section = slots[i].optional};
 	}
 	ks_buf_release(&t);
 	if (rc)

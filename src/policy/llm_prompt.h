@@ -21,7 +21,11 @@ struct ks_llm_state {
 	const char *base_code;      /* the cycle's known-good base (debug) */
 	const char *best_code;      /* the cycle's (or the run's) best kernel */
 	const char *code;           /* the cycle's kernel (edit) */
+	/* which candidate each code above is (and, for the parent, why it was chosen): the
+	 * feedback shown with a code is always that candidate's */
+	const char *parent_from, *candidate_from, *base_from, *best_from, *code_from;
 	const char *feedback;       /* per-workload results of the kernel shown */
+	const char *noise;          /* how far the measurements can be trusted */
 	const char *attempts;       /* this cycle's attempts */
 	const char *evidence;       /* the last cycle in short (edit) */
 	const char *notes;          /* what ksearch could not use, and why */

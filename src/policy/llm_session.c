@@ -38,6 +38,24 @@ static void session_node(struct lp *L, int id)
 	ks_buf_adds(&L->title, ks_world_node(&L->w, id)->title);
 }
 
+/* The node whose kernel an action on node id builds on: the nearest node on its path, id
+ * first, with a measured kernel; the root (the starting kernel) when none has one.  The tree
+ * says what refines what: a node placed under another refines that node's idea, so it starts
+ * from that node's kernel, not from the fastest kernel higher up (ks_world_base), which
+ * would drop the idea it was placed under and follow a reading that noise may have made. */
+static int code_base(const struct ks_world *w, int id)
+{
+	for (int steps = 0; id >= 0 && steps <= w->nnodes; steps++) {
+		const struct ks_node *n = ks_world_node(w, id);
+		if (!n)
+			break;
+		if (n->candidate >= 0)
+			return id;
+		id = n->parent;
+	}
+	return w->root;
+}
+
 int llm_session_begin(struct lp *L, int id, const char *kind, struct ks_error *e)
 {
 	int rc = ks_world_begin(&L->w, id, e);
@@ -45,21 +63,24 @@ int llm_session_begin(struct lp *L, int id, const char *kind, struct ks_error *e
 		return rc;
 	session_node(L, id);
 	L->kind = kind;
-	ks_buf_reset(&L->best_code);
 	ks_buf_reset(&L->base_code);
 	ks_buf_reset(&L->attempts);
 	L->nattempts = 0;
-	int base = ks_world_base(&L->w, id);
-	L->base_cand = ks_world_node(&L->w, base)->candidate;
+	L->ncycle = 0;
+	L->base_node = code_base(&L->w, id);
+	L->base_cand = ks_world_node(&L->w, L->base_node)->candidate;
 	L->parent = L->base_cand;
-	L->best_id = L->repeat_of = -1;
+	L->best_id = L->repeat_of = L->last_id = -1;
 	L->best_score = 0;
 	if ((rc = llm_candidate_code(L, L->base_cand, &L->base_code, e)))
 		return rc;
+	ks_buf_reset(&L->parent_why);
+	llm_parent_why(L, id, &L->parent_why);
 	char ref[64];
 	ks_world_node_ref(&L->w, id, ref, sizeof(ref));
-	ks_buf_addf(&L->evidence, "Node %s \"%s\" (built on %s):\n", ref, ks_buf_str(&L->title),
-		    L->base_cand >= 0 ? "the best candidate of its path" : "the starting kernel");
+	ks_buf_addf(&L->evidence, "Node %s \"%s\", built on ", ref, ks_buf_str(&L->title));
+	llm_code_from(L, L->base_cand, 0, &L->evidence);
+	ks_buf_adds(&L->evidence, ":\n");
 	return 0;
 }
 
@@ -100,12 +121,15 @@ static int credit_new(struct lp *L, const char *title)
 	ks_world_node_ref(&L->w, L->node, from, sizeof(from));
 	snprintf(desc, sizeof(desc), "an idea the model's kernel implemented while working on node %s",
 		 from);
-	struct ks_node_spec spec = {.title = t, .description = desc, .difficulty = 2, .rating = 5,
-				    .confidence = 0.3};
+	struct ks_node_spec spec = {.title = t, .description = desc,
+				    .difficulty = LLM_PLACEHOLDER_DIFFICULTY,
+				    .rating = LLM_PLACEHOLDER_RATING,
+				    .confidence = LLM_PLACEHOLDER_CONFIDENCE};
 	int id = -1;
 	struct ks_error e = {0};
 	if (!t[0] || ks_world_add(&L->w, L->node, &spec, &id, &e))
 		return -1;
+	llm_unscored_add(L, id);
 	return id;
 }
 
@@ -184,11 +208,16 @@ int llm_ask_action(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_e
 	char node_id[64];
 	llm_state_base(L, &s, node_id, sizeof(node_id));
 	llm_state_tree(L, &s, &full, &brief);
+	struct ks_buf noise = KS_BUF_INIT;
+	llm_noise_text(L, &noise);
+	s.noise = ks_buf_str(&noise);
 	s.parent_code = ks_buf_str(&L->base_code);
+	s.parent_from = ks_buf_str(&L->parent_why);
 	s.feedback = llm_fb_get(L, L->base_cand);
 	ks_info("node %s \"%s\": asking the model for code", node_id, ks_buf_str(&L->title));
 	enum ask_result res;
 	int rc = ask_code(L, "action", &s, &res, e);
+	ks_buf_release(&noise);
 	if (!rc && res == ASK_OK) {
 		emit(L, out, n);
 	} else if (!rc) {
@@ -206,15 +235,28 @@ int llm_ask_action(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_e
  * a different kernel after a repeat */
 int llm_ask_next(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_error *e)
 {
-	struct ks_buf last = KS_BUF_INIT, repeat = KS_BUF_INIT;
+	struct ks_buf last = KS_BUF_INIT, repeat = KS_BUF_INIT, best = KS_BUF_INIT;
+	struct ks_buf best_from = KS_BUF_INIT, last_from = KS_BUF_INIT, base_from = KS_BUF_INIT;
+	struct ks_buf noise = KS_BUF_INIT;
 	struct ks_llm_state s;
 	char node_id[64];
 	llm_state_base(L, &s, node_id, sizeof(node_id));
+	int debug = !strcmp(L->kind, "debug"), rc;
+	/* the kernel just evaluated is L->code, candidate last_id: both named, never mixed */
 	ks_buf_adds(&last, ks_buf_str(&L->code));
-	int debug = !strcmp(L->kind, "debug");
+	llm_code_from(L, L->last_id, 1, &last_from);
+	ks_buf_adds(&base_from, "The kernel this cycle started from: ");
+	llm_code_from(L, L->base_cand, 1, &base_from);
+	if ((rc = llm_cycle_best(L, &best, &best_from, e)))
+		goto out;
+	llm_noise_text(L, &noise);
 	s.candidate_code = ks_buf_str(&last);
+	s.candidate_from = ks_buf_str(&last_from);
 	s.base_code = ks_buf_str(&L->base_code);
-	s.best_code = L->best_code.len ? ks_buf_str(&L->best_code) : ks_buf_str(&L->base_code);
+	s.base_from = ks_buf_str(&base_from);
+	s.best_code = ks_buf_str(&best);
+	s.best_from = ks_buf_str(&best_from);
+	s.noise = ks_buf_str(&noise);
 	s.feedback = llm_fb_get(L, debug ? L->last_id : L->best_id);
 	if (!strcmp(L->kind, "repeat")) {
 		ks_buf_addf(&repeat, "Your last kernel is identical to candidate %ld (same source and "
@@ -223,15 +265,17 @@ int llm_ask_next(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_err
 		s.repeat = ks_buf_str(&repeat);
 	}
 	enum ask_result res;
-	int rc = ask_code(L, L->kind, &s, &res, e);
+	rc = ask_code(L, L->kind, &s, &res, e);
 	if (!rc && res == ASK_OK) {
 		emit(L, out, n);
 	} else if (!rc) {
 		ks_buf_addf(&L->evidence, "- the model gave no usable code for %s\n", L->kind);
 		llm_session_end(L, 0);
 	}
-	ks_buf_release(&last);
-	ks_buf_release(&repeat);
+out:;
+	struct ks_buf *bufs[] = {&last, &repeat, &best, &best_from, &last_from, &base_from, &noise};
+	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+		ks_buf_release(bufs[i]);
 	return rc;
 }
 
@@ -255,21 +299,30 @@ int llm_ask_direct(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_e
 {
 	struct ks_node_spec spec = {.title = "direct: a kernel faster than the best so far",
 				    .description = "asked directly because no action was open",
-				    .difficulty = 3, .rating = 5, .confidence = 0.3};
+				    .difficulty = LLM_PLACEHOLDER_DIFFICULTY,
+				    .rating = LLM_PLACEHOLDER_RATING,
+				    .confidence = LLM_PLACEHOLDER_CONFIDENCE};
 	int id, rc;
 	if ((rc = ks_world_add(&L->w, L->w.root, &spec, &id, e)) ||
 	    (rc = llm_session_begin(L, id, "direct", e)))
 		return rc;
+	llm_unscored_add(L, id);
 	long best = tree_best(L);
 	L->parent = best;
 	struct ks_buf best_code = KS_BUF_INIT, full = KS_BUF_INIT, brief = KS_BUF_INIT;
+	struct ks_buf best_from = KS_BUF_INIT, noise = KS_BUF_INIT;
 	struct ks_llm_state s;
 	char node_id[64];
 	llm_state_base(L, &s, node_id, sizeof(node_id));
 	if ((rc = llm_candidate_code(L, best, &best_code, e)))
 		goto out;
 	llm_state_tree(L, &s, &full, &brief);
+	ks_buf_adds(&best_from, best >= 0 ? "The run's best so far: " : "Nothing passed yet: ");
+	llm_code_from(L, best, 1, &best_from);
+	llm_noise_text(L, &noise);
 	s.best_code = ks_buf_str(&best_code);
+	s.best_from = ks_buf_str(&best_from);
+	s.noise = ks_buf_str(&noise);
 	s.feedback = llm_fb_get(L, best);
 	ks_info("no open action: asking the model directly for a kernel faster than %s",
 		best >= 0 ? "the best so far" : "the starting kernel");
@@ -284,6 +337,8 @@ int llm_ask_direct(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_e
 	}
 out:
 	ks_buf_release(&best_code);
+	ks_buf_release(&best_from);
+	ks_buf_release(&noise);
 	ks_buf_release(&full);
 	ks_buf_release(&brief);
 	return rc;
@@ -298,10 +353,13 @@ int llm_emit_pending(struct lp *L, struct ks_policy_cand *out, int *n, struct ks
 	if (!leaf || id == L->w.root || leaf->status != KS_NODE_OPEN) {
 		char title[96];
 		snprintf(title, sizeof(title), "the kernel in the model's %s reply", L->pending_from);
-		struct ks_node_spec spec = {.title = title, .difficulty = 2, .rating = 5,
-					    .confidence = 0.3};
+		struct ks_node_spec spec = {.title = title,
+					    .difficulty = LLM_PLACEHOLDER_DIFFICULTY,
+					    .rating = LLM_PLACEHOLDER_RATING,
+					    .confidence = LLM_PLACEHOLDER_CONFIDENCE};
 		if ((rc = ks_world_add(&L->w, L->w.root, &spec, &id, e)))
 			return rc;
+		llm_unscored_add(L, id);
 	} else {
 		L->want_leaf = -1;
 		L->want_ref[0] = '\0';
@@ -320,7 +378,8 @@ int llm_emit_pending(struct lp *L, struct ks_policy_cand *out, int *n, struct ks
 	return 0;
 }
 
-void llm_attempt_add(struct lp *L, const struct ks_policy_outcome *o, const char *what)
+void llm_attempt_add(struct lp *L, const struct ks_policy_cand *c,
+		     const struct ks_policy_outcome *o, const char *what)
 {
 	char ref[64];
 	ks_world_node_ref(&L->w, L->node, ref, sizeof(ref));
@@ -331,6 +390,14 @@ void llm_attempt_add(struct lp *L, const struct ks_policy_outcome *o, const char
 	else
 		ks_llm_attempt_text(o->candidate, o->status, o->passed, o->score, o->res,
 				    &L->attempts);
+	/* did the change help: against the kernel it started from, by the final's rule */
+	struct ks_buf v = KS_BUF_INIT;
+	if (o->passed && !o->duplicate_of)
+		llm_versus(L, o->candidate, c->parent, &v);
+	if (v.len)
+		ks_buf_addf(&L->attempts, "   against candidate %ld (what it started from): %s\n",
+			    c->parent, ks_buf_str(&v));
+	ks_buf_release(&v);
 	if (L->changed.len)
 		ks_buf_addf(&L->attempts, "   changed: %.300s\n", ks_buf_str(&L->changed));
 	if (L->expected.len)

@@ -55,7 +55,8 @@ void ks_llm_tree_text(const struct ks_world *w, int full, struct ks_buf *out)
 			    n->impacts[KS_IMPACT_COMPUTE_HW_FIT].score, n->attempts, n->failures);
 		if (n->candidate >= 0)
 			ks_buf_addf(out, " | measured: candidate %ld, %.3fx the baseline%s", n->candidate,
-				    n->score, n->regression ? " (regressed vs its base)" : "");
+				    n->score,
+				    n->regression ? " (below the best kernel above it on its path)" : "");
 		if (n->close_reason)
 			ks_buf_addf(out, " | closed: %s", n->close_reason);
 		if (full && n->description && n->description[0])
@@ -101,7 +102,11 @@ void ks_llm_feedback_text(const struct ks_eval_result *r, struct ks_buf *out)
 				ks_buf_addf(out, ", %.2f us (baseline %.2f us, %.2fx), %.1f GB/s, %.1f GFLOP/s",
 					    x->median_us, x->baseline_us, x->speedup, x->gbps, x->gflops);
 			if (x->roofline_pct > 0)
-				ks_buf_addf(out, ", %.0f%% of the roofline", x->roofline_pct);
+				ks_buf_addf(out, ", %.0f%% of the roofline%s", x->roofline_pct,
+					    x->roofline_pct > 100 ? " (above it: the data stayed in "
+								    "cache, or the measured roof is "
+								    "low)"
+								  : "");
 			if (x->status != KS_STATUS_PASSED || x->max_abs_err > 0)
 				ks_buf_addf(out, ", max abs err %.3g, max rel err %.3g", x->max_abs_err,
 					    x->max_rel_err);

@@ -1,5 +1,6 @@
 /* The text the model-driven policies show the model about the run: the tree, one action,
- * one result, one attempt of a cycle. */
+ * one result, one attempt of a cycle, a candidate's code with its knob values, how far the
+ * measurements can be trusted. */
 #ifndef KS_POLICY_LLM_TEXT_H
 #define KS_POLICY_LLM_TEXT_H
 
@@ -21,5 +22,45 @@ void ks_llm_feedback_text(const struct ks_eval_result *r, struct ks_buf *out);
  * before a resume) */
 void ks_llm_attempt_text(long candidate, int status, int passed, double score,
 			 const struct ks_eval_result *r, struct ks_buf *out);
+
+/* src with the knob values of defines ("-DNAME=VALUE ...") made its own, so the code reads as
+ * it ran: each knob's "default:" in the @ksearch block and each "#define NAME ..." line take
+ * the value; a knob the source never #defines gets a guarded #define on top (llm_code.c) */
+void ks_llm_bake_knobs(const char *src, const char *defines, struct ks_buf *out);
+
+/* ---- how far the measurements can be trusted (llm_noise.c) ---- */
+
+#define KS_LLM_TIMES_MAX 32
+
+/* one candidate's median time and spread on each timed workload */
+struct ks_llm_time {
+	int wl;          /* the workload's index in the task */
+	char label[96];  /* "rows=2048 cols=2048" */
+	double us;       /* median */
+	double spread;   /* interquartile range, % of the median */
+};
+struct ks_llm_times {
+	int n;
+	struct ks_llm_time t[KS_LLM_TIMES_MAX];
+};
+
+/* per workload of a: 1 faster than b beyond the spreads (ks_run_faster_beyond_noise), -1
+ * slower, 0 inside the spreads, 2 not timed in b; returns the workloads both have */
+int ks_llm_compare(const struct ks_llm_times *a, const struct ks_llm_times *b, int *verdict);
+/* "faster beyond the spreads on every timed workload", "inside the spreads on every timed
+ * workload: no measured difference", "faster beyond the spreads on A; inside the spreads
+ * on B", ... */
+void ks_llm_compare_text(const struct ks_llm_times *a, const struct ks_llm_times *b,
+			 struct ks_buf *out);
+
+/* what the model is told about the machine while kernels were timed */
+struct ks_llm_machine {
+	double load;            /* load average (1 min) at the last timing, or now */
+	double load_min, load_max; /* over the kernels timed */
+	int ncpu;               /* online CPUs: the machine is loaded when load > ncpu */
+	int ntimed;             /* kernels timed in this run */
+	double spread_max, spread_median; /* over their timed workloads, % */
+};
+void ks_llm_noise_text(const struct ks_llm_machine *m, struct ks_buf *out);
 
 #endif

@@ -1,6 +1,9 @@
 /* Tuning the knobs of an @ksearch kernel the model wrote: a nested builtin policy over
  * that one template's feasible configurations, no model calls, at most a share of the
- * budget left.  A block that does not parse is dropped, and the model is told why. */
+ * budget left.  A block that does not parse is dropped, and the model is told why; what
+ * was tuned (how many configurations of how many, which won) or why nothing was goes into
+ * the cycle's attempts, so the model sees what its knobs did. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,17 +25,36 @@ static int tune_lookup_fn(int w, const char *name, size_t len, double *out, void
 				     c->L->env.spec, name, len, out);
 }
 
-static int tuned_before(struct lp *L, const char *code)
+/* the candidate whose source was code when its knobs were tuned, -1 when none was (then
+ * this one, id, is remembered) */
+static long tuned_before(struct lp *L, const char *code, long id)
 {
 	for (int i = 0; i < L->ntuned; i++)
 		if (!strcmp(L->tuned[i], code))
-			return 1;
+			return L->tuned_id[i];
 	char **v = realloc(L->tuned, (size_t)(L->ntuned + 1) * sizeof(char *));
-	if (v) {
+	long *ids = realloc(L->tuned_id, (size_t)(L->ntuned + 1) * sizeof(long));
+	if (v)
 		L->tuned = v;
-		L->tuned[L->ntuned++] = strdup(code);
+	if (ids)
+		L->tuned_id = ids;
+	if (v && ids) {
+		L->tuned[L->ntuned] = strdup(code);
+		L->tuned_id[L->ntuned++] = id;
 	}
-	return 0;
+	return -1;
+}
+
+/* a line under the tuned kernel's attempt (the edit prompt shows the attempts too) */
+static void knobs_note(struct lp *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void knobs_note(struct lp *L, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ks_buf_addf(&L->attempts, "   knobs: %s\n", msg);
 }
 
 void llm_tune_release(struct lp *L)
@@ -50,9 +72,14 @@ void llm_tune_release(struct lp *L)
 int llm_tune_start(struct lp *L, const char *code, const struct ks_policy_outcome *o,
 		      struct ks_error *e)
 {
-	if (!strstr(code, "@ksearch") || tuned_before(L, code))
+	if (!strstr(code, "@ksearch"))
 		return 0;
-	int cap = llm_budget_left(L) / LLM_TUNE_SHARE;
+	long before = tuned_before(L, code, o->candidate);
+	if (before >= 0) {
+		knobs_note(L, "not tuned again: the same source was tuned as candidate %ld", before);
+		return 0;
+	}
+	int left = llm_budget_left(L), cap = left / LLM_TUNE_SHARE;
 	struct ks_error te = {0};
 	char name[64];
 	snprintf(name, sizeof(name), "candidate-%ld", o->candidate);
@@ -72,16 +99,30 @@ int llm_tune_start(struct lp *L, const char *code, const struct ks_policy_outcom
 			if (ks_workload_for_backend(w, L->env.be->name))
 				lk.wl[lk.n++] = w;
 		}
-	if (L->tune_tpl->nknobs == 0 || cap < 1)
+	if (L->tune_tpl->nknobs == 0) {
+		knobs_note(L, "the @ksearch block declares no knobs: nothing to tune");
 		goto none;
+	}
 	if (ks_template_enumerate(L->tune_tpl, lk.n, tune_lookup_fn, &lk, &L->tune_cs, &te)) {
 		ks_warn("candidate %ld: @ksearch knobs not tuned: %s", o->candidate, te.msg);
 		llm_reject(L, "knob_block", o->candidate,
 			   "the knobs of candidate %ld were not tuned: %s", o->candidate, te.msg);
 		goto none;
 	}
-	if (L->tune_cs.n < 2)
+	if (L->tune_cs.n < 2) {
+		knobs_note(L, "not tuned: the block has %d feasible configuration (the kernel as "
+			      "written)",
+			   L->tune_cs.n);
 		goto none;
+	}
+	if (cap < 1) {
+		knobs_note(L, "not tuned: %d candidate%s left in the budget, and tuning spends at "
+			      "most 1/%d of them (the %d other feasible configuration%s not "
+			      "measured; the kernel ran as written)",
+			   left, left == 1 ? " is" : "s are", LLM_TUNE_SHARE, L->tune_cs.n - 1,
+			   L->tune_cs.n == 2 ? " was" : "s were");
+		goto none;
+	}
 	L->tune_tpls[0] = L->tune_tpl;
 	L->tune_space = (struct ks_space){.ntemplates = 1, .templates = L->tune_tpls,
 					  .feasible = &L->tune_cs};
@@ -97,15 +138,40 @@ int llm_tune_start(struct lp *L, const char *code, const struct ks_policy_outcom
 		return rc;
 	}
 	L->tuning = 1;
-	L->tune_cap = cap;
+	L->tune_cap = cap < L->tune_cs.n - 1 ? cap : L->tune_cs.n - 1;
 	L->tune_spent = 0;
+	L->tune_of = L->tune_best = o->candidate;
+	L->tune_best_score = o->score;
+	L->tune_feasible = L->tune_cs.n;
 	ks_info("candidate %ld carries %d knobs (%d feasible configurations): tuning up to %d "
 		"without the model",
 		o->candidate, L->tune_tpl->nknobs, L->tune_cs.n, cap);
+	knobs_note(L, "ksearch tunes them without you: up to %d of the %d other feasible "
+		      "configurations (tuning spends at most 1/%d of the %d candidates left), "
+		      "listed below as knob tuning",
+		   L->tune_cap, L->tune_cs.n - 1, LLM_TUNE_SHARE, left);
 	return 1;
 none:
 	llm_tune_release(L);
 	return 0;
+}
+
+/* what the tuning came to, under the tuned kernel's attempts */
+static void tune_summary(struct lp *L)
+{
+	struct ks_buf v = KS_BUF_INIT;
+	if (L->tune_best == L->tune_of) {
+		knobs_note(L, "tuning of candidate %ld done: %d of %d configurations measured; the "
+			      "kernel as written stayed the fastest",
+			   L->tune_of, L->tune_spent + 1, L->tune_feasible);
+	} else {
+		llm_versus(L, L->tune_best, L->tune_of, &v);
+		knobs_note(L, "tuning of candidate %ld done: %d of %d configurations measured; the "
+			      "fastest is candidate %ld, %.3fx (against the kernel as written: %s)",
+			   L->tune_of, L->tune_spent + 1, L->tune_feasible, L->tune_best,
+			   L->tune_best_score, v.len ? ks_buf_str(&v) : "no timings to compare");
+	}
+	ks_buf_release(&v);
 }
 
 int llm_tune_next(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_error *e)
@@ -116,6 +182,7 @@ int llm_tune_next(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_er
 		if (rc || *n)
 			return rc;
 	}
+	tune_summary(L);
 	llm_tune_release(L);
 	llm_decide(L);
 	return 0;

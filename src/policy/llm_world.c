@@ -197,27 +197,98 @@ static int edit_apply(struct lp *L, const char *script, struct ks_error *ie)
 	return 1;
 }
 
-/* the state an edit prompt shows: the tree, the last cycle, its kernel and feedback */
-static void edit_state(struct lp *L, struct ks_llm_state *s, char *node_id, size_t n,
-		       struct ks_buf *full, struct ks_buf *brief)
+void llm_unscored_add(struct lp *L, int id)
 {
+	int *v = realloc(L->unscored, (size_t)(L->nunscored + 1) * sizeof(int));
+	if (v) {
+		L->unscored = v;
+		L->unscored[L->nunscored++] = id;
+	}
+}
+
+/* still the placeholders ksearch gave it: no edit has scored node id */
+static int placeholder_scores(const struct ks_node *n)
+{
+	for (int k = 0; k < KS_IMPACT_COUNT; k++)
+		if (n->impacts[k].score != 0)
+			return 0;
+	return n->prior_rating == LLM_PLACEHOLDER_RATING &&
+	       n->prior_confidence == LLM_PLACEHOLDER_CONFIDENCE &&
+	       n->difficulty == LLM_PLACEHOLDER_DIFFICULTY;
+}
+
+/* after an edit: the nodes it scored (or deleted) leave the list */
+static void unscored_refresh(struct lp *L)
+{
+	int k = 0;
+	for (int i = 0; i < L->nunscored; i++) {
+		const struct ks_node *n = ks_world_node(&L->w, L->unscored[i]);
+		if (n && placeholder_scores(n))
+			L->unscored[k++] = L->unscored[i];
+	}
+	L->nunscored = k;
+}
+
+void llm_unscored_text(struct lp *L, struct ks_buf *out)
+{
+	if (!L->nunscored)
+		return;
+	ks_buf_adds(out, "Placeholder scores: ksearch made node");
+	ks_buf_adds(out, L->nunscored > 1 ? "s " : " ");
+	for (int i = 0; i < L->nunscored; i++) {
+		char ref[64];
+		ks_world_node_ref(&L->w, L->unscored[i], ref, sizeof(ref));
+		ks_buf_addf(out, "%s%s", i ? ", " : "", ref);
+	}
+	ks_buf_addf(out, " itself (for a kernel's \"IMPLEMENTS: new\" line, a kernel in an init "
+			 "or edit reply, or a direct request), so %s rating %d, confidence %.2f, "
+			 "difficulty %d and impacts 0 are placeholders, nobody's estimate: score %s "
+			 "with update_node in the next edit.\n",
+		    L->nunscored > 1 ? "their" : "its", LLM_PLACEHOLDER_RATING,
+		    LLM_PLACEHOLDER_CONFIDENCE, LLM_PLACEHOLDER_DIFFICULTY,
+		    L->nunscored > 1 ? "them" : "it");
+}
+
+/* The state an edit prompt shows: the tree, the last cycle, its kernel and that kernel's
+ * feedback: the cycle's best, else its last, always one candidate, named. */
+static int edit_state(struct lp *L, struct ks_llm_state *s, char *node_id, size_t n,
+		      struct ks_buf *bufs, struct ks_error *e)
+{
+	struct ks_buf *full = &bufs[0], *brief = &bufs[1], *code = &bufs[2], *from = &bufs[3];
 	llm_state_base(L, s, node_id, n);
 	llm_state_tree(L, s, full, brief);
+	llm_noise_text(L, &bufs[4]);
+	s->noise = ks_buf_str(&bufs[4]);
 	s->evidence = ks_buf_str(&L->evidence);
-	s->feedback = ks_buf_str(&L->last_fb);
-	s->code = L->best_code.len ? ks_buf_str(&L->best_code) : ks_buf_str(&L->code);
+	int rc = 0;
+	if (L->best_id >= 0) {
+		rc = llm_cycle_best(L, code, from, e);
+		s->feedback = llm_fb_get(L, L->best_id);
+	} else if (L->last_id >= 0) {
+		ks_buf_adds(from, "No kernel of the cycle passed: its last, ");
+		llm_code_from(L, L->last_id, 1, from);
+		ks_buf_adds(from, ".");
+		ks_buf_adds(code, ks_buf_str(&L->code));
+		s->feedback = llm_fb_get(L, L->last_id);
+	} else {
+		ks_buf_adds(from, "The cycle produced no kernel.");
+		s->feedback = ks_buf_str(&L->last_fb);
+	}
+	s->code = ks_buf_str(code);
+	s->code_from = ks_buf_str(from);
+	return rc;
 }
 
 /* one edit round: the model updates the tree from the evidence of the last cycle */
 int llm_world_edit(struct lp *L, struct ks_error *e)
 {
-	struct ks_buf full = KS_BUF_INIT, brief = KS_BUF_INIT, script = KS_BUF_INIT;
+	struct ks_buf bufs[5] = {KS_BUF_INIT, KS_BUF_INIT, KS_BUF_INIT, KS_BUF_INIT, KS_BUF_INIT};
+	struct ks_buf script = KS_BUF_INIT;
 	struct ks_llm_state s;
 	char node_id[64];
-	edit_state(L, &s, node_id, sizeof(node_id), &full, &brief);
+	int rc = edit_state(L, &s, node_id, sizeof(node_id), bufs, e), applied = 0;
 	struct ks_error ie = {0};
 	enum ask_result res = ASK_OK;
-	int rc = 0, applied = 0;
 	L->cycle_evals = 0; /* the tree is revisited now */
 	for (int round = 0; round < 2 && !rc && !applied; round++) {
 		struct ks_llm_reply reply;
@@ -235,8 +306,10 @@ int llm_world_edit(struct lp *L, struct ks_error *e)
 	if (!rc && res == ASK_OK && !applied)
 		llm_reject(L, "edit_ops", -1, "your edit script was rejected and changed nothing: %s",
 			   ie.msg);
-	ks_buf_release(&full);
-	ks_buf_release(&brief);
+	if (applied)
+		unscored_refresh(L);
+	for (int i = 0; i < 5; i++)
+		ks_buf_release(&bufs[i]);
 	ks_buf_release(&script);
 	if (rc)
 		return rc;

@@ -53,7 +53,9 @@ static void test_shipped(void)
 		{"max_new_nodes", "3"},   {"action", "ACTION"},      {"node_id", "4"},
 		{"candidate_code", "CAND"}, {"best_code", "BEST"}, {"reference", "REF"},
 		{"notes", "NOTES"},       {"attempts", "ATTEMPTS"},  {"base_code", "BASE"},
-		{"code", "CODE"},         {"repeat", "REPEAT"},
+		{"code", "CODE"},         {"repeat", "REPEAT"},          {"noise", "NOISE"},
+		{"parent_from", "PFROM"}, {"candidate_from", "CFROM"}, {"base_from", "BFROM"},
+		{"best_from", "BESTFROM"}, {"code_from", "CODEFROM"},
 	};
 	static const struct {
 		const char *file, *purpose;
@@ -250,11 +252,14 @@ static void test_build(void)
 		{.name = "tree", .text = json_doc, .priority = KS_CONTEXT_PRIO_TREE},
 		{.name = "reference", .text = "(none)", .priority = KS_CONTEXT_PRIO_HARDWARE},
 		{.name = "notes", .text = "(none)", .priority = KS_CONTEXT_PRIO_ACTION, .required = 1},
+		{.name = "parent_from", .text = "candidate 1", .priority = KS_CONTEXT_PRIO_ACTION,
+		 .required = 1},
+		{.name = "noise", .text = "quiet", .priority = KS_CONTEXT_PRIO_ACTION, .required = 1},
 		{.name = "translation", .text = "(none)", .priority = KS_CONTEXT_PRIO_TRANSLATION},
 	};
 	struct ks_prompt_var vars[] = {{"backend", "cpu"}, {"language", "c"}, {"node_id", "1"}};
 	struct ks_llm_prompt p = {.dir = "prompts", .purpose = "action", .pieces = pieces,
-				  .npieces = 9, .vars = vars, .nvars = 3, .budget_tokens = 2000};
+				  .npieces = 11, .vars = vars, .nvars = 3, .budget_tokens = 2000};
 	struct ks_buf sys, user;
 	struct ks_context ctx;
 	struct ks_error e = {0};
@@ -284,7 +289,7 @@ static void test_build(void)
 	ok(strstr(e.msg, "prompt 'action.txt'") != NULL, "message names the prompt: %s", e.msg);
 
 	p.budget_tokens = 0;
-	p.npieces = 8; /* no translation piece */
+	p.npieces = 10; /* no translation piece */
 	rc = ks_llm_prompt_build(&p, &sys, &user, NULL, &e);
 	is_int(rc, KS_EINVAL, "missing placeholder");
 	ok(strstr(e.msg, "{{translation}}") != NULL, "message names it: %s", e.msg);
