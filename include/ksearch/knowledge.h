@@ -149,6 +149,11 @@ int ks_spec_measure_loaded(const struct ks_spec_measure *m);
  * above the core count, so the figure may be low" where they apply.  now > 0 adds the
  * age at that unix time (a run's start); 0 leaves it out.  "" for a NULL or unmeasured m. */
 void ks_spec_measure_text(const struct ks_spec_measure *m, double now, char *out, size_t n);
+/* m as one JSON object appended to out: {"at": ISO-8601 UTC, "unix", "probe", "load",
+ * "loadavg", "cores", "loaded", "from_cache"}; nothing for a NULL or unmeasured m */
+int ks_spec_measure_json(const struct ks_spec_measure *m, struct ks_buf *out);
+/* back from that text; KS_EPARSE when it holds none */
+int ks_spec_measure_parse_json(const char *text, struct ks_spec_measure *m);
 /* Merge the cached spec of this machine into a fresh detection: every measured value of
  * cached that is higher than fresh's replaces it, with its provenance (from_cache 1).
  * Returns how many were replaced, or a negative error (out of memory). */

@@ -7,6 +7,7 @@
 
 #include "knowledge/spec_schema.h"
 #include "ksearch/knowledge.h"
+#include "util/json.h"
 
 const struct ks_spec_measure *ks_spec_measure_of(const struct ks_spec *s, const char *field)
 {
@@ -137,7 +138,7 @@ void ks_spec_measure_yaml(const struct ks_spec_measure *m, struct ks_buf *out)
 		    at, m->probe, m->load, m->loadavg, m->cores);
 }
 
-json_t *ks_spec_measure_json(const struct ks_spec_measure *m)
+json_t *ks_spec_measure_jobj(const struct ks_spec_measure *m)
 {
 	char at[32];
 	if (!m->probe[0])
@@ -147,4 +148,34 @@ json_t *ks_spec_measure_json(const struct ks_spec_measure *m)
 			 "probe", m->probe, "load", m->load, "loadavg", m->loadavg, "cores",
 			 m->cores, "loaded", ks_spec_measure_loaded(m), "from_cache",
 			 m->from_cache);
+}
+
+int ks_spec_measure_json(const struct ks_spec_measure *m, struct ks_buf *out)
+{
+	json_t *o = m ? ks_spec_measure_jobj(m) : NULL;
+	if (!o)
+		return 0;
+	int rc = ks_json_to_buf(o, JSON_COMPACT, out);
+	json_decref(o);
+	return rc;
+}
+
+int ks_spec_measure_parse_json(const char *text, struct ks_spec_measure *m)
+{
+	memset(m, 0, sizeof(*m));
+	json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+	json_t *probe = json_object_get(o, "probe"), *at = json_object_get(o, "unix");
+	json_t *load = json_object_get(o, "load"), *avg = json_object_get(o, "loadavg");
+	json_t *cores = json_object_get(o, "cores");
+	int ok = json_is_string(probe) && json_is_number(at) && json_is_integer(cores);
+	if (ok) {
+		snprintf(m->probe, sizeof(m->probe), "%s", json_string_value(probe));
+		m->at = json_number_value(at);
+		m->load = json_is_number(load) ? json_number_value(load) : 0;
+		m->loadavg = json_is_number(avg) ? json_number_value(avg) : 0;
+		m->cores = (int)json_integer_value(cores);
+		m->from_cache = json_is_true(json_object_get(o, "from_cache"));
+	}
+	json_decref(o);
+	return ok ? 0 : KS_EPARSE;
 }

@@ -780,7 +780,7 @@ int ks_spec_to_json(const struct ks_spec *s, struct ks_buf *out, struct ks_error
 		json_object_set_new(f, "basis", json_string(v->basis ? v->basis : ""));
 		if (v->note)
 			json_object_set_new(f, "note", json_string(v->note));
-		json_t *m = ks_spec_measure_json(&v->measure);
+		json_t *m = ks_spec_measure_jobj(&v->measure);
 		if (m)
 			json_object_set_new(f, "measured", m);
 		json_object_set_new(fields, v->name, f);

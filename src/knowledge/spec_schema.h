@@ -61,7 +61,7 @@ int ks_spec_measure_parse(const struct ks_yaml_doc *y, const struct ks_yaml_node
 void ks_spec_measure_yaml(const struct ks_spec_measure *m, struct ks_buf *out);
 /* {"at", "unix", "probe", "load", "loadavg", "cores", "loaded", "from_cache"}; NULL when m
  * was not measured */
-json_t *ks_spec_measure_json(const struct ks_spec_measure *m);
+json_t *ks_spec_measure_jobj(const struct ks_spec_measure *m);
 
 /* ks_spec_detect_host's last step (spec_cache.c): the cached spec's higher figures into s
  * (o->kept), then s into the cache when it holds a figure of its own; o->cache_path and

@@ -231,6 +231,15 @@ static void times_event(struct rp_run *r, const char *data)
 	json_decref(d);
 }
 
+/* a roof's provenance from the event (all zero when the run recorded none) */
+static void roof_measure(json_t *o, struct ks_spec_measure *m)
+{
+	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	if (ks_spec_measure_parse_json(text, m))
+		memset(m, 0, sizeof(*m));
+	free(text);
+}
+
 static void roofline_event(struct rp_run *r, const char *data)
 {
 	json_t *d = json_loads(data ? data : "", 0, NULL);
@@ -244,6 +253,8 @@ static void roofline_event(struct rp_run *r, const char *data)
 	snprintf(r->spec_title, sizeof(r->spec_title), "%s",
 		 json_is_string(st) ? json_string_value(st) : "");
 	r->peaks_measured = json_is_true(json_object_get(d, "peaks_measured"));
+	roof_measure(json_object_get(d, "memory_measured"), &r->roof_gbps_measure);
+	roof_measure(json_object_get(d, "compute_measured"), &r->roof_gflops_measure);
 	json_decref(d);
 }
 
@@ -411,6 +422,7 @@ int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
 		goto out;
 	}
 	double lo = iso_seconds(r->run->created), hi = NAN;
+	r->started = isfinite(lo) ? lo : 0;
 	int compile_fetches = 0;
 	for (size_t i = 0; i < r->ncands; i++) {
 		struct rp_cand *rc_ = &r->cands[i];

@@ -158,6 +158,9 @@ static int anneal_propose(void *state, struct ks_proposal *out, int max, int *n,
 			return rc;
 		ks_proposal_fill(a->space, t, c, p);
 		title_of(a, slot, p->title, sizeof(p->title));
+		/* a step names its knobs' changes from the current position: its base */
+		if (a->pos >= 0 && ks_ledger_template(&a->ledger, a->pos) == t)
+			p->parent_candidate = a->ledger.candidate[a->pos];
 		(*n)++;
 	}
 	return 0;
