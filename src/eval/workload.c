@@ -43,6 +43,7 @@ static int compare_outputs(struct ks_evaluator *ev, struct ks_wl_state *ws,
 			res->seed_abs_err[k] = c.max_abs_err;
 		if (c.max_rel_err > res->seed_rel_err[k] || isnan(c.max_rel_err))
 			res->seed_rel_err[k] = c.max_rel_err;
+		ks_compare_tol_fold(&c, &res->tol_elem, &res->tol_l2);
 		if (!c.passed) {
 			if (ok)
 				ks_buf_addf(log, "%s (seed %d): %s; max abs err %.3g, rel L2 %.3g",

@@ -385,6 +385,21 @@ static void section_leaderboard(struct rp_doc *d, const struct rp_run *r)
 	doc_para_end(d);
 }
 
+/* the share of the task's tolerance a workload used, the way the check judged it:
+ * "0.31 elementwise · 0.02 L2" ("inf" for a non-finite mismatch) */
+static void ftol(char *dst, size_t n, const struct rp_wl *w)
+{
+	char a[24], b[24];
+	if (isnan(w->tol_elem) && isnan(w->tol_l2)) {
+		snprintf(dst, n, "%s", RP_NA);
+		return;
+	}
+	snprintf(a, sizeof(a), isinf(w->tol_elem) ? "inf" : "%.2g", w->tol_elem);
+	snprintf(b, sizeof(b), isinf(w->tol_l2) ? "inf" : "%.2g", w->tol_l2);
+	snprintf(dst, n, "%s elementwise \xc2\xb7 %s L2", isnan(w->tol_elem) ? RP_NA : a,
+		 isnan(w->tol_l2) ? RP_NA : b);
+}
+
 static void section_best(struct rp_doc *d, const struct rp_run *r)
 {
 	char t[256];
@@ -415,7 +430,7 @@ static void section_best(struct rp_doc *d, const struct rp_run *r)
 	char lib_us[96], lib_vs[96];
 	snprintf(lib_us, sizeof(lib_us), "%s (us)", r->library);
 	snprintf(lib_vs, sizeof(lib_vs), "vs %s", r->library);
-	const char *heads[] = {"workload", "status", "max abs err", "max rel err", "median (us)",
+	const char *heads[] = {"workload", "status", "max abs err", "error / tolerance", "median (us)",
 			       "spread", "baseline (us)", "speedup", lib_us, lib_vs, "GFLOP/s",
 			       "GB/s", "roofline"};
 	if (!r->has_library) /* no library: the two columns drop out */
@@ -433,7 +448,7 @@ static void section_best(struct rp_doc *d, const struct rp_run *r)
 		doc_cell(d, w->present ? w->status : "not run");
 		fnum(t, sizeof(t), "%.2e", w->max_abs_err);
 		doc_cell(d, t);
-		fnum(t, sizeof(t), "%.2e", w->max_rel_err);
+		ftol(t, sizeof(t), w);
 		doc_cell(d, t);
 		fnum(t, sizeof(t), "%.2f", w->median_us);
 		doc_cell(d, t);
@@ -461,6 +476,12 @@ static void section_best(struct rp_doc *d, const struct rp_run *r)
 		doc_row_end(d);
 	}
 	doc_table_end(d);
+	doc_para_begin(d);
+	doc_text(d, "Error / tolerance: what the check judged, as shares of the task's tolerance "
+		    "(PASSED needs both at most 1): elementwise, the worst element's |got - want| "
+		    "over atol + rtol x |want|; L2, the relative L2 error over the task's bound. "
+		    "Max abs err is the largest difference, for scale.");
+	doc_para_end(d);
 }
 
 /* the fastest ranked candidate on timed workload wi (index into r->cands), or -1 */

@@ -33,6 +33,12 @@ static double max_finite(double a, double b)
 	return a > b ? a : b;
 }
 
+/* the larger of a and b where NAN is unknown (an infinite share of the tolerance counts) */
+static double max_known(double a, double b)
+{
+	return isnan(a) ? b : isnan(b) ? a : a > b ? a : b;
+}
+
 #define RP_MAX_SEEDS 64
 
 /* fold the evaluations of one phase and workload over seeds */
@@ -44,7 +50,7 @@ static void wl_fold(const struct ks_store_eval *ev, size_t n, const char *phase,
 	memset(w, 0, sizeof(*w));
 	w->max_abs_err = w->max_rel_err = w->median_us = w->spread_pct = NAN;
 	w->gflops = w->gbps = w->roofline_pct = w->baseline_us = w->speedup = NAN;
-	w->library_us = w->library_speedup = NAN;
+	w->library_us = w->library_speedup = w->tol_elem = w->tol_l2 = NAN;
 	const struct ks_store_eval *timed = NULL;
 	const char *fail_log = NULL, *any_log = NULL;
 	for (size_t i = 0; i < n; i++) {
@@ -57,6 +63,8 @@ static void wl_fold(const struct ks_store_eval *ev, size_t n, const char *phase,
 		w->present = 1;
 		w->max_abs_err = max_finite(w->max_abs_err, x->max_abs_err);
 		w->max_rel_err = max_finite(w->max_rel_err, x->max_rel_err);
+		w->tol_elem = max_known(w->tol_elem, x->tol_elem);
+		w->tol_l2 = max_known(w->tol_l2, x->tol_l2);
 		if (x->log && x->log[0]) {
 			if (!pass && !fail_log)
 				fail_log = x->log;

@@ -17,6 +17,8 @@ struct rp_wl {
 	int present;        /* any evaluation at all */
 	const char *status; /* first non-PASSED status over seeds, else PASSED */
 	double max_abs_err, max_rel_err; /* worst over seeds */
+	double tol_elem, tol_l2; /* what the tolerance judged, as shares of it (NAN: not
+				    recorded; inf: a non-finite mismatch) */
 	double median_us;   /* median over timed seeds (NAN: not timed) */
 	double spread_pct;  /* largest spread over timed seeds */
 	double gflops, gbps, roofline_pct, baseline_us, speedup;
