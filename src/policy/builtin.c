@@ -152,17 +152,18 @@ static int is_default(const struct builtin *b, const struct ks_proposal *p)
 }
 
 /* The candidate's label: the strategy's title, then what tells it from other candidates
- * of that title ("THREADS 0->1" made from two bases, "random: tiled" drawn twice): a
- * move's base candidate, else the configuration where it is not the family's default */
+ * of that title ("THREADS 0->1" made from two bases, "random: tiled" drawn twice): the
+ * base candidate, and the configuration unless the title names the move from that base
+ * or the configuration is the family's default */
 static void title_label(struct ks_buf *out, const struct ks_template *t,
 			const struct ks_proposal *p)
 {
 	int k, own = 0;
 	ks_buf_adds(out, p->title);
-	if (p->parent_candidate > 0) {
+	if (p->parent_candidate > 0)
 		ks_buf_addf(out, " from #%ld", p->parent_candidate);
+	if (p->parent_candidate > 0 && p->move[0])
 		return;
-	}
 	for (k = 0; k < t->nknobs; k++)
 		own |= p->knobs[k] != t->knobs[k].def;
 	for (k = 0; own && k < t->nknobs; k++)
