@@ -129,6 +129,10 @@ struct ks_wl_result {
 	enum ks_status status;
 	double max_abs_err, max_rel_err; /* NaN when an output held NaN or Inf where the
 					    reference did not */
+	/* what the task's tolerance judged, worst over outputs and seeds, as shares of it
+	 * (ks_compare: PASSED needs both at most 1): the worst element's |got - want| /
+	 * (atol + rtol*|want|), and the relative L2 error over the task's l2 bound */
+	double tol_elem, tol_l2;
 	double median_us;        /* candidate, 0 when not timed */
 	double spread_pct;       /* interquartile range as % of the median */
 	double gflops, gbps;     /* achieved */

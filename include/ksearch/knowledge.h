@@ -18,6 +18,21 @@
 
 /* ---- hardware specs ---------------------------------------------------------------- */
 
+/* Where a measured figure came from: which probe, when, and how busy the machine was.
+ * All zero (probe "") for figures not measured by `spec detect` (documented, detected).
+ * In a spec file: `measured: {at: "2026-12-08T14:03:11Z", probe: memcpy, load: 0.4,
+ * loadavg: 2.9, cores: 2}` inside the field's mapping. */
+struct ks_spec_measure {
+	char probe[16];   /* "memcpy" (mem_bandwidth_gbps), "fma" (peak_gflops_f32) */
+	double at;        /* unix time of the measurement; 0: not measured */
+	double load;      /* tasks wanting a CPU besides the probe, averaged over samples
+			     taken between its bursts (/proc/loadavg's runnable count) */
+	double loadavg;   /* the 1-minute load average as the probe started (uptime's) */
+	int cores;        /* online CPUs then */
+	int from_cache;   /* not this detection's figure: an earlier, higher one kept from
+			     the cached spec (ks_spec_cache_path) */
+};
+
 /* One field as written in the spec file (numbers are converted to the base unit of the
  * field: bytes, GB/s, GFLOPS, MHz, cycles, threads, count). */
 struct ks_spec_value {
@@ -30,6 +45,7 @@ struct ks_spec_value {
 	char *basis;  /* documented | derived | estimated | measured | detected */
 	char *note;   /* free text or NULL */
 	int line;     /* line in the spec file, 0 for detected values */
+	struct ks_spec_measure measure; /* provenance of a measured value (probe "" if none) */
 };
 
 /* A device.  Numeric members are NaN when the spec does not say (use ks_spec_field to
@@ -101,8 +117,56 @@ int ks_spec_has_feature(const struct ks_spec *s, const char *feature);
 int ks_spec_list(char ***names, int *n, struct ks_error *e);
 void ks_spec_list_free(char **names, int n);
 /* Detect the host CPU: /proc/cpuinfo, sysfs caches, core count, plus a short (<= 2 s)
- * measurement of copy bandwidth and FMA rate (basis "measured"). */
+ * measurement of copy bandwidth and FMA rate (basis "measured", each with its
+ * ks_spec_measure).  A measurement never lowers a roof: where the cached spec of this
+ * machine (ks_spec_cache_path) holds a higher figure, that figure and its provenance are
+ * kept (from_cache 1); a higher new figure replaces it in the cache.  A probe that ran on
+ * a loaded machine (ks_spec_measure_loaded) is logged as a warning that says what to do. */
 int ks_spec_detect_host(struct ks_spec *out, struct ks_error *e);
+
+/* What one detection did, for `spec detect` to say (ks_spec_detect_host_ex) */
+struct ks_detect_opts {
+	int fresh;                   /* in: this run's figures replace the cached ones even
+					when lower (the hardware or its settings changed) */
+	int no_cache;                /* in: neither read nor write the cached spec */
+	struct ks_spec_measure bw, fma; /* out: this run's probes (before the cached best) */
+	double bw_gbps, fma_gflops;  /* out: this run's figures */
+	int kept;                    /* out: figures taken from the cache (higher than new) */
+	char cache_path[4096];       /* out: the cached spec ("" with no_cache) */
+	char cache_error[256];       /* out: why it could not be read or written ("" if fine) */
+};
+int ks_spec_detect_host_ex(struct ks_spec *out, struct ks_detect_opts *o, struct ks_error *e);
+
+/* ---- roofs and their provenance ------------------------------------------------------ */
+
+/* the measure of field's value when it was measured (probe set), else NULL */
+const struct ks_spec_measure *ks_spec_measure_of(const struct ks_spec *s, const char *field);
+/* 1 when the load during the probe was above the core count: it shared the CPUs with other
+ * work and its figure may be low (so a "% of roofline" against it reads high) */
+int ks_spec_measure_loaded(const struct ks_spec_measure *m);
+/* "measured 2026-12-08 14:03 UTC (age 3.2 h) by the memcpy probe at load 0.4 on 2 cores
+ * (1-minute load average 2.9)", then "; kept from an earlier detection" and "; the load was
+ * above the core count, so the figure may be low" where they apply.  now > 0 adds the
+ * age at that unix time (a run's start); 0 leaves it out.  "" for a NULL or unmeasured m. */
+void ks_spec_measure_text(const struct ks_spec_measure *m, double now, char *out, size_t n);
+/* m as one JSON object appended to out: {"at": ISO-8601 UTC, "unix", "probe", "load",
+ * "loadavg", "cores", "loaded", "from_cache"}; nothing for a NULL or unmeasured m */
+int ks_spec_measure_json(const struct ks_spec_measure *m, struct ks_buf *out);
+/* back from that text; KS_EPARSE when it holds none */
+int ks_spec_measure_parse_json(const char *text, struct ks_spec_measure *m);
+/* Merge the cached spec of this machine into a fresh detection: every measured value of
+ * cached that is higher than fresh's replaces it, with its provenance (from_cache 1).
+ * Returns how many were replaced, or a negative error (out of memory). */
+int ks_spec_keep_best(struct ks_spec *fresh, const struct ks_spec *cached);
+/* $KSEARCH_CACHE/specs/host-HASH.yaml: the best measured figures of this machine (HASH of
+ * its CPU model, CPU count and memory size, so a cache shared by machines keeps each's) */
+int ks_spec_cache_path(char *out, size_t n);
+/* "% of roofline" as text that never passes a figure above 100 off as a fraction:
+ * "42%" (prose: "42% of the roofline"); above 100 "above the roof (5.4x)" (prose: "5.4x
+ * the roofline: faster than the roof allows, so the roof is an underestimate (measured
+ * low, e.g. on a loaded machine) or the data stayed in cache").  "" when pct is not a
+ * positive number. */
+void ks_roof_pct_text(double pct, int prose, char *out, size_t n);
 
 /* Renderings.  JSON: {"name":..., "fields": {"NAME": {"value":, "unit":, "source":,
  * "basis":, "note":}}, ...}.  YAML is a valid spec file (what `spec detect --save` writes).

@@ -42,7 +42,7 @@ struct ks_store;
 #define KS_STORE_MAX_SNAPSHOT ((size_t)16 << 20) /* world-model JSON (never cut: KS_ELIMIT) */
 
 /* current schema version (the `schema_version` table lists every migration applied) */
-#define KS_STORE_SCHEMA_VERSION 4
+#define KS_STORE_SCHEMA_VERSION 5
 
 /* ---- opening ---------------------------------------------------------------------- */
 
@@ -190,6 +190,9 @@ struct ks_store_eval {
 	const char *created;    /* set by the store */
 	double library_us;      /* the task's library kernel's median, same session (NAN or
 				   0: not timed) */
+	double tol_elem;        /* what the tolerance judged, as shares of it (ks_wl_result;
+				   NAN: not recorded): the worst element over atol + rtol*|want| */
+	double tol_l2;          /* ... and the relative L2 error over its bound */
 };
 
 /* Record an evaluation; a second call for the same (candidate, workload, seed, phase)

@@ -198,10 +198,16 @@ struct ks_compare {
 	/* max_rel_err is over elements with |want| > atol */
 	size_t nbad;        /* elements outside atol + rtol*|want| */
 	size_t nonfinite;   /* NaN/Inf in got where want is finite */
+	/* what the tolerance judged, as shares of it (passed: both at most 1): the worst
+	 * element's |got - want| / (atol + rtol*|want|) (inf for a non-finite mismatch), and
+	 * rel_l2 / l2 */
+	double tol_elem, tol_l2;
 	int passed;
 	char detail[512];   /* first mismatches: "y[3] = nan, expected 0.125; ..." */
 };
 
+/* the worse of *elem, *l2 and c's tol_elem, tol_l2 into them (over outputs and seeds) */
+void ks_compare_tol_fold(const struct ks_compare *c, double *elem, double *l2);
 /* allclose (|got-want| <= atol + rtol*|want|) on every element, plus rel_l2 <= l2;
  * NaN or Inf never pass unless the reference has the same non-finite value */
 void ks_compare_tensors(enum ks_dtype t, const void *got, const void *want, size_t n,

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <string.h>
 
@@ -10,12 +11,19 @@
 #include "ksearch/knowledge.h"
 
 static const char *usage_text = "ksearch spec list | show NAME|FILE [--json] | detect [--backend cuda [--device N]] [--json] "
-				"[--save FILE]";
+				"[--save FILE] [--fresh]";
 static const char *about_text =
 	"Hardware specs: warp/SIMD width, threads per group, shared memory, caches, bandwidth,\n"
 	"peak rates and matrix units, each field with its source and basis (documented,\n"
 	"derived, estimated, measured).  'detect' fills a spec for the host CPU from /proc and\n"
-	"sysfs and measures copy bandwidth and FMA rate (about 1 second, bounded by 2).";
+	"sysfs and measures copy bandwidth and FMA rate (about 1 second, bounded by 2).\n"
+	"\n"
+	"A measured figure is the roof '% of roofline' is taken against, so it must not be low.\n"
+	"Each one records when, by which probe and at what load it was measured; a probe that\n"
+	"shared the CPUs with other work (load above the core count) is flagged.  The best\n"
+	"figure of every detection on this machine is kept in $KSEARCH_CACHE/specs/ and a\n"
+	"lower measurement never replaces it (runs and 'eval --spec auto' use it too); after\n"
+	"a hardware or BIOS change, --fresh measures again and replaces it.";
 
 static int print_spec(const struct ks_spec *s, int json)
 {
@@ -124,15 +132,46 @@ static int save_target_ok(const char *path)
 	return 0;
 }
 
+/* on stderr, after a host detection: where each measured roof came from, and what this
+ * detection measured where an earlier, higher figure stands */
+static void print_roofs(const struct ks_spec *s, const struct ks_detect_opts *o)
+{
+	const struct {
+		const char *field, *unit;
+		double now;
+		const struct ks_spec_measure *probe;
+	} figs[] = {{"mem_bandwidth_gbps", "GB/s", o->bw_gbps, &o->bw},
+		    {"peak_gflops_f32", "GFLOP/s", o->fma_gflops, &o->fma}};
+	for (size_t i = 0; i < sizeof(figs) / sizeof(figs[0]); i++) {
+		const struct ks_spec_measure *m = ks_spec_measure_of(s, figs[i].field);
+		double v;
+		char text[512];
+		if (!m || ks_spec_field(s, figs[i].field, &v))
+			continue;
+		ks_spec_measure_text(m, (double)time(NULL), text, sizeof(text));
+		fprintf(stderr, "%s %.4g %s: %s\n", figs[i].field, v, figs[i].unit, text);
+		if (m->from_cache) {
+			ks_spec_measure_text(figs[i].probe, 0, text, sizeof(text));
+			fprintf(stderr, "  this detection: %.4g %s, %s\n", figs[i].now, figs[i].unit,
+				text);
+		}
+	}
+	if (o->cache_path[0])
+		fprintf(stderr, "best figures of this machine: %s%s\n", o->cache_path,
+			o->fresh ? " (replaced: --fresh)" : "");
+}
+
 int cmd_spec(int argc, char **argv)
 {
-	int json = 0, verbose = 0, device = 0;
+	int json = 0, verbose = 0, device = 0, fresh = 0;
 	const char *save = NULL, *backend = NULL;
 	const struct ks_opt opts[] = {
 		{"json", KS_OPT_FLAG, &json, NULL, "machine-readable output"},
 		{"save", KS_OPT_STR, &save, "FILE", "detect: also write the spec as YAML to FILE"},
 		{"backend", KS_OPT_STR, &backend, "cuda", "detect: a backend's device instead of the host CPU"},
 		{"device", KS_OPT_INT, &device, "N", "detect: which device of that backend (0)"},
+		{"fresh", KS_OPT_FLAG, &fresh, NULL, "detect: replace the cached best figures with "
+						     "this measurement, even when lower"},
 		{"verbose", KS_OPT_FLAG, &verbose, NULL, "debug logging"},
 		{0},
 	};
@@ -225,10 +264,12 @@ int cmd_spec(int argc, char **argv)
 	}
 	{
 		struct ks_spec s;
-		if (ks_spec_detect_host(&s, &e)) {
+		struct ks_detect_opts dopt = {.fresh = fresh};
+		if (ks_spec_detect_host_ex(&s, &dopt, &e)) {
 			fprintf(stderr, "ksearch: %s\n", e.msg);
 			return KS_EXIT_USAGE;
 		}
+		print_roofs(&s, &dopt);
 		int rc = KS_EXIT_OK;
 		if (save) {
 			/* the file name is the spec name, so `spec show FILE` loads it back */

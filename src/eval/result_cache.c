@@ -13,6 +13,7 @@
 #include "ksearch/worker.h"
 #include "util/fs.h"
 #include "util/hash.h"
+#include "util/machine.h"
 
 struct ks_results {
 	sqlite3 *db;
@@ -61,39 +62,12 @@ void ks_results_close(struct ks_results *c)
 	free(c);
 }
 
-/* what the machine is: the same kernel times differently on another CPU */
-static const char *machine(void)
-{
-	static char fp[512];
-	if (fp[0])
-		return fp;
-	char model[256] = "?", line[512];
-	long mem_kb = 0;
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
-			snprintf(model, sizeof(model), "%s", strchr(line, ':') + 2);
-			model[strcspn(model, "\n")] = '\0';
-			break;
-		}
-	if (f)
-		fclose(f);
-	f = fopen("/proc/meminfo", "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemTotal: %ld kB", &mem_kb) == 1)
-			break;
-	if (f)
-		fclose(f);
-	snprintf(fp, sizeof(fp), "%s|%ld cpus|%ld kB", model, sysconf(_SC_NPROCESSORS_ONLN), mem_kb);
-	return fp;
-}
-
 void ks_results_key_hex(const struct ks_results_key *k, char out[65])
 {
 	struct ks_sha256 s;
 	ks_sha256_init(&s);
 	const char *parts[] = {"ksearch-results-1", k->source, k->defines, k->task_hash, k->backend,
-			       k->compiler, k->options, machine()};
+			       k->compiler, k->options, ks_machine_fingerprint()};
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
 		ks_sha256_update_str(&s, parts[i] ? parts[i] : "");
 	ks_sha256_hex(&s, out);

@@ -24,6 +24,9 @@ static json_t *wl_json(const struct ks_wl_result *w)
 	json_object_set_new(o, "evaluated", json_boolean(!w->not_run));
 	json_object_set_new(o, "max_abs_err", num(w->max_abs_err));
 	json_object_set_new(o, "max_rel_err", num(w->max_rel_err));
+	/* what the tolerance judged, as shares of it (PASSED: both at most 1) */
+	json_object_set_new(o, "tolerance_used", json_pack("{s:o, s:o}", "elementwise",
+			    num(w->tol_elem), "rel_l2", num(w->tol_l2)));
 	if (!w->is_check) {
 		json_object_set_new(o, "median_us", num(w->median_us));
 		json_object_set_new(o, "spread_pct", num(w->spread_pct));

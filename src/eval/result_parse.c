@@ -242,6 +242,8 @@ static json_t *wl_wire(const struct ks_wl_result *w)
 	json_object_set_new(o, "not_run", json_boolean(w->not_run));
 	json_object_set_new(o, "max_abs_err", real(w->max_abs_err));
 	json_object_set_new(o, "max_rel_err", real(w->max_rel_err));
+	json_object_set_new(o, "tol_elem", real(w->tol_elem));
+	json_object_set_new(o, "tol_l2", real(w->tol_l2));
 	json_object_set_new(o, "median_us", real(w->median_us));
 	json_object_set_new(o, "spread_pct", real(w->spread_pct));
 	json_object_set_new(o, "gflops", real(w->gflops));
@@ -334,6 +336,8 @@ static int wl_parse(json_t *o, struct ks_wl_result *w, struct ks_error *e)
 	    (rc = get_str(o, "log", &w->log, e)) || (rc = get_status(o, &w->status, e)) ||
 	    (rc = get_real(o, "max_abs_err", &w->max_abs_err, e)) ||
 	    (rc = get_real(o, "max_rel_err", &w->max_rel_err, e)) ||
+	    (rc = get_real(o, "tol_elem", &w->tol_elem, e)) ||
+	    (rc = get_real(o, "tol_l2", &w->tol_l2, e)) ||
 	    (rc = get_real(o, "median_us", &w->median_us, e)) ||
 	    (rc = get_real(o, "spread_pct", &w->spread_pct, e)) ||
 	    (rc = get_real(o, "gflops", &w->gflops, e)) ||

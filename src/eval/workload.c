@@ -52,6 +52,7 @@ static int compare_outputs(struct ks_evaluator *ev, struct ks_wl_state *ws,
 			res->seed_abs_err[k] = worse(res->seed_abs_err[k], abs_err);
 			res->seed_rel_err[k] = worse(res->seed_rel_err[k], rel_err);
 		}
+		ks_compare_tol_fold(&c, &res->tol_elem, &res->tol_l2);
 		if (!c.passed) {
 			if (ok)
 				ks_buf_addf(log, "%s (seed %llu): %s; max abs err %.3g, rel L2 %.3g%s",

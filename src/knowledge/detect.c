@@ -191,6 +191,44 @@ static float (*fma_pick(int *lanes))(long, float)
 }
 #endif
 
+/* How busy the machine is while a probe runs.  The 1-minute load average trails by a
+ * minute; what lowers a figure is other work during the probe, so the runnable count of
+ * /proc/loadavg is sampled between bursts, when only the sampling thread of the probe runs. */
+struct load_probe {
+	double sum;  /* runnable tasks besides the probe, summed over samples */
+	int n;
+	double avg1; /* the 1-minute load average at the first sample */
+};
+
+static void load_sample(struct load_probe *lp)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+	double a1;
+	int running, total;
+	if (f && fscanf(f, "%lf %*f %*f %d/%d", &a1, &running, &total) == 3) {
+		if (!lp->n)
+			lp->avg1 = a1;
+		lp->sum += running > 1 ? running - 1 : 0;
+		lp->n++;
+	} else if (!lp->n && getloadavg(&a1, 1) == 1) {
+		lp->avg1 = a1; /* no runnable count here: the average stands for the load */
+	}
+	if (f)
+		fclose(f);
+}
+
+/* the provenance of a figure measured by probe on cores CPUs, load sampled in lp */
+static void load_measure(const struct load_probe *lp, const char *probe, int cores, double at,
+			 struct ks_spec_measure *m)
+{
+	memset(m, 0, sizeof(*m));
+	snprintf(m->probe, sizeof(m->probe), "%s", probe);
+	m->at = at;
+	m->loadavg = lp->avg1;
+	m->load = lp->n ? lp->sum / lp->n : lp->avg1;
+	m->cores = cores;
+}
+
 struct bench_job {
 	long iters;
 	float (*fma)(long, float);
@@ -248,7 +286,7 @@ static double run_threads(int nt, struct bench_job *jobs, void *(*fn)(void *))
 /* Short bursts on every thread at once, each rated by its own thread CPU time: on a loaded
  * machine the wall clock counts the time other processes held the core, and a peak taken
  * from it came out below what a GEMM reaches in a quiet moment.  The best burst wins. */
-static double measure_fma(int nt, int *lanes_out)
+static double measure_fma(int nt, int *lanes_out, struct load_probe *lp)
 {
 	struct bench_job jobs[256];
 	memset(jobs, 0, sizeof(jobs));
@@ -276,6 +314,7 @@ static double measure_fma(int nt, int *lanes_out)
 	}
 	double best = 0, spent = 0;
 	for (int rep = 0; rep < 40 && spent < 0.6; rep++) {
+		load_sample(lp);
 		double wall = run_threads(nt, jobs, fma_thread);
 		if (wall <= 0)
 			break;
@@ -290,7 +329,7 @@ static double measure_fma(int nt, int *lanes_out)
 	return best > 0 ? best : NAN;
 }
 
-static double measure_copy(int nt, double llc)
+static double measure_copy(int nt, double llc, struct load_probe *lp)
 {
 	size_t total = 64u << 20;
 	if (isfinite(llc) && llc * 4 > (double)total)
@@ -317,6 +356,7 @@ static double measure_copy(int nt, double llc)
 	run_threads(nt, jobs, touch_thread); /* first touch on the threads that copy */
 	double best = 0, spent = 0;
 	for (int rep = 0; rep < 20 && spent < 0.35; rep++) {
+		load_sample(lp);
 		double t = run_threads(nt, jobs, copy_thread);
 		if (t <= 0)
 			break;
@@ -345,14 +385,13 @@ static int set_list(struct ks_spec *s, const char *field, char **list, const cha
 	return rc;
 }
 
-int ks_spec_detect_host(struct ks_spec *s, struct ks_error *e)
+/* name, model, caches, memory, cores, clock: what the host says of itself.  *nt: the
+ * threads the probes use; *llc: the last-level cache size (NAN when unknown) */
+static int detect_static(struct ks_spec *s, const char *flags, int *nt, double *llc)
 {
-	ks_spec_init(s);
-	char model[256] = "unknown CPU", vendor[64] = "", flags[8192] = "", mhz[64] = "";
+	char model[256] = "unknown CPU", vendor[64] = "", mhz[64] = "";
 	cpuinfo_get("model name", model, sizeof(model));
 	cpuinfo_get("vendor_id", vendor, sizeof(vendor));
-	if (cpuinfo_get("flags", flags, sizeof(flags)))
-		cpuinfo_get("Features", flags, sizeof(flags)); /* aarch64 */
 	cpuinfo_get("cpu MHz", mhz, sizeof(mhz));
 	struct utsname u;
 	if (uname(&u))
@@ -365,15 +404,16 @@ int ks_spec_detect_host(struct ks_spec *s, struct ks_error *e)
 							     : "generic");
 	s->arch = strdup(u.machine);
 	if (!s->name || !s->title || !s->kind || !s->vendor || !s->arch)
-		goto nomem;
+		return KS_ENOMEM;
 
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	if (ncpu < 1)
 		ncpu = 1;
-	int nt = ncpu > 256 ? 256 : (int)ncpu;
+	*nt = ncpu > 256 ? 256 : (int)ncpu;
 	double simd = has_flag(flags, "avx512f") ? 16 : has_flag(flags, "avx2") ? 8 : 4;
 	double l1, l2, l3;
 	read_caches(&l1, &l2, &l3);
+	*llc = isfinite(l3) ? l3 : l2;
 	double mem = NAN;
 	FILE *f = fopen("/proc/meminfo", "r");
 	if (f) {
@@ -401,35 +441,54 @@ int ks_spec_detect_host(struct ks_spec *s, struct ks_error *e)
 		rc |= ks_spec_set_number(s, "l1_bytes", l1, src_sysfs, "detected", NULL);
 	if (isfinite(l2))
 		rc |= ks_spec_set_number(s, "l2_bytes", l2, src_sysfs, "detected", "per core");
-	if (isfinite(l3) || isfinite(l2))
-		rc |= ks_spec_set_number(s, "llc_bytes", isfinite(l3) ? l3 : l2, src_sysfs,
-					 "detected", NULL);
+	if (isfinite(*llc))
+		rc |= ks_spec_set_number(s, "llc_bytes", *llc, src_sysfs, "detected", NULL);
 	if (isfinite(mem))
 		rc |= ks_spec_set_number(s, "mem_bytes", mem, src_proc, "detected", NULL);
 	rc |= ks_spec_set_number(s, "cores", (double)ncpu, src_proc, "detected",
 				 "online logical CPUs");
 	if (isfinite(clock) && clock > 0)
 		rc |= ks_spec_set_number(s, "clock_mhz", clock, src_sysfs, "detected", NULL);
-	if (rc)
-		goto nomem;
+	return rc ? KS_ENOMEM : 0;
+}
 
-	double t0 = ks_clock_s();
-	double bw = measure_copy(nt, isfinite(l3) ? l3 : l2);
+/* the copy bandwidth and FMA rate, each with when and under what load it was measured */
+static int detect_measure(struct ks_spec *s, int nt, double llc, struct ks_detect_opts *o,
+			  struct ks_error *e)
+{
+	struct load_probe copy_load = {0}, fma_load = {0};
+	double t0 = ks_clock_s(), at = (double)time(NULL);
+	double bw = measure_copy(nt, llc, &copy_load);
 	int lanes = 0;
-	double gf = measure_fma(nt, &lanes);
+	double gf = measure_fma(nt, &lanes, &fma_load);
 	ks_debug("spec detect: micro-benchmarks took %.2f s", ks_clock_s() - t0);
 	if (!isfinite(bw) || !isfinite(gf))
 		return ks_error_set(e, KS_ESYS, "detect host: micro-benchmark failed (threads or "
 						"memory unavailable)");
+	load_measure(&copy_load, "memcpy", nt, at, &o->bw);
+	load_measure(&fma_load, "fma", nt, at, &o->fma);
+	o->bw_gbps = bw;
+	o->fma_gflops = gf;
 	char note[256];
 	snprintf(note, sizeof(note), "%d-thread memcpy of %s buffers, read+write bytes, best of "
 		 "several repetitions", nt, "LLC-exceeding");
-	rc |= ks_spec_set_number(s, "mem_bandwidth_gbps", bw, src_bench, "measured", note);
+	int rc = ks_spec_set_number(s, "mem_bandwidth_gbps", bw, src_bench, "measured", note);
 	snprintf(note, sizeof(note), "%d threads of %d independent FMA chains on %d-float "
 		 "vectors (the widest ISA the CPU has), each rated by its thread CPU time, best of 40 ms bursts",
 		 nt, FMA_ACC, lanes);
 	rc |= ks_spec_set_number(s, "peak_gflops_f32", gf, src_bench, "measured", note);
+	if (rc)
+		return ks_error_set(e, KS_ENOMEM, "detect host spec");
+	for (int i = 0; i < s->nvalues; i++)
+		if (!strcmp(s->values[i].name, "mem_bandwidth_gbps"))
+			s->values[i].measure = o->bw;
+		else if (!strcmp(s->values[i].name, "peak_gflops_f32"))
+			s->values[i].measure = o->fma;
+	return 0;
+}
 
+static int detect_features(struct ks_spec *s, const char *flags)
+{
 	static const struct {
 		const char *flag, *feature;
 	} fmap[] = {{"sse4_2", "sse4"}, {"avx2", "avx2"},	     {"fma", "fma"},
@@ -438,7 +497,7 @@ int ks_spec_detect_host(struct ks_spec *s, struct ks_error *e)
 		    {"sve", "sve"}};
 	char **feats = calloc(sizeof(fmap) / sizeof(fmap[0]) + 2, sizeof(char *));
 	if (!feats)
-		goto nomem;
+		return KS_ENOMEM;
 	int nf = 0;
 	feats[nf++] = strdup("fp64");
 	for (size_t i = 0; i < sizeof(fmap) / sizeof(fmap[0]); i++)
@@ -449,13 +508,68 @@ int ks_spec_detect_host(struct ks_spec *s, struct ks_error *e)
 			for (int k = 0; k < nf; k++)
 				free(feats[k]);
 			free(feats);
-			goto nomem;
+			return KS_ENOMEM;
 		}
-	rc |= set_list(s, "features", feats, src_proc, "detected");
-	if (rc)
-		goto nomem;
+	return set_list(s, "features", feats, src_proc, "detected");
+}
+
+/* A figure this detection measured under load and that stands (no higher cached one):
+ * say so once, with what it means and what to do. */
+static void warn_loaded(const struct ks_spec *s, const struct ks_detect_opts *o)
+{
+	char what[256] = "";
+	size_t len = 0;
+	static const struct {
+		const char *field, *text, *unit;
+	} figs[] = {{"mem_bandwidth_gbps", "copy bandwidth", "GB/s"},
+		    {"peak_gflops_f32", "FMA rate", "GFLOP/s"}};
+	double load = 0;
+	for (size_t i = 0; i < sizeof(figs) / sizeof(figs[0]); i++) {
+		const struct ks_spec_measure *m = ks_spec_measure_of(s, figs[i].field);
+		double v;
+		if (!m || m->from_cache || !ks_spec_measure_loaded(m) ||
+		    ks_spec_field(s, figs[i].field, &v))
+			continue;
+		load = m->load > load ? m->load : load;
+		len += (size_t)snprintf(what + len, sizeof(what) - len, "%s%s %.4g %s",
+					len ? " and " : "", figs[i].text, v, figs[i].unit);
+		if (len >= sizeof(what))
+			break;
+	}
+	if (!what[0])
+		return;
+	ks_warn("spec detect: the machine was loaded while measuring (load %.1f on %d cores): %s "
+		"may be low, so %% of roofline may read high; measure again when the machine is "
+		"quiet (uptime's load below %d) with 'ksearch spec detect'%s%s",
+		load, o->bw.cores, what, o->bw.cores, o->cache_path[0] ? ", which keeps the best "
+		"figure in " : "", o->cache_path);
+}
+
+int ks_spec_detect_host_ex(struct ks_spec *s, struct ks_detect_opts *o, struct ks_error *e)
+{
+	char flags[8192] = "";
+	int nt = 1, rc;
+	double llc = NAN;
+	ks_spec_init(s);
+	if (cpuinfo_get("flags", flags, sizeof(flags)))
+		cpuinfo_get("Features", flags, sizeof(flags)); /* aarch64 */
+	if (detect_static(s, flags, &nt, &llc))
+		rc = ks_error_set(e, KS_ENOMEM, "detect host spec");
+	else if (!(rc = detect_measure(s, nt, llc, o, e)) && detect_features(s, flags))
+		rc = ks_error_set(e, KS_ENOMEM, "detect host spec");
+	if (rc) {
+		ks_spec_release(s);
+		return rc;
+	}
+	ks_spec_cache_apply(s, o);
+	if (o->cache_error[0])
+		ks_warn("spec detect: the cached spec '%s': %s", o->cache_path, o->cache_error);
+	warn_loaded(s, o);
 	return 0;
-nomem:
-	ks_spec_release(s);
-	return ks_error_set(e, KS_ENOMEM, "detect host spec");
+}
+
+int ks_spec_detect_host(struct ks_spec *s, struct ks_error *e)
+{
+	struct ks_detect_opts o = {0};
+	return ks_spec_detect_host_ex(s, &o, e);
 }

@@ -10,6 +10,7 @@
 #include "util/yaml.h"
 #include "knowledge/spec_schema.h"
 #include "ksearch/knowledge.h"
+#include "ksearch/suggest.h"
 #include "util/fs.h"
 #include "util/json.h"
 
@@ -324,7 +325,8 @@ static int load_field_(const struct ks_yaml_doc *y, struct ks_yaml_node *sources
 		return ks_yaml_error_in(y, fv, e,
 				   "field '%s' must be a mapping {value, unit, source, basis}",
 				   name);
-	static const char *const keys[] = {"value", "unit", "source", "basis", "note", NULL};
+	static const char *const keys[] = {"value", "unit", "source", "basis", "note", "measured",
+					   NULL};
 	int rc = ks_yaml_check_keys(y, fv, "a field", keys, NULL, e);
 	if (rc)
 		return rc;
@@ -399,8 +401,17 @@ static int load_field_(const struct ks_yaml_doc *y, struct ks_yaml_node *sources
 					   name);
 		v *= factor;
 	}
+	struct ks_spec_measure m = {0};
+	struct ks_yaml_node *mn = ks_yaml_get(fv, "measured");
+	if (mn && strcmp(b, "measured"))
+		return ks_yaml_error_in(y, mn, e, "field '%s': 'measured' needs basis measured", name);
+	if (mn && (rc = ks_spec_measure_parse(y, mn, &m, e)))
+		return rc;
 	*(double *)((char *)s + d->off) = v;
-	return ks_spec_value_add(s, name, v, NULL, u, title, b, nt, line);
+	rc = ks_spec_value_add(s, name, v, NULL, u, title, b, nt, line);
+	if (!rc)
+		s->values[s->nvalues - 1].measure = m;
+	return rc;
 }
 
 static int load_spec(const char *path, struct ks_spec *s, struct ks_error *e)
@@ -520,6 +531,19 @@ static int spec_path(const char *name_or_path, char *out, size_t n)
 		       : 0;
 }
 
+/* "unknown spec 'h20' (see 'ksearch spec list'); did you mean 'h200'?" */
+static int unknown_spec(const char *name, struct ks_error *e)
+{
+	char **names = NULL;
+	int n = 0;
+	const char *near = ks_spec_list(&names, &n, NULL) ? NULL
+			   : ks_suggest(name, (const char *const *)names, n);
+	ks_error_set(e, KS_ENOTFOUND, "unknown spec '%s' (see 'ksearch spec list')%s%s%s", name,
+		     near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+	ks_spec_list_free(names, n);
+	return KS_ENOTFOUND;
+}
+
 int ks_spec_load(const char *name_or_path, struct ks_spec *out, struct ks_error *e)
 {
 	char path[4096];
@@ -530,9 +554,7 @@ int ks_spec_load(const char *name_or_path, struct ks_spec *out, struct ks_error 
 		return ks_error_set(e, KS_ELIMIT, "load spec '%s': path too long", name_or_path);
 	if (!ks_path_exists(path)) {
 		if (!strchr(name_or_path, '/'))
-			return ks_error_set(e, KS_ENOTFOUND,
-					    "unknown spec '%s' (see 'ksearch spec list')",
-					    name_or_path);
+			return unknown_spec(name_or_path, e);
 		return ks_error_set(e, KS_ENOTFOUND, "open '%s': no such file", path);
 	}
 	return load_spec(path, out, e);
@@ -701,8 +723,10 @@ int ks_spec_to_text(const struct ks_spec *s, struct ks_buf *out)
 			snprintf(val, sizeof(val), "%s", v->text);
 		else
 			human(d, v->value, val, sizeof(val));
-		ks_buf_addf(out, "- %s: %s [%s: %s]%s%s\n", v->name, val, v->basis, v->source,
-			    v->note ? " - " : "", v->note ? v->note : "");
+		char prov[512];
+		ks_spec_measure_text(&v->measure, 0, prov, sizeof(prov));
+		ks_buf_addf(out, "- %s: %s [%s: %s]%s%s%s%s\n", v->name, val, v->basis, v->source,
+			    v->note ? " - " : "", v->note ? v->note : "", prov[0] ? "; " : "", prov);
 	}
 	if (!strcmp(s->kind, "gpu")) {
 		double bw = s->mem_bandwidth_gbps, f = s->peak_gflops_f32;
@@ -756,6 +780,9 @@ int ks_spec_to_json(const struct ks_spec *s, struct ks_buf *out, struct ks_error
 		json_object_set_new(f, "basis", json_string(v->basis ? v->basis : ""));
 		if (v->note)
 			json_object_set_new(f, "note", json_string(v->note));
+		json_t *m = ks_spec_measure_jobj(&v->measure);
+		if (m)
+			json_object_set_new(f, "measured", m);
 		json_object_set_new(fields, v->name, f);
 	}
 	json_object_set_new(o, "fields", fields);
@@ -847,6 +874,7 @@ int ks_spec_to_yaml(const struct ks_spec *s, struct ks_buf *out, struct ks_error
 			ks_buf_adds(out, ", note: ");
 			yaml_quoted(out, v->note);
 		}
+		ks_spec_measure_yaml(&v->measure, out);
 		ks_buf_adds(out, "}\n");
 	}
 	free(titles);

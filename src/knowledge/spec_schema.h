@@ -2,9 +2,11 @@
 #ifndef KS_KNOWLEDGE_SPEC_SCHEMA_H
 #define KS_KNOWLEDGE_SPEC_SCHEMA_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "ksearch/knowledge.h"
+#include "util/yaml.h"
 
 enum ks_unit_class {
 	KS_U_COUNT,   /* unitless count ("count") */
@@ -51,5 +53,19 @@ int ks_spec_value_add(struct ks_spec *s, const char *name, double value, const c
 /* set a numeric member and its value record at once (for detection) */
 int ks_spec_set_number(struct ks_spec *s, const char *name, double base_value,
 		       const char *source, const char *basis, const char *note);
+
+/* a field's `measured:` mapping (roof.c); errors at file:line:col */
+int ks_spec_measure_parse(const struct ks_yaml_doc *y, const struct ks_yaml_node *node,
+			  struct ks_spec_measure *m, struct ks_error *e);
+/* ", measured: {...}" for a spec file's field mapping; nothing when m was not measured */
+void ks_spec_measure_yaml(const struct ks_spec_measure *m, struct ks_buf *out);
+/* {"at", "unix", "probe", "load", "loadavg", "cores", "loaded", "from_cache"}; NULL when m
+ * was not measured */
+json_t *ks_spec_measure_jobj(const struct ks_spec_measure *m);
+
+/* ks_spec_detect_host's last step (spec_cache.c): the cached spec's higher figures into s
+ * (o->kept), then s into the cache when it holds a figure of its own; o->cache_path and
+ * o->cache_error say where and what failed (never fatal) */
+void ks_spec_cache_apply(struct ks_spec *s, struct ks_detect_opts *o);
 
 #endif

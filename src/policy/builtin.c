@@ -151,6 +151,28 @@ static int is_default(const struct builtin *b, const struct ks_proposal *p)
 	       !memcmp(p->knobs, b->defaults, (size_t)t->nknobs * sizeof(int));
 }
 
+/* The candidate's label: the strategy's title, then what tells it from other candidates
+ * of that title ("THREADS 0->1" made from two bases, "random: tiled" drawn twice): the
+ * base candidate, and the configuration unless the title names the move from that base
+ * or the configuration is the family's default */
+static void title_label(struct ks_buf *out, const struct ks_template *t,
+			const struct ks_proposal *p)
+{
+	int k, own = 0;
+	ks_buf_adds(out, p->title);
+	if (p->parent_candidate > 0)
+		ks_buf_addf(out, " from #%ld", p->parent_candidate);
+	if (p->parent_candidate > 0 && p->move[0])
+		return;
+	for (k = 0; k < t->nknobs; k++)
+		own |= p->knobs[k] != t->knobs[k].def;
+	for (k = 0; own && k < t->nknobs; k++)
+		ks_buf_addf(out, "%s%s=%s", k ? " " : " (", t->knobs[k].name,
+			    t->knobs[k].values[p->knobs[k]]);
+	if (own)
+		ks_buf_adds(out, ")");
+}
+
 static int builtin_propose(void *state, struct ks_policy_cand *out, int max, int *n,
 			   struct ks_policy_stop *why, struct ks_error *e)
 {
@@ -184,7 +206,7 @@ static int builtin_propose(void *state, struct ks_policy_cand *out, int max, int
 		if (b->cfg.title_prefix)
 			ks_buf_addf(&s->title, "%s [%s]", b->cfg.title_prefix, ks_buf_str(&s->ident));
 		else
-			ks_buf_adds(&s->title, p.title);
+			title_label(&s->title, t, &p);
 		out[*n] = (struct ks_policy_cand){
 			.source = t->source, .path = t->path, .defines = s->list,
 			.ident = ks_buf_str(&s->ident), .family = t->family ? t->family : "",

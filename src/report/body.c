@@ -209,6 +209,34 @@ static void section_convergence(struct rp_doc *d, const struct rp_run *r)
 	doc_para_end(d);
 }
 
+/* "The memory roof, 21.05 GB/s, was measured ... (age 3 min) by the memcpy probe at load
+ * 0.4 on 2 cores ..." for each roof whose figure was measured; 1 when one was loaded */
+static int roof_provenance(struct rp_doc *d, const struct rp_run *r)
+{
+	const struct {
+		const char *what, *unit;
+		double value;
+		const struct ks_spec_measure *m;
+	} roofs[] = {{"memory roof", "GB/s", r->roof_gbps, &r->roof_gbps_measure},
+		     {"f32 FMA rate behind the compute roof", "GFLOP/s", NAN, &r->roof_gflops_measure}};
+	int loaded = 0;
+	for (size_t i = 0; i < sizeof(roofs) / sizeof(roofs[0]); i++) {
+		char text[512], value[48] = "";
+		if (!roofs[i].m->probe[0])
+			continue;
+		ks_spec_measure_text(roofs[i].m, r->started, text, sizeof(text));
+		if (isfinite(roofs[i].value))
+			snprintf(value, sizeof(value), ", %.4g %s,", roofs[i].value, roofs[i].unit);
+		doc_textf(d, " The %s%s was %s.", roofs[i].what, value, text);
+		loaded |= ks_spec_measure_loaded(roofs[i].m);
+	}
+	if (r->roof_gbps_measure.probe[0] || r->roof_gflops_measure.probe[0])
+		doc_text(d, " Ages are at the start of this run; a roof is the best figure any "
+			    "detection on this machine measured, so a later run on a quiet machine "
+			    "can only raise it.");
+	return loaded;
+}
+
 static void section_roofline(struct rp_doc *d, const struct rp_run *r)
 {
 	doc_heading(d, 2, "Roofline");
@@ -219,10 +247,18 @@ static void section_roofline(struct rp_doc *d, const struct rp_run *r)
 		doc_textf(d, "The roof is what the hardware can attain at a kernel's arithmetic "
 			     "intensity: min(%.4g GFLOP/s %s compute, intensity x %.4g GB/s memory). "
 			     "\"%% of roofline\" in the tables is achieved over that attainable rate, so "
-			     "a memory-bound kernel is measured against the memory roof. Above 100%% "
-			     "the data stayed in cache.",
+			     "a memory-bound kernel is measured against the memory roof. A kernel "
+			     "faster than that is shown \"above the roof (Nx)\", never as a share: "
+			     "the roof is an underestimate (measured low, as on a loaded machine) "
+			     "or the data stayed in cache between repetitions.",
 			  r->roof_gflops, r->roof_dtype[0] ? r->roof_dtype : "f32", r->roof_gbps);
-	if (r->roof_gflops > 0 &&
+	int provenance = r->roof_gbps_measure.probe[0] || r->roof_gflops_measure.probe[0];
+	if (r->roof_gflops > 0 && roof_provenance(d, r)) {
+		doc_text(d, " Measured under load: the roof may be low and % of roofline high; run ");
+		doc_code(d, "ksearch spec detect");
+		doc_text(d, " when the machine is quiet, and later runs use its figure.");
+	}
+	if (r->roof_gflops > 0 && !provenance &&
 	    (r->peaks_measured || (!strcmp(r->target, "auto") && !r->spec_name[0])))
 		doc_text(d, " These roofs come from hardware detected at the start of this run "
 			    "(--spec auto); on a CPU they are measured then and vary by a few percent "
@@ -249,10 +285,11 @@ static void wl_cell(struct rp_doc *d, const struct rp_wl *w)
 	fnum(b, sizeof(b), "\xc2\xb1%.1f%%", w->spread_pct);
 	frate(c, sizeof(c), w->gflops);
 	frate(e, sizeof(e), w->gbps);
-	char roof[48] = "";
+	char pct[48] = "";
 	if (isfinite(w->roofline_pct))
-		snprintf(roof, sizeof(roof), " \xc2\xb7 %.0f%% roof", w->roofline_pct);
-	doc_cellf(d, "%s %s \xc2\xb7 %s GF/s \xc2\xb7 %s GB/s%s", a, b, c, e, roof);
+		ks_roof_pct_text(w->roofline_pct, 0, pct, sizeof(pct));
+	doc_cellf(d, "%s %s \xc2\xb7 %s GF/s \xc2\xb7 %s GB/s%s%s%s", a, b, c, e,
+		  pct[0] ? " \xc2\xb7 " : "", pct, pct[0] && w->roofline_pct <= 100 ? " roof" : "");
 }
 
 /* "family `K=V ...`" of a candidate, as one table cell */
@@ -344,8 +381,23 @@ static void section_leaderboard(struct rp_doc *d, const struct rp_run *r)
 		    "the baseline: above 1.00x beats the library. \xc2\xb1 after a speedup is the largest timing "
 		    "spread among its workloads. Workload cells: median time in microseconds "
 		    "\xc2\xb1 spread, achieved GFLOP/s, GB/s and the share of the roofline when the "
-		    "Spec gives one.");
+		    "Spec gives one (\"above the roof\": faster than the roof allows; see Roofline).");
 	doc_para_end(d);
+}
+
+/* the share of the task's tolerance a workload used, the way the check judged it:
+ * "0.31 elementwise · 0.02 L2" ("inf" for a non-finite mismatch) */
+static void ftol(char *dst, size_t n, const struct rp_wl *w)
+{
+	char a[24], b[24];
+	if (isnan(w->tol_elem) && isnan(w->tol_l2)) {
+		snprintf(dst, n, "%s", RP_NA);
+		return;
+	}
+	snprintf(a, sizeof(a), isinf(w->tol_elem) ? "inf" : "%.2g", w->tol_elem);
+	snprintf(b, sizeof(b), isinf(w->tol_l2) ? "inf" : "%.2g", w->tol_l2);
+	snprintf(dst, n, "%s elementwise \xc2\xb7 %s L2", isnan(w->tol_elem) ? RP_NA : a,
+		 isnan(w->tol_l2) ? RP_NA : b);
 }
 
 static void section_best(struct rp_doc *d, const struct rp_run *r)
@@ -378,7 +430,7 @@ static void section_best(struct rp_doc *d, const struct rp_run *r)
 	char lib_us[96], lib_vs[96];
 	snprintf(lib_us, sizeof(lib_us), "%s (us)", r->library);
 	snprintf(lib_vs, sizeof(lib_vs), "vs %s", r->library);
-	const char *heads[] = {"workload", "status", "max abs err", "max rel err", "median (us)",
+	const char *heads[] = {"workload", "status", "max abs err", "error / tolerance", "median (us)",
 			       "spread", "baseline (us)", "speedup", lib_us, lib_vs, "GFLOP/s",
 			       "GB/s", "roofline"};
 	if (!r->has_library) /* no library: the two columns drop out */
@@ -396,7 +448,7 @@ static void section_best(struct rp_doc *d, const struct rp_run *r)
 		doc_cell(d, w->present ? w->status : "not run");
 		fnum(t, sizeof(t), "%.2e", w->max_abs_err);
 		doc_cell(d, t);
-		fnum(t, sizeof(t), "%.2e", w->max_rel_err);
+		ftol(t, sizeof(t), w);
 		doc_cell(d, t);
 		fnum(t, sizeof(t), "%.2f", w->median_us);
 		doc_cell(d, t);
@@ -416,11 +468,20 @@ static void section_best(struct rp_doc *d, const struct rp_run *r)
 		doc_cell(d, t);
 		frate(t, sizeof(t), w->gbps);
 		doc_cell(d, t);
-		fnum(t, sizeof(t), "%.1f%%", w->roofline_pct);
+		if (isfinite(w->roofline_pct) && w->roofline_pct > 0)
+			ks_roof_pct_text(w->roofline_pct, 0, t, sizeof(t));
+		else
+			snprintf(t, sizeof(t), "%s", RP_NA);
 		doc_cell(d, t);
 		doc_row_end(d);
 	}
 	doc_table_end(d);
+	doc_para_begin(d);
+	doc_text(d, "Error / tolerance: what the check judged, as shares of the task's tolerance "
+		    "(PASSED needs both at most 1): elementwise, the worst element's |got - want| "
+		    "over atol + rtol x |want|; L2, the relative L2 error over the task's bound. "
+		    "Max abs err is the largest difference, for scale.");
+	doc_para_end(d);
 }
 
 /* the fastest ranked candidate on timed workload wi (index into r->cands), or -1 */

@@ -41,10 +41,13 @@ static json_t *object_or_raw(const char *s)
 static json_t *wl_json(const struct rp_run *r, size_t i, const char *phase, const struct rp_wl *w)
 {
 	return json_pack("{s:i, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
-			 "s:o}",
+			 "s:o, s:o}",
 			 "workload", r->workloads[i].index, "label", text(r->workloads[i].label),
 			 "phase", phase, "status", text(w->status), "max_abs_err",
-			 num(w->max_abs_err), "max_rel_err", num(w->max_rel_err), "median_us",
+			 num(w->max_abs_err), "max_rel_err", num(w->max_rel_err), "tolerance_used",
+			 json_pack("{s:o, s:o}", "elementwise", num(w->tol_elem), "rel_l2",
+				   num(w->tol_l2)),
+			 "median_us",
 			 num(w->median_us), "spread_pct", num(w->spread_pct), "baseline_us",
 			 num(w->baseline_us), "speedup", num(w->speedup), "library_us",
 			 num(w->library_us), "speedup_vs_library", num(w->library_speedup), "gflops",

@@ -33,6 +33,12 @@ static double max_finite(double a, double b)
 	return a > b ? a : b;
 }
 
+/* the larger of a and b where NAN is unknown (an infinite share of the tolerance counts) */
+static double max_known(double a, double b)
+{
+	return isnan(a) ? b : isnan(b) ? a : a > b ? a : b;
+}
+
 #define RP_MAX_SEEDS 64
 
 /* fold the evaluations of one phase and workload over seeds */
@@ -44,7 +50,7 @@ static void wl_fold(const struct ks_store_eval *ev, size_t n, const char *phase,
 	memset(w, 0, sizeof(*w));
 	w->max_abs_err = w->max_rel_err = w->median_us = w->spread_pct = NAN;
 	w->gflops = w->gbps = w->roofline_pct = w->baseline_us = w->speedup = NAN;
-	w->library_us = w->library_speedup = NAN;
+	w->library_us = w->library_speedup = w->tol_elem = w->tol_l2 = NAN;
 	const struct ks_store_eval *timed = NULL;
 	const char *fail_log = NULL, *any_log = NULL;
 	for (size_t i = 0; i < n; i++) {
@@ -57,6 +63,8 @@ static void wl_fold(const struct ks_store_eval *ev, size_t n, const char *phase,
 		w->present = 1;
 		w->max_abs_err = max_finite(w->max_abs_err, x->max_abs_err);
 		w->max_rel_err = max_finite(w->max_rel_err, x->max_rel_err);
+		w->tol_elem = max_known(w->tol_elem, x->tol_elem);
+		w->tol_l2 = max_known(w->tol_l2, x->tol_l2);
 		if (x->log && x->log[0]) {
 			if (!pass && !fail_log)
 				fail_log = x->log;
@@ -231,6 +239,15 @@ static void times_event(struct rp_run *r, const char *data)
 	json_decref(d);
 }
 
+/* a roof's provenance from the event (all zero when the run recorded none) */
+static void roof_measure(json_t *o, struct ks_spec_measure *m)
+{
+	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	if (ks_spec_measure_parse_json(text, m))
+		memset(m, 0, sizeof(*m));
+	free(text);
+}
+
 static void roofline_event(struct rp_run *r, const char *data)
 {
 	json_t *d = json_loads(data ? data : "", 0, NULL);
@@ -244,6 +261,8 @@ static void roofline_event(struct rp_run *r, const char *data)
 	snprintf(r->spec_title, sizeof(r->spec_title), "%s",
 		 json_is_string(st) ? json_string_value(st) : "");
 	r->peaks_measured = json_is_true(json_object_get(d, "peaks_measured"));
+	roof_measure(json_object_get(d, "memory_measured"), &r->roof_gbps_measure);
+	roof_measure(json_object_get(d, "compute_measured"), &r->roof_gflops_measure);
 	json_decref(d);
 }
 
@@ -411,6 +430,7 @@ int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
 		goto out;
 	}
 	double lo = iso_seconds(r->run->created), hi = NAN;
+	r->started = isfinite(lo) ? lo : 0;
 	int compile_fetches = 0;
 	for (size_t i = 0; i < r->ncands; i++) {
 		struct rp_cand *rc_ = &r->cands[i];

@@ -8,6 +8,7 @@
 
 #include "ksearch/buf.h"
 #include "ksearch/error.h"
+#include "ksearch/knowledge.h"
 #include "ksearch/report.h"
 #include "ksearch/store.h"
 
@@ -16,6 +17,8 @@ struct rp_wl {
 	int present;        /* any evaluation at all */
 	const char *status; /* first non-PASSED status over seeds, else PASSED */
 	double max_abs_err, max_rel_err; /* worst over seeds */
+	double tol_elem, tol_l2; /* what the tolerance judged, as shares of it (NAN: not
+				    recorded; inf: a non-finite mismatch) */
 	double median_us;   /* median over timed seeds (NAN: not timed) */
 	double spread_pct;  /* largest spread over timed seeds */
 	double gflops, gbps, roofline_pct, baseline_us, speedup;
@@ -133,6 +136,11 @@ struct rp_run {
 	/* the roofs "% of roofline" used (the run's "roofline" event; 0: not recorded) */
 	double roof_gflops, roof_gbps;
 	char roof_dtype[16];
+	/* where the measured figures behind them came from (probe "" when the spec's were
+	 * not measured, or the run is older than the record): the copy bandwidth and the
+	 * f32 FMA rate */
+	struct ks_spec_measure roof_gbps_measure, roof_gflops_measure;
+	double started;          /* the run's start, unix time (0: unknown) */
 	/* the task's library kernel (OpenBLAS, cuBLAS): its name from the run's "library"
 	 * event ("library" when not recorded); has_library: any candidate was timed with it */
 	char library[64];

@@ -282,6 +282,19 @@ static int machine_busy(char *why, size_t n)
 
 
 
+/* where a measured roof came from (spec detect's probe, time, load), under key */
+static void roof_provenance(json_t *d, const char *key, const struct ks_spec *s,
+			    const char *field)
+{
+	struct ks_buf b = KS_BUF_INIT;
+	json_t *m = ks_spec_measure_json(ks_spec_measure_of(s, field), &b) || !b.len
+			    ? NULL
+			    : json_loads(ks_buf_str(&b), 0, NULL);
+	if (m)
+		json_object_set_new(d, key, m);
+	ks_buf_release(&b);
+}
+
 /* the roofs "% of roofline" used, for the report's roofline chart */
 static int record_roofs(struct ks_run_state *st, struct ks_error *e)
 {
@@ -312,6 +325,8 @@ static int record_roofs(struct ks_run_state *st, struct ks_error *e)
 		json_object_set_new(d, "spec_detected", json_boolean(detected));
 		json_object_set_new(d, "peaks_measured",
 				    json_boolean(detected && ks_backend_on_host(st->be)));
+		roof_provenance(d, "memory_measured", &st->spec, "mem_bandwidth_gbps");
+		roof_provenance(d, "compute_measured", &st->spec, "peak_gflops_f32");
 	}
 	char *text = d ? json_dumps(d, JSON_COMPACT) : NULL;
 	int rc = text ? ks_store_add_event(st->store, "info", "roofline",

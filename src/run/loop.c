@@ -101,6 +101,8 @@ int ks_run_record(struct ks_run_state *st, int64_t id, const char *phase,
 					.baseline_us = s ? NAN : w->baseline_us,
 					.speedup = s ? NAN : w->speedup,
 					.library_us = s || !(w->library_us > 0) ? NAN : w->library_us,
+					.tol_elem = s ? NAN : w->tol_elem,
+					.tol_l2 = s ? NAN : w->tol_l2,
 					.samples = s ? "[]" : ks_buf_str(&samples),
 					.log = w->log};
 				rc = ks_store_add_eval(st->store, &ev, e);

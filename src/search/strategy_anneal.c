@@ -101,10 +101,12 @@ static int next_slot(struct anneal *a)
 	return ks_ledger_random_unseen(&a->ledger, &a->rng);
 }
 
-/* "anneal: VEC 8->16" (the knobs that differ from the current position), "anneal: start,
- * online-softmax" or "anneal: jump to multipass-simd" */
-static void title_of(const struct anneal *a, int slot, char *out, size_t n)
+/* "anneal: VEC 8->16" (the knobs that differ from the current position) with its move key
+ * ("VEC:+1"), "anneal: start, online-softmax" or "anneal: jump to multipass-simd" */
+static void title_of(const struct anneal *a, int slot, struct ks_proposal *p)
 {
+	char *out = p->title;
+	size_t n = sizeof(p->title), mlen = 0;
 	int t = ks_ledger_template(&a->ledger, slot);
 	const struct ks_template *tp = a->space->templates[t];
 	int from_t = a->pos >= 0 ? ks_ledger_template(&a->ledger, a->pos) : -1;
@@ -116,11 +118,15 @@ static void title_of(const struct anneal *a, int slot, char *out, size_t n)
 	const int *to = fs->cfg + (size_t)(slot - a->ledger.offset[t]) * fs->nknobs;
 	const int *from = fs->cfg + (size_t)(a->pos - a->ledger.offset[t]) * fs->nknobs;
 	size_t len = (size_t)snprintf(out, n, "anneal:");
-	for (int k = 0; k < tp->nknobs && len < n; k++)
-		if (to[k] != from[k])
-			len += (size_t)snprintf(out + len, n - len, " %s %s->%s", tp->knobs[k].name,
-						tp->knobs[k].values[from[k]],
-						tp->knobs[k].values[to[k]]);
+	for (int k = 0; k < tp->nknobs && len < n; k++) {
+		if (to[k] == from[k])
+			continue;
+		len += (size_t)snprintf(out + len, n - len, " %s %s->%s", tp->knobs[k].name,
+					tp->knobs[k].values[from[k]], tp->knobs[k].values[to[k]]);
+		if (mlen < sizeof(p->move))
+			mlen += (size_t)snprintf(p->move + mlen, sizeof(p->move) - mlen, "%s%s:%+d",
+						 mlen ? "," : "", tp->knobs[k].name, to[k] - from[k]);
+	}
 }
 
 static int anneal_init(void **state, const struct ks_space *space,
@@ -157,7 +163,10 @@ static int anneal_propose(void *state, struct ks_proposal *out, int max, int *n,
 		if ((rc = ks_ledger_propose(&a->ledger, t, c, e)))
 			return rc;
 		ks_proposal_fill(a->space, t, c, p);
-		title_of(a, slot, p->title, sizeof(p->title));
+		title_of(a, slot, p);
+		/* a step names its knobs' changes from the current position: its base */
+		if (a->pos >= 0 && ks_ledger_template(&a->ledger, a->pos) == t)
+			p->parent_candidate = a->ledger.candidate[a->pos];
 		(*n)++;
 	}
 	return 0;

@@ -174,6 +174,7 @@ static const struct ks_col eval_cols[] = {
 	COL(DBL, ks_store_eval, baseline_us),  COL(DBL, ks_store_eval, speedup),
 	COL(STR, ks_store_eval, samples),      COL(STR, ks_store_eval, log),
 	COL(STR, ks_store_eval, created),      COL(DBL, ks_store_eval, library_us),
+	COL(DBL, ks_store_eval, tol_elem),     COL(DBL, ks_store_eval, tol_l2),
 };
 
 int ks_store_list_evals(struct ks_store *s, int64_t candidate_id, const char *phase,

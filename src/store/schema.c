@@ -139,10 +139,15 @@ static const char schema_v4[] =
 	"DROP TABLE llm_exchanges;"
 	"ALTER TABLE llm_exchanges_v4 RENAME TO llm_exchanges;";
 
+/* what the task's tolerance judged, as shares of it (the error columns are not it) */
+static const char schema_v5[] = "ALTER TABLE evaluations ADD COLUMN tol_elem REAL;"
+				"ALTER TABLE evaluations ADD COLUMN tol_l2 REAL;";
+
 const struct ks_store_migration ks_store_migrations[] = {
 	{1, "initial schema", schema_v1},
 	{2, "llm exchanges may be 'direct' requests", schema_v2},
 	{3, "evaluations record the library's median", schema_v3},
 	{4, "llm exchanges may be 'repeat' requests", schema_v4},
+	{5, "evaluations record the share of the tolerance used", schema_v5},
 };
 const size_t ks_store_nmigrations = sizeof(ks_store_migrations) / sizeof(ks_store_migrations[0]);

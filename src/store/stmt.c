@@ -51,9 +51,9 @@ const char *const ks_store_sql[KS_STMT_COUNT_] = {
 	[KS_STMT_EVAL_INSERT] =
 		"INSERT INTO evaluations (candidate_id, workload, seed, phase, status, max_abs_err,"
 		" max_rel_err, median_us, spread_pct, gflops, gbps, roofline_pct, baseline_us,"
-		" speedup, samples, log, truncated, library_us)"
+		" speedup, samples, log, truncated, library_us, tol_elem, tol_l2)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
-		" ?18)"
+		" ?18, ?19, ?20)"
 		" ON CONFLICT (candidate_id, workload, seed, phase) DO UPDATE SET"
 		" status = excluded.status, max_abs_err = excluded.max_abs_err,"
 		" max_rel_err = excluded.max_rel_err, median_us = excluded.median_us,"
@@ -61,11 +61,12 @@ const char *const ks_store_sql[KS_STMT_COUNT_] = {
 		" roofline_pct = excluded.roofline_pct, baseline_us = excluded.baseline_us,"
 		" speedup = excluded.speedup, samples = excluded.samples, log = excluded.log,"
 		" truncated = excluded.truncated, library_us = excluded.library_us,"
+		" tol_elem = excluded.tol_elem, tol_l2 = excluded.tol_l2,"
 		" created = " NOW,
 	[KS_STMT_EVAL_LIST] =
 		"SELECT candidate_id, workload, seed, phase, status, max_abs_err, max_rel_err,"
 		" median_us, spread_pct, gflops, gbps, roofline_pct, baseline_us, speedup,"
-		" samples, log, created, library_us FROM evaluations"
+		" samples, log, created, library_us, tol_elem, tol_l2 FROM evaluations"
 		" WHERE candidate_id = ?1 AND (?2 IS NULL OR phase = ?2)"
 		" ORDER BY phase = 'final', workload, seed",
 	[KS_STMT_RESULT_INSERT] =

@@ -199,6 +199,8 @@ int ks_store_add_eval(struct ks_store *s, const struct ks_store_eval *ev, struct
 	BIND_TEXT(16, ev->log, NULL, KS_TEXT_REDACT, KS_STORE_MAX_LOG, "evaluation log");
 	sqlite3_bind_int64(st, 17, dropped);
 	ks_store_bind_double(st, 18, ev->library_us);
+	ks_store_bind_double(st, 19, ev->tol_elem);
+	ks_store_bind_double(st, 20, ev->tol_l2);
 	rc = step_done(s, st, "add evaluation", e);
 out:
 	ks_store_unlock(s);

@@ -36,7 +36,7 @@ static void append(struct ks_compare *c, const char *fmt, const char *a, const c
 
 /* what one chunk of the elements found; combined in chunk order by ks_compare_tensors_n */
 struct compare_part {
-	double max_abs_err, max_rel_err, sum_d2, sum_w2;
+	double max_abs_err, max_rel_err, sum_d2, sum_w2, tol_elem;
 	size_t nbad, nonfinite;
 	int nshown;
 	size_t shown_i[COMPARE_MAX_SHOWN];
@@ -73,10 +73,16 @@ static void compare_chunk(void *ctx, size_t ci, size_t begin, size_t end)
 				p->max_rel_err = d / aw;
 			p->sum_d2 += d * d;
 			p->sum_w2 += w * w;
-			bad = d > j->atol + j->rtol * aw;
+			double tol = j->atol + j->rtol * aw;
+			bad = d > tol;
+			double share = tol > 0 ? d / tol : d > 0 ? INFINITY : 0;
+			if (share > p->tol_elem)
+				p->tol_elem = share;
 		}
 		if (!bad)
 			continue;
+		if (!isfinite(w) || !isfinite(g) || ks_dtype_is_poison(t, j->got, i))
+			p->tol_elem = INFINITY; /* no share of any tolerance covers it */
 		p->nbad++;
 		if (p->nshown < COMPARE_MAX_SHOWN) {
 			int k = p->nshown++;
@@ -85,6 +91,14 @@ static void compare_chunk(void *ctx, size_t ci, size_t begin, size_t end)
 			describe(p->shown_want[k], sizeof(p->shown_want[k]), t, j->want, i, w);
 		}
 	}
+}
+
+void ks_compare_tol_fold(const struct ks_compare *c, double *elem, double *l2)
+{
+	if (!(c->tol_elem <= *elem))
+		*elem = c->tol_elem;
+	if (!(c->tol_l2 <= *l2))
+		*l2 = c->tol_l2;
 }
 
 void ks_compare_tensors(enum ks_dtype t, const void *got, const void *want, size_t n,
@@ -102,6 +116,8 @@ static void compare_combine(struct ks_compare *c, const struct compare_part *p, 
 		c->max_abs_err = p->max_abs_err;
 	if (p->max_rel_err > c->max_rel_err)
 		c->max_rel_err = p->max_rel_err;
+	if (p->tol_elem > c->tol_elem)
+		c->tol_elem = p->tol_elem;
 	*sum_d2 += p->sum_d2;
 	*sum_w2 += p->sum_w2;
 	c->nbad += p->nbad;
@@ -147,6 +163,7 @@ void ks_compare_tensors_n(enum ks_dtype t, const void *got, const void *want, si
 		tiny = 1e-300;
 	c.rel_l2 = norm_d == 0 ? 0 : norm_d / (norm_w > tiny ? norm_w : tiny);
 	c.passed = c.nbad == 0 && c.rel_l2 <= l2;
+	c.tol_l2 = l2 > 0 ? c.rel_l2 / l2 : c.rel_l2 > 0 ? INFINITY : 0;
 	size_t used = strlen(c.detail);
 	if (c.nbad && used + 1 < sizeof(c.detail))
 		snprintf(c.detail + used, sizeof(c.detail) - used,

@@ -108,5 +108,26 @@ int main(void)
 	float zw[2] = {0, 0}, zg[2] = {0, 1e-7f};
 	ks_compare_tensors(KS_DT_F32, zg, zw, 2, "y", 1e-6, 0, 1e9, &c);
 	ok(c.passed && c.max_rel_err == 0, "zero reference: atol governs, no infinite rel error");
+	/* what the tolerance judged: a PASSED fp32 matmul showed "max rel err 1.3e-02" against
+	 * rtol 1e-3; the check allowed atol + rtol*|want| per element, so the error to show is
+	 * the share of that it used */
+	float tw[2] = {0.0015f, 1.0f}, tg[2] = {0.0015f + 9e-4f, 1.0f};
+	ks_compare_tensors(KS_DT_F32, tg, tw, 2, "c", 1e-3, 1e-3, 1, &c);
+	ok(c.passed && c.max_rel_err > 0.5, "passes with a max rel err of %.2g, far above rtol",
+	   c.max_rel_err);
+	ok(fabs(c.tol_elem - 9e-4 / (1e-3 + 1e-3 * 0.0015)) < 1e-4,
+	   "tol_elem is the worst element's share of atol + rtol|want| (%.4g)", c.tol_elem);
+	ok(fabs(c.tol_l2 - c.rel_l2 / 1) < 1e-12, "tol_l2 is rel L2 over its bound");
+	tg[1] = 1.01f;
+	ks_compare_tensors(KS_DT_F32, tg, tw, 2, "c", 1e-3, 1e-3, 1, &c);
+	ok(!c.passed && c.tol_elem > 1, "a failing element uses more than its tolerance (%.3g)",
+	   c.tol_elem);
+	tg[1] = NAN;
+	ks_compare_tensors(KS_DT_F32, tg, tw, 2, "c", 1e-3, 1e-3, 1, &c);
+	ok(isinf(c.tol_elem), "a NaN where a number was expected uses an infinite share");
+	double elem = NAN, l2 = 0.5;
+	ks_compare_tol_fold(&c, &elem, &l2);
+	ok(isinf(elem) && l2 >= 0.5, "the fold keeps the worst over outputs and seeds");
+
 	return tap_done();
 }

@@ -80,11 +80,12 @@ static void test_schema(void)
 	ok(s != NULL, "store created");
 	sqlite3 *db = raw_open();
 	raw_is(db, "PRAGMA journal_mode", "wal", "WAL mode");
-	raw_is(db, "PRAGMA user_version", "4", "user_version is the schema version");
+	raw_is(db, "PRAGMA user_version", "5", "user_version is the schema version");
 	raw_is(db, "SELECT group_concat(version || ':' || description) FROM schema_version",
 	       "1:initial schema,2:llm exchanges may be 'direct' requests,"
 	       "3:evaluations record the library's median,"
-	       "4:llm exchanges may be 'repeat' requests", "migrations recorded");
+	       "4:llm exchanges may be 'repeat' requests,"
+	       "5:evaluations record the share of the tolerance used", "migrations recorded");
 	raw_is(db, "SELECT sql LIKE '%''direct''%' FROM sqlite_master WHERE name = 'llm_exchanges'",
 	       "1", "llm_exchanges accepts direct requests");
 	raw_is(db, "SELECT sql LIKE '%''repeat''%' FROM sqlite_master WHERE name = 'llm_exchanges'",
@@ -102,13 +103,13 @@ static void test_schema(void)
 	is_rc(ks_store_open(dir, 0, &s, &e), 0, "re-open existing store");
 	ks_store_close(s);
 	db = raw_open();
-	raw_is(db, "SELECT count(*) FROM schema_version", "4", "each migration applied once");
+	raw_is(db, "SELECT count(*) FROM schema_version", "5", "each migration applied once");
 	sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL);
 	sqlite3_close(db);
 	is_rc(ks_store_open(dir, 0, &s, &e), KS_EDB, "newer schema refused");
 	ok(strstr(e.msg, "newer") != NULL, "message says why (%s)", e.msg);
 	db = raw_open();
-	sqlite3_exec(db, "PRAGMA user_version = 4", NULL, NULL, NULL);
+	sqlite3_exec(db, "PRAGMA user_version = 5", NULL, NULL, NULL);
 	sqlite3_close(db);
 }
 
