@@ -25,6 +25,7 @@ static const struct {
 	{"inputs", "generated input tensors of 1 MiB or more, by seed"},
 	{"reference", "expected outputs, by task, workload and seed"},
 	{"results", "evaluations kept across runs, reused unless --fresh"},
+	{"specs", "the best roofs measured on each machine (spec detect --fresh measures anew)"},
 	{"scratch", "runners' working folders (a running evaluation's are kept)"},
 };
 
