@@ -4,7 +4,8 @@
 # --llm-replay` with the recorded budget, seed and strategy must give the same candidates in
 # the same order with the same statuses.  Kernels the model wrote must match exactly; the
 # candidates of knob tuning (an @ksearch block, tuned without the model, chosen from
-# measurements) must match in number.  Runs on a backend other than cpu are skipped here.
+# measurements) must match in number.  Runs on a backend other than cpu, and runs whose
+# kernels need CPU features this machine lacks (fixture.json's cpu_flags), are skipped here.
 # needs: python3
 . "$(dirname "$0")/lib.sh"
 FIX=$ROOT/tests/fixtures/llm_runs
@@ -23,6 +24,11 @@ for dir in "$FIX"/*/; do
 	backend=$(field "$dir" backend)
 	if [ "$backend" != cpu ]; then
 		skip "$name replays" "recorded on backend $backend: replay it where that backend runs"
+		continue
+	fi
+	missing=$(json_get "$dir/fixture.json" "' '.join(f for f in d.get('cpu_flags', []) if f not in open('/proc/cpuinfo').read().split())" 2>/dev/null)
+	if [ -n "$missing" ]; then
+		skip "$name replays" "its kernels need CPU features this machine lacks: $missing"
 		continue
 	fi
 	task=$(field "$dir" task)
