@@ -37,6 +37,20 @@
  * slowed by more than 1 / (1 - KS_SPAN_SLACK_REL) over a block of 0.4 s or more is caught */
 #define KS_SPAN_SLACK_S 0.100
 #define KS_SPAN_SLACK_REL 0.25
+/* a block the cross-check refuses is timed again, this many tries in all (time_block) */
+#define KS_CLOCK_TRIES 3
+
+/* a timing block as the runner's clock saw it, in seconds */
+struct ks_block_times {
+	double warm, block, span; /* warm-up calls, timed calls, the whole command */
+};
+
+struct ks_buf;
+/* 1 when the runner's clock cannot be true against this process's wall clock (the block
+ * of cnt reps summing to sum took wall seconds here, waited of them this thread or the
+ * runner spent waiting for a CPU), saying why in log (src/eval/workload.c) */
+int ks_clock_untrue(const struct ks_block_times *bt, double sum, int cnt, double wall,
+		    double waited, struct ks_buf *log);
 
 /* A runner's scratch folder is a tmpfs of this size where it can have a mount namespace
  * (src/eval/sandbox.c): what a kernel writes there is bounded */

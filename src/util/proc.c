@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -503,4 +504,19 @@ int ks_proc_run(char *const argv[], const char *cwd, double timeout_s, struct ks
 		return proc_override(argv, cwd, timeout_s, out, res, e);
 	struct ks_proc_io io = {.cwd = cwd, .out = out, .timeout_s = timeout_s};
 	return ks_proc_exec(argv, &io, res, e);
+}
+
+double ks_sched_wait_s(pid_t pid)
+{
+	char path[64];
+	if (pid > 0)
+		snprintf(path, sizeof(path), "/proc/%ld/schedstat", (long)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/thread-self/schedstat");
+	FILE *f = fopen(path, "re");
+	unsigned long long on_cpu, waited;
+	int got = f ? fscanf(f, "%llu %llu", &on_cpu, &waited) : 0;
+	if (f)
+		fclose(f);
+	return got == 2 ? waited * 1e-9 : NAN;
 }

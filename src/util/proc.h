@@ -84,6 +84,11 @@ int ks_proc_exec(char *const argv[], const struct ks_proc_io *io, struct ks_proc
 int ks_proc_run(char *const argv[], const char *cwd, double timeout_s, struct ks_buf *out,
 		struct ks_proc_result *res, struct ks_error *e);
 
+/* Seconds the thread pid (0: the calling thread) has waited on a run queue for a CPU, as
+ * the kernel counts it (/proc/.../schedstat's run_delay); NAN where the kernel does not
+ * say.  On a loaded machine this is how long a process was ready but not running. */
+double ks_sched_wait_s(pid_t pid);
+
 /* Seam for tests: replace how programs are run by ks_proc_run; NULL restores. */
 typedef int (*ks_proc_run_fn)(char *const argv[], const char *cwd, double timeout_s,
 			      struct ks_buf *out, struct ks_proc_result *res, struct ks_error *e);

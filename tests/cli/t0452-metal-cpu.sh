@@ -16,7 +16,7 @@ need_metal_cpu
 M=$ROOT/bench/mlx/metal_cpu.py
 evaluate() { # evaluate TASK TEMPLATE DEFINES: ksearch eval's status of the template on the CPU
 	python3 "$M" "$ROOT/tasks/$1/templates/mlx/$2" --task "$1" ${3:+--define "$3"} --out "$TMP/k.c" \
-		--ksearch "$KS" --eval -- --workloads 0 --quick --no-baseline --no-library --json \
+		--ksearch "$KS" --eval -- --workloads 0 --quick --no-baseline --no-library --timeout "$EMU_TIMEOUT" --json \
 		>"$TMP/$2.json" 2>"$TMP/$2.err"
 	json_get "$TMP/$2.json" 'd["status"]' 2>/dev/null || { head -c 2000 "$TMP/$2.err" | sed 's/^/# /'; echo NO_JSON; }
 }

@@ -16,7 +16,7 @@ need_metal_cpu
 evaluate() { # evaluate DEFINES: ksearch eval's status of the template on the CPU
 	python3 "$ROOT/bench/mlx/metal_cpu.py" "$ROOT/tasks/attention/templates/mlx/flash_simd.metal.mlx" \
 		--task attention ${1:+--define "$1"} --out "$TMP/k.c" --ksearch "$KS" --eval -- \
-		--workloads 0 --quick --no-baseline --no-library --json >"$TMP/out.json" 2>"$TMP/err"
+		--workloads 0 --quick --no-baseline --no-library --timeout "$EMU_TIMEOUT" --json >"$TMP/out.json" 2>"$TMP/err"
 	json_get "$TMP/out.json" 'd["status"] + " " + str(len(d["checks"]))' 2>/dev/null ||
 		{ head -c 2000 "$TMP/err" | sed 's/^/# /'; echo NO_JSON; }
 }
