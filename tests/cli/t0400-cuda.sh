@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # needs: nvcc for the compile checks, an NVIDIA GPU for the rest (the test reports
 # "Skipped" without one, after the checks that need no GPU).
+# timeout: 2400
 # The cuda backend: every shipped .cu compiles for Hopper with the backend's own flags and
 # shim; without a GPU `--backend cuda` exits 2 and says why; with one, every hostile CUDA
 # kernel gets its status and the shipped kernels pass their checks.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # needs: g++ with C++20 and _Float16 (scripts/setup.sh installs g++).
+# timeout: 1800
 # The shipped Metal kernels, which no machine here can compile for a GPU, run on the CPU as
 # written (bench/mlx/metal_cpu.py: each threadgroup's threads are coroutines that meet at
 # SIMD-group functions and barriers):

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # needs: g++ with C++20 and _Float16 (scripts/setup.sh installs g++).
+# timeout: 1800
 # Attention's Metal template (tasks/attention/templates/mlx/flash_simd.metal.mlx: SIMD-group
 # matrices, each lane's own elements of a fragment for the online softmax), which no machine
 # here can compile for a GPU, runs on the CPU as written through bench/mlx/metal_cpu.py (its
