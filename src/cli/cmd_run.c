@@ -17,6 +17,7 @@
 #include "ksearch/log.h"
 #include "ksearch/policy.h"
 #include "ksearch/run.h"
+#include "ksearch/secret.h"
 #include "ksearch/store.h"
 #include "ksearch/task.h"
 #include "util/units.h"
@@ -499,7 +500,7 @@ int cmd_run(int argc, char **argv)
 	if (!o.llm_api_key || !o.llm_api_key[0])
 		o.llm_api_key = getenv("OPENAI_API_KEY");
 	if (o.llm_api_key && o.llm_api_key[0])
-		ks_redact_add_secret(o.llm_api_key);
+		ks_secret_add(o.llm_api_key);
 	if (llm_max_failures < 0) {
 		fprintf(stderr, "ksearch run: --llm-max-failures expects a count of at least 1\n");
 		return KS_EXIT_USAGE;

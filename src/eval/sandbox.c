@@ -55,11 +55,6 @@ extern char **environ;
 #define KS_ARG_HI_OFF 0u
 #endif
 
-int ks_env_is_secret(const char *name)
-{
-	return ks_secret_name(name);
-}
-
 /* Thread placement: glibc pins another thread through its thread id, which the seccomp
  * filter cannot tell from another process's, so placement would make every OpenMP kernel
  * a violation; the runner's threads are left where the scheduler puts them. */
@@ -109,7 +104,7 @@ char **ks_env_scrubbed(const char *scratch, const char *const *extra)
 	env_audit(audit_kv, sizeof(audit_kv));
 	size_t count = 4, bytes = strlen(audit_kv) + 1;
 	for (char **e = environ; *e; e++)
-		if (env_whitelisted(*e) && !ks_env_is_secret(*e)) {
+		if (env_whitelisted(*e) && !ks_secret_name(*e)) {
 			count++;
 			bytes += strlen(*e) + 1;
 		}
@@ -124,12 +119,12 @@ char **ks_env_scrubbed(const char *scratch, const char *const *extra)
 	char *p = (char *)(env + count + 1);
 	size_t i = 0;
 	for (char **e = environ; *e; e++)
-		if (env_whitelisted(*e) && !ks_env_is_secret(*e)) {
+		if (env_whitelisted(*e) && !ks_secret_name(*e)) {
 			env[i++] = strcpy(p, *e);
 			p += strlen(p) + 1;
 		}
 	for (const char *const *x = extra; x && *x; x++)
-		if (!ks_env_is_secret(*x)) {
+		if (!ks_secret_name(*x)) {
 			env[i++] = strcpy(p, *x);
 			p += strlen(p) + 1;
 		}

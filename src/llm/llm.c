@@ -253,11 +253,6 @@ int ks_llm_prices_load(const char *path, struct ks_llm_prices *out, struct ks_er
 
 /* ---------------------------------------------------------------- client */
 
-void ks_llm_add_secret(struct ks_llm *c, const char *secret)
-{
-	ks_secret_add(secret);
-}
-
 void ks_llm_init(struct ks_llm *c, struct ks_llm_transport *t)
 {
 	memset(c, 0, sizeof(*c));
@@ -274,11 +269,6 @@ void ks_llm_release(struct ks_llm *c)
 	pthread_mutex_destroy(&c->lock);
 }
 
-int ks_llm_redact(const struct ks_llm *c, const char *s, size_t len, struct ks_buf *out)
-{
-	return ks_secret_redact(s, len, out);
-}
-
 /* a redacted copy as a NUL-terminated heap string (NULL in, NULL out) */
 static char *redact_dupn(const struct ks_llm *c, const char *s, size_t len, size_t *outlen)
 {
@@ -288,7 +278,7 @@ static char *redact_dupn(const struct ks_llm *c, const char *s, size_t len, size
 		return NULL;
 	struct ks_buf b;
 	ks_buf_init(&b, len * 2 + 64);
-	if (ks_llm_redact(c, s, len, &b)) {
+	if (ks_secret_redact(s, len, &b)) {
 		ks_buf_release(&b);
 		char *d = strdup("[unredactable text dropped]");
 		if (d && outlen)
