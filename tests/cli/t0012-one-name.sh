@@ -3,7 +3,8 @@
 # name (a body that calls it with the function's own parameters and does nothing else).  A
 # second name splits the callers and the documentation in two (issue 41: ks_secret_add,
 # ks_redact_add_secret and ks_llm_add_secret were one call).  The check is first shown to
-# catch a planted alias.
+# catch a planted alias.  And one clock: CLOCK_MONOTONIC is read in src/util/clock.c only
+# (device_mlx.c had a second copy).
 # needs: python3
 . "$(dirname "$0")/lib.sh"
 
@@ -58,5 +59,9 @@ python3 "$TMP/aliases.py" "$ROOT/src" >"$TMP/src.out"
 rc=$?
 ok $rc "no function of src/ is another under a second name"
 sed 's/^/# /' "$TMP/src.out"
+
+# one monotonic clock
+others=$(grep -rlE "clock_gettime\(CLOCK_MONOTONIC" "$ROOT/src" | grep -v "/src/util/clock.c$")
+ok $([ -z "$others" ]; echo $?) "CLOCK_MONOTONIC is read in src/util/clock.c only${others:+: also in $others}"
 
 done_testing
