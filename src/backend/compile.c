@@ -310,8 +310,8 @@ int ks_compile_shared(const struct ks_backend_i *be, const char *compiler, const
 	}
 	if ((rc = ks_mkdir_p(dir, e)) ||
 	    (rc = ks_file_write_atomic(src, req->source, strlen(req->source), e)) ||
-	    (rc = ks_file_write_atomic(shimp, shim.data, shim.len, e)) ||
-	    (rc = ks_file_write_atomic(protop, proto.data, proto.len, e)))
+	    (rc = ks_file_write_buf(shimp, &shim, e)) ||
+	    (rc = ks_file_write_buf(protop, &proto, e)))
 		goto out;
 
 	char flagcopy[4096], libcopy[1024], incdir[PATH_MAX + 16], tmplib[PATH_MAX + 48];
@@ -370,7 +370,7 @@ int ks_compile_shared(const struct ks_backend_i *be, const char *compiler, const
 		a->ok = 0;
 	} else if (rename(tmplib, lib) == 0) {
 		a->ok = 1;
-		ks_file_write_atomic(logp, ks_buf_str(&a->log), a->log.len, NULL);
+		ks_file_write_buf(logp, &a->log, NULL);
 		ks_file_write_atomic(ok, "", 0, NULL);
 	} else {
 		rc = ks_error_set(e, KS_EIO, "rename '%s': %s", tmplib, strerror(errno));

@@ -255,7 +255,7 @@ static int mlx_compile(const struct ks_compile_req *req, struct ks_artifact *a,
 	if (ks_path_exists(ok) && ks_path_exists(a->path) && (!hfile || ks_path_exists(hdr))) {
 		a->cached = 1;
 	} else if ((rc = ks_mkdir_p(dir, e)) ||
-		   (rc = ks_file_write_atomic(a->path, text.data, text.len, e)) ||
+		   (rc = ks_file_write_buf(a->path, &text, e)) ||
 		   (hfile && (rc = ks_file_write_atomic(hdr, header, strlen(header), e))) ||
 		   (rc = ks_file_write_atomic(ok, "", 0, e))) {
 		goto out;

@@ -48,6 +48,10 @@ int ks_cli_knob_values(const char *src, const char *path, const char *defines,
  * 'b'?"; subs is NULL-terminated */
 void ks_cli_unknown_sub(const char *cmd, const char *word, const char *const *subs);
 
+/* b on stdout, whole: KS_EXIT_OK; KS_EXIT_USAGE after saying why on stderr ("ksearch CMD:
+ * ...") when b failed (a cap, out of memory: nothing of it is printed) or stdout did */
+int ks_cli_print_buf(const char *cmd, const struct ks_buf *b);
+
 int cmd_run(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -123,7 +123,7 @@ static int write_folder(const char *dir, const struct ks_export_out *o, struct k
 	for (int i = 0; i < o->nfiles && !rc; i++) {
 		char path[PATH_MAX];
 		ks_path_join(path, sizeof(path), dir, o->names[i]);
-		rc = ks_file_write_atomic(path, o->files[i].data, o->files[i].len, e);
+		rc = ks_file_write_buf(path, &o->files[i], e);
 	}
 	return rc;
 }
@@ -227,14 +227,14 @@ int cmd_export(int argc, char **argv)
 		fprintf(stderr, "wrote %s/ (%d files; %d kernel%s, target %s): make -C %s\n", out_path,
 			out.nfiles, n, n == 1 ? "" : "s", ex->name, out_path);
 	} else if (out_path) {
-		if (ks_file_write_atomic(out_path, out.files[0].data, out.files[0].len, &e)) {
+		if (ks_file_write_buf(out_path, &out.files[0], &e)) {
 			fprintf(stderr, "ksearch export: %s\n", e.msg);
 			goto out;
 		}
 		fprintf(stderr, "wrote %s (%d kernel%s, target %s)\n", out_path, n, n == 1 ? "" : "s",
 			ex->name);
-	} else {
-		fwrite(out.files[0].data, 1, out.files[0].len, stdout);
+	} else if (ks_cli_print_buf("export", &out.files[0])) {
+		goto out;
 	}
 	for (int i = 0; i < n; i++)
 		if (items[i].nvariants > 1)

@@ -51,14 +51,16 @@ static int show(struct ks_prompt_preview *p, const char *purpose, int sizes, int
 		goto out;
 	}
 	struct ks_llm_msg msgs[] = {{"system", ks_buf_str(&sys)}, {"user", ks_buf_str(&user)}};
+	if (many && !sizes)
+		ks_buf_addf(&text, "==== %s ====\n", purpose);
 	ks_llm_msgs_text(msgs, 2, &text);
-	if (sizes)
+	if (many && !sizes)
+		ks_buf_adds(&text, "\n");
+	if (sizes && !ks_buf_failed(&text))
 		printf("%-8s %7zu bytes (system %zu, user %zu), about %zu tokens\n", purpose,
 		       text.len, sys.len, user.len, (text.len + 3) / 4);
-	else if (many)
-		printf("==== %s ====\n%s\n", purpose, ks_buf_str(&text));
 	else
-		printf("%s", ks_buf_str(&text));
+		rc = ks_cli_print_buf("prompt", &text);
 out:
 	ks_buf_release(&sys);
 	ks_buf_release(&user);

@@ -98,11 +98,7 @@ int cmd_report(int argc, char **argv)
 		ks_buf_release(&out);
 		return KS_EXIT_USAGE;
 	}
-	size_t len = out.len, n = fwrite(ks_buf_str(&out), 1, len, stdout);
+	rc = ks_cli_print_buf("report", &out);
 	ks_buf_release(&out);
-	if (n != len || fflush(stdout)) {
-		fprintf(stderr, "ksearch report: writing to stdout failed\n");
-		return KS_EXIT_USAGE;
-	}
-	return KS_EXIT_OK;
+	return rc;
 }

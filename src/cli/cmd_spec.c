@@ -35,9 +35,9 @@ static int print_spec(const struct ks_spec *s, int json)
 		ks_buf_release(&b);
 		return KS_EXIT_USAGE;
 	}
-	fputs(ks_buf_str(&b), stdout);
+	rc = ks_cli_print_buf("spec", &b);
 	ks_buf_release(&b);
-	return KS_EXIT_OK;
+	return rc;
 }
 
 static void json_str(const char *s)

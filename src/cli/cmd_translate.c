@@ -95,8 +95,7 @@ int cmd_translate(int argc, char **argv)
 	if (json ? ks_translation_to_json(&t, &b, &e) : ks_translation_to_text(&t, &b)) {
 		fprintf(stderr, "ksearch: %s\n", e.msg[0] ? e.msg : "render failed");
 		rc = KS_EXIT_USAGE;
-	} else {
-		fputs(ks_buf_str(&b), stdout);
+	} else if (!(rc = ks_cli_print_buf("translate", &b))) {
 		rc = t.nerrors ? KS_EXIT_FAIL : KS_EXIT_OK;
 	}
 	ks_buf_release(&b);

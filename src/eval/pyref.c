@@ -110,11 +110,9 @@ static int write_exchange(const struct ks_task *t, const struct ks_workload *w,
 		rc = ks_file_write_atomic(path, data, bytes, e);
 		free(data);
 	}
-	if (!rc && ks_buf_failed(&spec))
-		rc = ks_error_set(e, KS_ENOMEM, "out of memory");
 	if (!rc) {
 		snprintf(path, sizeof(path), "%s/spec.txt", dir);
-		rc = ks_file_write_atomic(path, spec.data, spec.len, e);
+		rc = ks_file_write_buf(path, &spec, e);
 	}
 	if (!rc) {
 		snprintf(path, sizeof(path), "%s/driver.py", dir);

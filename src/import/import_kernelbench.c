@@ -60,7 +60,7 @@ static int scan(const struct ks_import_req *req, const struct ks_buf *src, json_
 	free(real);
 	int rc = ks_path_join(file, sizeof(file), dir, "problem.py") ? KS_ELIMIT : 0;
 	if (!rc)
-		rc = ks_file_write_atomic(file, src->data, src->len, e);
+		rc = ks_file_write_buf(file, src, e);
 	if (!rc && !ks_path_join(file, sizeof(file), dir, "scan.py"))
 		rc = ks_file_write_atomic(file, ks_kernelbench_scan, strlen(ks_kernelbench_scan), e);
 	snprintf(scale, sizeof(scale), "%.9g", req->scale > 0 ? req->scale : 1.0);

@@ -87,6 +87,15 @@ int ks_file_write_atomic(const char *path, const void *data, size_t len, struct 
 	return 0;
 }
 
+int ks_file_write_buf(const char *path, const struct ks_buf *b, struct ks_error *e)
+{
+	int rc = ks_buf_failed(b);
+	if (rc)
+		return ks_error_set(e, rc, "'%s' not written: its text could not be built whole (%s)",
+				    path, ks_strerror(rc));
+	return ks_file_write_atomic(path, ks_buf_str(b), b->len, e);
+}
+
 int ks_mkdir_p(const char *path, struct ks_error *e)
 {
 	char p[PATH_MAX];
