@@ -7,6 +7,7 @@
 
 #include "ksearch/buf.h"
 #include "ksearch/error.h"
+#include "util/defines.h"
 
 /* exit codes, documented in `ksearch --help` */
 enum {
@@ -39,10 +40,11 @@ int ks_opt_range(const char *name, double v, double min, double max);
 /* install the stderr log sink; verbose lowers the level to debug */
 void ks_cli_log_init(int verbose);
 
-/* into out, "A=1,B=2": defines (--define's list, may be NULL), then each knob of src's
- * @ksearch block that neither it nor a '#define NAME' line of src gives, at its default */
+/* into out (emptied first): the pairs of defines (--define's "A=1,B=2", may be NULL),
+ * checked against src's @ksearch block when it has one, then each knob of that block that
+ * neither they nor a '#define NAME' line of src give, at its default */
 int ks_cli_knob_values(const char *src, const char *path, const char *defines,
-		       struct ks_buf *out, struct ks_error *e);
+		       struct ks_defines *out, struct ks_error *e);
 
 /* on stderr: "ksearch: unknown 'CMD' subcommand 'WORD' (expected a, b or c); did you mean
  * 'b'?"; subs is NULL-terminated */

@@ -22,17 +22,6 @@ static const char about[] =
 	"Exit status: 0 the kernel passed, 1 it was evaluated and did not pass,\n"
 	"2 usage or infrastructure error.";
 
-static int split_defines(char *s, const char **out, int max)
-{
-	int n = 0;
-	char *save = NULL;
-	for (char *tok = strtok_r(s, ", ", &save); tok && n < max - 1;
-	     tok = strtok_r(NULL, ", ", &save))
-		out[n++] = tok;
-	out[n] = NULL;
-	return n;
-}
-
 /* One cell of the table: the value, or "-" right-aligned in the same width where there is
  * none (a workload that failed before it was compared or timed has no error or time, and a
  * roofline needs a spec; 0 would read as a measurement).  fmt: " %W.P?" and an optional
@@ -341,22 +330,17 @@ int cmd_eval(int argc, char **argv)
 		return KS_EXIT_USAGE;
 	}
 	/* a knob template runs at its defaults where --define gives no value */
-	char defcopy[4096];
-	const char *deflist[65];
-	struct ks_buf vals = KS_BUF_INIT;
+	struct ks_defines vals;
+	ks_defines_init(&vals);
 	if (ks_cli_knob_values(ks_buf_str(&src), pos[1], defines, &vals, &e)) {
 		fprintf(stderr, "ksearch eval: %s\n", e.msg);
-		ks_buf_release(&vals);
+		ks_defines_release(&vals);
 		ks_buf_release(&src);
 		ks_task_free(t);
 		return KS_EXIT_USAGE;
 	}
-	if (vals.len) {
-		snprintf(defcopy, sizeof(defcopy), "%s", ks_buf_str(&vals));
-		split_defines(defcopy, deflist, 65);
-		o.defines = deflist;
-	}
-	ks_buf_release(&vals);
+	if (vals.n)
+		o.defines = vals.list;
 	if (strcmp(spec, "none") && (peak_gflops <= 0 || peak_gbps <= 0)) {
 		struct ks_spec sp;
 		ks_spec_init(&sp);
@@ -377,6 +361,7 @@ int cmd_eval(int argc, char **argv)
 			ks_spec_release(&sp);
 			ks_task_free(t);
 			ks_buf_release(&src);
+			ks_defines_release(&vals);
 			return KS_EXIT_USAGE;
 		}
 		ks_spec_release(&sp);
@@ -404,6 +389,7 @@ int cmd_eval(int argc, char **argv)
 		exit_code = r.status == KS_STATUS_PASSED ? KS_EXIT_OK : KS_EXIT_FAIL;
 		ks_eval_result_release(&r);
 	}
+	ks_defines_release(&vals);
 	ks_buf_release(&src);
 	ks_task_free(t);
 	return exit_code;

@@ -32,34 +32,6 @@ static const char about[] =
 	"One-file targets write to --out FILE or stdout.\n\n"
 	"Exit status: 0 written, 2 usage error or a kernel the target cannot take.";
 
-/* the value the list "A=1,B=2" gives name, or NULL */
-static const char *define_value(const char *defines, const char *name, char *out, size_t n)
-{
-	size_t len = strlen(name);
-	for (const char *p = defines; p && *p;) {
-		size_t tl = strcspn(p, ", ");
-		if (tl > len && p[len] == '=' && !strncmp(p, name, len)) {
-			snprintf(out, n, "%.*s", (int)(tl - len - 1), p + len + 1);
-			return out;
-		}
-		p += tl;
-		p += strspn(p, ", ");
-	}
-	return NULL;
-}
-
-/* the value of src's line '#define NAME VALUE' (a run's best file has one per knob), or NULL */
-static const char *file_define(const char *src, const char *name, char *out, size_t n)
-{
-	size_t len = strlen(name);
-	for (const char *p = src; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, "#define ", 8) && !strncmp(p + 8, name, len) && p[8 + len] == ' ') {
-			snprintf(out, n, "%.*s", (int)strcspn(p + 9 + len, " \t\n"), p + 9 + len);
-			return out;
-		}
-	return NULL;
-}
-
 static int knob_takes(const struct ks_knob *kb, const char *v)
 {
 	for (int i = 0; i < kb->nvalues; i++)
@@ -81,23 +53,26 @@ static int bake_knobs(const char *path, struct ks_buf *src, const char *defines,
 					      path)
 			       : 0;
 	struct ks_template *t = NULL;
-	struct ks_buf vals = KS_BUF_INIT, out = KS_BUF_INIT, json = KS_BUF_INIT;
+	struct ks_defines vals;
+	struct ks_buf out = KS_BUF_INIT, json = KS_BUF_INIT;
+	ks_defines_init(&vals);
 	int rc = ks_cli_knob_values(ks_buf_str(src), path, defines, &vals, e);
 	if (!rc)
 		rc = ks_template_parse(ks_buf_str(src), src->len, path, &t, e);
 	if (rc) {
-		ks_buf_release(&vals);
+		ks_defines_release(&vals);
 		return rc;
 	}
 	char val[256];
 	ks_buf_adds(&json, "{");
 	for (int k = 0; k < t->nknobs; k++) {
 		const char *name = t->knobs[k].name;
-		const char *v = define_value(ks_buf_str(&vals), name, val, sizeof(val));
+		int i = ks_defines_find(&vals, name);
+		const char *v = i >= 0 ? vals.value[i] : NULL;
 		if (v)
 			ks_buf_addf(&out, "#define %s %s\n", name, v);
 		else
-			v = file_define(ks_buf_str(src), name, val, sizeof(val));
+			v = ks_defines_in_source(ks_buf_str(src), name, val, sizeof(val));
 		if (v && knob_takes(&t->knobs[k], v)) /* a number or an identifier: no escaping */
 			ks_buf_addf(&json, "%s\"%s\": \"%s\"", json.len > 1 ? ", " : "", name, v);
 	}
@@ -107,11 +82,11 @@ static int bake_knobs(const char *path, struct ks_buf *src, const char *defines,
 		ks_buf_reset(src);
 		rc = ks_buf_add(src, out.data, out.len);
 	}
-	if (!rc)
-		*knobs = ks_buf_detach(&json, NULL);
+	if (!rc && !(*knobs = ks_buf_detach(&json, NULL)))
+		rc = KS_ENOMEM;
 	ks_buf_release(&json);
 	ks_buf_release(&out);
-	ks_buf_release(&vals);
+	ks_defines_release(&vals);
 	ks_template_free(t);
 	return rc ? ks_error_set(e, rc, "'%s': out of memory", path) : 0;
 }
