@@ -18,6 +18,7 @@
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/proc.h"
+#include "util/env.h"
 
 int ks_compile_cache_dir(const char *hash, char *out, size_t n, struct ks_error *e)
 {
@@ -81,7 +82,7 @@ static void jail_toolchain(struct jail *j, const char *compiler)
 	if (strchr(compiler, '/')) {
 		snprintf(found, sizeof(found), "%s", compiler);
 	} else {
-		const char *path = getenv("PATH");
+		const char *path = ks_env_get()->path;
 		char dirs[8192];
 		snprintf(dirs, sizeof(dirs), "%s", path ? path : "/usr/bin:/bin");
 		for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d && !found[0];

@@ -20,6 +20,7 @@
 #include "ksearch/secret.h"
 #include "ksearch/store.h"
 #include "ksearch/task.h"
+#include "util/env.h"
 #include "util/units.h"
 
 static const char usage[] = "ksearch run TASK [options]";
@@ -91,7 +92,7 @@ static int term_width(void)
 	struct winsize ws;
 	if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
 		return ws.ws_col;
-	const char *c = getenv("COLUMNS");
+	const char *c = ks_env_get()->columns;
 	int w = c ? atoi(c) : 0;
 	return w >= 20 && w <= 1000 ? w : 80;
 }
@@ -496,9 +497,9 @@ int cmd_run(int argc, char **argv)
 	o.llm_max_calls = llm_max_calls;
 	o.llm_max_tokens = llm_max_tokens;
 	/* the key comes from the environment only, and is redacted from everything printed */
-	o.llm_api_key = getenv("KSEARCH_API_KEY");
+	o.llm_api_key = ks_env_get()->api_key;
 	if (!o.llm_api_key || !o.llm_api_key[0])
-		o.llm_api_key = getenv("OPENAI_API_KEY");
+		o.llm_api_key = ks_env_get()->openai_api_key;
 	if (o.llm_api_key && o.llm_api_key[0])
 		ks_secret_add(o.llm_api_key);
 	if (llm_max_failures < 0) {

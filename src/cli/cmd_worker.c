@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "ksearch/worker.h"
+#include "util/env.h"
 
 static const char usage[] = "ksearch worker --backend B [--device N]";
 static const char about[] =
@@ -42,7 +43,8 @@ int cmd_worker(int argc, char **argv)
 	if (device >= 0) {
 		char v[16];
 		snprintf(v, sizeof(v), "%d", device);
-		setenv("KSEARCH_DEVICE", v, 1);
+		setenv("KSEARCH_DEVICE", v, 1); /* for the runners it starts */
+		ks_env_reload();
 	}
 	/* the protocol owns the real stdout; anything else printed goes to stderr */
 	fflush(stdout);

@@ -2,6 +2,7 @@
 #include "ksearch/secret.h"
 
 #include "ksearch/backend.h"
+#include "util/env.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -88,7 +89,7 @@ static int env_whitelisted(const char *kv)
  * works in scratch, so a relative path is made absolute here); "" otherwise */
 static void env_audit(char *kv, size_t n)
 {
-	const char *p = getenv("KSEARCH_SECCOMP_AUDIT");
+	const char *p = ks_env_get()->seccomp_audit;
 	char cwd[4096] = "";
 	kv[0] = '\0';
 	if (!p || !*p)
@@ -838,7 +839,7 @@ static int allow_filter_load(const struct ks_sandbox_needs *needs, int auditing)
  * from its own) switches audit mode on */
 static const char *audit_path(void)
 {
-	const char *p = getenv("KSEARCH_SECCOMP_AUDIT");
+	const char *p = ks_env_get()->seccomp_audit;
 	return p && *p ? p : NULL;
 }
 
@@ -943,7 +944,7 @@ static void refuse_wx(void)
  * the runner is started by hand; ksearch never passes this variable to a runner */
 static int skipped(const char *layer)
 {
-	const char *v = getenv("KSEARCH_SANDBOX_SKIP");
+	const char *v = ks_env_get()->sandbox_skip;
 	return v && strstr(v, layer);
 }
 

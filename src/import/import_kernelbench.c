@@ -16,6 +16,7 @@
 #include "util/fs.h"
 #include "util/proc.h"
 #include "util/utf8.h"
+#include "util/env.h"
 
 #define KB_SCAN_TIMEOUT_S 300.0
 #define KB_SCAN_MEMORY ((size_t)16 << 30) /* torch's import maps a lot of address space */
@@ -50,7 +51,7 @@ static int scan(const struct ks_import_req *req, const struct ks_buf *src, json_
 		struct ks_error *e)
 {
 	char dir[PATH_MAX], file[PATH_MAX], scale[32];
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = ks_env_get()->tmpdir;
 	snprintf(dir, sizeof(dir), "%s/ksearch-import-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir))
 		return ks_error_set(e, KS_ESYS, "create a folder in '%s'", dir);

@@ -5,6 +5,7 @@
 #include "ksearch/log.h"
 #include "util/clock.h"
 #include "util/fs.h"
+#include "util/env.h"
 
 #include <jansson.h>
 
@@ -260,8 +261,8 @@ void ks_llm_init(struct ks_llm *c, struct ks_llm_transport *t)
 	c->transport = t;
 	if (t && t->secret)
 		ks_secret_add(t->secret(t->ctx));
-	ks_secret_add(getenv("KSEARCH_API_KEY"));
-	ks_secret_add(getenv("OPENAI_API_KEY"));
+	ks_secret_add(ks_env_get()->api_key);
+	ks_secret_add(ks_env_get()->openai_api_key);
 }
 
 void ks_llm_release(struct ks_llm *c)

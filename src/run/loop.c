@@ -25,6 +25,7 @@
 #include "run/round.h"
 #include "run/run_internal.h"
 #include "eval/result_cache.h"
+#include "util/env.h"
 
 _Static_assert(KS_ROUND_MAX >= KS_POLICY_MAX_PROPOSALS, "a round holds one propose call");
 
@@ -217,8 +218,8 @@ static void cache_key(struct ks_run_state *st, const struct job *j, char key[65]
 	if (!st->task_hash[0] && ks_task_hash(st->task, st->task_hash, &e))
 		snprintf(st->task_hash, sizeof(st->task_hash), "?");
 	char compiler[512];
-	snprintf(compiler, sizeof(compiler), "%s|%s|%s", getenv("KSEARCH_CC") ? getenv("KSEARCH_CC") : "",
-		 getenv("CC") ? getenv("CC") : "", st->o.eval.cflags ? st->o.eval.cflags : "");
+	snprintf(compiler, sizeof(compiler), "%s|%s|%s", ks_env_get()->cc ? ks_env_get()->cc : "",
+		 ks_env_get()->cc_env ? ks_env_get()->cc_env : "", st->o.eval.cflags ? st->o.eval.cflags : "");
 	struct ks_results_key k = {.source = j->c.source, .defines = j->c.ident,
 				   .task_hash = st->task_hash, .backend = st->be->name,
 				   .compiler = compiler, .options = otxt};

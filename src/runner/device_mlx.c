@@ -21,6 +21,7 @@
 #include "runner/mlx_shim.h"
 #include "runner/runner.h"
 #include "util/clock.h"
+#include "util/env.h"
 
 struct slot {
 	int tensor, set;
@@ -385,9 +386,9 @@ static void sandbox_reads(void)
 		snprintf(more, sizeof(more), "%s/../nvidia", dir);
 		add_read(more);
 	}
-	static const char *const homes[] = {"CUDA_HOME", "CUDA_PATH"};
+	const char *const homes[] = {ks_env_get()->cuda_home, ks_env_get()->cuda_path};
 	for (size_t i = 0; i < sizeof(homes) / sizeof(homes[0]); i++) {
-		const char *h = getenv(homes[i]);
+		const char *h = homes[i];
 		if (h && h[0]) {
 			snprintf(more, sizeof(more), "%s/include", h);
 			add_read(more);

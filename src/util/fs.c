@@ -1,4 +1,5 @@
 #include "util/fs.h"
+#include "util/env.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -284,7 +285,7 @@ const char *ks_data_root(void)
 	static char root[PATH_MAX];
 	if (root[0])
 		return root;
-	const char *env = getenv("KSEARCH_HOME");
+	const char *env = ks_env_get()->home;
 	char probe[PATH_MAX + 32];
 	if (env && env[0]) {
 		snprintf(root, sizeof(root), "%s", env);
@@ -319,9 +320,9 @@ const char *ks_cache_root(void)
 	static char root[PATH_MAX];
 	if (root[0])
 		return root;
-	const char *env = getenv("KSEARCH_CACHE");
-	const char *xdg = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
+	const char *env = ks_env_get()->cache;
+	const char *xdg = ks_env_get()->xdg_cache_home;
+	const char *home = ks_env_get()->user_home;
 	if (env && env[0])
 		snprintf(root, sizeof(root), "%s", env);
 	else if (xdg && xdg[0])
