@@ -115,16 +115,15 @@ int cmd_export(int argc, char **argv)
 {
 	const char *to = NULL, *task_name = NULL, *out_path = NULL, *defines = NULL;
 	const struct ks_opt opts[] = {
-		{"to", KS_OPT_STR, &to, "TARGET", "what to write: c, torch, mlx, flashinfer"},
-		{"task", KS_OPT_STR, &task_name, "TASK", "the task of kernel files without a run header"},
-		{"define", KS_OPT_STR, &defines, "A=1,B=2",
-		 "knob values of a template, among its values (default: each knob's default)"},
-		{"out", KS_OPT_STR, &out_path, "PATH", "the folder (c) or file to write; one-file targets: stdout without"},
-		{NULL, 0, NULL, NULL, NULL},
+		KS_OPT_STR("to", &to, "TARGET", "what to write: c, torch, mlx, flashinfer"),
+		KS_OPT_STR("task", &task_name, "TASK", "the task of kernel files without a run header"),
+		KS_OPT_STR("define", &defines, "A=1,B=2", "knob values of a template, among its values (default: each knob's default)"),
+		KS_OPT_STR("out", &out_path, "PATH", "the folder (c) or file to write; one-file targets: stdout without"),
+		KS_OPT_END,
 	};
 	const char *pos[MAX_ITEMS];
 	int npos = 0;
-	int prc = ks_opts_parse(argc, argv, opts, usage, about, pos, MAX_ITEMS, &npos);
+	int prc = ks_opts_parse(argc, argv, opts, usage, about, pos, MAX_ITEMS, &npos, NULL);
 	if (prc)
 		return prc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
 	const struct ks_exporter_i *ex = to ? ks_exporter_find(to) : NULL;

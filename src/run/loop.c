@@ -24,6 +24,7 @@
 #include "eval/wire.h"
 #include "run/round.h"
 #include "run/run_internal.h"
+#include "util/clock.h"
 #include "eval/result_cache.h"
 #include "util/env.h"
 
@@ -40,7 +41,7 @@ struct job {
 	struct ks_artifact art;
 	int compiled;
 	double compile_ms;
-	double compile_end; /* ks_run_now() when its compile ended (0: not compiled here) */
+	double compile_end; /* ks_clock_s() when its compile ended (0: not compiled here) */
 	/* evaluated by the worker pool (see pool_evaluate) */
 	int pooled;
 	struct ks_eval_result pres;
@@ -60,13 +61,13 @@ static void compile_job(struct job *j)
 {
 	struct ks_compile_req req = {.task = j->st->task, .source = j->c.source,
 				     .defines = j->c.defines, .flags = j->st->o.eval.cflags};
-	double t0 = ks_run_now();
+	double t0 = ks_clock_s();
 	struct ks_error e = {0};
 	if (j->st->be->compile(&req, &j->art, &e) == 0)
 		j->compiled = 1;
 	else
 		ks_warn("compile: %s", e.msg);
-	j->compile_end = ks_run_now();
+	j->compile_end = ks_clock_s();
 	j->compile_ms = (j->compile_end - t0) * 1e3;
 }
 
@@ -268,7 +269,7 @@ static int evaluate_job(struct ks_run_state *st, struct job *j, struct ks_eval_r
 		.action = c->title, .policy = c->policy, .family = c->family,
 		.knobs = c->knobs && c->knobs[0] ? c->knobs : "{}", .defines = c->ident,
 		.round = st->round};
-	double t_eval = ks_run_now();
+	double t_eval = ks_clock_s();
 	/* a candidate recorded before a crash but never evaluated keeps its id */
 	int64_t id = j->stored_id;
 	int rc = id ? 0 : ks_store_add_candidate(st->store, &row, &id, e);
@@ -314,7 +315,7 @@ static int evaluate_job(struct ks_run_state *st, struct job *j, struct ks_eval_r
 	}
 	rc = ks_run_record(st, id, "search", res, e);
 	if (!rc)
-		record_times(st, id, j, res, t_eval, ks_run_now() - t_eval);
+		record_times(st, id, j, res, t_eval, ks_clock_s() - t_eval);
 	oc->candidate = (long)id;
 	oc->res = res;
 	outcome_set(oc, res->status, res->speedup);
@@ -395,7 +396,7 @@ static int must_stop(struct ks_run_state *st)
 		set_stopped(st, "interrupted (Ctrl-C)");
 		return 1;
 	}
-	if (st->o.time_limit_s > 0 && ks_run_now() - st->t0 > st->o.time_limit_s) {
+	if (st->o.time_limit_s > 0 && ks_clock_s() - st->t0 > st->o.time_limit_s) {
 		char why[64];
 		snprintf(why, sizeof(why), "--time-limit of %g s reached", st->o.time_limit_s);
 		set_stopped(st, why);
