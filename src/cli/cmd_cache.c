@@ -84,6 +84,7 @@ static int clear(const char **names, int n)
 
 int cmd_cache(int argc, char **argv)
 {
+	static const char *const subs[] = {"list", "clear", NULL};
 	int json = 0;
 	const struct ks_opt opts[] = {
 		KS_OPT_FLAG("json", &json, "list: one JSON object"),
@@ -94,7 +95,6 @@ int cmd_cache(int argc, char **argv)
 	int r = ks_opts_parse(argc, argv, opts, usage_text, about_text, pos, 65, &npos, NULL);
 	if (r)
 		return r > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
-	static const char *const subs[] = {"list", "clear", NULL};
 	const char *sub = npos ? pos[0] : "list";
 	if (!strcmp(sub, "clear"))
 		return clear(pos + 1, npos - 1);
