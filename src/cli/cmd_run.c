@@ -44,8 +44,9 @@ static const char about[] =
 	"without a model (docs/llm.md).\n\n"
 	"Stop with Ctrl-C (the run is finalised: the best so far goes to DIR/best.<ext> on its\n"
 	"search-phase figure, not re-measured); continue later with --resume DIR.\n"
-	"Exit status: 0 the run completed (see the report for what it found), 2 usage or\n"
-	"infrastructure error.";
+	"Exit status: 0 the run completed (see the report for what it found), 130 it was\n"
+	"stopped by Ctrl-C (143: SIGTERM) after saving what it had, 2 usage or infrastructure\n"
+	"error.";
 
 #define ETA_WINDOW 10
 
@@ -162,9 +163,12 @@ static void log_sink(enum ks_log_level level, const char *line, void *ctx)
 	ks_buf_release(&safe);
 }
 
+/* the signal that asked the run to stop (0: none) */
+static volatile sig_atomic_t stop_signal;
+
 static void on_sigint(int sig)
 {
-	(void)sig;
+	stop_signal = sig;
 	ks_run_request_stop();
 }
 
@@ -437,6 +441,90 @@ static int run_refusal(const struct ks_run_opts *o)
 	return 0;
 }
 
+/* ---- where the time went: one table of figures, written on one line (--json) or as rows
+ * under 100 columns ---- */
+
+/* a row: its label and its figures (seconds) */
+struct time_row {
+	const char *label;
+	int n;
+	const char *name[KS_PART_COUNT + 2];
+	double s[KS_PART_COUNT + 2];
+};
+
+/* the candidate's own (compile, the evaluation's phases, the rest), the runner's steps, the
+ * steps of the runner's start */
+static void time_rows(const struct ks_run_times *t, struct time_row rows[3])
+{
+	rows[0] = (struct time_row){.label = "", .n = 0};
+	rows[1] = (struct time_row){.label = "runner", .n = 0};
+	rows[2] = (struct time_row){.label = "runner start", .n = 0};
+	rows[0].name[rows[0].n] = "compile";
+	rows[0].s[rows[0].n++] = t->compile_s;
+	for (int p = 0; p < KS_PHASE_COUNT; p++) {
+		rows[0].name[rows[0].n] = ks_eval_phase_name(p);
+		rows[0].s[rows[0].n++] = t->phase_s[p];
+	}
+	rows[0].name[rows[0].n] = "other";
+	rows[0].s[rows[0].n++] = t->other_s;
+	for (int p = 0; p < KS_PART_COUNT; p++) {
+		struct time_row *r = &rows[p < KS_PART_START_FIRST ? 1 : 2];
+		r->name[r->n] = ks_eval_part_name(p);
+		r->s[r->n++] = t->part_s[p];
+	}
+}
+
+/* the table on one line: "per candidate (12 evaluated here): 3.90 s = compile 0.40 s, ...;
+ * runner: generate 0.30 s, ...; runner start: exec 0.01 s, ...; input cache 512 MiB" */
+static void times_line(const struct ks_run_times *t, struct ks_buf *out)
+{
+	if (t->by_workers) {
+		ks_buf_addf(out, "%d candidates evaluated by workers: their time per phase (compile, "
+				 "inputs, check, timing) stays in the workers", t->n);
+		return;
+	}
+	struct time_row rows[3];
+	time_rows(t, rows);
+	ks_buf_addf(out, "per candidate (%d evaluated here): %.2f s =", t->n, t->total_s);
+	for (int r = 0; r < 3; r++)
+		for (int i = 0; i < rows[r].n; i++) {
+			if (i == 0 && r)
+				ks_buf_addf(out, "; %s:", rows[r].label);
+			ks_buf_addf(out, "%s %s %.2f s", i ? "," : "", rows[r].name[i], rows[r].s[i]);
+		}
+	ks_buf_addf(out, "; input cache %.0f MiB", t->cached_bytes / (1 << 20));
+}
+
+/* the table as rows: "  runner        generate 0.30, upload 0.10, ...", each wrapped at a
+ * figure under 100 columns */
+static void times_rows(const struct ks_run_times *t, struct ks_buf *out)
+{
+	enum { INDENT = 16, WIDTH = 96 };
+	struct time_row rows[3];
+	time_rows(t, rows);
+	rows[0].label = "candidate";
+	ks_buf_addf(out, "time: %.2f s per candidate (the mean of %d evaluated here), in seconds:\n",
+		    t->total_s, t->n);
+	for (int r = 0; r < 3; r++) {
+		int col = INDENT;
+		ks_buf_addf(out, "  %-*s", INDENT - 2, rows[r].label);
+		for (int i = 0; i < rows[r].n; i++) {
+			char item[64];
+			int len = snprintf(item, sizeof(item), "%s %.2f%s", rows[r].name[i],
+					   rows[r].s[i], i + 1 < rows[r].n ? "," : "");
+			if (i && col + 1 + len > WIDTH) {
+				ks_buf_addf(out, "\n%*s", INDENT, "");
+				col = INDENT;
+			}
+			ks_buf_addf(out, "%s%s", col > INDENT ? " " : "", item);
+			col += len + (col > INDENT);
+		}
+		ks_buf_adds(out, "\n");
+	}
+	ks_buf_addf(out, "  %-*s%.0f MiB read per candidate\n", INDENT - 2, "input cache",
+		    t->cached_bytes / (1 << 20));
+}
+
 /* ---- the summary: one printer per format ------------------------------------------- */
 
 /* --json's "llm": token sums are null when no call reported any (a command, a person) */
@@ -488,7 +576,11 @@ static int print_json(const struct ks_run_result *r)
 		json_object_set_new(d, "cached", json_pack("{s:i, s:f, s:f}", "evaluations", r->cached,
 							   "oldest_s", r->cached_age_max_s,
 							   "newest_s", r->cached_age_min_s));
-		json_object_set_new(d, "time_per_candidate", str_or_null(r->time_summary, 1));
+		struct ks_buf tl = KS_BUF_INIT;
+		if (r->times.n > 0)
+			times_line(&r->times, &tl);
+		json_object_set_new(d, "time_per_candidate", str_or_null(ks_buf_str(&tl), 1));
+		ks_buf_release(&tl);
 		json_object_set_new(d, "noisy", json_boolean(r->final_noisy));
 		json_object_set_new(d, "noise_reason", str_or_null(r->final_noise, r->final_noisy));
 		json_object_set_new(d, "final_verdict", str_or_null(r->final_verdict, 1));
@@ -557,8 +649,15 @@ static void print_costs(const struct ks_run_result *r)
 	}
 	if (r->final_noisy)
 		printf("noisy: %s\n", r->final_noise);
-	if (r->time_summary[0])
-		printf("time: %s\n", r->time_summary);
+	if (r->times.n > 0 && r->times.by_workers) {
+		printf("time: %d candidates evaluated by workers, whose time per phase stays there\n",
+		       r->times.n);
+	} else if (r->times.n > 0) {
+		struct ks_buf tr = KS_BUF_INIT;
+		times_rows(&r->times, &tr);
+		fputs(ks_buf_str(&tr), stdout);
+		ks_buf_release(&tr);
+	}
 	if (r->search_s + r->final_s > 0)
 		printf("phases: search %.1f s, final re-measurement %.1f s (%d round%s, %.0f%%)\n",
 		       r->search_s, r->final_s, r->final_rounds, r->final_rounds == 1 ? "" : "s",
@@ -610,5 +709,8 @@ int cmd_run(int argc, char **argv)
 			fprintf(stderr, "(what was recorded is in %s/run.db)\n", r.run_dir);
 		return KS_EXIT_USAGE;
 	}
-	return cli.json ? print_json(&r) : print_human(&r);
+	rc = cli.json ? print_json(&r) : print_human(&r);
+	/* stopped by Ctrl-C (or SIGTERM): what the run had is saved and summed up above, and
+	 * the exit status says it was stopped, as a shell expects: 128 + the signal (130) */
+	return rc ? rc : stop_signal ? 128 + stop_signal : KS_EXIT_OK;
 }

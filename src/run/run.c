@@ -494,39 +494,23 @@ static void policy_progress(void *ctx, const char *what)
 	ks_run_progress_tick(ctx, "search", what, 0);
 }
 
-/* "per candidate (12 evaluated here): 3.9 s = compile 0.4 s, reference 0.1 s, ..., other
- * 0.1 s; runner: generate 0.3 s, upload 0.1 s, ...; input cache 512 MiB" */
-static void time_summary(const struct ks_run_state *st, char *out, size_t n)
+/* the mean per candidate of what the search phase evaluated here */
+static void run_times(const struct ks_run_state *st, struct ks_run_times *out)
 {
-	out[0] = '\0';
-	if (st->ntimed < 1)
+	memset(out, 0, sizeof(*out));
+	out->n = st->ntimed;
+	out->by_workers = st->pool != NULL; /* the phases are timed inside the workers */
+	if (st->ntimed < 1 || st->pool)
 		return;
 	double k = 1.0 / st->ntimed;
-	if (st->pool) { /* the phases are timed inside the workers and not sent back */
-		snprintf(out, n, "%d candidates evaluated by workers: their time per phase (compile, "
-				 "inputs, check, timing) stays in the workers",
-			 st->ntimed);
-		return;
-	}
-	size_t len = (size_t)snprintf(out, n, "per candidate (%d evaluated here): %.2f s = compile "
-					     "%.2f s",
-				      st->ntimed, st->wall_sum * k, st->compile_sum * k);
-	for (int p = 0; p < KS_PHASE_COUNT && len < n; p++)
-		len += (size_t)snprintf(out + len, n - len, ", %s %.2f s", ks_eval_phase_name(p),
-					st->phase_sum[p] * k);
-	if (len < n)
-		len += (size_t)snprintf(out + len, n - len, ", other %.2f s", st->other_sum * k);
-	/* inside inputs and check, then inside start: the candidate runner's own steps */
-	for (int p = 0; p < KS_PART_COUNT && len < n; p++)
-		len += (size_t)snprintf(out + len, n - len, "%s%s %.2f s",
-					!p			      ? "; runner: "
-					: p == KS_PART_START_FIRST ? "; runner start: "
-								    : ", ",
-					ks_eval_part_name(p), st->part_sum[p] * k);
-	/* inputs the runner read instead of generating (their read time is in generate) */
-	if (len < n)
-		snprintf(out + len, n - len, "; input cache %.0f MiB",
-			 st->cached_sum * k / (1 << 20));
+	out->total_s = st->wall_sum * k;
+	out->compile_s = st->compile_sum * k;
+	out->other_s = st->other_sum * k;
+	for (int p = 0; p < KS_PHASE_COUNT; p++)
+		out->phase_s[p] = st->phase_sum[p] * k;
+	for (int p = 0; p < KS_PART_COUNT; p++)
+		out->part_s[p] = st->part_sum[p] * k;
+	out->cached_bytes = st->cached_sum * k;
 }
 
 static void policy_usage(struct ks_run_state *st)
@@ -724,7 +708,7 @@ static void run_result(const struct ks_run_state *st, struct ks_run_result *r)
 	r->llm_cost = st->usage.cost_usd;
 	r->uses_model = st->usage.calls > 0 || ks_policy_uses_model(st->o.policy);
 	snprintf(r->stopped, sizeof(r->stopped), "%s", st->stopped);
-	time_summary(st, r->time_summary, sizeof(r->time_summary));
+	run_times(st, &r->times);
 }
 
 /* everything the run holds let go; a run that failed before it recorded anything leaves
