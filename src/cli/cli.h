@@ -43,7 +43,8 @@ struct ks_opt {
 
 /* the table's rows; the conditional makes the compiler check dst's type */
 #define KS_OPT_DST(d, type) ((void *)(1 ? (d) : (type *)0))
-#define KS_OPT_FLAG(n, d, h) {.name = n, .kind = KS_OPT_KIND_FLAG, .dst = KS_OPT_DST(d, int), .help = h}
+#define KS_OPT_FLAG(n, d, h)                                                                \
+	{.name = n, .kind = KS_OPT_KIND_FLAG, .dst = KS_OPT_DST(d, int), .help = h}
 #define KS_OPT_STR(n, d, a, h)                                                              \
 	{.name = n, .kind = KS_OPT_KIND_STR, .dst = KS_OPT_DST(d, const char *), .arg = a, .help = h}
 #define KS_OPT_ENUM(n, d, w, a, h)                                                          \

@@ -117,8 +117,10 @@ int cmd_export(int argc, char **argv)
 	const struct ks_opt opts[] = {
 		KS_OPT_STR("to", &to, "TARGET", "what to write: c, torch, mlx, flashinfer"),
 		KS_OPT_STR("task", &task_name, "TASK", "the task of kernel files without a run header"),
-		KS_OPT_STR("define", &defines, "A=1,B=2", "knob values of a template, among its values (default: each knob's default)"),
-		KS_OPT_STR("out", &out_path, "PATH", "the folder (c) or file to write; one-file targets: stdout without"),
+		KS_OPT_STR("define", &defines, "A=1,B=2",
+			   "knob values of a template, among its values (default: each knob's default)"),
+		KS_OPT_STR("out", &out_path, "PATH",
+			   "the folder (c) or file to write; one-file targets: stdout without"),
 		KS_OPT_END,
 	};
 	const char *pos[MAX_ITEMS];

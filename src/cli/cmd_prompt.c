@@ -76,7 +76,8 @@ int cmd_prompt(int argc, char **argv)
 	const struct ks_opt opts[] = {
 		KS_OPT_STR("backend", &p.backend, "B", "the run's backend (cpu)"),
 		KS_OPT_STR("purpose", &purpose, "P", "which prompt, or all (action)"),
-		KS_OPT_STR("flavour", &p.flavour, "F", "kernel language of a backend with several (mlx: cuda, metal)"),
+		KS_OPT_STR("flavour", &p.flavour, "F",
+			   "kernel language of a backend with several (mlx: cuda, metal)"),
 		KS_OPT_STR("context", &p.context, "L", "none, spec or full, as in run (full)"),
 		KS_OPT_STR("spec", &p.spec, "NAME", "a shipped spec instead of detecting the target"),
 		KS_OPT_STR("prompts", &p.prompts_dir, "DIR", "prompt templates (<data root>/prompts)"),

@@ -54,9 +54,14 @@ int cmd_tasks_import(int argc, char **argv)
 	int max_wl = KS_IMPORT_MAX_WORKLOADS;
 	const struct ks_opt opts[] = {
 		KS_OPT_STR("out", &out, "DIR", "where the task folder goes (default: .)"),
-		KS_OPT_DOUBLE("scale", &scale, 1e-6, 1e6, "F", "kernelbench: multiply the sizes get_inputs() uses by F (default 1; at least 1 each)"),
-		KS_OPT_STR("set", &sets, "NAME=N,...", "kernelbench: give module-level sizes these values (after --scale)"),
-		KS_OPT_INT("max-workloads", &max_wl, 1, 1 << 20, "N", "flashinfer-bench: distinct workloads kept before the import refuses (default 256)"),
+		KS_OPT_DOUBLE("scale", &scale, 1e-6, 1e6, "F",
+			      "kernelbench: multiply the sizes get_inputs() uses by F (default 1; at "
+			      "least 1 each)"),
+		KS_OPT_STR("set", &sets, "NAME=N,...",
+			   "kernelbench: give module-level sizes these values (after --scale)"),
+		KS_OPT_INT("max-workloads", &max_wl, 1, 1 << 20, "N",
+			   "flashinfer-bench: distinct workloads kept before the import refuses "
+			   "(default 256)"),
 		KS_OPT_END,
 	};
 	const char *pos[4];

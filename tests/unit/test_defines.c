@@ -58,7 +58,8 @@ static void test_bake(void)
 	char v[32];
 	const char *src = "/* x */\n#define VEC 16\n#define UNROLL\t4 \n#define VECTOR 2\n";
 	is_str(ks_defines_in_source(src, "VEC", v, sizeof(v)), "16", "a #define line's value");
-	is_str(ks_defines_in_source(src, "UNROLL", v, sizeof(v)), "4", "after a tab, without the space after");
+	is_str(ks_defines_in_source(src, "UNROLL", v, sizeof(v)), "4",
+	       "after a tab, without the space after");
 	ok(!ks_defines_in_source(src, "VECT", v, sizeof(v)), "a prefix of a defined name is not defined");
 	ok(!ks_defines_in_source("int VEC = 2;\n", "VEC", v, sizeof(v)), "no #define line");
 }

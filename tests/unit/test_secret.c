@@ -28,7 +28,8 @@ int main(void)
 	struct ks_buf b;
 	ks_buf_init(&b, 0);
 	is_int(ks_redact("key llm-key-0123456789 here", &b), 0, "store redaction runs");
-	is_str(ks_buf_str(&b), "key [REDACTED] here", "a key registered beside the LLM client is hidden by the store");
+	is_str(ks_buf_str(&b), "key [REDACTED] here",
+	       "a key registered beside the LLM client is hidden by the store");
 	ks_buf_release(&b);
 	ks_llm_release(&c);
 
