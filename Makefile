@@ -8,6 +8,7 @@ BUDGET ?= 40
 
 all: build
 
+# ksearch and its runners only; the unit tests' programs are built by `make test`
 build:
 	@scripts/setup.sh
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -18,6 +19,7 @@ run: build
 	$(BUILD)/ksearch run $(TASK) --backend cpu --budget $(BUDGET)
 
 test: build
+	@cmake --build $(BUILD) -j $(JOBS) --target ks-tests
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 clean:

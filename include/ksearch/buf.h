@@ -26,8 +26,10 @@ struct ks_buf {
 void ks_buf_init(struct ks_buf *b, size_t cap);
 /* frees the contents; the struct may be reused after ks_buf_init */
 void ks_buf_release(struct ks_buf *b);
-/* hands the data over to the caller (never NULL: an empty string when nothing was added);
- * a failed buffer hands over the prefix written before the failure */
+/* hands the data over to the caller (an empty string when nothing was added) and leaves
+ * the buffer empty; NULL (with *len 0) when the buffer failed, whose contents are then
+ * freed: a prefix of the text meant is never handed over as if it were whole (ks_buf_str
+ * still shows that prefix before the detach, for error messages), nor when out of memory */
 char *ks_buf_detach(struct ks_buf *b, size_t *len);
 /* empties the buffer and clears a failure; keeps the allocation and the cap */
 void ks_buf_reset(struct ks_buf *b);

@@ -268,9 +268,6 @@ struct ks_llm {
  * secret registry (ksearch/secret.h). */
 void ks_llm_init(struct ks_llm *c, struct ks_llm_transport *t);
 void ks_llm_release(struct ks_llm *c);
-/* one more string to redact, process-wide: ks_secret_add (ignored when shorter than
- * KS_SECRET_MIN bytes) */
-void ks_llm_add_secret(struct ks_llm *c, const char *secret);
 
 /* One exchange through the transport with budget checks, usage counting, cost and the
  * record hook.  Safe to call from several threads at once when the transport is (http,
@@ -280,10 +277,6 @@ void ks_llm_add_secret(struct ks_llm *c, const char *secret);
  * The error message in e is redacted too. */
 int ks_llm_complete(struct ks_llm *c, const char *purpose, const struct ks_llm_msg *msgs,
 		    int nmsg, struct ks_llm_reply *out, struct ks_error *e);
-
-/* Replace every occurrence of each registered secret in s[0..len) with "[REDACTED]" into
- * out (ks_secret_redact; c is not needed any more and may be NULL). */
-int ks_llm_redact(const struct ks_llm *c, const char *s, size_t len, struct ks_buf *out);
 
 /* ---------------------------------------------------------------- prompt templates */
 

@@ -139,7 +139,8 @@ int ks_policy_propose(struct ks_policy *p, struct ks_policy_cand *out, int max, 
 		      struct ks_policy_stop *why, struct ks_error *e);
 int ks_policy_observe(struct ks_policy *p, const struct ks_policy_cand *c,
 		      const struct ks_policy_outcome *o, struct ks_error *e);
-/* appends nothing when the policy keeps no document */
+/* appends nothing when the policy keeps no document; fails with out's error when out
+ * could not take the whole document (its cap), which is then not to be stored */
 int ks_policy_snapshot(struct ks_policy *p, struct ks_buf *out, struct ks_error *e);
 /* zeros when the policy uses no model */
 void ks_policy_usage(struct ks_policy *p, struct ks_policy_usage *u);

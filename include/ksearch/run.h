@@ -31,6 +31,19 @@ struct ks_run_progress {
 };
 typedef void (*ks_run_progress_fn)(const struct ks_run_progress *p, void *ctx);
 
+/* Where the search phase's candidates spent their wall time: the mean per candidate
+ * evaluated in this process (docs/evaluation.md, "Where the time goes") */
+struct ks_run_times {
+	int n;             /* candidates evaluated here (0: none) */
+	int by_workers;    /* 1: evaluated by workers, whose phases stay in them (only n) */
+	double total_s;    /* their compile and evaluation wall time */
+	double compile_s;  /* the compiler's wall time */
+	double phase_s[KS_PHASE_COUNT]; /* the evaluation's phases (enum ks_eval_phase) */
+	double other_s;    /* the evaluation's wall time outside its phases */
+	double part_s[KS_PART_COUNT];   /* the runner's steps (enum ks_eval_part) */
+	double cached_bytes; /* input bytes the runner read from the input cache */
+};
+
 struct ks_run_result {
 	char run_dir[4096];
 	char task[128], backend[32], strategy[32], policy[32];
@@ -64,10 +77,7 @@ struct ks_run_result {
 				     above leave them out; all of them: the tokens are unknown */
 	double llm_cost;          /* USD from the price table, 0 when unknown */
 	int uses_model;           /* the policy asks a model (llm, cmd) */
-	/* where the search phase's candidates spent their wall time, on average: "per
-	 * candidate (12 evaluated here): 3.9 s = compile 0.4, reference 0.1, start 0.2, ..."
-	 * ("" when nothing was evaluated here) */
-	char time_summary[640];
+	struct ks_run_times times; /* where the search phase's candidates spent their time */
 	char stopped[256];        /* why the search phase ended: "budget", "interrupted (Ctrl-C)",
 				     "--time-limit of 60 s reached", "8 unusable replies in a row", ... */
 };

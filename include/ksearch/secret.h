@@ -1,5 +1,5 @@
 /* The process's secrets (API keys) and their redaction.  One registry for the whole
- * process: the store (ks_redact), the LLM client (ks_llm_redact, its records and errors)
+ * process: the store (ks_redact), the LLM client (its records and errors)
  * and everything the CLI prints use the same list, so a key registered anywhere is hidden
  * everywhere.  Thread-safe. */
 #ifndef KSEARCH_SECRET_H

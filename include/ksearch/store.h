@@ -316,10 +316,7 @@ void ks_store_log_sink(enum ks_log_level level, const char *line, void *store);
  * ends in key, token, secret or password (values that look like code are kept).  The rules
  * are conservative so kernel code in LLM replies survives unchanged. */
 int ks_redact(const char *text, struct ks_buf *out);
-/* The process's one secret registry (ksearch/secret.h) under the store's names:
- * ks_secret_add, ks_secret_add_env, ks_secret_clear. */
-int ks_redact_add_secret(const char *value);
-int ks_redact_add_env(char *const *envp);
-void ks_redact_clear(void);
+/* Secret values are registered in the process's one registry: ks_secret_add,
+ * ks_secret_add_env and ks_secret_clear (ksearch/secret.h). */
 
 #endif

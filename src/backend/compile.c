@@ -18,6 +18,7 @@
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/proc.h"
+#include "util/env.h"
 
 int ks_compile_cache_dir(const char *hash, char *out, size_t n, struct ks_error *e)
 {
@@ -81,7 +82,7 @@ static void jail_toolchain(struct jail *j, const char *compiler)
 	if (strchr(compiler, '/')) {
 		snprintf(found, sizeof(found), "%s", compiler);
 	} else {
-		const char *path = getenv("PATH");
+		const char *path = ks_env_get()->path;
 		char dirs[8192];
 		snprintf(dirs, sizeof(dirs), "%s", path ? path : "/usr/bin:/bin");
 		for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d && !found[0];
@@ -310,8 +311,8 @@ int ks_compile_shared(const struct ks_backend_i *be, const char *compiler, const
 	}
 	if ((rc = ks_mkdir_p(dir, e)) ||
 	    (rc = ks_file_write_atomic(src, req->source, strlen(req->source), e)) ||
-	    (rc = ks_file_write_atomic(shimp, shim.data, shim.len, e)) ||
-	    (rc = ks_file_write_atomic(protop, proto.data, proto.len, e)))
+	    (rc = ks_file_write_buf(shimp, &shim, e)) ||
+	    (rc = ks_file_write_buf(protop, &proto, e)))
 		goto out;
 
 	char flagcopy[4096], libcopy[1024], incdir[PATH_MAX + 16], tmplib[PATH_MAX + 48];
@@ -370,7 +371,7 @@ int ks_compile_shared(const struct ks_backend_i *be, const char *compiler, const
 		a->ok = 0;
 	} else if (rename(tmplib, lib) == 0) {
 		a->ok = 1;
-		ks_file_write_atomic(logp, ks_buf_str(&a->log), a->log.len, NULL);
+		ks_file_write_buf(logp, &a->log, NULL);
 		ks_file_write_atomic(ok, "", 0, NULL);
 	} else {
 		rc = ks_error_set(e, KS_EIO, "rename '%s': %s", tmplib, strerror(errno));

@@ -6,12 +6,13 @@
 #include <unistd.h>
 
 #include "backend/backends.h"
+#include "util/env.h"
 
 static const char *cpu_compiler(void)
 {
-	const char *cc = getenv("KSEARCH_CC");
+	const char *cc = ks_env_get()->cc;
 	if (!cc || !cc[0])
-		cc = getenv("CC");
+		cc = ks_env_get()->cc_env;
 	return cc && cc[0] ? cc : "cc";
 }
 

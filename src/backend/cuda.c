@@ -11,10 +11,11 @@
 
 #include "backend/backends.h"
 #include "backend/cuda.h"
+#include "util/env.h"
 
 int ks_cuda_nvcc(char *out, size_t n, struct ks_error *e)
 {
-	const char *env = getenv("KSEARCH_NVCC");
+	const char *env = ks_env_get()->nvcc;
 	if (env && env[0]) {
 		if (access(env, X_OK))
 			return ks_error_set(e, KS_EUNAVAILABLE, "KSEARCH_NVCC='%s' is not executable",
@@ -22,7 +23,7 @@ int ks_cuda_nvcc(char *out, size_t n, struct ks_error *e)
 		snprintf(out, n, "%s", env);
 		return 0;
 	}
-	const char *path = getenv("PATH");
+	const char *path = ks_env_get()->path;
 	while (path && *path) {
 		size_t len = strcspn(path, ":");
 		if (len) {
@@ -41,13 +42,13 @@ int ks_cuda_nvcc(char *out, size_t n, struct ks_error *e)
 
 static int device_index(void)
 {
-	const char *d = getenv("KSEARCH_DEVICE");
+	const char *d = ks_env_get()->device;
 	return d && d[0] ? atoi(d) : 0;
 }
 
 int ks_cuda_arch(char *out, size_t n, struct ks_error *e)
 {
-	const char *env = getenv("KSEARCH_CUDA_ARCH");
+	const char *env = ks_env_get()->cuda_arch;
 	int cc = 0;
 	if (env && env[0]) {
 		const char *p = env;

@@ -12,6 +12,7 @@
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/proc.h"
+#include "util/env.h"
 
 /* CUdevice_attribute values (cuda.h), stable across driver versions */
 enum {
@@ -40,7 +41,7 @@ static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 
 static int load_driver(void)
 {
-	const char *name = getenv("KSEARCH_LIBCUDA");
+	const char *name = ks_env_get()->libcuda;
 	if (!name || !name[0])
 		name = "libcuda.so.1";
 	void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
@@ -396,7 +397,7 @@ int ks_cuda_detect(int device, int measure, struct ks_buf *y, struct ks_error *e
 		 "theoretical: 2 x %.0f MHz memory clock x %.0f-bit bus / 8 = %.2f TB/s",
 		 p.v[CU_ATTR_MEMORY_CLOCK_RATE] / 1e3, (double)p.v[CU_ATTR_BUS_WIDTH], p.bw_tbs);
 	spec_matrix_peaks(y, &p);
-	if (!measure || getenv("KSEARCH_CUDA_NO_CEILINGS")) {
+	if (!measure || ks_env_get()->cuda_no_ceilings) {
 		field(y, "mem_bandwidth_gbps", p.bw_tbs, "TB/s", "derived", bwnote);
 		field(y, "peak_gflops_f32", p.peak_f32, "TFLOPS", "derived",
 		      "2 x fp32 lanes per SM x SMs x clock");

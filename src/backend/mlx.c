@@ -24,6 +24,7 @@
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/proc.h"
+#include "util/env.h"
 
 #define MLX_DEFAULT_CHAIN 8
 
@@ -144,20 +145,20 @@ int ks_mlx_artifact_write(const struct ks_task *t, const char *source,
 /* KSEARCH_MLX_TIMER=events: time with CUDA events on MLX's stream (docs/mlx.md) */
 static enum ks_mlx_timer timer_kind(void)
 {
-	const char *t = getenv("KSEARCH_MLX_TIMER");
+	const char *t = ks_env_get()->mlx_timer;
 	return t && !strcmp(t, "events") ? KS_MLX_TIMER_EVENTS : KS_MLX_TIMER_WALL;
 }
 
 /* KSEARCH_MLX_HEADER=file: hand MLX the header as an #include of a file (docs/mlx.md) */
 static int header_file_mode(void)
 {
-	const char *h = getenv("KSEARCH_MLX_HEADER");
+	const char *h = ks_env_get()->mlx_header;
 	return h && !strcmp(h, "file");
 }
 
 static int chain_count(void)
 {
-	const char *c = getenv("KSEARCH_MLX_CHAIN");
+	const char *c = ks_env_get()->mlx_chain;
 	int v = c && c[0] ? atoi(c) : MLX_DEFAULT_CHAIN;
 	return v < 1 ? 1 : v > KS_MLX_MAX_CHAIN ? KS_MLX_MAX_CHAIN : v;
 }
@@ -255,7 +256,7 @@ static int mlx_compile(const struct ks_compile_req *req, struct ks_artifact *a,
 	if (ks_path_exists(ok) && ks_path_exists(a->path) && (!hfile || ks_path_exists(hdr))) {
 		a->cached = 1;
 	} else if ((rc = ks_mkdir_p(dir, e)) ||
-		   (rc = ks_file_write_atomic(a->path, text.data, text.len, e)) ||
+		   (rc = ks_file_write_buf(a->path, &text, e)) ||
 		   (hfile && (rc = ks_file_write_atomic(hdr, header, strlen(header), e))) ||
 		   (rc = ks_file_write_atomic(ok, "", 0, e))) {
 		goto out;

@@ -7,6 +7,7 @@
 #include "backend/backends.h"
 #include "ksearch/backend.h"
 #include "ksearch/knowledge.h"
+#include "util/env.h"
 
 static const struct ks_backend_i *const backends[] = {
 	&ks_backend_cpu,
@@ -196,7 +197,7 @@ int ks_backend_device_spec(const char *backend, const char *devices, struct ks_s
 			   struct ks_error *e)
 {
 	ks_spec_init(out);
-	const char *d = devices ? devices : getenv("KSEARCH_DEVICE");
+	const char *d = devices ? devices : ks_env_get()->device;
 	struct ks_buf y = KS_BUF_INIT;
 	int rc = ks_backend_detect_spec(backend, d ? atoi(d) : 0, 0, &y, e);
 	if (!rc)

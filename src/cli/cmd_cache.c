@@ -84,17 +84,17 @@ static int clear(const char **names, int n)
 
 int cmd_cache(int argc, char **argv)
 {
+	static const char *const subs[] = {"list", "clear", NULL};
 	int json = 0;
 	const struct ks_opt opts[] = {
-		{"json", KS_OPT_FLAG, &json, NULL, "list: one JSON object"},
-		{0},
+		KS_OPT_FLAG("json", &json, "list: one JSON object"),
+		KS_OPT_END,
 	};
 	const char *pos[65];
 	int npos = 0;
-	int r = ks_opts_parse(argc, argv, opts, usage_text, about_text, pos, 65, &npos);
+	int r = ks_opts_parse(argc, argv, opts, usage_text, about_text, pos, 65, &npos, NULL);
 	if (r)
 		return r > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
-	static const char *const subs[] = {"list", "clear", NULL};
 	const char *sub = npos ? pos[0] : "list";
 	if (!strcmp(sub, "clear"))
 		return clear(pos + 1, npos - 1);

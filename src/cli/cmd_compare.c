@@ -75,12 +75,12 @@ int cmd_compare(int argc, char **argv)
 {
 	int json = 0;
 	const struct ks_opt opts[] = {
-		{"json", KS_OPT_FLAG, &json, NULL, "print one JSON object"},
-		{NULL, 0, NULL, NULL, NULL},
+		KS_OPT_FLAG("json", &json, "print one JSON object"),
+		KS_OPT_END,
 	};
 	const char *pos[2];
 	int npos = 0;
-	int rc = ks_opts_parse(argc, argv, opts, usage, about, pos, 2, &npos);
+	int rc = ks_opts_parse(argc, argv, opts, usage, about, pos, 2, &npos, NULL);
 	if (rc)
 		return rc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
 	if (npos != 2) {

@@ -32,34 +32,6 @@ static const char about[] =
 	"One-file targets write to --out FILE or stdout.\n\n"
 	"Exit status: 0 written, 2 usage error or a kernel the target cannot take.";
 
-/* the value the list "A=1,B=2" gives name, or NULL */
-static const char *define_value(const char *defines, const char *name, char *out, size_t n)
-{
-	size_t len = strlen(name);
-	for (const char *p = defines; p && *p;) {
-		size_t tl = strcspn(p, ", ");
-		if (tl > len && p[len] == '=' && !strncmp(p, name, len)) {
-			snprintf(out, n, "%.*s", (int)(tl - len - 1), p + len + 1);
-			return out;
-		}
-		p += tl;
-		p += strspn(p, ", ");
-	}
-	return NULL;
-}
-
-/* the value of src's line '#define NAME VALUE' (a run's best file has one per knob), or NULL */
-static const char *file_define(const char *src, const char *name, char *out, size_t n)
-{
-	size_t len = strlen(name);
-	for (const char *p = src; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, "#define ", 8) && !strncmp(p + 8, name, len) && p[8 + len] == ' ') {
-			snprintf(out, n, "%.*s", (int)strcspn(p + 9 + len, " \t\n"), p + 9 + len);
-			return out;
-		}
-	return NULL;
-}
-
 static int knob_takes(const struct ks_knob *kb, const char *v)
 {
 	for (int i = 0; i < kb->nvalues; i++)
@@ -81,23 +53,26 @@ static int bake_knobs(const char *path, struct ks_buf *src, const char *defines,
 					      path)
 			       : 0;
 	struct ks_template *t = NULL;
-	struct ks_buf vals = KS_BUF_INIT, out = KS_BUF_INIT, json = KS_BUF_INIT;
+	struct ks_defines vals;
+	struct ks_buf out = KS_BUF_INIT, json = KS_BUF_INIT;
+	ks_defines_init(&vals);
 	int rc = ks_cli_knob_values(ks_buf_str(src), path, defines, &vals, e);
 	if (!rc)
 		rc = ks_template_parse(ks_buf_str(src), src->len, path, &t, e);
 	if (rc) {
-		ks_buf_release(&vals);
+		ks_defines_release(&vals);
 		return rc;
 	}
 	char val[256];
 	ks_buf_adds(&json, "{");
 	for (int k = 0; k < t->nknobs; k++) {
 		const char *name = t->knobs[k].name;
-		const char *v = define_value(ks_buf_str(&vals), name, val, sizeof(val));
+		int i = ks_defines_find(&vals, name);
+		const char *v = i >= 0 ? vals.value[i] : NULL;
 		if (v)
 			ks_buf_addf(&out, "#define %s %s\n", name, v);
 		else
-			v = file_define(ks_buf_str(src), name, val, sizeof(val));
+			v = ks_defines_in_source(ks_buf_str(src), name, val, sizeof(val));
 		if (v && knob_takes(&t->knobs[k], v)) /* a number or an identifier: no escaping */
 			ks_buf_addf(&json, "%s\"%s\": \"%s\"", json.len > 1 ? ", " : "", name, v);
 	}
@@ -107,11 +82,11 @@ static int bake_knobs(const char *path, struct ks_buf *src, const char *defines,
 		ks_buf_reset(src);
 		rc = ks_buf_add(src, out.data, out.len);
 	}
-	if (!rc)
-		*knobs = ks_buf_detach(&json, NULL);
+	if (!rc && !(*knobs = ks_buf_detach(&json, NULL)))
+		rc = KS_ENOMEM;
 	ks_buf_release(&json);
 	ks_buf_release(&out);
-	ks_buf_release(&vals);
+	ks_defines_release(&vals);
 	ks_template_free(t);
 	return rc ? ks_error_set(e, rc, "'%s': out of memory", path) : 0;
 }
@@ -123,7 +98,7 @@ static int write_folder(const char *dir, const struct ks_export_out *o, struct k
 	for (int i = 0; i < o->nfiles && !rc; i++) {
 		char path[PATH_MAX];
 		ks_path_join(path, sizeof(path), dir, o->names[i]);
-		rc = ks_file_write_atomic(path, o->files[i].data, o->files[i].len, e);
+		rc = ks_file_write_buf(path, &o->files[i], e);
 	}
 	return rc;
 }
@@ -140,16 +115,17 @@ int cmd_export(int argc, char **argv)
 {
 	const char *to = NULL, *task_name = NULL, *out_path = NULL, *defines = NULL;
 	const struct ks_opt opts[] = {
-		{"to", KS_OPT_STR, &to, "TARGET", "what to write: c, torch, mlx, flashinfer"},
-		{"task", KS_OPT_STR, &task_name, "TASK", "the task of kernel files without a run header"},
-		{"define", KS_OPT_STR, &defines, "A=1,B=2",
-		 "knob values of a template, among its values (default: each knob's default)"},
-		{"out", KS_OPT_STR, &out_path, "PATH", "the folder (c) or file to write; one-file targets: stdout without"},
-		{NULL, 0, NULL, NULL, NULL},
+		KS_OPT_STR("to", &to, "TARGET", "what to write: c, torch, mlx, flashinfer"),
+		KS_OPT_STR("task", &task_name, "TASK", "the task of kernel files without a run header"),
+		KS_OPT_STR("define", &defines, "A=1,B=2",
+			   "knob values of a template, among its values (default: each knob's default)"),
+		KS_OPT_STR("out", &out_path, "PATH",
+			   "the folder (c) or file to write; one-file targets: stdout without"),
+		KS_OPT_END,
 	};
 	const char *pos[MAX_ITEMS];
 	int npos = 0;
-	int prc = ks_opts_parse(argc, argv, opts, usage, about, pos, MAX_ITEMS, &npos);
+	int prc = ks_opts_parse(argc, argv, opts, usage, about, pos, MAX_ITEMS, &npos, NULL);
 	if (prc)
 		return prc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
 	const struct ks_exporter_i *ex = to ? ks_exporter_find(to) : NULL;
@@ -227,14 +203,14 @@ int cmd_export(int argc, char **argv)
 		fprintf(stderr, "wrote %s/ (%d files; %d kernel%s, target %s): make -C %s\n", out_path,
 			out.nfiles, n, n == 1 ? "" : "s", ex->name, out_path);
 	} else if (out_path) {
-		if (ks_file_write_atomic(out_path, out.files[0].data, out.files[0].len, &e)) {
+		if (ks_file_write_buf(out_path, &out.files[0], &e)) {
 			fprintf(stderr, "ksearch export: %s\n", e.msg);
 			goto out;
 		}
 		fprintf(stderr, "wrote %s (%d kernel%s, target %s)\n", out_path, n, n == 1 ? "" : "s",
 			ex->name);
-	} else {
-		fwrite(out.files[0].data, 1, out.files[0].len, stdout);
+	} else if (ks_cli_print_buf("export", &out.files[0])) {
+		goto out;
 	}
 	for (int i = 0; i < n; i++)
 		if (items[i].nvariants > 1)

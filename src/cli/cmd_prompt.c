@@ -51,14 +51,16 @@ static int show(struct ks_prompt_preview *p, const char *purpose, int sizes, int
 		goto out;
 	}
 	struct ks_llm_msg msgs[] = {{"system", ks_buf_str(&sys)}, {"user", ks_buf_str(&user)}};
+	if (many && !sizes)
+		ks_buf_addf(&text, "==== %s ====\n", purpose);
 	ks_llm_msgs_text(msgs, 2, &text);
-	if (sizes)
+	if (many && !sizes)
+		ks_buf_adds(&text, "\n");
+	if (sizes && !ks_buf_failed(&text))
 		printf("%-8s %7zu bytes (system %zu, user %zu), about %zu tokens\n", purpose,
 		       text.len, sys.len, user.len, (text.len + 3) / 4);
-	else if (many)
-		printf("==== %s ====\n%s\n", purpose, ks_buf_str(&text));
 	else
-		printf("%s", ks_buf_str(&text));
+		rc = ks_cli_print_buf("prompt", &text);
 out:
 	ks_buf_release(&sys);
 	ks_buf_release(&user);
@@ -72,20 +74,21 @@ int cmd_prompt(int argc, char **argv)
 	const char *purpose = "action";
 	int sizes = 0;
 	const struct ks_opt opts[] = {
-		{"backend", KS_OPT_STR, &p.backend, "B", "the run's backend (cpu)"},
-		{"purpose", KS_OPT_STR, &purpose, "P", "which prompt, or all (action)"},
-		{"flavour", KS_OPT_STR, &p.flavour, "F", "kernel language of a backend with several (mlx: cuda, metal)"},
-		{"context", KS_OPT_STR, &p.context, "L", "none, spec or full, as in run (full)"},
-		{"spec", KS_OPT_STR, &p.spec, "NAME", "a shipped spec instead of detecting the target"},
-		{"prompts", KS_OPT_STR, &p.prompts_dir, "DIR", "prompt templates (<data root>/prompts)"},
-		{"workloads", KS_OPT_STR, &p.workloads, "LIST", "the run's --workloads"},
-		{"threads", KS_OPT_INT, &p.threads, "N", "the run's --threads (OpenMP threads)"},
-		{"sizes", KS_OPT_FLAG, &sizes, NULL, "print each prompt's size only"},
-		{NULL, 0, NULL, NULL, NULL},
+		KS_OPT_STR("backend", &p.backend, "B", "the run's backend (cpu)"),
+		KS_OPT_STR("purpose", &purpose, "P", "which prompt, or all (action)"),
+		KS_OPT_STR("flavour", &p.flavour, "F",
+			   "kernel language of a backend with several (mlx: cuda, metal)"),
+		KS_OPT_STR("context", &p.context, "L", "none, spec or full, as in run (full)"),
+		KS_OPT_STR("spec", &p.spec, "NAME", "a shipped spec instead of detecting the target"),
+		KS_OPT_STR("prompts", &p.prompts_dir, "DIR", "prompt templates (<data root>/prompts)"),
+		KS_OPT_STR("workloads", &p.workloads, "LIST", "the run's --workloads"),
+		KS_OPT_INT("threads", &p.threads, 0, 4096, "N", "the run's --threads (OpenMP threads)"),
+		KS_OPT_FLAG("sizes", &sizes, "print each prompt's size only"),
+		KS_OPT_END,
 	};
 	const char *pos[2];
 	int npos = 0;
-	int rc = ks_opts_parse(argc, argv, opts, usage, about, pos, 2, &npos);
+	int rc = ks_opts_parse(argc, argv, opts, usage, about, pos, 2, &npos, NULL);
 	if (rc)
 		return rc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
 	if (npos != 1) {

@@ -20,50 +20,32 @@ static const char about[] =
 
 int cmd_report(int argc, char **argv)
 {
+	static const char *const formats[] = {"flashinfer-trace", NULL};
 	const char *to = NULL;
 	int md = 0, html = 0, json = 0, svg = 0, top = 10, examples = 3, tree = KS_REPORT_TREE_NODES, verbose = 0;
 	const struct ks_opt opts[] = {
-		{"md", KS_OPT_FLAG, &md, NULL, "print the Markdown report to stdout"},
-		{"html", KS_OPT_FLAG, &html, NULL, "print the HTML report to stdout"},
-		{"json", KS_OPT_FLAG, &json, NULL, "print one JSON object (every candidate) to stdout"},
-		{"svg", KS_OPT_FLAG, &svg, NULL, "print the convergence chart to stdout"},
-		{"to", KS_OPT_STR, &to, "FORMAT", "print the run in another format: flashinfer-trace"},
-		{"top", KS_OPT_INT, &top, "N", "leaderboard rows (default 10)"},
-		{"tree", KS_OPT_INT, &tree, "N", "world-model nodes drawn before folding (default 40)"},
-		{"examples", KS_OPT_INT, &examples, "N", "log examples per failure status (default 3)"},
-		{"verbose", KS_OPT_FLAG, &verbose, NULL, "log more"},
-		{NULL, 0, NULL, NULL, NULL},
+		KS_OPT_FLAG("md", &md, "print the Markdown report to stdout"),
+		KS_OPT_FLAG("html", &html, "print the HTML report to stdout"),
+		KS_OPT_FLAG("json", &json, "print one JSON object (every candidate) to stdout"),
+		KS_OPT_FLAG("svg", &svg, "print the convergence chart to stdout"),
+		KS_OPT_ENUM("to", &to, formats, "FORMAT", "print the run in another format: flashinfer-trace"),
+		KS_OPT_INT("top", &top, 1, 1000, "N", "leaderboard rows (default 10)"),
+		KS_OPT_INT("tree", &tree, 1, 100000, "N", "world-model nodes drawn before folding (default 40)"),
+		KS_OPT_INT("examples", &examples, 0, 50, "N", "log examples per failure status (default 3)"),
+		KS_OPT_FLAG("verbose", &verbose, "log more"),
+		KS_OPT_END,
 	};
 	const char *pos[1];
 	int npos = 0;
-	int prc = ks_opts_parse(argc, argv, opts, usage, about, pos, 1, &npos);
+	int prc = ks_opts_parse(argc, argv, opts, usage, about, pos, 1, &npos, NULL);
 	if (prc)
 		return prc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
-	if (ks_opt_range("examples", examples, 0, 100000))
-		return KS_EXIT_USAGE;
 	if (npos != 1) {
 		fprintf(stderr, "ksearch report: needs RUN_DIR\nusage: %s\n", usage);
 		return KS_EXIT_USAGE;
 	}
-	if (to && strcmp(to, "flashinfer-trace")) {
-		fprintf(stderr, "ksearch report: unknown --to format '%s' (known: flashinfer-trace)\n", to);
-		return KS_EXIT_USAGE;
-	}
 	if (md + html + json + svg + (to != NULL) > 1) {
 		fprintf(stderr, "ksearch report: choose one of --md, --html, --json, --svg and --to\n");
-		return KS_EXIT_USAGE;
-	}
-	if (top < 1 || top > 1000) {
-		fprintf(stderr, "ksearch report: --top must be between 1 and 1000, got %d\n", top);
-		return KS_EXIT_USAGE;
-	}
-	if (examples < 0 || examples > 50) {
-		fprintf(stderr, "ksearch report: --examples must be between 0 and 50, got %d\n",
-			examples);
-		return KS_EXIT_USAGE;
-	}
-	if (tree < 1 || tree > 100000) {
-		fprintf(stderr, "ksearch report: --tree must be between 1 and 100000, got %d\n", tree);
 		return KS_EXIT_USAGE;
 	}
 	ks_cli_log_init(verbose);
@@ -98,11 +80,7 @@ int cmd_report(int argc, char **argv)
 		ks_buf_release(&out);
 		return KS_EXIT_USAGE;
 	}
-	size_t len = out.len, n = fwrite(ks_buf_str(&out), 1, len, stdout);
+	rc = ks_cli_print_buf("report", &out);
 	ks_buf_release(&out);
-	if (n != len || fflush(stdout)) {
-		fprintf(stderr, "ksearch report: writing to stdout failed\n");
-		return KS_EXIT_USAGE;
-	}
-	return KS_EXIT_OK;
+	return rc;
 }

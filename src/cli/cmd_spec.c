@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "ksearch/backend.h"
 #include "ksearch/knowledge.h"
+#include "util/fs.h"
 
 static const char *usage_text = "ksearch spec list | show NAME|FILE [--json] | detect [--backend cuda [--device N]] [--json] "
 				"[--save FILE] [--fresh]";
@@ -35,9 +36,9 @@ static int print_spec(const struct ks_spec *s, int json)
 		ks_buf_release(&b);
 		return KS_EXIT_USAGE;
 	}
-	fputs(ks_buf_str(&b), stdout);
+	rc = ks_cli_print_buf("spec", &b);
 	ks_buf_release(&b);
-	return KS_EXIT_OK;
+	return rc;
 }
 
 static void json_str(const char *s)
@@ -96,21 +97,6 @@ static int do_list(int json)
 	return rc;
 }
 
-/* write text to path; on failure say why (strerror) and return -1 */
-static int write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	int bad = !f || fputs(text, f) < 0;
-	int err = errno;
-	if (f && fclose(f) && !bad) {
-		bad = 1;
-		err = errno;
-	}
-	if (bad)
-		fprintf(stderr, "ksearch: write '%s': %s\n", path, strerror(err));
-	return bad ? -1 : 0;
-}
-
 /* --save's file can be written (checked before detection, which takes seconds): -1 after
  * saying why */
 static int save_target_ok(const char *path)
@@ -161,29 +147,113 @@ static void print_roofs(const struct ks_spec *s, const struct ks_detect_opts *o)
 			o->fresh ? " (replaced: --fresh)" : "");
 }
 
+/* the spec name a saved file gets: its file name without .yaml, so that 'spec show FILE'
+ * loads it back (the loader checks that the two agree) */
+static void saved_name(const char *save, char *out, size_t n)
+{
+	const char *base = strrchr(save, '/') ? strrchr(save, '/') + 1 : save;
+	size_t bl = strlen(base);
+	if (bl > 5 && !strcmp(base + bl - 5, ".yaml"))
+		bl -= 5;
+	snprintf(out, n, "%.*s", (int)bl, base);
+}
+
+static int do_show(const char *name, int json)
+{
+	struct ks_spec s;
+	struct ks_error e = {0};
+	if (ks_spec_load(name, &s, &e)) {
+		fprintf(stderr, "ksearch: %s\n", e.msg);
+		return KS_EXIT_USAGE;
+	}
+	int rc = print_spec(&s, json);
+	ks_spec_release(&s);
+	return rc;
+}
+
+/* a backend's device: its spec document, shown through the loader, or saved under the
+ * file's name and shown from the file */
+static int detect_device(const char *backend, int device, const char *save, int json)
+{
+	struct ks_buf y = KS_BUF_INIT, doc = KS_BUF_INIT;
+	struct ks_spec s;
+	struct ks_error e = {0};
+	ks_spec_init(&s);
+	int rc = ks_backend_detect_spec(backend, device, 1, &y, &e);
+	if (!rc && !save && !(rc = ks_spec_load_text(ks_buf_str(&y), &s, &e)))
+		goto show;
+	if (!rc) {
+		char name[256];
+		saved_name(save, name, sizeof(name));
+		const char *nm = strstr(ks_buf_str(&y), "\nname: "), *eol = nm ? strchr(nm + 1, '\n') : NULL;
+		ks_buf_add(&doc, ks_buf_str(&y), nm ? (size_t)(nm - y.data) : y.len);
+		if (nm)
+			ks_buf_addf(&doc, "\nname: %s%s", name, eol ? eol : "\n");
+		if (!(rc = ks_file_write_buf(save, &doc, &e)))
+			rc = ks_spec_load(save, &s, &e);
+	}
+show:
+	if (rc)
+		fprintf(stderr, "ksearch: %s\n", e.msg);
+	else
+		rc = print_spec(&s, json);
+	ks_spec_release(&s);
+	ks_buf_release(&y);
+	ks_buf_release(&doc);
+	return rc ? KS_EXIT_USAGE : KS_EXIT_OK;
+}
+
+/* the host: detected, its roofs' provenance on stderr, saved under the file's name */
+static int detect_host(int fresh, const char *save, int json)
+{
+	struct ks_spec s;
+	struct ks_detect_opts dopt = {.fresh = fresh};
+	struct ks_error e = {0};
+	if (ks_spec_detect_host_ex(&s, &dopt, &e)) {
+		fprintf(stderr, "ksearch: %s\n", e.msg);
+		return KS_EXIT_USAGE;
+	}
+	print_roofs(&s, &dopt);
+	int rc = 0;
+	if (save) {
+		char name[256];
+		saved_name(save, name, sizeof(name));
+		char *own = s.name, *nn = strdup(name);
+		s.name = nn ? nn : own;
+		struct ks_buf y = KS_BUF_INIT;
+		if ((rc = ks_spec_to_yaml(&s, &y, &e)) || (rc = ks_file_write_buf(save, &y, &e)))
+			fprintf(stderr, "ksearch: write '%s': %s\n", save, e.msg);
+		ks_buf_release(&y);
+		if (nn)
+			free(own);
+	}
+	rc = rc ? KS_EXIT_USAGE : print_spec(&s, json);
+	ks_spec_release(&s);
+	return rc;
+}
+
 int cmd_spec(int argc, char **argv)
 {
+	static const char *const subs[] = {"list", "show", "detect", NULL};
 	int json = 0, verbose = 0, device = 0, fresh = 0;
 	const char *save = NULL, *backend = NULL;
 	const struct ks_opt opts[] = {
-		{"json", KS_OPT_FLAG, &json, NULL, "machine-readable output"},
-		{"save", KS_OPT_STR, &save, "FILE", "detect: also write the spec as YAML to FILE"},
-		{"backend", KS_OPT_STR, &backend, "cuda", "detect: a backend's device instead of the host CPU"},
-		{"device", KS_OPT_INT, &device, "N", "detect: which device of that backend (0)"},
-		{"fresh", KS_OPT_FLAG, &fresh, NULL, "detect: replace the cached best figures with "
-						     "this measurement, even when lower"},
-		{"verbose", KS_OPT_FLAG, &verbose, NULL, "debug logging"},
-		{0},
+		KS_OPT_FLAG("json", &json, "machine-readable output"),
+		KS_OPT_STR("save", &save, "FILE", "detect: also write the spec as YAML to FILE"),
+		KS_OPT_STR("backend", &backend, "cuda", "detect: a backend's device instead of the host CPU"),
+		KS_OPT_INT("device", &device, 0, 4095, "N", "detect: which device of that backend (0)"),
+		KS_OPT_FLAG("fresh", &fresh, "detect: replace the cached best figures with this "
+					     "measurement, even when lower"),
+		KS_OPT_FLAG("verbose", &verbose, "debug logging"),
+		KS_OPT_END,
 	};
 	const char *pos[3];
 	int npos = 0;
-	int r = ks_opts_parse(argc, argv, opts, usage_text, about_text, pos, 3, &npos);
+	int r = ks_opts_parse(argc, argv, opts, usage_text, about_text, pos, 3, &npos, NULL);
 	if (r)
 		return r > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
 	ks_cli_log_init(verbose);
 	const char *sub = npos ? pos[0] : "list";
-	struct ks_error e = {0};
-	static const char *const subs[] = {"list", "show", "detect", NULL};
 	int known = 0;
 	for (int i = 0; subs[i]; i++)
 		known |= !strcmp(sub, subs[i]);
@@ -191,114 +261,25 @@ int cmd_spec(int argc, char **argv)
 		ks_cli_unknown_sub("spec", sub, subs);
 		goto usage;
 	}
-	if (!strcmp(sub, "list")) {
-		if (npos > 1)
-			goto extra;
+	if (!strcmp(sub, "show") && npos != 2) {
+		fprintf(stderr, "ksearch: spec show needs one spec: a name from 'ksearch spec list' or "
+				"a YAML file\n");
+		goto usage;
+	}
+	if (!strcmp(sub, "show"))
+		return do_show(pos[1], json);
+	if (npos > 1) {
+		fprintf(stderr, "ksearch: spec %s takes no other argument ('%s')\n", sub,
+			pos[npos - 1]);
+		goto usage;
+	}
+	if (!strcmp(sub, "list"))
 		return do_list(json);
-	}
-	if (!strcmp(sub, "show")) {
-		if (npos != 2) {
-			fprintf(stderr, "ksearch: spec show needs one spec: a name from 'ksearch spec "
-					"list' or a YAML file\n");
-			goto usage;
-		}
-		struct ks_spec s;
-		if (ks_spec_load(pos[1], &s, &e)) {
-			fprintf(stderr, "ksearch: %s\n", e.msg);
-			return KS_EXIT_USAGE;
-		}
-		int rc = print_spec(&s, json);
-		ks_spec_release(&s);
-		return rc;
-	}
-	if (npos != 1) /* detect */
-		goto extra;
 	if (save && save_target_ok(save))
 		return KS_EXIT_USAGE;
-	if (backend && !ks_backend_on_host(ks_backend_find(backend))) {
-		/* the device's spec document; saved as is, shown through the spec loader */
-		struct ks_buf y = KS_BUF_INIT;
-		int rc = KS_EXIT_USAGE;
-		struct ks_spec s;
-		ks_spec_init(&s);
-		if (ks_backend_detect_spec(backend, device, 1, &y, &e)) {
-			fprintf(stderr, "ksearch: %s\n", e.msg);
-			goto gpu_out;
-		}
-		if (!save) {
-			if (ks_spec_load_text(ks_buf_str(&y), &s, &e)) {
-				fprintf(stderr, "ksearch: %s\n", e.msg);
-				goto gpu_out;
-			}
-			rc = print_spec(&s, json);
-			goto gpu_out;
-		}
-		/* a spec's name is its file name (the loader checks it): rename the document */
-		const char *base = strrchr(save, '/') ? strrchr(save, '/') + 1 : save;
-		size_t bl = strlen(base) > 5 && !strcmp(base + strlen(base) - 5, ".yaml")
-				    ? strlen(base) - 5
-				    : strlen(base);
-		const char *nm = strstr(ks_buf_str(&y), "\nname: ");
-		struct ks_buf doc = KS_BUF_INIT;
-		if (nm) {
-			const char *eol = strchr(nm + 1, '\n');
-			ks_buf_add(&doc, y.data, (size_t)(nm - y.data));
-			ks_buf_addf(&doc, "\nname: %.*s", (int)bl, base);
-			ks_buf_adds(&doc, eol ? eol : "\n");
-		} else {
-			ks_buf_adds(&doc, ks_buf_str(&y));
-		}
-		int bad = write_text(save, ks_buf_str(&doc));
-		ks_buf_release(&doc);
-		if (bad)
-			goto gpu_out;
-		if (ks_spec_load(save, &s, &e)) {
-			fprintf(stderr, "ksearch: %s\n", e.msg);
-			goto gpu_out;
-		}
-		rc = print_spec(&s, json);
-	gpu_out:
-		ks_spec_release(&s);
-		ks_buf_release(&y);
-		return rc;
-	}
-	{
-		struct ks_spec s;
-		struct ks_detect_opts dopt = {.fresh = fresh};
-		if (ks_spec_detect_host_ex(&s, &dopt, &e)) {
-			fprintf(stderr, "ksearch: %s\n", e.msg);
-			return KS_EXIT_USAGE;
-		}
-		print_roofs(&s, &dopt);
-		int rc = KS_EXIT_OK;
-		if (save) {
-			/* the file name is the spec name, so `spec show FILE` loads it back */
-			const char *b = strrchr(save, '/');
-			b = b ? b + 1 : save;
-			size_t bl = strlen(b);
-			if (bl > 5 && !strcmp(b + bl - 5, ".yaml")) {
-				char *nn = strndup(b, bl - 5);
-				if (nn) {
-					free(s.name);
-					s.name = nn;
-				}
-			}
-			struct ks_buf y = KS_BUF_INIT;
-			if (ks_spec_to_yaml(&s, &y, &e)) {
-				fprintf(stderr, "ksearch: write '%s': %s\n", save, e.msg);
-				rc = KS_EXIT_USAGE;
-			} else if (write_text(save, ks_buf_str(&y))) {
-				rc = KS_EXIT_USAGE;
-			}
-			ks_buf_release(&y);
-		}
-		if (!rc)
-			rc = print_spec(&s, json);
-		ks_spec_release(&s);
-		return rc;
-	}
-extra:
-	fprintf(stderr, "ksearch: spec %s takes no other argument ('%s')\n", sub, pos[npos - 1]);
+	if (backend && !ks_backend_on_host(ks_backend_find(backend)))
+		return detect_device(backend, device, save, json);
+	return detect_host(fresh, save, json);
 usage:
 	fprintf(stderr, "usage: %s\n", usage_text);
 	return KS_EXIT_USAGE;

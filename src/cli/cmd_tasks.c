@@ -451,15 +451,15 @@ int cmd_tasks(int argc, char **argv)
 	const char *backend = "cpu";
 	int json = 0;
 	const struct ks_opt opts[] = {
-		{"backend", KS_OPT_STR, &backend, "B", "backend whose prototype to show (cpu, cuda, metal, mlx)"},
-		{"json", KS_OPT_FLAG, &json, NULL, "print one JSON object"},
-		{NULL, 0, NULL, NULL, NULL},
+		KS_OPT_STR("backend", &backend, "B", "backend whose prototype to show (cpu, cuda, metal, mlx)"),
+		KS_OPT_FLAG("json", &json, "print one JSON object"),
+		KS_OPT_END,
 	};
 	if (argc > 1 && !strcmp(argv[1], "import"))
 		return cmd_tasks_import(argc - 1, argv + 1);
 	const char *pos[3];
 	int npos = 0;
-	int rc = ks_opts_parse(argc, argv, opts, usage, about, pos, 3, &npos);
+	int rc = ks_opts_parse(argc, argv, opts, usage, about, pos, 3, &npos, NULL);
 	if (rc)
 		return rc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
 	if (npos == 0 || !strcmp(pos[0], "list")) {

@@ -26,25 +26,24 @@ static const char about[] =
 	"(e.g. 0.125: every size get_inputs() uses, times F) or --set (one size).\n"
 	"See docs/tasks.md.";
 
-/* "A=1,B=2" into "A=1", "B=2" (each NAME=INTEGER) */
-static int split_sets(const char *sets, char *buf, size_t n, const char **out, int max)
+/* --set's "N=512,K=64" into d: each NAME=INTEGER */
+static int parse_sets(const char *sets, struct ks_defines *d)
 {
-	if (snprintf(buf, n, "%s", sets) >= (int)n) {
-		fprintf(stderr, "ksearch: --set: too long\n");
+	struct ks_error e = {0};
+	if (ks_defines_parse(d, sets, &e)) {
+		fprintf(stderr, "ksearch: --set: %s\n", e.msg);
 		return -1;
 	}
-	int k = 0;
-	for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(p, '='), *end = NULL;
-		if (eq)
-			strtol(eq + 1, &end, 10);
-		if (!eq || eq == p || !end || end == eq + 1 || *end || k >= max) {
-			fprintf(stderr, "ksearch: --set '%s': expected NAME=INTEGER, e.g. --set N=512,K=64\n", p);
+	for (int i = 0; i < d->n; i++) {
+		char *end = NULL;
+		if (d->value[i])
+			strtol(d->value[i], &end, 10);
+		if (!end || end == d->value[i] || *end) {
+			fprintf(stderr, "ksearch: --set '%s': expected NAME=INTEGER, e.g. --set N=512,K=64\n",
+				d->list[i]);
 			return -1;
 		}
-		out[k++] = p;
 	}
-	out[k] = NULL;
 	return 0;
 }
 
@@ -54,18 +53,20 @@ int cmd_tasks_import(int argc, char **argv)
 	double scale = 1;
 	int max_wl = KS_IMPORT_MAX_WORKLOADS;
 	const struct ks_opt opts[] = {
-		{"out", KS_OPT_STR, &out, "DIR", "where the task folder goes (default: .)"},
-		{"scale", KS_OPT_DOUBLE, &scale, "F",
-		 "kernelbench: multiply the sizes get_inputs() uses by F (default 1; at least 1 each)"},
-		{"set", KS_OPT_STR, &sets, "NAME=N,...",
-		 "kernelbench: give module-level sizes these values (after --scale)"},
-		{"max-workloads", KS_OPT_INT, &max_wl, "N",
-		 "flashinfer-bench: distinct workloads kept before the import refuses (default 256)"},
-		{NULL, 0, NULL, NULL, NULL},
+		KS_OPT_STR("out", &out, "DIR", "where the task folder goes (default: .)"),
+		KS_OPT_DOUBLE("scale", &scale, 1e-6, 1e6, "F",
+			      "kernelbench: multiply the sizes get_inputs() uses by F (default 1; at "
+			      "least 1 each)"),
+		KS_OPT_STR("set", &sets, "NAME=N,...",
+			   "kernelbench: give module-level sizes these values (after --scale)"),
+		KS_OPT_INT("max-workloads", &max_wl, 1, 1 << 20, "N",
+			   "flashinfer-bench: distinct workloads kept before the import refuses "
+			   "(default 256)"),
+		KS_OPT_END,
 	};
 	const char *pos[4];
 	int npos = 0;
-	int rc = ks_opts_parse(argc, argv, opts, usage, about, pos, 4, &npos);
+	int rc = ks_opts_parse(argc, argv, opts, usage, about, pos, 4, &npos, NULL);
 	if (rc)
 		return rc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
 	if (npos < 2) {
@@ -73,12 +74,6 @@ int cmd_tasks_import(int argc, char **argv)
 			usage);
 		return KS_EXIT_USAGE;
 	}
-	if (ks_opt_range("scale", scale, 1e-6, 1e6) || ks_opt_range("max-workloads", max_wl, 1, 1 << 20))
-		return KS_EXIT_USAGE;
-	char setbuf[1024];
-	const char *setv[33] = {NULL};
-	if (sets && split_sets(sets, setbuf, sizeof(setbuf), setv, 32))
-		return KS_EXIT_USAGE;
 	struct ks_error e = {0};
 	const struct ks_importer_i *imp;
 	if (ks_importer_get(pos[0], &imp, &e)) {
@@ -89,14 +84,18 @@ int cmd_tasks_import(int argc, char **argv)
 		fprintf(stderr, "ksearch: 'tasks import %s' takes %s\n", imp->name, imp->usage);
 		return KS_EXIT_USAGE;
 	}
+	struct ks_defines setv;
+	ks_defines_init(&setv);
 	struct ks_import_req req = {.source = pos[1], .workloads = npos > 2 ? pos[2] : NULL,
 				    .out_dir = out, .max_workloads = max_wl, .scale = scale,
-				    .sets = setv};
+				    .sets = setv.list};
 	struct ks_import_result res;
-	if (imp->import(&req, &res, &e)) {
+	int bad = parse_sets(sets, &setv);
+	if (!bad && (bad = imp->import(&req, &res, &e)))
 		fprintf(stderr, "ksearch: %s\n", e.msg);
+	ks_defines_release(&setv);
+	if (bad)
 		return KS_EXIT_USAGE;
-	}
 	printf("wrote task '%s' to %s\n", res.name, res.dir);
 	if (res.op[0])
 		printf("recognised %s: generated baseline.c%s\n", res.op,

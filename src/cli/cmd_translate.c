@@ -42,16 +42,16 @@ int cmd_translate(int argc, char **argv)
 	int json = 0, verbose = 0;
 	const char *to = NULL, *spec = NULL, *from = "h100";
 	const struct ks_opt opts[] = {
-		{"to", KS_OPT_STR, &to, "TARGET", "metal, cpu or opencl (required)"},
-		{"spec", KS_OPT_STR, &spec, "NAME", "target spec (metal: m3-max by default; host: detect)"},
-		{"from-spec", KS_OPT_STR, &from, "NAME", "source spec for ratios (default h100; none)"},
-		{"json", KS_OPT_FLAG, &json, NULL, "machine-readable output"},
-		{"verbose", KS_OPT_FLAG, &verbose, NULL, "debug logging"},
-		{0},
+		KS_OPT_STR("to", &to, "TARGET", "metal, cpu or opencl (required)"),
+		KS_OPT_STR("spec", &spec, "NAME", "target spec (metal: m3-max by default; host: detect)"),
+		KS_OPT_STR("from-spec", &from, "NAME", "source spec for ratios (default h100; none)"),
+		KS_OPT_FLAG("json", &json, "machine-readable output"),
+		KS_OPT_FLAG("verbose", &verbose, "debug logging"),
+		KS_OPT_END,
 	};
 	const char *pos[1];
 	int npos = 0;
-	int r = ks_opts_parse(argc, argv, opts, usage_text, about_text, pos, 1, &npos);
+	int r = ks_opts_parse(argc, argv, opts, usage_text, about_text, pos, 1, &npos, NULL);
 	if (r)
 		return r > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
 	ks_cli_log_init(verbose);
@@ -95,8 +95,7 @@ int cmd_translate(int argc, char **argv)
 	if (json ? ks_translation_to_json(&t, &b, &e) : ks_translation_to_text(&t, &b)) {
 		fprintf(stderr, "ksearch: %s\n", e.msg[0] ? e.msg : "render failed");
 		rc = KS_EXIT_USAGE;
-	} else {
-		fputs(ks_buf_str(&b), stdout);
+	} else if (!(rc = ks_cli_print_buf("translate", &b))) {
 		rc = t.nerrors ? KS_EXIT_FAIL : KS_EXIT_OK;
 	}
 	ks_buf_release(&b);

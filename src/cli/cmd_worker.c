@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "ksearch/worker.h"
+#include "util/env.h"
 
 static const char usage[] = "ksearch worker --backend B [--device N]";
 static const char about[] =
@@ -23,26 +24,23 @@ int cmd_worker(int argc, char **argv)
 	const char *backend = NULL;
 	int device = -1, verbose = 0;
 	const struct ks_opt opts[] = {
-		{"backend", KS_OPT_STR, &backend, "B", "the backend it serves: cpu, cuda, ..."},
-		{"device", KS_OPT_INT, &device, "N", "the device it serves (sets KSEARCH_DEVICE)"},
-		{"verbose", KS_OPT_FLAG, &verbose, NULL, "log every job to stderr"},
-		{NULL, 0, NULL, NULL, NULL},
+		KS_OPT_STR("backend", &backend, "B", "the backend it serves: cpu, cuda, ..."),
+		KS_OPT_INT("device", &device, 0, 4095, "N", "the device it serves (sets KSEARCH_DEVICE)"),
+		KS_OPT_FLAG("verbose", &verbose, "log every job to stderr"),
+		KS_OPT_END,
 	};
-	int prc = ks_opts_parse(argc, argv, opts, usage, about, NULL, 0, NULL);
+	int prc = ks_opts_parse(argc, argv, opts, usage, about, NULL, 0, NULL, NULL);
 	if (prc)
 		return prc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
 	if (!backend) {
 		fprintf(stderr, "ksearch worker: needs --backend\nusage: %s\n", usage);
 		return KS_EXIT_USAGE;
 	}
-	if (device < -1) {
-		fprintf(stderr, "ksearch worker: --device must be 0 or more\n");
-		return KS_EXIT_USAGE;
-	}
 	if (device >= 0) {
 		char v[16];
 		snprintf(v, sizeof(v), "%d", device);
-		setenv("KSEARCH_DEVICE", v, 1);
+		setenv("KSEARCH_DEVICE", v, 1); /* for the runners it starts */
+		ks_env_reload();
 	}
 	/* the protocol owns the real stdout; anything else printed goes to stderr */
 	fflush(stdout);

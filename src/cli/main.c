@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "ksearch/suggest.h"
+#include "util/env.h"
 
 struct command {
 	const char *name;
@@ -25,6 +26,25 @@ static const struct command commands[] = {
 	{"cache", cmd_cache, "list what the cache holds (compiled kernels, inputs, ...) or clear it"},
 };
 
+/* "  NAME  what; default: X", the text wrapped at a word under 100 columns */
+static void env_row(FILE *f, const struct ks_env_var *v)
+{
+	enum { INDENT = 27, WIDTH = 96 };
+	char text[512];
+	snprintf(text, sizeof(text), "%s; default: %s", v->what, v->dflt);
+	int col = fprintf(f, "  %-*s", INDENT - 3, v->name);
+	if (col > INDENT - 1) /* a name longer than the column: its text on the next line */
+		col = fprintf(f, "\n%*s", INDENT - 1, "") - 1;
+	for (const char *w = text; *w;) {
+		int len = (int)strcspn(w, " ");
+		if (col + 1 + len > WIDTH && col > INDENT)
+			col = fprintf(f, "\n%*s", INDENT - 1, "") - 1;
+		col += fprintf(f, " %.*s", len, w);
+		w += len + (w[len] == ' ');
+	}
+	fputc('\n', f);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: ksearch <command> [options]\n\n"
@@ -40,7 +60,12 @@ static void usage(FILE *f)
 		   "\n'ksearch help <command>' (or 'ksearch <command> --help') explains each command;\n"
 		   "'ksearch --version' prints the version.\n"
 		   "\nexit codes: 0 success (eval: the kernel passed), 1 the kernel or run was\n"
-		   "evaluated and did not pass, 2 usage or infrastructure error.\n");
+		   "evaluated and did not pass, 2 usage or infrastructure error.\n"
+		   "\nENVIRONMENT (read once, at the start):\n");
+	int n;
+	const struct ks_env_var *vars = ks_env_vars(&n);
+	for (int i = 0; i < n; i++)
+		env_row(f, &vars[i]);
 }
 
 static const struct command *command_find(const char *name)

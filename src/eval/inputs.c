@@ -14,10 +14,11 @@
 #include "ksearch/log.h"
 #include "task/input_cache.h"
 #include "util/fs.h"
+#include "util/env.h"
 
 int ks_eval_inputs_dir(char *out, size_t n)
 {
-	const char *off = getenv("KSEARCH_NO_INPUT_CACHE");
+	const char *off = ks_env_get()->no_input_cache;
 	if (off && *off && strcmp(off, "0"))
 		return -1;
 	if (snprintf(out, n, "%s/inputs/v%d", ks_cache_root(), KS_INPUTS_VERSION) >= (int)n)

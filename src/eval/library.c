@@ -91,8 +91,7 @@ static int probe_write(const struct ks_task_library *lib, const char *dir, struc
 		ks_buf_addf(&src, "\tsay(%s());\n", *f);
 	ks_buf_adds(&src, "\treturn 0;\n}\n");
 	snprintf(path, sizeof(path), "%s/probe.c", dir);
-	int rc = ks_buf_failed(&src) ? ks_error_set(e, KS_ENOMEM, "out of memory")
-				     : ks_file_write_atomic(path, src.data, src.len, e);
+	int rc = ks_file_write_buf(path, &src, e);
 	ks_buf_release(&src);
 	return rc;
 }

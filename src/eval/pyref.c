@@ -20,6 +20,7 @@
 #include "util/exe_path.h"
 #include "util/fs.h"
 #include "util/proc.h"
+#include "util/env.h"
 
 #define PY_MAX_ROOTS 16
 
@@ -34,7 +35,7 @@ static struct py_env py;
 
 static const char *python_name(void)
 {
-	const char *p = getenv("KSEARCH_PYTHON");
+	const char *p = ks_env_get()->python;
 	return p && *p ? p : "python3";
 }
 
@@ -110,11 +111,9 @@ static int write_exchange(const struct ks_task *t, const struct ks_workload *w,
 		rc = ks_file_write_atomic(path, data, bytes, e);
 		free(data);
 	}
-	if (!rc && ks_buf_failed(&spec))
-		rc = ks_error_set(e, KS_ENOMEM, "out of memory");
 	if (!rc) {
 		snprintf(path, sizeof(path), "%s/spec.txt", dir);
-		rc = ks_file_write_atomic(path, spec.data, spec.len, e);
+		rc = ks_file_write_buf(path, &spec, e);
 	}
 	if (!rc) {
 		snprintf(path, sizeof(path), "%s/driver.py", dir);
@@ -220,7 +219,7 @@ int ks_pyref_run(const struct ks_task *t, const struct ks_workload *w, unsigned 
 	if (rc)
 		return rc;
 	char dir[PATH_MAX], ref[PATH_MAX], driver[PATH_MAX];
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = ks_env_get()->tmpdir;
 	snprintf(dir, sizeof(dir), "%s/ksearch-pyref-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir))
 		return ks_error_set(e, KS_ESYS, "create a folder for reference.py in '%s'", dir);

@@ -3,6 +3,7 @@
  * every count and string checked, because a worker's reply is untrusted input. */
 #include <jansson.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,6 +231,25 @@ int ks_wire_opts_parse(json_t *j, struct ks_eval_opts *o, const char **defs,
 
 /* ---- results ------------------------------------------------------------------------ */
 
+/* a workload's numbers on the wire, one list for both directions */
+static const struct {
+	const char *key;
+	size_t off;
+} wl_reals[] = {
+#define WL_REAL(field) {#field, offsetof(struct ks_wl_result, field)}
+	WL_REAL(max_abs_err), WL_REAL(max_rel_err), WL_REAL(tol_elem), WL_REAL(tol_l2),
+	WL_REAL(median_us), WL_REAL(spread_pct), WL_REAL(gflops), WL_REAL(gbps),
+	WL_REAL(roofline_pct), WL_REAL(baseline_us), WL_REAL(speedup), WL_REAL(library_us),
+	WL_REAL(library_speedup),
+#undef WL_REAL
+};
+#define WL_NREALS (sizeof(wl_reals) / sizeof(wl_reals[0]))
+
+static double *wl_real(struct ks_wl_result *w, size_t i)
+{
+	return (double *)((char *)w + wl_reals[i].off);
+}
+
 static json_t *wl_wire(const struct ks_wl_result *w)
 {
 	json_t *o = json_object();
@@ -240,19 +260,8 @@ static json_t *wl_wire(const struct ks_wl_result *w)
 			    w->params_json ? json_string(w->params_json) : json_null());
 	json_object_set_new(o, "status", json_string(ks_status_name(w->status)));
 	json_object_set_new(o, "not_run", json_boolean(w->not_run));
-	json_object_set_new(o, "max_abs_err", real(w->max_abs_err));
-	json_object_set_new(o, "max_rel_err", real(w->max_rel_err));
-	json_object_set_new(o, "tol_elem", real(w->tol_elem));
-	json_object_set_new(o, "tol_l2", real(w->tol_l2));
-	json_object_set_new(o, "median_us", real(w->median_us));
-	json_object_set_new(o, "spread_pct", real(w->spread_pct));
-	json_object_set_new(o, "gflops", real(w->gflops));
-	json_object_set_new(o, "gbps", real(w->gbps));
-	json_object_set_new(o, "roofline_pct", real(w->roofline_pct));
-	json_object_set_new(o, "baseline_us", real(w->baseline_us));
-	json_object_set_new(o, "speedup", real(w->speedup));
-	json_object_set_new(o, "library_us", real(w->library_us));
-	json_object_set_new(o, "library_speedup", real(w->library_speedup));
+	for (size_t i = 0; i < WL_NREALS; i++)
+		json_object_set_new(o, wl_reals[i].key, real(*wl_real((struct ks_wl_result *)w, i)));
 	json_t *s = json_array();
 	for (int i = 0; i < w->nsamples && w->samples_us; i++)
 		json_array_append_new(s, real(w->samples_us[i]));
@@ -333,21 +342,12 @@ static int wl_parse(json_t *o, struct ks_wl_result *w, struct ks_error *e)
 	w->not_run = json_is_true(json_object_get(o, "not_run"));
 	if ((rc = get_str(o, "label", &w->label, e)) ||
 	    (rc = get_str(o, "params_json", &w->params_json, e)) ||
-	    (rc = get_str(o, "log", &w->log, e)) || (rc = get_status(o, &w->status, e)) ||
-	    (rc = get_real(o, "max_abs_err", &w->max_abs_err, e)) ||
-	    (rc = get_real(o, "max_rel_err", &w->max_rel_err, e)) ||
-	    (rc = get_real(o, "tol_elem", &w->tol_elem, e)) ||
-	    (rc = get_real(o, "tol_l2", &w->tol_l2, e)) ||
-	    (rc = get_real(o, "median_us", &w->median_us, e)) ||
-	    (rc = get_real(o, "spread_pct", &w->spread_pct, e)) ||
-	    (rc = get_real(o, "gflops", &w->gflops, e)) ||
-	    (rc = get_real(o, "gbps", &w->gbps, e)) ||
-	    (rc = get_real(o, "roofline_pct", &w->roofline_pct, e)) ||
-	    (rc = get_real(o, "baseline_us", &w->baseline_us, e)) ||
-	    (rc = get_real(o, "speedup", &w->speedup, e)) ||
-	    (rc = get_real(o, "library_us", &w->library_us, e)) ||
-	    (rc = get_real(o, "library_speedup", &w->library_speedup, e)) ||
-	    (rc = get_reals(o, "samples_us", MAX_SAMPLES, &w->samples_us, &w->nsamples, e)))
+	    (rc = get_str(o, "log", &w->log, e)) || (rc = get_status(o, &w->status, e)))
+		return rc;
+	for (size_t i = 0; i < WL_NREALS; i++)
+		if ((rc = get_real(o, wl_reals[i].key, wl_real(w, i), e)))
+			return rc;
+	if ((rc = get_reals(o, "samples_us", MAX_SAMPLES, &w->samples_us, &w->nsamples, e)))
 		return rc;
 	json_t *seeds = json_object_get(o, "seeds");
 	double *abs = NULL, *rel = NULL;

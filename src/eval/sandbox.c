@@ -2,6 +2,7 @@
 #include "ksearch/secret.h"
 
 #include "ksearch/backend.h"
+#include "util/env.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -55,11 +56,6 @@ extern char **environ;
 #define KS_ARG_HI_OFF 0u
 #endif
 
-int ks_env_is_secret(const char *name)
-{
-	return ks_secret_name(name);
-}
-
 /* Thread placement: glibc pins another thread through its thread id, which the seccomp
  * filter cannot tell from another process's, so placement would make every OpenMP kernel
  * a violation; the runner's threads are left where the scheduler puts them. */
@@ -93,7 +89,7 @@ static int env_whitelisted(const char *kv)
  * works in scratch, so a relative path is made absolute here); "" otherwise */
 static void env_audit(char *kv, size_t n)
 {
-	const char *p = getenv("KSEARCH_SECCOMP_AUDIT");
+	const char *p = ks_env_get()->seccomp_audit;
 	char cwd[4096] = "";
 	kv[0] = '\0';
 	if (!p || !*p)
@@ -109,7 +105,7 @@ char **ks_env_scrubbed(const char *scratch, const char *const *extra)
 	env_audit(audit_kv, sizeof(audit_kv));
 	size_t count = 4, bytes = strlen(audit_kv) + 1;
 	for (char **e = environ; *e; e++)
-		if (env_whitelisted(*e) && !ks_env_is_secret(*e)) {
+		if (env_whitelisted(*e) && !ks_secret_name(*e)) {
 			count++;
 			bytes += strlen(*e) + 1;
 		}
@@ -124,12 +120,12 @@ char **ks_env_scrubbed(const char *scratch, const char *const *extra)
 	char *p = (char *)(env + count + 1);
 	size_t i = 0;
 	for (char **e = environ; *e; e++)
-		if (env_whitelisted(*e) && !ks_env_is_secret(*e)) {
+		if (env_whitelisted(*e) && !ks_secret_name(*e)) {
 			env[i++] = strcpy(p, *e);
 			p += strlen(p) + 1;
 		}
 	for (const char *const *x = extra; x && *x; x++)
-		if (!ks_env_is_secret(*x)) {
+		if (!ks_secret_name(*x)) {
 			env[i++] = strcpy(p, *x);
 			p += strlen(p) + 1;
 		}
@@ -843,7 +839,7 @@ static int allow_filter_load(const struct ks_sandbox_needs *needs, int auditing)
  * from its own) switches audit mode on */
 static const char *audit_path(void)
 {
-	const char *p = getenv("KSEARCH_SECCOMP_AUDIT");
+	const char *p = ks_env_get()->seccomp_audit;
 	return p && *p ? p : NULL;
 }
 
@@ -948,7 +944,7 @@ static void refuse_wx(void)
  * the runner is started by hand; ksearch never passes this variable to a runner */
 static int skipped(const char *layer)
 {
-	const char *v = getenv("KSEARCH_SANDBOX_SKIP");
+	const char *v = ks_env_get()->sandbox_skip;
 	return v && strstr(v, layer);
 }
 

@@ -37,8 +37,6 @@ int ks_cgroup_create(long max_pids, char *dir, size_t n);
 void ks_cgroup_remove(const char *dir);
 int ks_cgroup_sweep(void);
 
-/* True for names that look like secrets (ks_secret_name: *KEY*, *TOKEN*, *SECRET*, ...) */
-int ks_env_is_secret(const char *name);
 /* Build the runner's environment from environ: a whitelist (PATH, LANG, LC_*, TZ, OMP_*,
  * GOMP_*, KMP_*, CUDA_*, NVIDIA_*) minus anything secret-looking, plus HOME and TMPDIR set
  * to scratch, KSEARCH_SECCOMP_AUDIT made absolute where ksearch has it, and the extra

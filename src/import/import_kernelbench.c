@@ -16,6 +16,7 @@
 #include "util/fs.h"
 #include "util/proc.h"
 #include "util/utf8.h"
+#include "util/env.h"
 
 #define KB_SCAN_TIMEOUT_S 300.0
 #define KB_SCAN_MEMORY ((size_t)16 << 30) /* torch's import maps a lot of address space */
@@ -50,7 +51,7 @@ static int scan(const struct ks_import_req *req, const struct ks_buf *src, json_
 		struct ks_error *e)
 {
 	char dir[PATH_MAX], file[PATH_MAX], scale[32];
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = ks_env_get()->tmpdir;
 	snprintf(dir, sizeof(dir), "%s/ksearch-import-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir))
 		return ks_error_set(e, KS_ESYS, "create a folder in '%s'", dir);
@@ -60,7 +61,7 @@ static int scan(const struct ks_import_req *req, const struct ks_buf *src, json_
 	free(real);
 	int rc = ks_path_join(file, sizeof(file), dir, "problem.py") ? KS_ELIMIT : 0;
 	if (!rc)
-		rc = ks_file_write_atomic(file, src->data, src->len, e);
+		rc = ks_file_write_buf(file, src, e);
 	if (!rc && !ks_path_join(file, sizeof(file), dir, "scan.py"))
 		rc = ks_file_write_atomic(file, ks_kernelbench_scan, strlen(ks_kernelbench_scan), e);
 	snprintf(scale, sizeof(scale), "%.9g", req->scale > 0 ? req->scale : 1.0);

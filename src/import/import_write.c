@@ -455,9 +455,7 @@ static int write_text(const char *dir, const char *file, struct ks_buf *b, struc
 	char path[PATH_MAX];
 	if (ks_path_join(path, sizeof(path), dir, file))
 		return ks_error_set(e, KS_ELIMIT, "path '%s/%s' too long", dir, file);
-	if (ks_buf_failed(b))
-		return ks_error_set(e, KS_ENOMEM, "out of memory writing '%s'", path);
-	return ks_file_write_atomic(path, b->data ? b->data : "", b->len, e);
+	return ks_file_write_buf(path, b, e);
 }
 
 /* the generated kernel's template: its independent loops split among OpenMP threads */

@@ -190,25 +190,14 @@ static int load_map(const struct ks_yaml_doc *y, struct ks_yaml_node *n, const c
 
 static int aset_load(const char *path, struct aset *a, struct ks_error *e)
 {
+	static const char *const top[] = {"schema", "class", "prose", "properties", "defaults",
+					  "checks", NULL};
 	memset(a, 0, sizeof(*a));
 	struct ks_yaml_doc *y = NULL;
-	int rc = ks_yaml_load_file(path, 0, &y, e);
+	int rc = ks_yaml_load_schema(path, "the assertions file", "ks-assertions/1", top, &y, e);
 	if (rc)
 		return rc;
 	struct ks_yaml_node *root = y->root, *n;
-	static const char *const top[] = {"schema", "class", "prose", "properties", "defaults",
-					  "checks", NULL};
-	if (!(root && root->kind == KS_YAML_MAP)) {
-		rc = ks_yaml_error_in(y, root, e, "an assertions file must be a mapping");
-		goto out;
-	}
-	if ((rc = ks_yaml_check_keys(y, root, "the assertions file", top, NULL, e)) ||
-	    (rc = ks_yaml_need(y, root, "schema", KS_YAML_SCALAR, &n, e)))
-		goto out;
-	if (strcmp(ks_yaml_scalar(n), "ks-assertions/1")) {
-		rc = ks_yaml_error_in(y, n, e, "'schema' must be ks-assertions/1");
-		goto out;
-	}
 	if ((rc = ks_yaml_need(y, root, "class", KS_YAML_SCALAR, &n, e)))
 		goto out;
 	a->cls = ks_yaml_strdup(n);

@@ -193,24 +193,13 @@ int ks_cmap_load(const char *target_or_path, struct ks_cmap *m, struct ks_error 
 	else
 		return ks_error_set(e, KS_EINVAL, "unknown target '%s' (metal, cpu, opencl)",
 				    target_or_path);
+	static const char *const top[] = {"schema", "source", "target", "default_source_spec",
+					  "default_target_spec", "summary", "concepts", NULL};
 	struct ks_yaml_doc *y = NULL;
-	int rc = ks_yaml_load_file(path, 0, &y, e);
+	int rc = ks_yaml_load_schema(path, "the concept map", "ks-conceptmap/1", top, &y, e);
 	if (rc)
 		return rc;
 	struct ks_yaml_node *root = y->root, *n;
-	static const char *const top[] = {"schema", "source", "target", "default_source_spec",
-					  "default_target_spec", "summary", "concepts", NULL};
-	if (!(root && root->kind == KS_YAML_MAP)) {
-		rc = ks_yaml_error_in(y, root, e, "a concept map must be a mapping");
-		goto out;
-	}
-	if ((rc = ks_yaml_check_keys(y, root, "the concept map", top, NULL, e)) ||
-	    (rc = ks_yaml_need(y, root, "schema", KS_YAML_SCALAR, &n, e)))
-		goto out;
-	if (strcmp(ks_yaml_scalar(n), "ks-conceptmap/1")) {
-		rc = ks_yaml_error_in(y, n, e, "'schema' must be ks-conceptmap/1");
-		goto out;
-	}
 	if ((rc = ks_yaml_need(y, root, "source", KS_YAML_SCALAR, &n, e)))
 		goto out;
 	if (strcmp(ks_yaml_scalar(n), "cuda")) {

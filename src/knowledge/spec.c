@@ -416,26 +416,14 @@ static int load_field_(const struct ks_yaml_doc *y, struct ks_yaml_node *sources
 
 static int load_spec(const char *path, struct ks_spec *s, struct ks_error *e)
 {
-	struct ks_yaml_doc *y = NULL;
-	int rc = ks_yaml_load_file(path, 0, &y, e);
-	if (rc)
-		return rc;
-	ks_spec_init(s);
-	struct ks_yaml_node *root = y->root, *n, *sources, *fields;
-	if (!(root && root->kind == KS_YAML_MAP)) {
-		rc = ks_yaml_error_in(y, root, e, "a spec file must be a mapping");
-		goto out;
-	}
 	static const char *const top[] = {"schema", "name", "title", "kind", "vendor", "arch",
 					  "template", "sources", "fields", NULL};
-	if ((rc = ks_yaml_check_keys(y, root, "the spec file", top, NULL, e)))
-		goto out;
-	if ((rc = ks_yaml_need(y, root, "schema", KS_YAML_SCALAR, &n, e)))
-		goto out;
-	if (strcmp(ks_yaml_scalar(n), "ks-spec/1")) {
-		rc = ks_yaml_error_in(y, n, e, "'schema' must be ks-spec/1");
-		goto out;
-	}
+	struct ks_yaml_doc *y = NULL;
+	ks_spec_init(s);
+	int rc = ks_yaml_load_schema(path, "the spec file", "ks-spec/1", top, &y, e);
+	if (rc)
+		return rc;
+	struct ks_yaml_node *root = y->root, *n, *sources, *fields;
 	struct {
 		const char *key;
 		char **dst;

@@ -62,7 +62,7 @@ static int cache_write(const struct ks_spec *s, const char *path, struct ks_erro
 	if (!rc)
 		rc = ks_spec_to_yaml(&named, &y, e);
 	if (!rc)
-		rc = ks_file_write_atomic(path, y.data, y.len, e);
+		rc = ks_file_write_buf(path, &y, e);
 	ks_buf_release(&y);
 	return rc;
 }

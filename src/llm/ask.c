@@ -117,7 +117,10 @@ int ks_llm_ask(struct ks_llm *c, const struct ks_llm_ask *q, struct ks_buf *out,
 		memcpy(said, r.content, r.len);
 		said[r.len] = '\0';
 		owned[nowned++] = said;
-		owned[nowned++] = ks_buf_detach(&fix, NULL);
+		if (!(owned[nowned++] = ks_buf_detach(&fix, NULL))) {
+			rc = ks_error_set(e, KS_ENOMEM, "llm ask: the correction could not be built");
+			goto out;
+		}
 		msgs[n++] = (struct ks_llm_msg){"assistant", said};
 		msgs[n++] = (struct ks_llm_msg){"user", owned[nowned - 1]};
 		ks_llm_reply_release(&r);

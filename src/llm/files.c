@@ -104,7 +104,7 @@ static int files_complete(void *ctx, const char *purpose, const struct ks_llm_ms
 	double t0 = ks_llm_sys.now();
 	int rc = ks_llm_msgs_text(msgs, nmsg, &text);
 	if (!rc)
-		rc = ks_file_write_atomic(prompt, ks_buf_str(&text), text.len, e);
+		rc = ks_file_write_buf(prompt, &text, e);
 	if (rc)
 		goto out;
 	ks_info("waiting for the model: the prompt is %s, write the reply to %s", prompt, answer);

@@ -5,6 +5,7 @@
 #include "ksearch/log.h"
 #include "util/clock.h"
 #include "util/fs.h"
+#include "util/env.h"
 
 #include <jansson.h>
 
@@ -253,11 +254,6 @@ int ks_llm_prices_load(const char *path, struct ks_llm_prices *out, struct ks_er
 
 /* ---------------------------------------------------------------- client */
 
-void ks_llm_add_secret(struct ks_llm *c, const char *secret)
-{
-	ks_secret_add(secret);
-}
-
 void ks_llm_init(struct ks_llm *c, struct ks_llm_transport *t)
 {
 	memset(c, 0, sizeof(*c));
@@ -265,18 +261,13 @@ void ks_llm_init(struct ks_llm *c, struct ks_llm_transport *t)
 	c->transport = t;
 	if (t && t->secret)
 		ks_secret_add(t->secret(t->ctx));
-	ks_secret_add(getenv("KSEARCH_API_KEY"));
-	ks_secret_add(getenv("OPENAI_API_KEY"));
+	ks_secret_add(ks_env_get()->api_key);
+	ks_secret_add(ks_env_get()->openai_api_key);
 }
 
 void ks_llm_release(struct ks_llm *c)
 {
 	pthread_mutex_destroy(&c->lock);
-}
-
-int ks_llm_redact(const struct ks_llm *c, const char *s, size_t len, struct ks_buf *out)
-{
-	return ks_secret_redact(s, len, out);
 }
 
 /* a redacted copy as a NUL-terminated heap string (NULL in, NULL out) */
@@ -288,7 +279,7 @@ static char *redact_dupn(const struct ks_llm *c, const char *s, size_t len, size
 		return NULL;
 	struct ks_buf b;
 	ks_buf_init(&b, len * 2 + 64);
-	if (ks_llm_redact(c, s, len, &b)) {
+	if (ks_secret_redact(s, len, &b)) {
 		ks_buf_release(&b);
 		char *d = strdup("[unredactable text dropped]");
 		if (d && outlen)

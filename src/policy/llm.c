@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ksearch/secret.h"
 #include "ksearch/log.h"
 
 static int has(const char *s)
@@ -246,7 +247,7 @@ static int client_setup(struct ks_llm_policy *p, const struct ks_run_opts *o,
 {
 	ks_llm_init(&p->client, use);
 	if (has(o->llm_api_key))
-		ks_llm_add_secret(&p->client, o->llm_api_key);
+		ks_secret_add(o->llm_api_key);
 	p->client.limits.max_calls = o->llm_max_calls;
 	p->client.limits.max_cost = o->llm_max_cost;
 	if (has(o->llm_prices)) {

@@ -7,29 +7,25 @@
 
 #include "policy/llm_impl.h"
 #include "policy/llm_text.h"
+#include "util/defines.h"
 
-#define BAKE_MAX 32 /* knob values read from one defines list */
+#define BAKE_MAX KS_DEFINES_MAX
 
 struct knob_val {
-	char name[64], value[64];
+	const char *name, *value;
 	int defined; /* a #define line of the source took the value */
 };
 
-/* "-DNAME=VALUE -DNAME2=VALUE2" into v; the number read */
-static int defines_read(const char *defines, struct knob_val *v, int max)
+/* the pairs of defines ("-DNAME=VALUE -DNAME2=VALUE2") that give a value, into v (pointing
+ * into d); the number read */
+static int defines_read(struct ks_defines *d, const char *defines, struct knob_val *v)
 {
 	int n = 0;
-	for (const char *d = defines ? defines : ""; *d && n < max;) {
-		d += strspn(d, " ");
-		size_t len = strcspn(d, " ");
-		const char *eq = memchr(d, '=', len);
-		if (len > 2 && !strncmp(d, "-D", 2) && eq && eq - d - 2 < 64 && d + len - eq - 1 < 64) {
-			snprintf(v[n].name, sizeof(v[n].name), "%.*s", (int)(eq - d - 2), d + 2);
-			snprintf(v[n].value, sizeof(v[n].value), "%.*s", (int)(d + len - eq - 1), eq + 1);
-			v[n++].defined = 0;
-		}
-		d += len;
-	}
+	ks_defines_init(d);
+	ks_defines_parse(d, defines, NULL); /* what parses; a store's defines always do */
+	for (int i = 0; i < d->n; i++)
+		if (d->value[i])
+			v[n++] = (struct knob_val){.name = d->name[i], .value = d->value[i]};
 	return n;
 }
 
@@ -102,8 +98,10 @@ static void block_defaults(const char *src, struct knob_val *v, int nv, long pos
 void ks_llm_bake_knobs(const char *src, const char *defines, struct ks_buf *out)
 {
 	struct knob_val v[BAKE_MAX];
-	int nv = defines_read(defines, v, BAKE_MAX);
+	struct ks_defines d;
+	int nv = defines_read(&d, defines, v);
 	if (!nv) {
+		ks_defines_release(&d);
 		ks_buf_adds(out, src);
 		return;
 	}
@@ -139,6 +137,7 @@ void ks_llm_bake_knobs(const char *src, const char *defines, struct ks_buf *out)
 				    v[i].value);
 	ks_buf_adds(out, ks_buf_str(&body));
 	ks_buf_release(&body);
+	ks_defines_release(&d);
 }
 
 int llm_candidate_code(struct lp *L, long id, struct ks_buf *out, struct ks_error *e)
@@ -158,9 +157,11 @@ int llm_candidate_code(struct lp *L, long id, struct ks_buf *out, struct ks_erro
 static void knob_list(const char *defines, struct ks_buf *out)
 {
 	struct knob_val v[BAKE_MAX];
-	int nv = defines_read(defines, v, BAKE_MAX);
+	struct ks_defines d;
+	int nv = defines_read(&d, defines, v);
 	for (int i = 0; i < nv; i++)
 		ks_buf_addf(out, "%s%s=%s", i ? " " : "", v[i].name, v[i].value);
+	ks_defines_release(&d);
 }
 
 void llm_code_from(struct lp *L, long id, int shown, struct ks_buf *out)

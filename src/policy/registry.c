@@ -84,7 +84,11 @@ int ks_policy_observe(struct ks_policy *p, const struct ks_policy_cand *c,
 
 int ks_policy_snapshot(struct ks_policy *p, struct ks_buf *out, struct ks_error *e)
 {
-	return p->ops->snapshot ? p->ops->snapshot(p->state, out, e) : 0;
+	int rc = p->ops->snapshot ? p->ops->snapshot(p->state, out, e) : 0;
+	/* stored as the world model's version: a cut snapshot would not load back */
+	if (!rc && (rc = ks_buf_failed(out)))
+		ks_error_set(e, rc, "the snapshot could not be built whole (%s)", ks_strerror(rc));
+	return rc;
 }
 
 void ks_policy_usage(struct ks_policy *p, struct ks_policy_usage *u)

@@ -24,7 +24,9 @@
 #include "eval/wire.h"
 #include "run/round.h"
 #include "run/run_internal.h"
+#include "util/clock.h"
 #include "eval/result_cache.h"
+#include "util/env.h"
 
 _Static_assert(KS_ROUND_MAX >= KS_POLICY_MAX_PROPOSALS, "a round holds one propose call");
 
@@ -39,7 +41,7 @@ struct job {
 	struct ks_artifact art;
 	int compiled;
 	double compile_ms;
-	double compile_end; /* ks_run_now() when its compile ended (0: not compiled here) */
+	double compile_end; /* ks_clock_s() when its compile ended (0: not compiled here) */
 	/* evaluated by the worker pool (see pool_evaluate) */
 	int pooled;
 	struct ks_eval_result pres;
@@ -59,13 +61,13 @@ static void compile_job(struct job *j)
 {
 	struct ks_compile_req req = {.task = j->st->task, .source = j->c.source,
 				     .defines = j->c.defines, .flags = j->st->o.eval.cflags};
-	double t0 = ks_run_now();
+	double t0 = ks_clock_s();
 	struct ks_error e = {0};
 	if (j->st->be->compile(&req, &j->art, &e) == 0)
 		j->compiled = 1;
 	else
 		ks_warn("compile: %s", e.msg);
-	j->compile_end = ks_run_now();
+	j->compile_end = ks_clock_s();
 	j->compile_ms = (j->compile_end - t0) * 1e3;
 }
 
@@ -217,8 +219,8 @@ static void cache_key(struct ks_run_state *st, const struct job *j, char key[65]
 	if (!st->task_hash[0] && ks_task_hash(st->task, st->task_hash, &e))
 		snprintf(st->task_hash, sizeof(st->task_hash), "?");
 	char compiler[512];
-	snprintf(compiler, sizeof(compiler), "%s|%s|%s", getenv("KSEARCH_CC") ? getenv("KSEARCH_CC") : "",
-		 getenv("CC") ? getenv("CC") : "", st->o.eval.cflags ? st->o.eval.cflags : "");
+	snprintf(compiler, sizeof(compiler), "%s|%s|%s", ks_env_get()->cc ? ks_env_get()->cc : "",
+		 ks_env_get()->cc_env ? ks_env_get()->cc_env : "", st->o.eval.cflags ? st->o.eval.cflags : "");
 	struct ks_results_key k = {.source = j->c.source, .defines = j->c.ident,
 				   .task_hash = st->task_hash, .backend = st->be->name,
 				   .compiler = compiler, .options = otxt};
@@ -267,7 +269,7 @@ static int evaluate_job(struct ks_run_state *st, struct job *j, struct ks_eval_r
 		.action = c->title, .policy = c->policy, .family = c->family,
 		.knobs = c->knobs && c->knobs[0] ? c->knobs : "{}", .defines = c->ident,
 		.round = st->round};
-	double t_eval = ks_run_now();
+	double t_eval = ks_clock_s();
 	/* a candidate recorded before a crash but never evaluated keeps its id */
 	int64_t id = j->stored_id;
 	int rc = id ? 0 : ks_store_add_candidate(st->store, &row, &id, e);
@@ -313,7 +315,7 @@ static int evaluate_job(struct ks_run_state *st, struct job *j, struct ks_eval_r
 	}
 	rc = ks_run_record(st, id, "search", res, e);
 	if (!rc)
-		record_times(st, id, j, res, t_eval, ks_run_now() - t_eval);
+		record_times(st, id, j, res, t_eval, ks_clock_s() - t_eval);
 	oc->candidate = (long)id;
 	oc->res = res;
 	outcome_set(oc, res->status, res->speedup);
@@ -394,7 +396,7 @@ static int must_stop(struct ks_run_state *st)
 		set_stopped(st, "interrupted (Ctrl-C)");
 		return 1;
 	}
-	if (st->o.time_limit_s > 0 && ks_run_now() - st->t0 > st->o.time_limit_s) {
+	if (st->o.time_limit_s > 0 && ks_clock_s() - st->t0 > st->o.time_limit_s) {
 		char why[64];
 		snprintf(why, sizeof(why), "--time-limit of %g s reached", st->o.time_limit_s);
 		set_stopped(st, why);

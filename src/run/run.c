@@ -40,6 +40,8 @@ int ks_run_stop_requested(void)
 	return stop_requested;
 }
 
+/* src/run/final.c's name for ks_clock_s: it switches to ks_clock_s with the run-final
+ * split (issue 41), and this goes */
 double ks_run_now(void)
 {
 	return ks_clock_s();
@@ -474,7 +476,7 @@ static int policy_budget_left(void *ctx)
 {
 	struct ks_run_state *st = ctx;
 	if (ks_run_stop_requested() ||
-	    (st->o.time_limit_s > 0 && ks_run_now() - st->t0 > st->o.time_limit_s))
+	    (st->o.time_limit_s > 0 && ks_clock_s() - st->t0 > st->o.time_limit_s))
 		return 0;
 	return st->o.budget - st->evaluated;
 }
@@ -484,7 +486,7 @@ static int policy_stopping(void *ctx)
 {
 	const struct ks_run_state *st = ctx;
 	return ks_run_stop_requested() ||
-	       (st->o.time_limit_s > 0 && ks_run_now() - st->t0 > st->o.time_limit_s);
+	       (st->o.time_limit_s > 0 && ks_clock_s() - st->t0 > st->o.time_limit_s);
 }
 
 static void policy_progress(void *ctx, const char *what)
@@ -492,39 +494,23 @@ static void policy_progress(void *ctx, const char *what)
 	ks_run_progress_tick(ctx, "search", what, 0);
 }
 
-/* "per candidate (12 evaluated here): 3.9 s = compile 0.4 s, reference 0.1 s, ..., other
- * 0.1 s; runner: generate 0.3 s, upload 0.1 s, ...; input cache 512 MiB" */
-static void time_summary(const struct ks_run_state *st, char *out, size_t n)
+/* the mean per candidate of what the search phase evaluated here */
+static void run_times(const struct ks_run_state *st, struct ks_run_times *out)
 {
-	out[0] = '\0';
-	if (st->ntimed < 1)
+	memset(out, 0, sizeof(*out));
+	out->n = st->ntimed;
+	out->by_workers = st->pool != NULL; /* the phases are timed inside the workers */
+	if (st->ntimed < 1 || st->pool)
 		return;
 	double k = 1.0 / st->ntimed;
-	if (st->pool) { /* the phases are timed inside the workers and not sent back */
-		snprintf(out, n, "%d candidates evaluated by workers: their time per phase (compile, "
-				 "inputs, check, timing) stays in the workers",
-			 st->ntimed);
-		return;
-	}
-	size_t len = (size_t)snprintf(out, n, "per candidate (%d evaluated here): %.2f s = compile "
-					     "%.2f s",
-				      st->ntimed, st->wall_sum * k, st->compile_sum * k);
-	for (int p = 0; p < KS_PHASE_COUNT && len < n; p++)
-		len += (size_t)snprintf(out + len, n - len, ", %s %.2f s", ks_eval_phase_name(p),
-					st->phase_sum[p] * k);
-	if (len < n)
-		len += (size_t)snprintf(out + len, n - len, ", other %.2f s", st->other_sum * k);
-	/* inside inputs and check, then inside start: the candidate runner's own steps */
-	for (int p = 0; p < KS_PART_COUNT && len < n; p++)
-		len += (size_t)snprintf(out + len, n - len, "%s%s %.2f s",
-					!p			      ? "; runner: "
-					: p == KS_PART_START_FIRST ? "; runner start: "
-								    : ", ",
-					ks_eval_part_name(p), st->part_sum[p] * k);
-	/* inputs the runner read instead of generating (their read time is in generate) */
-	if (len < n)
-		snprintf(out + len, n - len, "; input cache %.0f MiB",
-			 st->cached_sum * k / (1 << 20));
+	out->total_s = st->wall_sum * k;
+	out->compile_s = st->compile_sum * k;
+	out->other_s = st->other_sum * k;
+	for (int p = 0; p < KS_PHASE_COUNT; p++)
+		out->phase_s[p] = st->phase_sum[p] * k;
+	for (int p = 0; p < KS_PART_COUNT; p++)
+		out->part_s[p] = st->part_sum[p] * k;
+	out->cached_bytes = st->cached_sum * k;
 }
 
 static void policy_usage(struct ks_run_state *st)
@@ -550,11 +536,11 @@ void ks_run_progress_tick(struct ks_run_state *st, const char *phase, const char
 		.phase = phase, .evaluated = st->evaluated, .budget = st->o.budget,
 		.passed = st->passed, .failed = st->failed, .best_speedup = st->best,
 		.action = action, .finished = finished, .last_status = st->last_status, .last_speedup = st->last_speedup,
-		.last_candidate = st->last_candidate, .elapsed_s = ks_run_now() - st->t0,
+		.last_candidate = st->last_candidate, .elapsed_s = ks_clock_s() - st->t0,
 		.eta_s = -1};
 	int fresh = st->evaluated - st->reused;
 	if (fresh > 0 && st->evaluated < st->o.budget)
-		p.eta_s = (ks_run_now() - st->t_search) / fresh * (st->o.budget - st->evaluated);
+		p.eta_s = (ks_clock_s() - st->t_search) / fresh * (st->o.budget - st->evaluated);
 	st->progress(&p, st->progress_ctx);
 }
 
@@ -634,60 +620,33 @@ static int finished_run(struct ks_run_state *st, struct ks_run_result *r, struct
 	return summary_from_report(st, r, e);
 }
 
-int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ctx,
-	   struct ks_run_result *r, struct ks_error *e)
+/* what a run needs before its search: the task, the backend, the spec, the policy, the run's
+ * row in its store, and the evaluator here or the workers */
+static int run_prepare(struct ks_run_state *st, struct ks_error *e)
 {
-	struct ks_run_state *st = calloc(1, sizeof(*st));
-	if (!st)
-		return ks_error_set(e, KS_ENOMEM, "out of memory");
-	memset(r, 0, sizeof(*r));
-	r->best_candidate = -1;
-	st->o = *opts;
-	st->lock_fd = -1;
-	st->progress = progress;
-	st->progress_ctx = ctx;
-	st->t0 = ks_run_now();
-	stop_requested = 0;
 	int rc;
-	/* a backend that cannot run here is said before the run folder exists (a resumed
-	 * run's backend is known from its database only) */
-	if (!st->o.resume_dir && (rc = open_backend(st, e)))
-		goto out;
-	if ((rc = open_store(st, e)))
-		goto out;
-	if (st->finished) {
-		rc = finished_run(st, r, e);
-		goto out;
-	}
-	if (!st->o.task) {
-		rc = ks_error_set(e, KS_EINVAL, "no task given");
-		goto out;
-	}
+	if (!st->o.task)
+		return ks_error_set(e, KS_EINVAL, "no task given");
 	if ((rc = ks_task_load(st->o.task, &st->task, e)) ||
-	    (rc = ks_assertions_apply(st->task, e)))
-		goto out;
-	if ((rc = ks_policy_check(&st->o, e)))
-		goto out;
-	int remote = st->o.devices || st->o.worker_cmd;
-	if (!st->be && (rc = open_backend(st, e)))
-		goto out;
+	    (rc = ks_assertions_apply(st->task, e)) || (rc = ks_policy_check(&st->o, e)) ||
+	    (!st->be && (rc = open_backend(st, e))))
+		return rc;
 	if (st->o.jobs <= 0)
 		st->o.jobs = ks_run_default_jobs(st->be);
 	if ((rc = ks_eval_validate_workloads(st->o.eval.workloads,
 					     ks_task_timed_count(st->task, st->be->name), e)))
-		goto out;
+		return rc;
 	ks_run_progress_tick(st, "setup", "detecting the hardware", 0);
 	if ((rc = load_spec(st, e)))
-		goto out;
+		return rc;
 	struct ks_policy_env env = {.o = &st->o, .task = st->task, .be = st->be,
 				    .spec = st->have_spec ? &st->spec : NULL, .store = st->store,
 				    .resumed = st->resumed, .round = &st->round,
 				    .budget_left = policy_budget_left, .progress = policy_progress,
 				    .ctx = st, .run_dir = st->dir, .stopping = policy_stopping};
-	if ((rc = ks_policy_open(st->o.policy, &env, &st->policy, e)))
-		goto out;
-	if (!st->resumed && (rc = write_run_row(st, e)))
-		goto out;
+	if ((rc = ks_policy_open(st->o.policy, &env, &st->policy, e)) ||
+	    (!st->resumed && (rc = write_run_row(st, e))))
+		return rc;
 	ks_store_set_run_status(st->store, "running", NULL);
 	ks_info("run %s: task %s, backend %s, policy %s, budget %d", st->dir, st->task->name,
 		st->be->name, st->o.policy, st->o.budget);
@@ -696,29 +655,38 @@ int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ct
 	ks_run_progress_tick(st, "setup", "compiling the reference and the baseline", 0);
 	st->o.eval.backend = st->be->name;
 	st->o.eval.seed = st->o.seed;
-	if (!remote && (rc = ks_evaluator_new(st->task, &st->o.eval, &st->ev, e)))
-		goto out;
-	if ((st->o.devices || st->o.worker_cmd) && (rc = start_pool(st, e)))
-		goto out;
-	st->t_search = ks_run_now();
-	rc = ks_run_search(st, e);
+	if (st->o.devices || st->o.worker_cmd)
+		return start_pool(st, e);
+	return ks_evaluator_new(st->task, &st->o.eval, &st->ev, e);
+}
+
+/* the search phase, the final re-measurement, the reports */
+static int run_phases(struct ks_run_state *st, struct ks_run_result *r, struct ks_error *e)
+{
+	st->t_search = ks_clock_s();
+	int rc = ks_run_search(st, e);
 	policy_usage(st);
 	if (rc)
-		goto out;
+		return rc;
 	/* why the search phase ended, for the report ("budget" when it ran to the end) */
 	ks_store_add_event(st->store, "info", "stopped", st->stopped, NULL, NULL);
-	double t_final = ks_run_now();
+	double t_final = ks_clock_s();
 	r->search_s = t_final - st->t_search;
 	rc = ks_run_final(st, r, e);
-	r->final_s = ks_run_now() - t_final;
+	r->final_s = ks_clock_s() - t_final;
 	if (rc)
-		goto out;
+		return rc;
 	ks_store_set_run_status(st->store, stop_requested ? "interrupted" : "finished", NULL);
 	ks_run_progress_tick(st, "done", "writing the reports", 0);
 	struct ks_error re = {0};
 	if (ks_report_write_files(st->dir, &re))
 		ks_warn("reports: %s", re.msg);
-out:
+	return 0;
+}
+
+/* r from the run's state (what finished_run read, or what this process did) */
+static void run_result(const struct ks_run_state *st, struct ks_run_result *r)
+{
 	snprintf(r->run_dir, sizeof(r->run_dir), "%s", st->dir);
 	if (st->task) /* else what summary_from_report read, or "" */
 		snprintf(r->task, sizeof(r->task), "%s", st->task->name);
@@ -740,8 +708,14 @@ out:
 	r->llm_cost = st->usage.cost_usd;
 	r->uses_model = st->usage.calls > 0 || ks_policy_uses_model(st->o.policy);
 	snprintf(r->stopped, sizeof(r->stopped), "%s", st->stopped);
-	time_summary(st, r->time_summary, sizeof(r->time_summary));
-	/* only what this run created: never a folder or database that was there before */
+	run_times(st, &r->times);
+}
+
+/* everything the run holds let go; a run that failed before it recorded anything leaves
+ * nothing behind (only what this run created: never a folder or database that was there) */
+static void run_close(struct ks_run_state *st, int rc, const struct ks_error *e,
+		      struct ks_run_result *r)
+{
 	int forget = rc && !st->resumed && st->dir[0] &&
 		     (st->fresh_store ? run_is_empty(st) : st->made_dir);
 	if (rc && st->store && !forget)
@@ -767,5 +741,32 @@ out:
 	for (int i = 0; i < st->nstrs; i++)
 		free(st->strs[i]);
 	free(st);
+}
+
+int ks_run(const struct ks_run_opts *opts, ks_run_progress_fn progress, void *ctx,
+	   struct ks_run_result *r, struct ks_error *e)
+{
+	struct ks_run_state *st = calloc(1, sizeof(*st));
+	if (!st)
+		return ks_error_set(e, KS_ENOMEM, "out of memory");
+	memset(r, 0, sizeof(*r));
+	r->best_candidate = -1;
+	st->o = *opts;
+	st->lock_fd = -1;
+	st->progress = progress;
+	st->progress_ctx = ctx;
+	st->t0 = ks_clock_s();
+	stop_requested = 0;
+	/* a backend that cannot run here is said before the run folder exists (a resumed
+	 * run's backend is known from its database only) */
+	int rc = st->o.resume_dir ? 0 : open_backend(st, e);
+	if (!rc)
+		rc = open_store(st, e);
+	if (!rc && st->finished)
+		rc = finished_run(st, r, e);
+	else if (!rc && !(rc = run_prepare(st, e)))
+		rc = run_phases(st, r, e);
+	run_result(st, r);
+	run_close(st, rc, e, r);
 	return rc;
 }

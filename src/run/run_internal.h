@@ -60,6 +60,7 @@ struct ks_run_state {
 	int fresh_store;      /* 1: this run created DIR/run.db */
 };
 
+/* ks_clock_s under final.c's old name, until the run-final split switches it (run.c) */
 double ks_run_now(void);
 /* call the progress callback with the current counters */
 void ks_run_progress_tick(struct ks_run_state *st, const char *phase, const char *action,

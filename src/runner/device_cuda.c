@@ -26,6 +26,7 @@
 #include "backend/backends.h"
 #include "runner/runner.h"
 #include "util/clock.h"
+#include "util/env.h"
 
 /* calibration samples of an idle cudaDeviceSynchronize */
 #define IDLE_SAMPLES 64
@@ -116,7 +117,7 @@ static void preload_driver(void)
 static int cuda_init(char *why, size_t n)
 {
 	preload_driver();
-	const char *d = getenv("KSEARCH_DEVICE");
+	const char *d = ks_env_get()->device;
 	cu.device = d && d[0] ? atoi(d) : 0;
 	/* spin while waiting: wake-up latency stays small and steady, which the hidden-work
 	 * check relies on; fails harmlessly when the kernel's constructors already made a

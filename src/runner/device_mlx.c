@@ -14,13 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend/backends.h"
 #include "backend/mlx_kernel.h"
 #include "eval/runner_proto.h"
 #include "runner/mlx_shim.h"
 #include "runner/runner.h"
+#include "util/clock.h"
+#include "util/env.h"
 
 struct slot {
 	int tensor, set;
@@ -50,13 +51,6 @@ static struct {
 	int rc;
 	char err[4096];
 } m;
-
-uint64_t ks_runner_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* the entry point `launch` calls: record one call on set s (lazily; eval comes later) */
 static void mlx_entry(void **tensors, const double *params, void *stream)
@@ -263,7 +257,7 @@ static int mlx_call(void (*launch)(int, void *), int set, uint64_t *ns, char *er
 		tensors[i] = &m.slots[i][set];
 	m.rc = 0;
 	uint64_t gpu_ns = 0;
-	uint64_t t0 = ks_runner_now_ns();
+	uint64_t t0 = ks_clock_ns();
 	for (int k = 0; k < chain && !m.rc; k++)
 		launch(set, NULL);
 	if (!m.rc) {
@@ -274,7 +268,7 @@ static int mlx_call(void (*launch)(int, void *), int set, uint64_t *ns, char *er
 				all[cnt++] = m.pending[k][o];
 		m.rc = ks_mlx_eval(all, cnt, &gpu_ns, m.err, sizeof(m.err));
 	}
-	uint64_t t1 = ks_runner_now_ns();
+	uint64_t t1 = ks_clock_ns();
 	if (m.rc) {
 		drop_pending(0, tensors);
 		snprintf(err, n, "%s%s", m.rc == KS_MLX_ECOMPILE ? "compile error: " : "", m.err);
@@ -392,9 +386,9 @@ static void sandbox_reads(void)
 		snprintf(more, sizeof(more), "%s/../nvidia", dir);
 		add_read(more);
 	}
-	static const char *const homes[] = {"CUDA_HOME", "CUDA_PATH"};
+	const char *const homes[] = {ks_env_get()->cuda_home, ks_env_get()->cuda_path};
 	for (size_t i = 0; i < sizeof(homes) / sizeof(homes[0]); i++) {
-		const char *h = getenv(homes[i]);
+		const char *h = homes[i];
 		if (h && h[0]) {
 			snprintf(more, sizeof(more), "%s/include", h);
 			add_read(more);

@@ -21,6 +21,7 @@
 
 #include "eval/runner_proto.h"
 #include "runner/runner.h"
+#include "util/env.h"
 
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
@@ -162,7 +163,7 @@ static void trace_refusal(const char *what, const char *path, int err)
 {
 	static int on = -1;
 	if (on < 0)
-		on = getenv("KSEARCH_SANDBOX_TRACE") != NULL;
+		on = ks_env_get()->sandbox_trace != NULL;
 	if (on && (err == EACCES || err == EPERM))
 		fprintf(stderr, "sandbox refused %s '%s': %s\n", what, path, strerror(err));
 }

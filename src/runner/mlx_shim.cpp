@@ -5,6 +5,7 @@
 // backend or a bad shape by throwing, and none of that may unwind into C or end the runner.
 #include "runner/mlx_shim.h"
 #include "runner/mlx_cuda.h"
+#include "util/env.h"
 
 #include <dlfcn.h>
 
@@ -75,7 +76,7 @@ int classify(const std::exception &ex)
 FILE *trace()
 {
 	static FILE *const out = []() -> FILE * {
-		const char *v = getenv("KSEARCH_MLX_TRACE");
+		const char *v = ks_env_get()->mlx_trace;
 		if (!v || !*v || !strcmp(v, "0"))
 			return nullptr;
 		FILE *f = v[0] == '/' ? fopen(v, "a") : nullptr;

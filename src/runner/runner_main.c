@@ -62,8 +62,6 @@ static char inputs_dir[4096]; /* the input cache, read-only; "" when none */
 static uint64_t main_ns;      /* CLOCK_MONOTONIC when main began: the evaluator's spawn
 				 to here is exec and the dynamic loader (hello says it) */
 
-#define now_ns ks_clock_ns
-
 static void reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void reply(const char *fmt, ...)
 {
@@ -290,11 +288,11 @@ static int cmd_alloc(int sets, int nshared)
 		return -1;
 	}
 	size_t total = 0;
-	uint64_t host_ns = 0, dev_ns = 0, t0 = now_ns();
+	uint64_t host_ns = 0, dev_ns = 0, t0 = ks_clock_ns();
 	long page = sysconf(_SC_PAGESIZE);
 	if (map_outputs(nshared))
 		return -1;
-	host_ns += now_ns() - t0;
+	host_ns += ks_clock_ns() - t0;
 	int direct = 1; /* the kernel writes the shared file itself (host device) */
 	for (int i = 0; i < ntensors; i++) {
 		struct tensor *t = &tensors[i];
@@ -302,7 +300,7 @@ static int cmd_alloc(int sets, int nshared)
 		if (!t->mapped)
 			t->mapped = (size_t)page;
 		for (int s = 0; s < sets; s++) {
-			t0 = now_ns();
+			t0 = ks_clock_ns();
 			void *p = host_set(t, i, s);
 			if (!p)
 				return -1;
@@ -314,11 +312,11 @@ static int cmd_alloc(int sets, int nshared)
 			if (t->mapped >= HUGE_MIN && !in_file(t, s))
 				madvise(p, t->mapped, MADV_HUGEPAGE);
 			t->set[s] = p;
-			host_ns += now_ns() - t0;
-			t0 = now_ns();
+			host_ns += ks_clock_ns() - t0;
+			t0 = ks_clock_ns();
 			t->dev[s] = dev->alloc_tensor ? dev->alloc_tensor(i, s, p, t->mapped)
 						      : dev->alloc(p, t->mapped);
-			dev_ns += now_ns() - t0;
+			dev_ns += ks_clock_ns() - t0;
 			if (!t->dev[s]) {
 				reply("error cannot allocate %zu bytes on the %s device", t->mapped,
 				      dev->name);
@@ -332,9 +330,9 @@ static int cmd_alloc(int sets, int nshared)
 			 * write them, downloads land in them, outputs are poisoned before every
 			 * call by poison_set), so they are left for those writes to fault in */
 			if (t->dev[s] == p && t->is_out) {
-				t0 = now_ns();
+				t0 = ks_clock_ns();
 				poison(t, p);
-				host_ns += now_ns() - t0;
+				host_ns += ks_clock_ns() - t0;
 			}
 			if (in_file(t, s) && t->dev[s] != p)
 				direct = 0;
@@ -355,7 +353,7 @@ static int cmd_reset(void)
 		reply("error the %s device cannot reset", dev->name);
 		return -1;
 	}
-	uint64_t t0 = now_ns();
+	uint64_t t0 = ks_clock_ns();
 	for (int i = 0; i < ntensors; i++) {
 		struct tensor *t = &tensors[i];
 		for (int s = 0; s < nsets; s++) {
@@ -370,7 +368,7 @@ static int cmd_reset(void)
 	ntensors = nsets = shared = 0;
 	memset(set_filled, 0, sizeof(set_filled));
 	memset(set_seed, 0, sizeof(set_seed));
-	reply("ok %llu", (unsigned long long)(now_ns() - t0));
+	reply("ok %llu", (unsigned long long)(ks_clock_ns() - t0));
 	return 0;
 }
 
@@ -406,26 +404,26 @@ static int cmd_fill(int s, unsigned long long seed)
 			continue;
 		if (dev->protect_inputs)
 			mprotect(t->set[s], t->mapped, PROT_READ | PROT_WRITE);
-		t0 = now_ns();
+		t0 = ks_clock_ns();
 		int copy = same >= 0 && t->sum[same] == checksum(t->set[same], t->bytes);
-		sum_ns += now_ns() - t0;
-		t0 = now_ns();
+		sum_ns += ks_clock_ns() - t0;
+		t0 = ks_clock_ns();
 		if (copy)
 			memcpy(t->set[s], t->set[same], t->bytes);
 		else if (fill_cached(t, t->set[s], seed))
 			cached += t->bytes;
 		else
 			ks_init_fill_parallel(&t->init, t->dtype, t->set[s], t->numel, t->key, seed);
-		gen_ns += now_ns() - t0;
-		t0 = now_ns();
+		gen_ns += ks_clock_ns() - t0;
+		t0 = ks_clock_ns();
 		t->sum[s] = checksum(t->set[s], t->bytes);
-		sum_ns += now_ns() - t0;
-		t0 = now_ns();
+		sum_ns += ks_clock_ns() - t0;
+		t0 = ks_clock_ns();
 		if (dev->upload(t->dev[s], t->set[s], t->bytes)) {
 			reply("error upload to the %s device failed", dev->name);
 			return -1;
 		}
-		up_ns += now_ns() - t0;
+		up_ns += ks_clock_ns() - t0;
 		/* inputs are read-only from here on: a kernel that writes them faults */
 		if (dev->protect_inputs)
 			mprotect(t->set[s], t->mapped, PROT_READ);
@@ -476,23 +474,23 @@ static int cmd_call(int s)
 		return -1;
 	}
 	/* where the call's time goes, for the evaluator's breakdown (issue 12) */
-	uint64_t t0 = now_ns(), poison_ns, call_ns, down_ns = 0, sum_ns = 0;
+	uint64_t t0 = ks_clock_ns(), poison_ns, call_ns, down_ns = 0, sum_ns = 0;
 	for (int i = 0; i < ntensors; i++)
 		if (tensors[i].is_out && poison_set(&tensors[i], s)) {
 			reply("error poisoning an output on the %s device failed", dev->name);
 			return -1;
 		}
-	poison_ns = now_ns() - t0;
-	t0 = now_ns();
+	poison_ns = ks_clock_ns() - t0;
+	t0 = ks_clock_ns();
 	uint64_t ns = call_set(s);
-	call_ns = now_ns() - t0;
-	t0 = now_ns();
+	call_ns = ks_clock_ns() - t0;
+	t0 = ks_clock_ns();
 	/* at once: work a kernel leaves running in the background is not a result */
 	if (s < shared && snap(s)) {
 		reply("error download from the %s device failed", dev->name);
 		return -1;
 	}
-	down_ns += now_ns() - t0;
+	down_ns += ks_clock_ns() - t0;
 	/* every input is checked after every correctness call: a kernel that writes one is
 	 * caught on the call that did it */
 	int intact = 1;
@@ -500,14 +498,14 @@ static int cmd_call(int s)
 		struct tensor *t = &tensors[i];
 		if (t->is_out)
 			continue;
-		t0 = now_ns();
+		t0 = ks_clock_ns();
 		if (!dev->protect_inputs)
 			dev->download(t->set[s], t->dev[s], t->bytes);
-		down_ns += now_ns() - t0;
-		t0 = now_ns();
+		down_ns += ks_clock_ns() - t0;
+		t0 = ks_clock_ns();
 		if (checksum(t->set[s], t->bytes) != t->sum[s])
 			intact = 0;
-		sum_ns += now_ns() - t0;
+		sum_ns += ks_clock_ns() - t0;
 	}
 	reply("done %llu %d %llu %llu %llu %llu", (unsigned long long)ns, intact,
 	      (unsigned long long)poison_ns, (unsigned long long)call_ns,
@@ -533,12 +531,12 @@ static int cmd_time(int warmup, int min_reps, uint64_t min_ns, int max_reps, uin
 		return -1;
 	}
 	static uint64_t t[KS_RUNNER_MAX_REPS];
-	uint64_t w0 = now_ns();
+	uint64_t w0 = ks_clock_ns();
 	for (int i = 0; i < warmup; i++)
 		call_set(i % nsets);
 	/* block = wall time of the calls themselves (not of cache flushes between them);
 	 * t[i] = the device's own measure of call i */
-	uint64_t warm = now_ns() - w0, block = 0, total = 0;
+	uint64_t warm = ks_clock_ns() - w0, block = 0, total = 0;
 	/* a device that chains calls reports the time of one: so is the block */
 	uint64_t chain = dev->chain && dev->chain() > 1 ? (uint64_t)dev->chain() : 1;
 	int n = 0;
@@ -552,9 +550,9 @@ static int cmd_time(int warmup, int min_reps, uint64_t min_ns, int max_reps, uin
 		int s = n % nsets;
 		if (dev->between_reps)
 			dev->between_reps();
-		uint64_t a = now_ns();
+		uint64_t a = ks_clock_ns();
 		t[n] = call_set(s);
-		block += (now_ns() - a) / chain;
+		block += (ks_clock_ns() - a) / chain;
 		total += t[n++];
 	}
 	/* one long line: "times n warm block t0 t1 ..." */
@@ -569,7 +567,7 @@ static int cmd_time(int warmup, int min_reps, uint64_t min_ns, int max_reps, uin
 	for (int i = 0; i < n; i++)
 		len += sprintf(line + len, " %llu", (unsigned long long)t[i]);
 	char span[24];
-	snprintf(span, sizeof(span), "%020llu", (unsigned long long)(now_ns() - span_from));
+	snprintf(span, sizeof(span), "%020llu", (unsigned long long)(ks_clock_ns() - span_from));
 	memcpy(line + span_at, span, 20);
 	line[len++] = '\n';
 	for (int off = 0; off < len;) {
@@ -601,7 +599,7 @@ static int cmd_sandbox(char *args)
 static int cmd_load(char *path)
 {
 	char why[1024];
-	uint64_t t0 = now_ns(), sandbox_ns, load_ns;
+	uint64_t t0 = ks_clock_ns(), sandbox_ns, load_ns;
 	/* enter the sandbox before dlopen: the kernel's constructors run inside it */
 	if (ks_runner_scratch[0]) {
 		if (ks_sandbox_enter(ks_runner_scratch, path, inputs_dir[0] ? inputs_dir : NULL,
@@ -611,8 +609,8 @@ static int cmd_load(char *path)
 		}
 		ks_runner_watch = 1;
 	}
-	sandbox_ns = now_ns() - t0;
-	t0 = now_ns();
+	sandbox_ns = ks_clock_ns() - t0;
+	t0 = ks_clock_ns();
 	if (dev->load) {
 		if (dev->load(path, &entry, why, sizeof(why))) {
 			reply("error %s", why);
@@ -630,20 +628,20 @@ static int cmd_load(char *path)
 			return -1;
 		}
 	}
-	load_ns = now_ns() - t0;
-	t0 = now_ns();
+	load_ns = ks_clock_ns() - t0;
+	t0 = ks_clock_ns();
 	if (dev->init(why, sizeof(why))) {
 		reply("error %s device: %s", dev->name, why);
 		return -1;
 	}
 	reply("ok %llu %llu %llu", (unsigned long long)sandbox_ns, (unsigned long long)load_ns,
-	      (unsigned long long)(now_ns() - t0));
+	      (unsigned long long)(ks_clock_ns() - t0));
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	main_ns = now_ns();
+	main_ns = ks_clock_ns();
 	if (argc > 1 && !strcmp(argv[1], "--probe")) {
 		const struct ks_runner_device *d = ks_runner_device_get();
 		if (!d->probe) {
@@ -663,7 +661,7 @@ int main(int argc, char **argv)
 		return KS_RUNNER_EXIT_PROTO;
 	char line[65536];
 	while (fgets(line, sizeof(line), cmd_in)) {
-		uint64_t read_ns = now_ns();
+		uint64_t read_ns = ks_clock_ns();
 		line[strcspn(line, "\n")] = '\0';
 		char *sp = strchr(line, ' ');
 		char *args = sp ? sp + 1 : line + strlen(line);

@@ -104,6 +104,12 @@ void ks_ledger_release(struct ks_ledger *l)
 	memset(l, 0, sizeof(*l));
 }
 
+void ks_ledger_state_free(void *state)
+{
+	ks_ledger_release(state);
+	free(state);
+}
+
 static int slot_check(const struct ks_ledger *l, int t, int c, struct ks_error *e)
 {
 	if (t < 0 || t >= l->space->ntemplates || c < 0 || c >= l->space->feasible[t].n)

@@ -23,8 +23,8 @@
 #define STUCK_STEPS 100  /* steps over measured configurations before a restart */
 
 struct anneal {
+	struct ks_ledger ledger; /* first: ks_ledger_state_free frees the state */
 	const struct ks_space *space;
-	struct ks_ledger ledger;
 	struct ks_prng rng;
 	int pos;          /* current slot, -1 before the first outcome */
 	double pos_score; /* its score, 0 when it failed */
@@ -188,18 +188,11 @@ static int anneal_observe(void *state, const struct ks_proposal *p, const struct
 	return 0;
 }
 
-static void anneal_free(void *state)
-{
-	struct anneal *a = state;
-	ks_ledger_release(&a->ledger);
-	free(a);
-}
-
 const struct ks_strategy_ops ks_strategy_anneal = {
 	.version = KS_STRATEGY_VERSION,
 	.name = "anneal",
 	.init = anneal_init,
 	.propose = anneal_propose,
 	.observe = anneal_observe,
-	.free = anneal_free,
+	.free = ks_ledger_state_free,
 };

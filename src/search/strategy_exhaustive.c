@@ -11,8 +11,8 @@
 #include "ksearch/log.h"
 
 struct exh {
+	struct ks_ledger ledger; /* first: ks_ledger_state_free frees the state */
 	const struct ks_space *space;
-	struct ks_ledger ledger;
 	int next; /* next ledger slot, in order */
 };
 
@@ -63,18 +63,11 @@ static int exh_observe(void *state, const struct ks_proposal *p, const struct ks
 	return ks_ledger_observe(&x->ledger, p->template_index, p->config, o, e);
 }
 
-static void exh_free(void *state)
-{
-	struct exh *x = state;
-	ks_ledger_release(&x->ledger);
-	free(x);
-}
-
 const struct ks_strategy_ops ks_strategy_exhaustive = {
 	.version = KS_STRATEGY_VERSION,
 	.name = "exhaustive",
 	.init = exh_init,
 	.propose = exh_propose,
 	.observe = exh_observe,
-	.free = exh_free,
+	.free = ks_ledger_state_free,
 };

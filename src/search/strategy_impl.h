@@ -34,6 +34,9 @@ struct ks_ledger {
 
 int ks_ledger_init(struct ks_ledger *l, const struct ks_space *space, struct ks_error *e);
 void ks_ledger_release(struct ks_ledger *l);
+/* the free slot of a strategy whose state is plain fields after its ledger, its first
+ * member: the ledger released, the state freed */
+void ks_ledger_state_free(void *state);
 static inline int ks_ledger_slot(const struct ks_ledger *l, int t, int c)
 {
 	return l->offset[t] + c;

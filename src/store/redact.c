@@ -15,27 +15,6 @@
 #define REDACTED "[REDACTED]"
 #define SECRET_MIN KS_SECRET_MIN
 
-/* the registry is util/secret.c; these are the store's names for it */
-int ks_redact_add_secret(const char *value)
-{
-	return ks_secret_add(value);
-}
-
-int ks_redact_add_env(char *const *envp)
-{
-	return ks_secret_add_env(envp);
-}
-
-void ks_redact_clear(void)
-{
-	ks_secret_clear();
-}
-
-int ks_redact_secrets(const char *text, size_t len, struct ks_buf *out)
-{
-	return ks_secret_redact(text, len, out);
-}
-
 static int is_word(char c)
 {
 	return isalnum((unsigned char)c) || c == '_' || c == '-';
@@ -182,7 +161,7 @@ int ks_redact_text(const char *text, size_t len, struct ks_buf *out)
 {
 	struct ks_buf tmp;
 	ks_buf_init(&tmp, out->cap ? out->cap : 0);
-	int rc = ks_redact_secrets(text, len, &tmp);
+	int rc = ks_secret_redact(text, len, &tmp);
 	if (!rc)
 		rc = redact_patterns(tmp.data ? tmp.data : "", tmp.len, out);
 	ks_buf_release(&tmp);

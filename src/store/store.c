@@ -1,5 +1,6 @@
 /* Run store: opening, schema migrations, statement cache, binding and row fetching. */
 #include "store/store_impl.h"
+#include "ksearch/secret.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -77,7 +78,7 @@ int ks_store_bind_text(struct ks_store *s, sqlite3_stmt *st, int idx, const char
 	}
 	struct ks_buf b;
 	ks_buf_init(&b, 2 * len + 256);
-	int rc = mode == KS_TEXT_SOURCE ? ks_redact_secrets(text, len, &b)
+	int rc = mode == KS_TEXT_SOURCE ? ks_secret_redact(text, len, &b)
 					: ks_redact_text(text, len, &b);
 	if (!rc && !b.data)
 		rc = ks_buf_adds(&b, "");

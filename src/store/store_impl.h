@@ -80,8 +80,7 @@ int ks_store_bind_text(struct ks_store *s, sqlite3_stmt *st, int idx, const char
 /* NAN binds NULL */
 int ks_store_bind_double(sqlite3_stmt *st, int idx, double v);
 
-/* redaction internals: registered secrets only / everything, over len bytes */
-int ks_redact_secrets(const char *text, size_t len, struct ks_buf *out);
+/* redaction over len bytes: registered secrets (ks_secret_redact), then the patterns */
 int ks_redact_text(const char *text, size_t len, struct ks_buf *out);
 
 /* Rows to structs.  Column i of the statement fills map[i] of each item; strings are

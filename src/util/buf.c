@@ -36,9 +36,13 @@ void ks_buf_release(struct ks_buf *b)
 
 char *ks_buf_detach(struct ks_buf *b, size_t *len)
 {
-	char *d = b->data ? b->data : strdup("");
+	/* a failed buffer holds a prefix of the text meant: handing it over would let it be
+	 * stored or sent as if it were whole */
+	char *d = b->failed ? NULL : b->data ? b->data : strdup("");
+	if (b->failed)
+		free(b->data);
 	if (len)
-		*len = b->len;
+		*len = d ? b->len : 0;
 	b->data = NULL;
 	b->len = 0;
 	b->alloc = 0;

@@ -8,10 +8,11 @@
 #include <unistd.h>
 
 #include "util/fs.h"
+#include "util/env.h"
 
 int ks_runner_path(const char *name, char *out, size_t n, struct ks_error *e)
 {
-	const char *env = getenv("KSEARCH_RUNNER_DIR");
+	const char *env = ks_env_get()->runner_dir;
 	char dir[PATH_MAX];
 	if (env && env[0])
 		snprintf(dir, sizeof(dir), "%s", env);

@@ -1,4 +1,5 @@
 #include "util/fs.h"
+#include "util/env.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -85,6 +86,15 @@ int ks_file_write_atomic(const char *path, const void *data, size_t len, struct 
 		return ks_error_set(e, KS_EIO, "write '%s': %s", path, strerror(err));
 	}
 	return 0;
+}
+
+int ks_file_write_buf(const char *path, const struct ks_buf *b, struct ks_error *e)
+{
+	int rc = ks_buf_failed(b);
+	if (rc)
+		return ks_error_set(e, rc, "'%s' not written: its text could not be built whole (%s)",
+				    path, ks_strerror(rc));
+	return ks_file_write_atomic(path, ks_buf_str(b), b->len, e);
 }
 
 int ks_mkdir_p(const char *path, struct ks_error *e)
@@ -275,7 +285,7 @@ const char *ks_data_root(void)
 	static char root[PATH_MAX];
 	if (root[0])
 		return root;
-	const char *env = getenv("KSEARCH_HOME");
+	const char *env = ks_env_get()->home;
 	char probe[PATH_MAX + 32];
 	if (env && env[0]) {
 		snprintf(root, sizeof(root), "%s", env);
@@ -310,9 +320,9 @@ const char *ks_cache_root(void)
 	static char root[PATH_MAX];
 	if (root[0])
 		return root;
-	const char *env = getenv("KSEARCH_CACHE");
-	const char *xdg = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
+	const char *env = ks_env_get()->cache;
+	const char *xdg = ks_env_get()->xdg_cache_home;
+	const char *home = ks_env_get()->user_home;
 	if (env && env[0])
 		snprintf(root, sizeof(root), "%s", env);
 	else if (xdg && xdg[0])

@@ -11,6 +11,9 @@
 int ks_file_read(const char *path, size_t max, struct ks_buf *out, struct ks_error *e);
 /* write data to path through a temporary file and rename, so readers never see half a file */
 int ks_file_write_atomic(const char *path, const void *data, size_t len, struct ks_error *e);
+/* the same for a buffer's contents, refused (nothing written, the buffer's error) when the
+ * buffer failed: a prefix of the text meant is never written as if it were whole */
+int ks_file_write_buf(const char *path, const struct ks_buf *b, struct ks_error *e);
 /* mkdir -p */
 int ks_mkdir_p(const char *path, struct ks_error *e);
 /* remove a directory tree (best effort; never follows symlinks): any depth, any path

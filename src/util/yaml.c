@@ -362,6 +362,27 @@ int ks_yaml_load_file(const char *path, size_t max, struct ks_yaml_doc **out,
 	return rc;
 }
 
+int ks_yaml_load_schema(const char *path, const char *what, const char *schema,
+			const char *const *top, struct ks_yaml_doc **out, struct ks_error *e)
+{
+	struct ks_yaml_doc *y = NULL;
+	struct ks_yaml_node *n = NULL;
+	int rc = ks_yaml_load_file(path, 0, &y, e);
+	if (rc)
+		return rc;
+	if (!y->root || y->root->kind != KS_YAML_MAP)
+		rc = ks_yaml_error_in(y, y->root, e, "%s must be a mapping", what);
+	else if (!(rc = ks_yaml_check_keys(y, y->root, what, top, NULL, e)) &&
+		 !(rc = ks_yaml_need(y, y->root, "schema", KS_YAML_SCALAR, &n, e)) &&
+		 strcmp(ks_yaml_scalar(n), schema))
+		rc = ks_yaml_error_in(y, n, e, "'schema' must be %s", schema);
+	if (rc)
+		ks_yaml_free(y);
+	else
+		*out = y;
+	return rc;
+}
+
 static int verror(const struct ks_yaml_doc *d, int line, int col, int code, struct ks_error *e,
 		  const char *fmt, va_list ap)
 {

@@ -38,6 +38,11 @@ int ks_yaml_load_file(const char *path, size_t max, struct ks_yaml_doc **out,
 int ks_yaml_load_string(const char *text, size_t len, const char *name,
 			struct ks_yaml_doc **out, struct ks_error *e);
 void ks_yaml_free(struct ks_yaml_doc *d);
+/* Load a knowledge file of one schema: a mapping whose keys are among top (NULL-terminated)
+ * and whose 'schema' is schema ("ks-spec/1"); what names it in messages ("the spec file").
+ * The document in *out (the caller frees it); on an error none. */
+int ks_yaml_load_schema(const char *path, const char *what, const char *schema,
+			const char *const *top, struct ks_yaml_doc **out, struct ks_error *e);
 
 /* Set e to "PATH:LINE:COL: <fmt...>" at node n (or 1:1 when n is NULL); returns code. */
 int ks_yaml_error(const struct ks_yaml_doc *d, const struct ks_yaml_node *n, int code,

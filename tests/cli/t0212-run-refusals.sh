@@ -43,6 +43,27 @@ refused "run --policy builtin --llm-max-calls" "--llm-max-calls needs --policy l
 refused "run --context (builtin policy)" "--context needs --policy llm, cmd or files" \
 	run "$TASK" --context spec
 
+# every kind of option (src/cli/opts.c) refuses a value it does not take, saying what it
+# takes: never capped, never ignored
+refused "run --top 17 (int, range)" "option '--top' must be from 0 to 16, got 17" run "$TASK" --top 17
+refused "run --budget 0 (int, range)" "option '--budget' must be from 1 to 1000000, got 0" \
+	run "$TASK" --budget 0
+refused "run --seed x (int)" "option '--seed' expects an integer, got 'x'" run "$TASK" --seed x
+refused "run --llm-temperature 3 (number, range)" "option '--llm-temperature' must be from 0 to 2, got 3" \
+	run "$TASK" --policy cmd --llm-cmd cat --llm-temperature 3
+refused "run --timeout 0 (duration, range)" "option '--timeout' must be at least 0.001 s, got 0" \
+	run "$TASK" --timeout 0
+refused "run --time-limit 5x (duration)" "option '--time-limit' expects a duration like 90s, 30m or 2h, got '5x'" \
+	run "$TASK" --time-limit 5x
+refused "run --memory-limit 2Q (size)" "option '--memory-limit' expects a size like 512M or 2G, got '2Q'" \
+	run "$TASK" --memory-limit 2Q
+refused "run --policy llmm (one of words)" "unknown --policy 'llmm' (builtin, llm, cmd, files); did you mean 'llm'?" \
+	run "$TASK" --policy llmm
+refused "run --json=1 (flag)" "option '--json' takes no value" run "$TASK" --json=1
+refused "eval --seeds 2 (int, range)" "option '--seeds' must be from 3 to 16, got 2" \
+	eval "$TASK" "$ROOT/tests/fixtures/hostile/plain.c" --seeds 2
+refused "report --to x (one of words)" "unknown --to 'x' (flashinfer-trace)" report runs/nope --to x
+
 # MLX's CPU build: its native baselines run, candidate kernels do not.  ksearch beside a
 # runner whose probe says so (whatever MLX is installed here)
 BIN=$(cd "$(dirname "$KS")" && pwd)

@@ -40,7 +40,7 @@ ok $? "corrupt run.db: an error message"
 is "$?" 2 "two formats: exit 2"
 "$KS" report "$TMP/empty" --top 0 >/dev/null 2>"$TMP/err"
 is "$?" 2 "--top 0: exit 2"
-grep -q -- "--top must be between 1 and 1000" "$TMP/err"
+grep -q -- "option .--top. must be from 1 to 1000" "$TMP/err"
 ok $? "--top 0: says the range"
 
 # a real search on a tiny task: its report must draw the tree the search recorded.  The

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Ctrl-C and --resume, as the summary tells them: an interrupted run names its best on the
-# search-phase figure (said to be one), writes best.c and agrees with its report; resuming a
-# finished run prints the figure its report gives (the final re-measurement's), and never
-# "(re-measured)" for a figure that was not.
+# search-phase figure (said to be one), writes best.c and agrees with its report, and exits
+# 130 as a shell expects of Ctrl-C (143 for SIGTERM) once it has saved what it had; resuming
+# a finished run prints the figure its report gives (the final re-measurement's), and never
+# "(re-measured)" for a figure that was not.  The summary fits 100 columns.
 . "$(dirname "$0")/lib.sh"
 TASK=$ROOT/tests/fixtures/eval/scale
 FAST=(--min-time 0.01 --top 2 --jobs 2)
@@ -15,17 +16,25 @@ figure() { # figure FILE PATTERN: the first "N.NNx" on the first line matching P
 	grep -m1 -- "$2" "$1" | grep -o '[0-9][0-9.]*x' | head -1
 }
 
-# Ctrl-C once two candidates are in (of 12: the search is far from its end)
-"$KS" run "$TASK" --budget 12 --out "$D" "${FAST[@]}" >"$TMP/i.out" 2>"$TMP/i.err" &
-pid=$!
-for _ in $(seq 1 600); do
-	n=$(count "$D/run.db" "select count(*) from candidate_results where phase='search'" 2>/dev/null || echo 0)
-	[ "${n:-0}" -ge 2 ] && break
-	sleep 0.1
-done
-kill -INT $pid
-wait $pid
-is "$?" 0 "an interrupted run exits 0"
+stopped() { # stopped SIGNAL N DIR OUT [ARGS...]: a run of 12 into DIR, sent SIGNAL once N
+	# candidates are in (the search is far from its end); stdout in OUT; its exit status
+	local sig=$1 n=$2 dir=$3 out=$4 got
+	shift 4
+	# --fresh: evaluated here (the time table), not taken from an earlier run's results
+	"$KS" run "$TASK" --budget 12 --out "$dir" --fresh "${FAST[@]}" "$@" >"$out" 2>"$out.err" &
+	local pid=$!
+	for _ in $(seq 1 600); do
+		got=$(count "$dir/run.db" "select count(*) from candidate_results where phase='search'" 2>/dev/null || echo 0)
+		[ "${got:-0}" -ge "$n" ] && break
+		sleep 0.1
+	done
+	kill "-$sig" $pid
+	wait $pid
+}
+
+# Ctrl-C once two candidates are in
+stopped INT 2 "$D" "$TMP/i.out"
+is "$?" 130 "an interrupted run exits 130 (Ctrl-C, as a shell expects)"
 grep -q "stopped early: interrupted" "$TMP/i.out"
 ok $? "... stopped early by Ctrl-C: $(grep -m1 '^run ' "$TMP/i.out")"
 ! grep -q "no candidate passed" "$TMP/i.out"
@@ -39,6 +48,18 @@ ok $? "... and the report reads the same, with best.c written"
 is "$(figure "$TMP/i.out" '^best:')" "$(figure "$D/report.md" 'Best:')" "... the summary's figure is the report's"
 is "$(count "$D/run.db" "select count(*) from evaluations where phase='final'")" 0 \
 	"... nothing was re-measured"
+grep -q "^time: [0-9.]* s per candidate (the mean of [0-9]* evaluated here), in seconds:" "$TMP/i.out" &&
+	grep -q "^  candidate  *compile [0-9.]*, reference" "$TMP/i.out" &&
+	grep -q "^  runner start  *exec [0-9.]*," "$TMP/i.out" &&
+	grep -q "^  input cache  *[0-9]* MiB read per candidate" "$TMP/i.out"
+ok $? "... its time per candidate is a table: $(grep -A1 '^time:' "$TMP/i.out" | tr '\n' '|')"
+long=$(awk '/^time:/ { on = 1 } on && !/^(time:|  )/ { on = 0 } on && length($0) > 99' "$TMP/i.out")
+ok $([ -z "$long" ]; echo $?) "... and the table fits 100 columns${long:+: $long}"
+
+# SIGTERM stops it the same way, and --json still prints the summary
+stopped TERM 1 "$TMP/term" "$TMP/t.json" --json
+is "$?" 143 "a run stopped by SIGTERM exits 143"
+is "$(json_get "$TMP/t.json" 'd["stopped"].split(" ")[0]')" interrupted "... after printing its --json summary (stopped: interrupted)"
 
 # --resume finishes it: the final re-measures, and the summary says so
 "$KS" run --resume "$D" >"$TMP/r.out" 2>"$TMP/r.err"

@@ -60,7 +60,7 @@ ok $? "the folder explains itself (README.md)"
 sleep 1
 kill -INT $pid
 wait $pid
-is "$?" 0 "Ctrl-C while the run waits for a reply stops it (exit 0)"
+is "$?" 130 "Ctrl-C while the run waits for a reply stops it (exit 130, as a shell expects)"
 is "$(q "$TMP/f/run.db" "select count(*) from llm_exchanges")" 0 \
 	"... recording no exchange for the unanswered prompt"
 

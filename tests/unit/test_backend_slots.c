@@ -14,6 +14,7 @@
 #include "ksearch/task.h"
 #include "tap.h"
 #include "util/fs.h"
+#include "util/env.h"
 
 static int list_ok(const char *const *l, int absolute)
 {
@@ -121,25 +122,31 @@ static void check_cuda_arch_line(void)
 	const char *tpl = "/* @ksearch ... @end */\n/* @cuda arch: 90a 100a\n * why */\n";
 	char why[256] = "";
 	setenv("KSEARCH_CUDA_ARCH", "80", 1);
+	ks_env_reload();
 	ok(!ks_backend_template_runs(cu, tpl, why, sizeof(why)) && strstr(why, "90a 100a") &&
 		   strstr(why, "sm_80"),
 	   "sm_80: a 90a/100a template is left out (%s)", why);
 	ok(ks_backend_template_runs(cu, "/* no arch line */", why, sizeof(why)),
 	   "sm_80: a template without the line runs");
 	setenv("KSEARCH_CUDA_ARCH", "sm_90a", 1);
+	ks_env_reload();
 	ok(ks_backend_template_runs(cu, tpl, why, sizeof(why)), "sm_90a: the template runs");
 	setenv("KSEARCH_CUDA_ARCH", "9.0", 1); /* a 9.0 GPU builds for 90a */
+	ks_env_reload();
 	ok(ks_backend_template_runs(cu, tpl, why, sizeof(why)), "compute capability 9.0: runs");
 	setenv("KSEARCH_CUDA_ARCH", "100a", 1);
+	ks_env_reload();
 	ok(ks_backend_template_runs(cu, tpl, why, sizeof(why)), "sm_100a: runs (named second)");
 	struct ks_buf src = KS_BUF_INIT;
 	struct ks_error e = {0};
 	setenv("KSEARCH_CUDA_ARCH", "100a", 1);
+	ks_env_reload();
 	if (ok(ks_file_read("tasks/attention/templates/cuda/flash_wgmma.cu", 1 << 20, &src, &e) == 0,
 	       "read flash_wgmma.cu (%s)", e.msg)) {
 		ok(!ks_backend_template_runs(cu, ks_buf_str(&src), why, sizeof(why)),
 		   "flash_wgmma.cu is left out on sm_100a (%s)", why);
 		setenv("KSEARCH_CUDA_ARCH", "90a", 1);
+		ks_env_reload();
 		ok(ks_backend_template_runs(cu, ks_buf_str(&src), why, sizeof(why)),
 		   "flash_wgmma.cu runs on sm_90a");
 	}
@@ -152,15 +159,18 @@ static void check_cuda_arch_line(void)
 			    &e) == 0,
 	       "read flash_wgmma.cuda.mlx (%s)", e.msg)) {
 		setenv("KSEARCH_CUDA_ARCH", "80", 1);
+		ks_env_reload();
 		ok(!ks_cuda_arch_line_runs(ks_buf_str(&src), why, sizeof(why)) &&
 			   !strcmp(strstr(why, "\"") ? strstr(why, "\"") : "", "\"@cuda arch: 90a\" only; this GPU builds for sm_80"),
 		   "flash_wgmma.cuda.mlx is left out on sm_80 (%s)", why);
 		setenv("KSEARCH_CUDA_ARCH", "90a", 1);
+		ks_env_reload();
 		ok(ks_cuda_arch_line_runs(ks_buf_str(&src), why, sizeof(why)),
 		   "flash_wgmma.cuda.mlx runs on sm_90a");
 	}
 	ks_buf_release(&src);
 	unsetenv("KSEARCH_CUDA_ARCH");
+	ks_env_reload();
 }
 
 int main(void)

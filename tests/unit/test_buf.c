@@ -47,10 +47,18 @@ static void test_sticky(void)
 	is_int(ks_buf_adds(&b, "again"), 0, "adds work after reset");
 	is_str(ks_buf_str(&b), "again", "contents after reset");
 	ks_buf_adds(&b, "0123456789");
-	size_t n = 0;
+	size_t n = 99;
 	char *d = ks_buf_detach(&b, &n);
-	is_str(d, "again", "detach of a failed buffer hands over the prefix");
+	ok(d == NULL, "detach of a failed buffer hands over nothing, not the prefix ('%s')",
+	   d ? d : "NULL");
+	is_int((long long)n, 0, "... with a length of 0");
 	is_int(ks_buf_failed(&b), 0, "detach clears the failure");
+	is_str(ks_buf_str(&b), "", "... and leaves the buffer empty");
+	free(d);
+	is_int(ks_buf_adds(&b, "fresh"), 0, "the buffer takes adds after the detach");
+	d = ks_buf_detach(&b, &n);
+	is_str(d ? d : "NULL", "fresh", "a whole buffer is handed over");
+	is_int((long long)n, 5, "... with its length");
 	free(d);
 	ks_buf_release(&b);
 }

@@ -12,6 +12,7 @@
 #include "ksearch/cache.h"
 #include "tap.h"
 #include "util/fs.h"
+#include "util/env.h"
 
 /* a kernel folder kernels/HH/NAME holding bytes in kernel.so, its ok file last used
  * age_s ago */
@@ -51,6 +52,7 @@ int main(void)
 	if (!mkdtemp(root))
 		return tap_skip_all("no temporary folder");
 	setenv("KSEARCH_CACHE", root, 1);
+	ks_env_reload();
 	const size_t mib = (size_t)1 << 20;
 	kernel(root, "aa01", 3 * mib, 5 * 3600); /* least recently used */
 	kernel(root, "bb02", 3 * mib, 4 * 3600);

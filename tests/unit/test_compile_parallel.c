@@ -16,6 +16,7 @@
 #include "ksearch/backend.h"
 #include "ksearch/task.h"
 #include "tap.h"
+#include "util/env.h"
 
 #define THREADS 12
 
@@ -50,6 +51,7 @@ int main(void)
 	if (!mkdtemp(cache))
 		return 1;
 	setenv("KSEARCH_CACHE", cache, 1);
+	ks_env_reload();
 	salt = (unsigned long long)time(NULL) ^ (unsigned long long)getpid();
 	struct ks_task *t = NULL;
 	struct ks_error e = {0};

@@ -15,6 +15,7 @@
 #include "tap.h"
 #include "task/input_cache.h"
 #include "util/fs.h"
+#include "util/env.h"
 
 static struct ks_task *task;
 static char source[1 << 16];
@@ -126,7 +127,9 @@ int main(void)
 	if (!mkdtemp(cache))
 		return tap_skip_all("no temporary directory");
 	setenv("KSEARCH_CACHE", cache, 1); /* a cold cache of its own */
+	ks_env_reload();
 	unsetenv("KSEARCH_NO_INPUT_CACHE");
+	ks_env_reload();
 	if (ks_task_load("tests/fixtures/eval/scale", &task, &e) ||
 	    ks_file_read("tests/fixtures/eval/scale/baseline.c", sizeof(source) - 1, &src, &e)) {
 		ok(0, "load the scale task: %s", e.msg);
@@ -156,6 +159,7 @@ int main(void)
 	ks_evaluator_free(ev);
 
 	setenv("KSEARCH_NO_INPUT_CACHE", "1", 1);
+	ks_env_reload();
 	ev = evaluator();
 	ok(ev && !ev->inputs_dir[0], "KSEARCH_NO_INPUT_CACHE=1 turns the cache off");
 	if (ev && evaluate(ev, &off, "evaluation without the cache")) {

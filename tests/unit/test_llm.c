@@ -1,5 +1,6 @@
 /* The client layer and the replay transport: message text, redaction, records on success
  * and failure, token budget, replay order, purpose mismatch, exhaustion. */
+#include "ksearch/secret.h"
 #include "ksearch/llm.h"
 #include "tap.h"
 
@@ -61,12 +62,12 @@ static void test_redact(void)
 	struct ks_llm c;
 	struct ks_buf b;
 	ks_llm_init(&c, NULL);
-	ks_llm_add_secret(&c, "sk-abcdef");
-	ks_llm_add_secret(&c, "abc"); /* too short: ignored, would redact ordinary words */
-	ks_llm_add_secret(&c, "tok-99999");
+	ks_secret_add("sk-abcdef");
+	ks_secret_add("abc"); /* too short: ignored, would redact ordinary words */
+	ks_secret_add("tok-99999");
 	ks_buf_init(&b, 1024);
 	const char s[] = "sk-abcdefsk-abcdef and tok-99999, abc";
-	int rc = ks_llm_redact(&c, s, sizeof(s) - 1, &b);
+	int rc = ks_secret_redact(s, sizeof(s) - 1, &b);
 	is_int(rc, 0, "redact");
 	is_str(ks_buf_str(&b), "[REDACTED][REDACTED] and [REDACTED], abc", "all secrets replaced");
 	ks_buf_release(&b);

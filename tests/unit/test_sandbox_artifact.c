@@ -14,6 +14,7 @@
 #include "eval/sandbox.h"
 #include "ksearch/backend.h"
 #include "tap.h"
+#include "util/env.h"
 
 /* bit 0: the artifact could not be read, bit 1: the file beside it could not, 4: no sandbox */
 static int child_reads(const char *scratch, const char *artifact, const char *sibling,
@@ -26,6 +27,7 @@ static int child_reads(const char *scratch, const char *artifact, const char *si
 		/* privileges: dropping them needs CAP_SETPCAP, which a non-root test lacks;
 		 * Landlock holds either way */
 		setenv("KSEARCH_SANDBOX_SKIP", "seccomp,privileges", 1);
+		ks_env_reload();
 		if (ks_sandbox_enter(scratch, artifact, NULL, &needs, NULL, why, sizeof(why))) {
 			fprintf(stderr, "sandbox: %s\n", why);
 			_exit(4);

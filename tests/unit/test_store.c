@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ksearch/secret.h"
 #include "ksearch/store.h"
 #include "tap.h"
 
@@ -496,7 +497,7 @@ static void test_redaction_on_disk(void)
 	char env0[64];
 	snprintf(env0, sizeof(env0), "KS_TEST_API_KEY=%s", keys[3]);
 	char *envp[] = {env0, NULL};
-	ks_redact_add_env(envp);
+	ks_secret_add_env(envp);
 
 	char tmp[256];
 	snprintf(tmp, sizeof(tmp), "%s/redact", dir);
@@ -560,7 +561,7 @@ static void test_redaction_on_disk(void)
 			ks_store_close(s);
 		}
 	}
-	ks_redact_clear();
+	ks_secret_clear();
 	snprintf(dir, sizeof(dir), "%s", saved);
 }
 

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ksearch/secret.h"
 #include "ksearch/store.h"
 #include "tap.h"
 
@@ -46,20 +47,20 @@ int main(void)
 			   "task-sk-1 and risk-free sk-short\n";
 	check(code, code, "kernel code and prose are kept");
 
-	is_rc(ks_redact_add_secret("s3cr3t-value-xyz"), 0, "register secret");
+	is_rc(ks_secret_add("s3cr3t-value-xyz"), 0, "register secret");
 	check("a s3cr3t-value-xyz b xs3cr3t-value-xyzx", "a [REDACTED] b x[REDACTED]x",
 	      "registered secret anywhere");
-	ks_redact_add_secret("abc");
+	ks_secret_add("abc");
 	check("abc abc", "abc abc", "short secrets are ignored");
 
 	char *envp[] = {"HF_TOKEN=tokenvalue-0001", "MY_API_KEY=plainvalueAAA", "PATH=/usr/local/bin",
 			"DB_PASSWORD=correcthorse", NULL};
-	is_rc(ks_redact_add_env(envp), 0, "register env secrets");
+	is_rc(ks_secret_add_env(envp), 0, "register env secrets");
 	check("t=tokenvalue-0001 k=plainvalueAAA p=/usr/local/bin w=correcthorse",
 	      "t=[REDACTED] k=[REDACTED] p=/usr/local/bin w=[REDACTED]",
 	      "env secrets redacted, other variables kept");
 
-	ks_redact_clear();
+	ks_secret_clear();
 	check("s3cr3t-value-xyz", "s3cr3t-value-xyz", "cleared secrets are kept");
 
 	struct ks_buf small;

@@ -15,6 +15,7 @@
 #include "tap.h"
 #include "util/fs.h"
 #include "util/yaml.h"
+#include "util/env.h"
 
 #define FIX "tests/fixtures/tasks"
 
@@ -500,6 +501,7 @@ int main(void)
 {
 	/* the data root is the fixture tree, never the shipped tasks/ */
 	setenv("KSEARCH_HOME", "tests/fixtures", 1);
+	ks_env_reload();
 	test_softmax();
 	test_mixed();
 	test_broken();
