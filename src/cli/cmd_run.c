@@ -535,9 +535,12 @@ int cmd_run(int argc, char **argv)
 				      "evaluated", r.evaluated, "passed", r.passed, "resumed",
 				      r.resumed, "reused", r.reused);
 		if (doc)
-			json_object_set_new(doc, "phases", json_pack("{s:f, s:f, s:i}", "search_s",
-								     r.search_s, "final_s", r.final_s,
-								     "final_rounds", r.final_rounds));
+			json_object_set_new(doc, "phases", json_pack("{s:f, s:f, s:i, s:s, s:s}",
+								     "search_s", r.search_s, "final_s",
+								     r.final_s, "final_rounds", r.final_rounds,
+								     "final_stop", r.final_stop,
+								     "final_stop_reason",
+								     r.final_stop_reason));
 		if (doc)
 			json_object_set_new(doc, "cached", json_pack("{s:i, s:f, s:f}", "evaluations",
 								     r.cached, "oldest_s", r.cached_age_max_s,
@@ -632,6 +635,8 @@ int cmd_run(int argc, char **argv)
 			printf("phases: search %.1f s, final re-measurement %.1f s (%d round%s, %.0f%%)\n",
 			       r.search_s, r.final_s, r.final_rounds, r.final_rounds == 1 ? "" : "s",
 			       100 * r.final_s / (r.search_s + r.final_s));
+		if (r.final_stop_reason[0])
+			printf("final stopped: %s\n", r.final_stop_reason);
 		if (r.uses_model && r.llm_calls && r.llm_tokens_unknown >= r.llm_calls)
 			printf("llm: %ld calls, tokens unknown (not reported by the model's side), "
 			       "$%.4f\n",

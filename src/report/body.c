@@ -40,40 +40,56 @@ static void fspeed(char *dst, size_t n, double v, double spread)
 		snprintf(dst, n, "%.2fx", v);
 }
 
-static void section_header(struct rp_doc *d, const struct rp_run *r)
+/* the answer first: the best speedup, over the library too, which candidate, where */
+static void header_headline(struct rp_doc *d, const struct rp_run *r)
 {
-	const struct ks_store_run *run = r->run;
 	char t[256];
-
-	doc_rawf(d, d->html ? "<h1>" : "# ");
-	doc_textf(d, "ksearch report: %s", run->task);
-	doc_raw(d, d->html ? "</h1>\n" : "\n\n");
-	/* the answer first */
 	doc_para_begin(d);
-	if (r->best >= 0) {
-		const struct rp_cand *b = &r->cands[r->best];
-		doc_strong_begin(d);
-		fspeed(t, sizeof(t), b->speedup, NAN);
-		doc_textf(d, "Best: %s the baseline", t);
-		if (isfinite(b->library_speedup)) {
-			fspeed(t, sizeof(t), b->library_speedup, NAN);
-			doc_textf(d, ", %s %s", t, r->library);
-		}
-		doc_strong_end(d);
-		doc_textf(d, " (%s), candidate #%lld ",
-			  !strcmp(b->phase, "final") ? "final re-measurement" : "search phase, not re-measured",
-			  (long long)b->c->id);
-		doc_code(d, b->c->action && b->c->action[0] ? b->c->action : "(no action)");
-		doc_text(d, ", source ");
-		doc_code(d, r->best_file);
-		if (!r->best_file_exists)
-			doc_text(d, " (not written yet)");
-	} else {
+	if (r->best < 0) {
 		doc_strong_begin(d);
 		doc_text(d, "No passing candidate yet.");
 		doc_strong_end(d);
+		doc_para_end(d);
+		return;
 	}
+	const struct rp_cand *b = &r->cands[r->best];
+	doc_strong_begin(d);
+	fspeed(t, sizeof(t), b->speedup, NAN);
+	doc_textf(d, "Best: %s the baseline", t);
+	if (isfinite(b->library_speedup)) {
+		fspeed(t, sizeof(t), b->library_speedup, NAN);
+		doc_textf(d, ", %s %s", t, r->library);
+	}
+	doc_strong_end(d);
+	doc_textf(d, " (%s), candidate #%lld ",
+		  !strcmp(b->phase, "final") ? "final re-measurement" : "search phase, not re-measured",
+		  (long long)b->c->id);
+	doc_code(d, b->c->action && b->c->action[0] ? b->c->action : "(no action)");
+	doc_text(d, ", source ");
+	doc_code(d, r->best_file);
+	if (!r->best_file_exists)
+		doc_text(d, " (not written yet)");
 	doc_para_end(d);
+}
+
+/* a paragraph opening with a bold label */
+static void labelled_para(struct rp_doc *d, const char *label, const char *text,
+			  const char *tail)
+{
+	doc_para_begin(d);
+	doc_strong_begin(d);
+	doc_text(d, label);
+	doc_strong_end(d);
+	doc_text(d, " ");
+	doc_text(d, text);
+	doc_text(d, tail);
+	doc_para_end(d);
+}
+
+/* how sure the final's choice is and why its rounds stopped; an early stop of the search;
+ * noisy measurements */
+static void header_notes(struct rp_doc *d, const struct rp_run *r)
+{
 	if (r->has_final_event && r->final_verdict[0]) {
 		doc_para_begin(d);
 		doc_text(d, "How sure: ");
@@ -81,93 +97,108 @@ static void section_header(struct rp_doc *d, const struct rp_run *r)
 		doc_text(d, ". The interval is the 95% interval of that difference, in the same "
 			    "units; a candidate whose advantage is inside the noise (an interval that "
 			    "reaches 0%) does not take the crown from the search phase's leader.");
+		if (r->final_stop_reason[0])
+			doc_textf(d, " The final measured %d round%s and stopped: %s.", r->final_rounds,
+				  r->final_rounds == 1 ? "" : "s", r->final_stop_reason);
 		doc_para_end(d);
 	}
-	if (r->stopped[0] && strcmp(r->stopped, "budget")) {
-		doc_para_begin(d);
-		doc_strong_begin(d);
-		doc_text(d, "The search stopped early:");
-		doc_strong_end(d);
-		doc_text(d, " ");
-		doc_text(d, r->stopped);
-		doc_text(d, ".");
-		doc_para_end(d);
-	}
-	if (r->final_noisy) {
-		doc_para_begin(d);
-		doc_strong_begin(d);
-		doc_text(d, "Noisy measurements:");
-		doc_strong_end(d);
-		doc_text(d, " ");
-		doc_text(d, r->final_noise[0] ? r->final_noise : "see the run's events");
-		doc_text(d, ". Rerun on a quiet machine before trusting the ranking.");
-		doc_para_end(d);
-	}
+	if (r->stopped[0] && strcmp(r->stopped, "budget"))
+		labelled_para(d, "The search stopped early:", r->stopped, ".");
+	if (r->final_noisy)
+		labelled_para(d, "Noisy measurements:",
+			      r->final_noise[0] ? r->final_noise : "see the run's events",
+			      ". Rerun on a quiet machine before trusting the ranking.");
+}
 
-	static const char *const heads[] = {"run", ""};
-	doc_table_begin(d, 2, heads, NULL);
-#define ROW(k, v)                         \
-	do {                              \
-		doc_row_begin(d, NULL);   \
-		doc_cell(d, k);           \
-		doc_cell(d, v);           \
-		doc_row_end(d);           \
-	} while (0)
-	ROW("run id", run->id);
-	ROW("status", run->status);
-	ROW("task", run->task);
-	ROW("backend", run->backend);
-	rp_fmt_target(r, t, sizeof(t));
-	ROW("target", t);
-	if (r->selection[0]) {
-		snprintf(t, sizeof(t), "only %s of the task's timed workloads (--workloads)",
-			 r->selection);
-		ROW("tuned for", t);
-	}
-	ROW("strategy", run->strategy);
-	ROW("policy", run->policy);
-	snprintf(t, sizeof(t), "%llu", (unsigned long long)run->seed);
-	ROW("seed", t);
-	snprintf(t, sizeof(t), "%lld candidates", (long long)run->budget);
-	ROW("budget", t);
-	snprintf(t, sizeof(t), "%d (%zu proposed)", r->evaluated, r->ncands);
-	ROW("evaluated", t);
-	snprintf(t, sizeof(t), "%d (%.0f%%)", r->passed,
-		 r->evaluated ? 100.0 * r->passed / r->evaluated : 0.0);
-	ROW("passed", t);
+static void row2(struct rp_doc *d, const char *k, const char *v)
+{
+	doc_row_begin(d, NULL);
+	doc_cell(d, k);
+	doc_cell(d, v);
+	doc_row_end(d);
+}
+
+/* "COMPILE_ERROR 3, TIMEOUT 1" */
+static void fmt_failures(const struct rp_run *r, char *t, size_t n)
+{
 	size_t len = 0;
 	t[0] = 0;
 	for (int i = 0; i < r->nfails; i++) {
-		int w = snprintf(t + len, sizeof(t) - len, "%s%s %d", i ? ", " : "", r->fails[i].status,
+		int w = snprintf(t + len, n - len, "%s%s %d", i ? ", " : "", r->fails[i].status,
 				 r->fails[i].count);
-		if (w < 0 || (size_t)w >= sizeof(t) - len)
+		if (w < 0 || (size_t)w >= n - len)
 			break;
 		len += (size_t)w;
 	}
-	ROW("failures", r->nfails ? t : "none");
-	rp_fmt_duration(r->wall_s, t, sizeof(t));
-	ROW("wall time", t);
-	if (r->best >= 0) {
-		const struct rp_cand *b = &r->cands[r->best];
-		char sp[48];
-		fspeed(sp, sizeof(sp), b->speedup, NAN);
-		snprintf(t, sizeof(t), "%s (%s phase, candidate #%lld)", sp, b->phase,
-			 (long long)b->c->id);
-		ROW("best speedup vs baseline", t);
-		if (isfinite(b->library_speedup)) {
-			char k[96];
-			fspeed(sp, sizeof(sp), b->library_speedup, NAN);
-			snprintf(k, sizeof(k), "best speedup vs %s", r->library);
-			ROW(k, sp);
-		}
-		ROW("best source", r->best_file);
-	} else {
-		ROW("best speedup vs baseline", RP_NA);
+}
+
+/* the run table's rows about the best */
+static void header_best_rows(struct rp_doc *d, const struct rp_run *r)
+{
+	char t[256], sp[48];
+	if (r->best < 0) {
+		row2(d, "best speedup vs baseline", RP_NA);
+		return;
 	}
-	ROW("created", run->created);
-	ROW("ksearch version", run->version);
-#undef ROW
+	const struct rp_cand *b = &r->cands[r->best];
+	fspeed(sp, sizeof(sp), b->speedup, NAN);
+	snprintf(t, sizeof(t), "%s (%s phase, candidate #%lld)", sp, b->phase, (long long)b->c->id);
+	row2(d, "best speedup vs baseline", t);
+	if (isfinite(b->library_speedup)) {
+		char k[96];
+		fspeed(sp, sizeof(sp), b->library_speedup, NAN);
+		snprintf(k, sizeof(k), "best speedup vs %s", r->library);
+		row2(d, k, sp);
+	}
+	row2(d, "best source", r->best_file);
+}
+
+static void header_table(struct rp_doc *d, const struct rp_run *r)
+{
+	const struct ks_store_run *run = r->run;
+	static const char *const heads[] = {"run", ""};
+	char t[256];
+	doc_table_begin(d, 2, heads, NULL);
+	row2(d, "run id", run->id);
+	row2(d, "status", run->status);
+	row2(d, "task", run->task);
+	row2(d, "backend", run->backend);
+	rp_fmt_target(r, t, sizeof(t));
+	row2(d, "target", t);
+	if (r->selection[0]) {
+		snprintf(t, sizeof(t), "only %s of the task's timed workloads (--workloads)",
+			 r->selection);
+		row2(d, "tuned for", t);
+	}
+	row2(d, "strategy", run->strategy);
+	row2(d, "policy", run->policy);
+	snprintf(t, sizeof(t), "%llu", (unsigned long long)run->seed);
+	row2(d, "seed", t);
+	snprintf(t, sizeof(t), "%lld candidates", (long long)run->budget);
+	row2(d, "budget", t);
+	snprintf(t, sizeof(t), "%d (%zu proposed)", r->evaluated, r->ncands);
+	row2(d, "evaluated", t);
+	snprintf(t, sizeof(t), "%d (%.0f%%)", r->passed,
+		 r->evaluated ? 100.0 * r->passed / r->evaluated : 0.0);
+	row2(d, "passed", t);
+	fmt_failures(r, t, sizeof(t));
+	row2(d, "failures", r->nfails ? t : "none");
+	rp_fmt_duration(r->wall_s, t, sizeof(t));
+	row2(d, "wall time", t);
+	header_best_rows(d, r);
+	row2(d, "created", run->created);
+	row2(d, "ksearch version", run->version);
 	doc_table_end(d);
+}
+
+static void section_header(struct rp_doc *d, const struct rp_run *r)
+{
+	doc_rawf(d, d->html ? "<h1>" : "# ");
+	doc_textf(d, "ksearch report: %s", r->run->task);
+	doc_raw(d, d->html ? "</h1>\n" : "\n\n");
+	header_headline(d, r);
+	header_notes(d, r);
+	header_table(d, r);
 }
 
 /* A chart: inline SVG in HTML; in Markdown a link to the SVG file written beside the report */

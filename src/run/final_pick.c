@@ -112,19 +112,95 @@ static void compare(const struct ks_final_cand *a, const struct ks_final_cand *b
 	*err = sqrt(a->rel_ci * a->rel_ci + b->rel_ci * b->rel_ci);
 }
 
-int ks_final_need_round(const struct ks_final_cand *c, int n)
+/* the gap between the two leaders (log units) and its 95% half-width; 0 without two */
+static int leaders_gap(const struct ks_final_cand *c, int n, double *diff, double *err)
 {
-	int lead[2], k = ks_final_leaders(c, n, lead, 2);
-	for (int i = 0; i < k; i++)
-		if (c[lead[i]].spread_pct > KS_FINAL_SPREAD_PCT)
-			return 1;
-	if (k == 2) {
-		double diff, err;
-		compare(&c[lead[0]], &c[lead[1]], &diff, &err);
-		if (fabs(diff) <= err && err > 0.02 && isfinite(err))
-			return 1;
+	int lead[2];
+	if (ks_final_leaders(c, n, lead, 2) < 2)
+		return 0;
+	compare(&c[lead[0]], &c[lead[1]], diff, err);
+	return 1;
+}
+
+enum ks_final_stop ks_final_stop_rule(const struct ks_final_cand *c, int n,
+				      const struct ks_final_progress *p, double *noise_pct)
+{
+	double diff, err;
+	*noise_pct = NAN;
+	if (!leaders_gap(c, n, &diff, &err))
+		return KS_FINAL_ALONE;
+	if (isfinite(err))
+		*noise_pct = err * 100;
+	if (p->rounds < KS_FINAL_MIN_ROUNDS)
+		return KS_FINAL_GO_ON;
+	if (fabs(diff) > err)
+		return KS_FINAL_DECIDED;
+	if (err * 100 <= KS_FINAL_MAX_NOISE_PCT)
+		return KS_FINAL_QUIET;
+	if (p->rounds >= KS_FINAL_MAX_ROUNDS)
+		return KS_FINAL_ROUND_CAP;
+	if (p->later_s + p->last_s > KS_FINAL_LATER_SHARE * p->round1_s)
+		return KS_FINAL_TIME_CAP;
+	return KS_FINAL_GO_ON;
+}
+
+static const char *const stop_keys[] = {
+	[KS_FINAL_GO_ON] = "",
+	[KS_FINAL_DECIDED] = "decided",
+	[KS_FINAL_QUIET] = "noise_below_threshold",
+	[KS_FINAL_ALONE] = "one_candidate",
+	[KS_FINAL_ROUND_CAP] = "round_cap",
+	[KS_FINAL_TIME_CAP] = "time_cap",
+	[KS_FINAL_MEASURED_EARLIER] = "measured_earlier",
+	[KS_FINAL_INTERRUPTED] = "interrupted",
+	[KS_FINAL_SKIPPED] = "skipped",
+	[KS_FINAL_FAILED] = "failed",
+};
+
+const char *ks_final_stop_key(enum ks_final_stop s)
+{
+	return (unsigned)s < sizeof(stop_keys) / sizeof(stop_keys[0]) ? stop_keys[s] : "";
+}
+
+void ks_final_stop_text(enum ks_final_stop s, double noise_pct, char *dst, size_t n)
+{
+	char noise[64] = "";
+	if (isfinite(noise_pct))
+		snprintf(noise, sizeof(noise), " (their gap known to +-%.1f%%)", noise_pct);
+	switch (s) {
+	case KS_FINAL_DECIDED:
+		snprintf(dst, n, "the leaders' order was decided beyond the noise%s", noise);
+		break;
+	case KS_FINAL_QUIET:
+		snprintf(dst, n, "the noise fell below the %.0f%% threshold%s: the leaders tie "
+				 "within it", KS_FINAL_MAX_NOISE_PCT, noise);
+		break;
+	case KS_FINAL_ALONE:
+		snprintf(dst, n, "fewer than two candidates passed: nothing to order");
+		break;
+	case KS_FINAL_ROUND_CAP:
+		snprintf(dst, n, "the cap of %d rounds, the leaders still inside the noise%s",
+			 KS_FINAL_MAX_ROUNDS, noise);
+		break;
+	case KS_FINAL_TIME_CAP:
+		snprintf(dst, n, "the time cap (the later rounds take at most %.0fx round 1's time), "
+				 "the leaders still inside the noise%s", KS_FINAL_LATER_SHARE, noise);
+		break;
+	case KS_FINAL_MEASURED_EARLIER:
+		snprintf(dst, n, "the leaders were re-measured before the run was resumed");
+		break;
+	case KS_FINAL_INTERRUPTED:
+		snprintf(dst, n, "interrupted (Ctrl-C)");
+		break;
+	case KS_FINAL_SKIPPED:
+		snprintf(dst, n, "--top 0: no re-measurement");
+		break;
+	case KS_FINAL_FAILED:
+		snprintf(dst, n, "a measurement failed");
+		break;
+	default:
+		snprintf(dst, n, "still measuring");
 	}
-	return 0;
 }
 
 /* a gap in % with enough digits: "+366%", "-3.1%" */
