@@ -337,15 +337,116 @@ static void family_cell(struct rp_doc *d, const struct rp_cand *c)
 	doc_cell_end(d);
 }
 
-static void section_leaderboard(struct rp_doc *d, const struct rp_run *r)
+/* one part of the leaderboard: the rows whose figures come from one phase */
+struct lb_part {
+	int final;            /* 1: ranked by the final re-measurement; 0: by the search */
+	int rows[1000];       /* indexes into r->cands, in rank order */
+	int nrows;
+	int first;            /* the rank number of its first row */
+};
+
+/* the header cells of a part: the speedups and the library named after their phase */
+static int lb_heads(const struct rp_run *r, const struct lb_part *p, const char **heads,
+		    char *align, char (*labels)[96], const int *timed, int nt)
+{
+	static const char *const fixed[] = {"#", "id", "action", "family / knobs", "status"};
+	int nh = 0;
+	for (; nh < 5; nh++)
+		heads[nh] = fixed[nh];
+	snprintf(align, 8, "rrlll");
+	heads[nh] = p->final ? "speedup (final)" : "speedup (search)";
+	align[nh++] = 'r';
+	if (p->final) { /* the search phase's figure beside it: the winner's curse shows */
+		heads[nh] = "speedup (search)";
+		align[nh++] = 'r';
+	}
+	if (r->has_library) {
+		snprintf(labels[0], sizeof(labels[0]), "vs %s (%s)", r->library,
+			 p->final ? "final" : "search");
+		heads[nh] = labels[0];
+		align[nh++] = 'r';
+	}
+	for (int i = 0; i < nt; i++) {
+		snprintf(labels[i + 1], sizeof(labels[0]), "%s (us)", r->workloads[timed[i]].label);
+		heads[nh] = labels[i + 1];
+		align[nh++] = 'r';
+	}
+	align[nh] = 0;
+	return nh;
+}
+
+/* the geometric mean of the library speedups of one phase's workloads (NAN: none) */
+static double lib_speedup(const struct rp_run *r, const struct rp_wl *w)
+{
+	double sum = 0;
+	int n = 0;
+	for (size_t i = 0; i < r->nworkloads; i++)
+		if (w[i].present && isfinite(w[i].library_speedup) && w[i].library_speedup > 0) {
+			sum += log(w[i].library_speedup);
+			n++;
+		}
+	return n ? exp(sum / n) : NAN;
+}
+
+static void lb_row(struct rp_doc *d, const struct rp_run *r, const struct lb_part *p, int k,
+		   const int *timed, int nt)
+{
+	int ci = p->rows[k];
+	const struct rp_cand *c = &r->cands[ci];
+	const struct rp_wl *w = p->final ? c->final : c->search;
+	char t[512];
+	doc_row_begin(d, ci == r->best ? "best" : c->rank_group == 2 ? "failed" : NULL);
+	doc_cellf(d, "%d", p->first + k);
+	doc_cellf(d, "%lld", (long long)c->c->id);
+	doc_cell(d, c->c->action);
+	family_cell(d, c);
+	rp_fmt_status(c, t, sizeof(t));
+	doc_cell(d, t);
+	if (p->final) {
+		fspeed(t, sizeof(t), c->speedup, c->speedup_spread);
+		doc_cell(d, t);
+	}
+	fspeed(t, sizeof(t), c->search_speedup, c->search_spread);
+	doc_cell(d, c->c->has_result && isfinite(c->search_speedup) ? t : RP_NA);
+	if (r->has_library) {
+		fspeed(t, sizeof(t), lib_speedup(r, w), NAN);
+		doc_cell(d, p->final || isfinite(c->search_speedup) ? t : RP_NA);
+	}
+	for (int i = 0; i < nt; i++)
+		wl_cell(d, &w[timed[i]]);
+	doc_row_end(d);
+}
+
+static void lb_table(struct rp_doc *d, const struct rp_run *r, const struct lb_part *p)
 {
 	int timed[MAX_TIMED], nt = rp_timed_workloads(r, timed, MAX_TIMED);
 	const char *heads[8 + MAX_TIMED];
-	char labels[MAX_TIMED][96], vs_lib[96];
-	char align[9 + MAX_TIMED];
-	char t[512];
-	int top = r->opts.top, shown = 0;
+	char labels[1 + MAX_TIMED][96], align[9 + MAX_TIMED];
+	if (!p->nrows)
+		return;
+	doc_heading(d, 3, p->final ? "Ranked by the final re-measurement"
+				   : "Ranked by the search phase");
+	doc_para_begin(d);
+	doc_text(d, p->final ? "Every figure but the search column is the final's: the speedup "
+			       "and the times pooled over its rounds, the baseline timed again beside "
+			       "each candidate."
+			     : "Every figure is the search phase's: one measurement per candidate, "
+			       "against the baseline timed once at the start of the run. Candidates "
+			       "that failed (in the search, or in the final re-measurement) follow the "
+			       "passing ones.");
+	doc_para_end(d);
+	int nh = lb_heads(r, p, heads, align, labels, timed, nt);
+	doc_table_begin(d, nh, heads, align);
+	for (int k = 0; k < p->nrows; k++)
+		lb_row(d, r, p, k, timed, nt);
+	doc_table_end(d);
+}
 
+static void section_leaderboard(struct rp_doc *d, const struct rp_run *r)
+{
+	static struct lb_part parts[2];
+	char t[128];
+	int top = r->opts.top, shown = 0;
 	if (top >= r->evaluated)
 		snprintf(t, sizeof(t), "Leaderboard (all %d evaluated)", r->evaluated);
 	else
@@ -357,63 +458,31 @@ static void section_leaderboard(struct rp_doc *d, const struct rp_run *r)
 		doc_para_end(d);
 		return;
 	}
-	heads[0] = "#";
-	heads[1] = "id";
-	heads[2] = "action";
-	heads[3] = "family / knobs";
-	heads[4] = "status";
-	heads[5] = "speedup";
-	heads[6] = "phase";
-	snprintf(align, sizeof(align), "rrlllrl");
-	/* the library yardstick's column, where the task has one: "vs OpenBLAS" */
-	int nh = 7;
-	if (r->has_library) {
-		snprintf(vs_lib, sizeof(vs_lib), "vs %s", r->library);
-		heads[nh] = vs_lib;
-		align[nh++] = 'r';
-	}
-	for (int i = 0; i < nt; i++) {
-		snprintf(labels[i], sizeof(labels[i]), "%s (us)", r->workloads[timed[i]].label);
-		heads[nh] = labels[i];
-		align[nh++] = 'r';
-	}
-	align[nh] = 0;
-	doc_table_begin(d, nh, heads, align);
-	for (size_t k = 0; k < r->ncands && shown < top; k++) {
+	parts[0] = (struct lb_part){.final = 1, .first = 1};
+	parts[1] = (struct lb_part){.final = 0};
+	for (size_t k = 0; k < r->ncands && shown < top; k++, shown++) {
 		const struct rp_cand *c = &r->cands[r->ranked[k]];
 		if (c->rank_group == 3)
 			break; /* not evaluated: nothing to rank */
-		shown++;
-		doc_row_begin(d, r->ranked[k] == r->best ? "best" : c->rank_group == 2 ? "failed" : NULL);
-		doc_cellf(d, "%d", shown);
-		doc_cellf(d, "%lld", (long long)c->c->id);
-		doc_cell(d, c->c->action);
-		family_cell(d, c);
-		rp_fmt_status(c, t, sizeof(t));
-		doc_cell(d, t);
-		fspeed(t, sizeof(t), c->speedup, c->speedup_spread);
-		doc_cell(d, t);
-		doc_cell(d, c->rank_group <= 1 ? c->phase : RP_NA);
-		if (r->has_library) {
-			fspeed(t, sizeof(t), c->library_speedup, NAN);
-			doc_cell(d, c->rank_group <= 1 ? t : RP_NA);
-		}
-		const struct rp_wl *w = c->rank_group == 0 ? c->final : c->search;
-		for (int i = 0; i < nt; i++)
-			wl_cell(d, &w[timed[i]]);
-		doc_row_end(d);
+		struct lb_part *p = &parts[c->rank_group == 0 ? 0 : 1];
+		if (p->nrows < (int)(sizeof(p->rows) / sizeof(p->rows[0])))
+			p->rows[p->nrows++] = r->ranked[k];
 	}
-	doc_table_end(d);
+	parts[1].first = parts[0].nrows + 1;
 	doc_para_begin(d);
-	doc_text(d, "Speedup: geometric mean over the timed workloads of baseline median / candidate "
-		    "median; from the final re-measurement when the candidate has one (phase "
-		    "final), else from the search. A vs-library column is the same against the task's "
-		    "vendor library kernel (library.<ext>: OpenBLAS, cuBLAS), timed interleaved like "
-		    "the baseline: above 1.00x beats the library. \xc2\xb1 after a speedup is the largest timing "
-		    "spread among its workloads. Workload cells: median time in microseconds "
-		    "\xc2\xb1 spread, achieved GFLOP/s, GB/s and the share of the roofline when the "
-		    "Spec gives one (\"above the roof\": faster than the roof allows; see Roofline).");
+	doc_text(d, "Best first, in two parts so that each column holds figures of one phase: the "
+		    "candidates the final re-measured and passed, by their final speedup, then the "
+		    "others by their search-phase speedup. Speedup: geometric mean over the timed "
+		    "workloads of baseline median / candidate median; \xc2\xb1 after it is the "
+		    "largest timing spread among its workloads. A vs-library column is the same "
+		    "against the task's vendor library kernel (library.<ext>: OpenBLAS, cuBLAS), "
+		    "timed interleaved like the baseline: above 1.00x beats the library. Workload "
+		    "cells: median time in microseconds \xc2\xb1 spread, achieved GFLOP/s, GB/s and "
+		    "the share of the roofline when the Spec gives one (\"above the roof\": faster "
+		    "than the roof allows; see Roofline).");
 	doc_para_end(d);
+	lb_table(d, r, &parts[0]);
+	lb_table(d, r, &parts[1]);
 }
 
 /* the share of the task's tolerance a workload used, the way the check judged it:

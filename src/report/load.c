@@ -139,6 +139,12 @@ static void cand_rank(struct rp_cand *rc, size_t nw)
 	}
 	if (nl)
 		rc->library_speedup = exp(sum_log / nl);
+	/* the search phase's own figure, shown beside a final one */
+	rc->search_speedup = c->has_result && is_passed(c->status) ? c->speedup : NAN;
+	rc->search_spread = NAN;
+	for (size_t i = 0; i < nw; i++)
+		if (rc->search[i].present)
+			rc->search_spread = max_finite(rc->search_spread, rc->search[i].spread_pct);
 }
 
 static int cmp_rank(const void *a, const void *b, void *arg)

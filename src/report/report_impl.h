@@ -43,6 +43,8 @@ struct rp_cand {
 	double library_speedup;  /* geometric mean of the same phase's library_speedup over the
 				    workloads the library was timed on (NAN: none) */
 	const char *phase;       /* "final" or "search" */
+	double search_speedup;   /* the search phase's figure, whatever ranks it (NAN: none) */
+	double search_spread;    /* the largest timing spread behind it (%) */
 	char fail_line[200];     /* failed: the first line of the log that explains it */
 };
 

@@ -304,8 +304,21 @@ static void test_markdown(const char *dir)
 	char *lb = section(md, "## Leaderboard");
 	ok(strstr(lb, "top 10 of 30 evaluated") != NULL, "leaderboard heading");
 	ok(strstr(lb, "| 1 | 27 | tile BM #27 | blocked `BM=16 UNROLL=4` | PASSED | 8.30x \xc2\xb1"
-		      "1.2% | final |") != NULL,
-	   "leaderboard row 1: #27, knobs, final speedup with spread");
+		      "1.2% | 8.50x \xc2\xb1" "2.5% |") != NULL,
+	   "leaderboard row 1: #27, knobs, final speedup with spread, then the search's");
+	/* one phase per column: the final's part, then the search's, each with its own heads */
+	char *fin = section(lb, "### Ranked by the final re-measurement");
+	char *sea = strstr(lb, "### Ranked by the search phase");
+	char *cut = strstr(fin, "### Ranked by the search phase");
+	if (cut)
+		*cut = 0;
+	ok(fin[0] && sea && strstr(fin, "| speedup (final) | speedup (search) |") &&
+		   strstr(sea, "| status | speedup (search) | M=256") && !strstr(sea, "(final)"),
+	   "two parts: the final's ranked by the final, the rest by the search, columns named");
+	ok(strstr(fin, "| 3 | 9 |") && !strstr(fin, "| 4 | ") && sea && strstr(sea, "| 4 | 8 |") &&
+		   !strstr(sea, "| 27 |"),
+	   "the re-measured rows in the final's part only, the ranks running on");
+	free(fin);
 	ok(strstr(lb, "| 2 | 20 |") && strstr(lb, "| 3 | 9 |"), "rows 2, 3: the other re-measured");
 	ok(strstr(lb, "| 4 | 8 | tile BM #8 |") && !strstr(lb, "| 29 |"),
 	   "29 (5.5x in the search, final SUSPICIOUS) not ranked among the passing");
