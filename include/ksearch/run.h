@@ -59,6 +59,9 @@ struct ks_run_result {
 				     "one_candidate", "round_cap", "time_cap", "skipped", ...
 				     (src/run/final_pick.h; "" without a final) */
 	char final_stop_reason[256]; /* the same as a phrase for people */
+	/* the per-shape pick (include/ksearch/report.h): timed workloads another candidate wins
+	 * beyond the noise, of those the best was timed on */
+	int shape_wins, shape_timed;
 	int cached;               /* evaluations taken from the results cache (earlier runs) */
 	double cached_age_min_s, cached_age_max_s; /* how old they were */
 	long llm_calls;           /* policy llm / cmd: exchanges made (failed ones too) */

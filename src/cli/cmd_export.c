@@ -13,17 +13,17 @@
 
 static const char usage[] =
 	"ksearch export RUN_DIR|KERNEL... --to c|torch|mlx|flashinfer [--task TASK] [--define A=1,B=2]\n"
-	"       [--out PATH]";
+	"       [--per-shape] [--out PATH]";
 static const char about[] =
-	"Write the kernels a run found (its best kernel and, when other candidates won some\n"
-	"workloads by more than the noise, those too, chosen by shape) or kernel files as code\n"
-	"for another framework.  A kernel file names its task with --task unless it is a run's\n"
+	"Write the kernels a run found (its best kernel; with --per-shape, when other candidates\n"
+	"won some workloads by more than the noise, those too, chosen by shape) or kernel files\n"
+	"as code for another framework.  A kernel file names its task with --task unless it is a run's\n"
 	"best file, whose header says it.  A knob template (an @ksearch block) is exported with\n"
 	"its knobs' defaults, or the values --define gives.  docs/export.md describes each target.\n"
 	"Targets:\n"
 	"  c           a folder (--out DIR, required): NAME.h with the prototype and the knob\n"
-	"              values as #defines, the kernel source(s), NAME_dispatch.c|.cu when several\n"
-	"              candidates won, a Makefile building libNAME.a (cc or nvcc), example.c\n"
+	"              values as #defines, the kernel source(s), NAME_dispatch.c|.cu choosing by\n"
+	"              shape (--per-shape), a Makefile building libNAME.a (cc or nvcc), example.c\n"
 	"  torch       a Python module: one torch.library op per task (torch.ops.ksearch.NAME),\n"
 	"              built with torch.utils.cpp_extension.load_inline; cpu and cuda runs\n"
 	"  mlx         a Python module; each function builds mx.fast.cuda_kernel or metal_kernel\n"
@@ -139,11 +139,15 @@ static void known_targets(char *out, size_t n)
 int cmd_export(int argc, char **argv)
 {
 	const char *to = NULL, *task_name = NULL, *out_path = NULL, *defines = NULL;
+	int per_shape = 0;
 	const struct ks_opt opts[] = {
 		{"to", KS_OPT_STR, &to, "TARGET", "what to write: c, torch, mlx, flashinfer"},
-		{"task", KS_OPT_STR, &task_name, "TASK", "the task of kernel files without a run header"},
+		{"task", KS_OPT_STR, &task_name, "TASK", "the task of kernel files without a run header (or of a run whose task folder moved)"},
 		{"define", KS_OPT_STR, &defines, "A=1,B=2",
 		 "knob values of a template, among its values (default: each knob's default)"},
+		{"per-shape", KS_OPT_FLAG, &per_shape, NULL,
+		 "a run's per-shape winners too: the entry point picks the kernel by the shape "
+		 "(the best for shapes the run did not measure)"},
 		{"out", KS_OPT_STR, &out_path, "PATH", "the folder (c) or file to write; one-file targets: stdout without"},
 		{NULL, 0, NULL, NULL, NULL},
 	};
@@ -190,7 +194,14 @@ int cmd_export(int argc, char **argv)
 				pos[n]);
 			goto out;
 		}
-		if (ks_export_load(pos[n], task_name, &loaded[n], &e) ||
+		if (!ks_is_dir(pos[n]) && per_shape) {
+			fprintf(stderr, "ksearch export: --per-shape takes a run folder (its per-shape "
+					"pick); '%s' is a kernel file\n",
+				pos[n]);
+			goto out;
+		}
+		if (ks_export_load(pos[n], task_name, per_shape ? KS_EXPORT_PER_SHAPE : 0,
+				   &loaded[n], &e) ||
 		    (!ks_is_dir(pos[n]) &&
 		     bake_knobs(pos[n], &loaded[n].mem[0], defines, &loaded[n].knobs[0], &e))) {
 			fprintf(stderr, "ksearch export: %s\n", e.msg);
@@ -241,6 +252,11 @@ int cmd_export(int argc, char **argv)
 			fprintf(stderr, "%s: %d candidates won different workloads: the export chooses by "
 					"shape\n",
 				items[i].task->name, items[i].nvariants);
+		else if (loaded[i].shape_wins && !per_shape)
+			fprintf(stderr, "%s: another candidate is faster on %d workload%s (ksearch report "
+					"'%s', per-shape pick); --per-shape exports them too, chosen by shape\n",
+				items[i].task->name, loaded[i].shape_wins,
+				loaded[i].shape_wins == 1 ? "" : "s", pos[i]);
 	rc = KS_EXIT_OK;
 out:
 	for (int i = 0; i < n; i++)

@@ -542,6 +542,10 @@ int cmd_run(int argc, char **argv)
 								     "final_stop_reason",
 								     r.final_stop_reason));
 		if (doc)
+			json_object_set_new(doc, "per_shape", json_pack("{s:i, s:i}", "timed",
+									r.shape_timed, "won_by_others",
+									r.shape_wins));
+		if (doc)
 			json_object_set_new(doc, "cached", json_pack("{s:i, s:f, s:f}", "evaluations",
 								     r.cached, "oldest_s", r.cached_age_max_s,
 								     "newest_s", r.cached_age_min_s));
@@ -637,6 +641,10 @@ int cmd_run(int argc, char **argv)
 			       100 * r.final_s / (r.search_s + r.final_s));
 		if (r.final_stop_reason[0])
 			printf("final stopped: %s\n", r.final_stop_reason);
+		if (r.shape_wins)
+			printf("per-shape: another candidate is faster on %d of %d timed workloads "
+			       "(ksearch report; ksearch export --per-shape)\n",
+			       r.shape_wins, r.shape_timed);
 		if (r.uses_model && r.llm_calls && r.llm_tokens_unknown >= r.llm_calls)
 			printf("llm: %ld calls, tokens unknown (not reported by the model's side), "
 			       "$%.4f\n",

@@ -1,8 +1,9 @@
 /* The c exporter: a folder that builds a static library of the found kernel(s).
  *   NAME.h       the task's prototype (C linkage), the knob values as #defines
- *   NAME.c|.cu   the kernel; when several candidates won different workloads, one file
- *                per variant (entry point renamed NAME__vK) and NAME_dispatch.c|.cu, the
- *                entry point choosing the variant that won the nearest measured shape
+ *   NAME.c|.cu   the kernel; --per-shape, when several candidates won different workloads,
+ *                one file per variant (entry point renamed NAME__vK) and
+ *                NAME_dispatch.c|.cu, the entry point choosing the variant that won the
+ *                shape (NAME_variant says which; the overall best for unmeasured shapes)
  *   Makefile     `make` builds libNAME.a (cc for C kernels, nvcc for CUDA)
  *   example.c    (C kernels) calls the kernel once on the task's first workload
  * One folder holds every item (one task each). */
@@ -59,6 +60,16 @@ static void add_knobs(struct ks_buf *h, const char *prefix, const struct ks_expo
 	json_decref(j);
 }
 
+/* "int32_t rows, int32_t cols": the params as C parameters ("void" without any) */
+static void add_param_decls(const struct ks_task *t, struct ks_buf *d)
+{
+	for (int i = 0; i < t->nparams; i++)
+		ks_buf_addf(d, "%s%s %s", i ? ", " : "", ks_dtype_ctype(t->params[i].dtype, "c"),
+			    t->params[i].name);
+	if (!t->nparams)
+		ks_buf_adds(d, "void");
+}
+
 static int write_header(const struct ks_export_item *it, struct ks_buf *h)
 {
 	const struct ks_task *t = it->task;
@@ -91,6 +102,14 @@ static int write_header(const struct ks_export_item *it, struct ks_buf *h)
 		rc = prototype_as(it, name, h);
 		ks_buf_adds(h, "\n");
 	}
+	if (it->nvariants > 1) {
+		ks_buf_addf(h, "/* the variant %s runs for a shape: the one that won it in the run, 0 "
+			       "(the overall best)\n * for a shape the run did not measure */\nint "
+			       "%s_variant(",
+			    t->name, t->name);
+		add_param_decls(t, h);
+		ks_buf_adds(h, ");\n");
+	}
 	ks_buf_addf(h, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
 	return rc;
 }
@@ -108,37 +127,52 @@ static void add_call_args(const struct ks_export_item *it, const struct ks_abi *
 		ks_buf_adds(d, ", stream");
 }
 
-/* the entry point choosing by shape: the variant that won the nearest measured workload,
- * distance in log space over the params */
-static int write_dispatch(const struct ks_export_item *it, struct ks_buf *d)
+/* NAME_variant: the variant that won the shape in the run, 0 (the overall best) for a shape
+ * the run did not measure: a shape it never timed is no evidence for another kernel */
+static void write_variant_fn(const struct ks_export_item *it, struct ks_buf *d)
 {
 	const struct ks_task *t = it->task;
-	const struct ks_abi *abi = ks_abi_find(it->backend);
-	struct ks_buf p = KS_BUF_INIT;
-	ks_buf_addf(d, "/* %s: the variant that won the nearest measured shape (ksearch export) */\n"
-		       "#include <math.h>\n#include <stddef.h>\n\n#include \"%s.h\"\n\n"
-		       "static const struct {\n\tdouble params[%d];\n\tint variant;\n} routes[] = {\n",
-		    t->name, t->name, t->nparams ? t->nparams : 1);
+	ks_buf_adds(d, "static const struct {\n\tdouble params[");
+	ks_buf_addf(d, "%d];\n\tint variant;\n} routes[] = {\n", t->nparams ? t->nparams : 1);
 	for (int r = 0; r < it->nroutes; r++) {
 		ks_buf_adds(d, "\t{{");
 		for (int i = 0; i < t->nparams; i++)
 			ks_buf_addf(d, "%s%.17g", i ? ", " : "", it->routes[r].values[i]);
 		ks_buf_addf(d, "}, %d},\n", it->routes[r].variant);
 	}
-	int rc = ks_task_prototype(t, it->backend, &p);
-	const char *s = ks_buf_str(&p);
-	ks_buf_addf(d, "};\n\n%.*s\n{\n\tconst double p[] = {", (int)(strlen(s) - 1), s);
+	ks_buf_addf(d, "};\n\nint %s_variant(", t->name);
+	add_param_decls(t, d);
+	ks_buf_adds(d, ")\n{\n\tconst double p[] = {");
 	for (int i = 0; i < t->nparams; i++)
 		ks_buf_addf(d, "%s(double)%s", i ? ", " : "", t->params[i].name);
-	ks_buf_addf(d, "%s};\n\tint v = 0;\n\tdouble best = INFINITY;\n"
+	ks_buf_addf(d, "%s};\n"
 		       "\tfor (size_t r = 0; r < sizeof(routes) / sizeof(routes[0]); r++) {\n"
-		       "\t\tdouble dist = 0;\n"
-		       "\t\tfor (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++) {\n"
-		       "\t\t\tdouble a = log(fabs(p[i]) + 1) - log(fabs(routes[r].params[i]) + 1);\n"
-		       "\t\t\tdist += a * a;\n\t\t}\n"
-		       "\t\tif (dist < best) {\n\t\t\tbest = dist;\n\t\t\tv = routes[r].variant;\n\t\t}\n"
-		       "\t}\n\tswitch (v) {\n",
+		       "\t\tsize_t i = 0;\n"
+		       "\t\twhile (i < sizeof(p) / sizeof(p[0]) && p[i] == routes[r].params[i])\n"
+		       "\t\t\ti++;\n"
+		       "\t\tif (i == sizeof(p) / sizeof(p[0]))\n"
+		       "\t\t\treturn routes[r].variant;\n"
+		       "\t}\n\treturn 0;\n}\n\n",
 		    t->nparams ? "" : "0");
+}
+
+/* NAME_dispatch.c|.cu: the entry point calling the variant NAME_variant picks */
+static int write_dispatch(const struct ks_export_item *it, struct ks_buf *d)
+{
+	const struct ks_task *t = it->task;
+	const struct ks_abi *abi = ks_abi_find(it->backend);
+	struct ks_buf p = KS_BUF_INIT;
+	ks_buf_addf(d, "/* %s: the variant that won the shape in the run, the overall best for a "
+		       "shape it did not measure (ksearch export --per-shape) */\n"
+		       "#include <stddef.h>\n\n#include \"%s.h\"\n\n",
+		    t->name, t->name);
+	write_variant_fn(it, d);
+	int rc = ks_task_prototype(t, it->backend, &p);
+	const char *s = ks_buf_str(&p);
+	ks_buf_addf(d, "%.*s\n{\n\tswitch (%s_variant(", (int)(strlen(s) - 1), s, t->name);
+	for (int i = 0; i < t->nparams; i++)
+		ks_buf_addf(d, "%s%s", i ? ", " : "", t->params[i].name);
+	ks_buf_adds(d, ")) {\n");
 	for (int v = 0; v < it->nvariants; v++) {
 		if (v)
 			ks_buf_addf(d, "\tcase %d:\n", v);
@@ -150,7 +184,6 @@ static int write_dispatch(const struct ks_export_item *it, struct ks_buf *d)
 	}
 	ks_buf_adds(d, "\t}\n}\n");
 	ks_buf_release(&p);
-	(void)abi;
 	return rc;
 }
 

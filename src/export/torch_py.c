@@ -6,8 +6,8 @@
  * backend's flags into an object the extension links, a CUDA kernel goes in as
  * cuda_sources.  Either way a C-linkage launcher appended to the kernel takes the tensors'
  * data pointers and the stream as integers, so the extension needs no kernel headers.
- * When candidates won different workloads each is its own extension and the op picks the
- * one that won the nearest measured shape. */
+ * Exported --per-shape, when candidates won different workloads each is its own extension
+ * and the op picks the one that won the shape measured, the overall best for any other. */
 #include <stdio.h>
 #include <string.h>
 
@@ -306,14 +306,11 @@ static const char prelude_code[] =
 	"\n"
 	"\n"
 	"def _route(routes, params):\n"
-	"    \"\"\"the variant that won the nearest measured shape (log distance), 0 without routes\"\"\"\n"
-	"    import math\n"
-	"    best, pick = None, 0\n"
+	"    \"\"\"the variant that won this measured shape; 0, the overall best, for any other\"\"\"\n"
 	"    for shape, variant in routes:\n"
-	"        d = sum((math.log(abs(a) + 1) - math.log(abs(b) + 1)) ** 2 for a, b in zip(params, shape))\n"
-	"        if best is None or d < best:\n"
-	"            best, pick = d, variant\n"
-	"    return pick\n"
+	"        if tuple(shape) == tuple(params):\n"
+	"            return variant\n"
+	"    return 0\n"
 	"\n"
 	"\n"
 	"def _stream(t):\n"

@@ -584,103 +584,92 @@ static void section_best(struct rp_doc *d, const struct rp_run *r)
 	doc_para_end(d);
 }
 
-/* the fastest ranked candidate on timed workload wi (index into r->cands), or -1 */
-static int fastest_on(const struct rp_run *r, int wi)
+/* the label of the workload of this index */
+static const char *wl_label(const struct rp_run *r, int index)
 {
-	int best = -1;
-	double best_us = 0;
-	for (size_t k = 0; k < r->ncands; k++) {
-		const struct rp_cand *c = &r->cands[k];
-		if (c->rank_group > 1)
-			continue; /* failed or not evaluated */
-		const struct rp_wl *w = &(c->rank_group == 0 ? c->final : c->search)[wi];
-		if (!w->present || !isfinite(w->median_us))
-			continue;
-		if (best < 0 || w->median_us < best_us) {
-			best = (int)k;
-			best_us = w->median_us;
-		}
-	}
-	return best;
+	for (size_t i = 0; i < r->nworkloads; i++)
+		if (r->workloads[i].index == index)
+			return r->workloads[i].label;
+	return "?";
 }
 
-/* The best candidate wins the geometric mean; when another one is faster on some workload
- * (small tiles for small sizes, big tiles for big ones), say so: a kernel that dispatches
- * on the workload's parameters could take the best of both. */
-static void section_fastest(struct rp_doc *d, const struct rp_run *r)
+/* what the picks say: one kernel serves every shape, another candidate wins every
+ * workload (the two rankings disagree), or sizes trade off */
+static void per_shape_text(struct rp_doc *d, const struct rp_run *r)
 {
-	int timed[MAX_TIMED], nt = rp_timed_workloads(r, timed, MAX_TIMED), fast[MAX_TIMED];
-	int differ = 0;
-	if (r->best < 0)
-		return;
-	const struct rp_cand *b = &r->cands[r->best];
-	const struct rp_wl *bw = b->rank_group == 0 ? b->final : b->search;
-	/* another candidate counts as faster only beyond both spreads, compare's rule: a
-	 * difference inside the noise is no reason to dispatch */
-	for (int i = 0; i < nt; i++) {
-		fast[i] = fastest_on(r, timed[i]);
-		if (fast[i] < 0 || fast[i] == r->best)
-			continue;
-		const struct rp_cand *c = &r->cands[fast[i]];
-		const struct rp_wl *w = &(c->rank_group == 0 ? c->final : c->search)[timed[i]];
-		const struct rp_wl *bwl = &bw[timed[i]];
-		if (bwl->present && !ks_run_faster_beyond_noise(w->median_us, w->spread_pct,
-								bwl->median_us, bwl->spread_pct))
-			fast[i] = r->best;
-		differ += fast[i] != r->best;
-	}
-	if (!differ)
-		return;
-	char t[400];
-	int one = fast[0]; /* one other candidate fastest everywhere? */
-	for (int i = 1; i < nt; i++)
-		one = fast[i] == one ? one : -1;
-	doc_heading(d, 2, "Fastest candidate per workload");
+	const struct ks_shape_picks *p = &r->picks;
+	long long one = p->w[0].candidate, best = p->best;
+	for (int k = 1; k < p->n; k++)
+		one = p->w[k].candidate == one ? one : -1;
 	doc_para_begin(d);
-	if (one >= 0 && differ == nt)
+	if (!p->others)
+		doc_textf(d, "Candidate #%lld, the best on the geometric mean, is also the fastest on "
+			     "each of the %d timed workloads: no other candidate was faster beyond "
+			     "both timings' spreads (half of each +-%% plus %.0f%%, as 'ksearch "
+			     "compare' counts it), so one kernel serves every shape.",
+			  best, p->n, KS_RUN_COMPARE_MIN_PCT);
+	else if (one >= 0 && one != best)
 		/* not a trade-off between sizes: the two rankings disagree */
 		doc_textf(d, "Candidate #%lld had lower times than the best, #%lld, on every timed "
 			     "workload. The best is chosen on its speedups, each against the "
 			     "baseline timed beside it, which cancels drift of the machine between "
 			     "measurements; when the two orders disagree, the difference between "
 			     "these candidates is within what the measurements can tell apart.",
-			  (long long)r->cands[one].c->id, (long long)b->c->id);
+			  one, best);
 	else
 		doc_textf(d, "Candidate #%lld is best on the geometric mean, but on %d of %d timed "
 			     "workloads another candidate was faster beyond both timings' spreads "
 			     "(half of each +-%% plus %.0f%%, as 'ksearch compare' counts it). A "
-			     "kernel that dispatches on the workload's parameters could combine "
-			     "them.",
-			  (long long)b->c->id, differ, nt, KS_RUN_COMPARE_MIN_PCT);
-	doc_text(d, " Times come from each candidate's ranking phase: a search-phase time is a "
-		    "single measurement, noisier than a final re-measurement.");
+			     "kernel that dispatches on the workload's parameters combines them: "
+			     "'ksearch export %s --to c --per-shape'.",
+			  best, p->others, p->n, KS_RUN_COMPARE_MIN_PCT, r->dir);
+	if (p->others)
+		doc_text(d, " Each candidate is compared with the best in one phase: the final "
+			    "re-measurement where it was re-measured, else the search phase for "
+			    "both (a single measurement, noisier).");
+	if (!p->recorded)
+		doc_text(d, " (Computed from the evaluations: the run predates the record of "
+			    "its per-shape pick.)");
 	doc_para_end(d);
+}
+
+static void per_shape_row(struct rp_doc *d, const struct rp_run *r, const struct ks_shape_pick *x)
+{
+	char t[64];
+	int ci = rp_find_cand(r, x->candidate);
+	doc_row_begin(d, x->candidate == r->picks.best ? "best" : NULL);
+	doc_cell(d, wl_label(r, x->workload));
+	doc_cellf(d, "#%lld%s", x->candidate, x->candidate == r->picks.best ? " (best)" : "");
+	if (ci >= 0)
+		family_cell(d, &r->cands[ci]);
+	else
+		doc_cell(d, RP_NA);
+	doc_cell(d, x->phase);
+	fnum(t, sizeof(t), "%.2f", x->median_us);
+	doc_cell(d, t);
+	fnum(t, sizeof(t), "%.2f", x->best_us);
+	doc_cell(d, t);
+	fnum(t, sizeof(t), "%.2fx", x->speedup_vs_best);
+	doc_cell(d, t);
+	doc_row_end(d);
+}
+
+/* The per-shape pick: the best wins the geometric mean; per timed workload, the candidate
+ * fastest there beyond the noise and its speedup over the best on that workload (small
+ * tiles for small sizes, big tiles for big ones), which a dispatching export combines. */
+static void section_per_shape(struct rp_doc *d, const struct rp_run *r)
+{
 	static const char *const heads[] = {"workload", "fastest", "family / knobs", "phase",
-					    "median (us)", "best's median (us)", "best / fastest"};
+					    "median (us)", "best's median (us)", "speedup over the best"};
+	if (r->best < 0 || !r->picks.n)
+		return;
+	doc_heading(d, 2, "Per-shape pick");
+	per_shape_text(d, r);
+	if (!r->picks.others)
+		return;
 	doc_table_begin(d, 7, heads, "lrllrrr");
-	for (int i = 0; i < nt; i++) {
-		const struct rp_wl *bwl = &bw[timed[i]];
-		doc_row_begin(d, fast[i] == r->best ? "best" : NULL);
-		doc_cell(d, r->workloads[timed[i]].label);
-		if (fast[i] < 0) {
-			for (int k = 0; k < 6; k++)
-				doc_cell(d, RP_NA);
-			doc_row_end(d);
-			continue;
-		}
-		const struct rp_cand *c = &r->cands[fast[i]];
-		const struct rp_wl *w = &(c->rank_group == 0 ? c->final : c->search)[timed[i]];
-		doc_cellf(d, "#%lld%s", (long long)c->c->id, fast[i] == r->best ? " (best)" : "");
-		family_cell(d, c);
-		doc_cell(d, c->phase);
-		fnum(t, sizeof(t), "%.2f", w->median_us);
-		doc_cell(d, t);
-		fnum(t, sizeof(t), "%.2f", bwl->present ? bwl->median_us : NAN);
-		doc_cell(d, t);
-		fnum(t, sizeof(t), "%.2fx", bwl->present ? bwl->median_us / w->median_us : NAN);
-		doc_cell(d, t);
-		doc_row_end(d);
-	}
+	for (int k = 0; k < r->picks.n; k++)
+		per_shape_row(d, r, &r->picks.w[k]);
 	doc_table_end(d);
 }
 
@@ -1086,7 +1075,7 @@ int rp_render_body(const struct rp_run *r, int html, struct ks_buf *out)
 	section_roofline(&d, r);
 	section_leaderboard(&d, r);
 	section_best(&d, r);
-	section_fastest(&d, r);
+	section_per_shape(&d, r);
 	section_tree(&d, r);
 	section_failures(&d, r);
 	section_llm(&d, r);

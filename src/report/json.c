@@ -173,6 +173,25 @@ static json_t *lists_json(const struct rp_run *r, const char *what)
 	return a ? a : json_null();
 }
 
+/* the per-shape pick, each workload with its label (null without a best) */
+static json_t *per_shape_json(const struct rp_run *r)
+{
+	struct ks_buf b = KS_BUF_INIT;
+	json_t *p = r->best >= 0 && !ks_shape_picks_json(&r->picks, &b)
+			    ? json_loads(ks_buf_str(&b), JSON_DECODE_ANY, NULL)
+			    : NULL;
+	ks_buf_release(&b);
+	size_t i;
+	json_t *x;
+	json_array_foreach(json_object_get(p, "workloads"), i, x)
+		for (size_t w = 0; w < r->nworkloads; w++)
+			if (r->workloads[w].index == json_integer_value(json_object_get(x, "workload")))
+				json_object_set_new(x, "label", text(r->workloads[w].label));
+	if (p)
+		json_object_set_new(p, "recorded", json_boolean(r->picks.recorded));
+	return p ? p : json_null();
+}
+
 /* the run's identity and counts */
 static void run_fields(json_t *root, const struct rp_run *r)
 {
@@ -239,6 +258,7 @@ int rp_render_json(const struct rp_run *r, struct ks_buf *out, struct ks_error *
 	json_object_set_new(root, "snapshots", json_integer(r->tree.nsnapshots));
 	json_object_set_new(root, "tree", tree_json(&r->tree));
 	json_object_set_new(root, "llm", llm_json(r));
+	json_object_set_new(root, "per_shape", per_shape_json(r));
 	json_object_set_new(root, "candidates", lists_json(r, "candidates"));
 	s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 	if (!s)

@@ -554,6 +554,8 @@ int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
 		r->wall_s = hi - lo;
 	target_from_config(r);
 	load_best_and_tree(r, dir, snaps, nsnaps);
+	if (r->best >= 0)
+		rc = ks_shape_picks_load(s, r->cands[r->best].c->id, &r->picks, e);
 out:
 	ks_store_free(snaps);
 	ks_store_free(events);

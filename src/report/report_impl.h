@@ -149,6 +149,8 @@ struct rp_run {
 	 * event ("library" when not recorded); has_library: any candidate was timed with it */
 	char library[64];
 	int has_library;
+	/* the per-shape pick beside the best: as the run recorded it, else computed */
+	struct ks_shape_picks picks;
 };
 
 int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,

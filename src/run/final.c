@@ -318,6 +318,8 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 		rc = ks_final_record_verdict(f, e);
 	if (!rc)
 		rc = ks_final_crown(f, e);
+	if (!rc && r->best_candidate > 0)
+		rc = ks_final_record_shapes(f, e);
 	final_free(f);
 	return rc;
 }

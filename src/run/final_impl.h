@@ -55,5 +55,7 @@ int ks_final_record_results(struct ks_final_run *f, int rc, struct ks_error *e);
 int ks_final_record_verdict(struct ks_final_run *f, struct ks_error *e);
 /* the best into r, the "library" event and DIR/best.<ext> */
 int ks_final_crown(struct ks_final_run *f, struct ks_error *e);
+/* the per-shape pick beside the best (include/ksearch/report.h), as the "per_shape" event */
+int ks_final_record_shapes(struct ks_final_run *f, struct ks_error *e);
 
 #endif

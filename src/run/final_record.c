@@ -354,3 +354,29 @@ int ks_final_crown(struct ks_final_run *f, struct ks_error *e)
 		rc = write_best(f->st, c, r->best_speedup, r->best_remeasured, r, e);
 	return rc;
 }
+
+int ks_final_record_shapes(struct ks_final_run *f, struct ks_error *e)
+{
+	struct ks_run_result *r = f->r;
+	struct ks_shape_picks *p = calloc(1, sizeof(*p));
+	struct ks_buf b = KS_BUF_INIT;
+	if (!p)
+		return ks_error_set(e, KS_ENOMEM, "per-shape pick: out of memory");
+	int rc = ks_shape_picks_compute(f->st->store, r->best_candidate, p, e);
+	if (!rc && ks_shape_picks_json(p, &b))
+		rc = ks_error_set(e, KS_ENOMEM, "per-shape pick: out of memory");
+	if (!rc)
+		rc = ks_store_add_event(f->st->store, "info", "per_shape",
+					"the fastest candidate per timed workload", ks_buf_str(&b), e);
+	if (!rc) {
+		r->shape_wins = p->others;
+		r->shape_timed = p->n;
+	}
+	if (!rc && p->others)
+		ks_info("per-shape pick: on %d of %d timed workloads another candidate is faster "
+			"than #%ld beyond the noise (ksearch export --per-shape dispatches by shape)",
+			p->others, p->n, r->best_candidate);
+	ks_buf_release(&b);
+	free(p);
+	return rc;
+}
