@@ -255,79 +255,107 @@ static const char *kernel_flags(const struct ks_export_item *it)
 	return be && be->default_flags ? be->default_flags : "-O3";
 }
 
+/* the Makefile as the items fill it */
+struct mk_parts {
+	struct ks_buf head, libs, rules;
+	int cuda, examples;
+};
+
+/* one item's files: the header, a source per variant, the dispatcher; its library rule */
+static int c_item_sources(const struct ks_export_item *it, struct ks_export_out *o,
+			  struct mk_parts *m, struct ks_error *e)
+{
+	const char *name = it->task->name, *ext = ks_export_ext(it);
+	char file[160];
+	int rc;
+	snprintf(file, sizeof(file), "%s.h", name);
+	if ((rc = write_header(it, ks_export_out_file(o, file))))
+		return ks_error_set(e, rc, "task '%s': no C prototype for backend '%s'", name,
+				    it->backend);
+	ks_buf_addf(&m->libs, " lib%s.a", name);
+	ks_buf_addf(&m->rules, "\n%s_OBJS =", name);
+	for (int v = 0; v < it->nvariants; v++) {
+		ks_export_kernel_name(it, v, file, sizeof(file));
+		struct ks_buf *s = ks_export_out_file(o, file);
+		ks_buf_addf(s, "#include \"%s.h\"\n", name);
+		ks_export_kernel_source(it, v, s);
+		ks_buf_addf(&m->rules, " %.*s.o", (int)(strlen(file) - strlen(ext) - 1), file);
+	}
+	if (it->nvariants > 1) {
+		snprintf(file, sizeof(file), "%s_dispatch.%s", name, ext);
+		rc = write_dispatch(it, ks_export_out_file(o, file));
+		ks_buf_addf(&m->rules, " %s_dispatch.o", name);
+	}
+	ks_buf_addf(&m->rules, "\nlib%s.a: $(%s_OBJS)\n\t$(AR) rcs $@ $^\n$(%s_OBJS): %s.h\n", name,
+		    name, name, name);
+	return rc;
+}
+
+/* example.c from the first C item whose dtypes have plain C types; < 0: an error */
+static int c_item_example(const struct ks_export_item *it, struct ks_export_out *o,
+			  struct mk_parts *m, struct ks_error *e)
+{
+	struct ks_buf *x = ks_export_out_file(o, "example.c");
+	int made = write_example(it, x, e);
+	if (made < 0)
+		return made;
+	if (!made) {
+		o->nfiles--;
+		ks_buf_release(&o->files[o->nfiles]);
+		return 0;
+	}
+	m->examples = 1;
+	ks_buf_addf(&m->rules, "\nexample: example.c lib%s.a\n\t$(CC) $(CFLAGS) example.c lib%s.a "
+			       "-lm -o $@\n",
+		    it->task->name, it->task->name);
+	return 0;
+}
+
+static void c_makefile(struct mk_parts *m, struct ks_export_out *o)
+{
+	struct ks_buf *mk = &m->head;
+	if (m->cuda)
+		ks_buf_adds(mk, "NVCC ?= nvcc\nNVCCFLAGS ?= -O3 -std=c++17 -arch=native\n");
+	ks_buf_addf(mk, "\nall:%s%s\n", ks_buf_str(&m->libs), m->examples ? " example" : "");
+	ks_buf_adds(mk, "\n%.o: %.c\n\t$(CC) $(CFLAGS) -fPIC -c $< -o $@\n");
+	if (m->cuda)
+		ks_buf_adds(mk, "%.o: %.cu\n\t$(NVCC) $(NVCCFLAGS) -Xcompiler -fPIC -c $< -o $@\n");
+	ks_buf_addf(mk, "%s\nclean:\n\trm -f *.o *.a example\n\n.PHONY: all clean\n",
+		    ks_buf_str(&m->rules));
+	ks_buf_add(ks_export_out_file(o, "Makefile"), mk->data, mk->len);
+}
+
 static int c_write(const struct ks_export_item *items, int n, struct ks_export_out *o,
 		   struct ks_error *e)
 {
-	struct ks_buf mk = KS_BUF_INIT, libs = KS_BUF_INIT, rules = KS_BUF_INIT;
-	int rc = 0, cuda = 0, examples = 0;
+	struct mk_parts m = {KS_BUF_INIT, KS_BUF_INIT, KS_BUF_INIT, 0, 0};
+	int rc = 0;
 	for (int k = 0; k < n && !rc; k++) {
 		const struct ks_export_item *it = &items[k];
-		const char *name = it->task->name, *ext = ks_export_ext(it);
-		int is_cu = !strcmp(ext, "cu");
-		char file[160];
-		for (int j = 0; j < k; j++)
-			if (!strcmp(items[j].task->name, name))
-				return ks_error_set(e, KS_EINVAL, "two kernels for task '%s' (%s, %s): "
-								  "one library per task",
-						    name, items[j].origin, it->origin);
-		snprintf(file, sizeof(file), "%s.h", name);
-		struct ks_buf *h = ks_export_out_file(o, file);
-		if ((rc = write_header(it, h)))
-			return ks_error_set(e, rc, "task '%s': no C prototype for backend '%s'", name,
-					    it->backend);
-		cuda |= is_cu;
-		ks_buf_addf(&libs, " lib%s.a", name);
-		ks_buf_addf(&rules, "\n%s_OBJS =", name);
-		for (int v = 0; v < it->nvariants; v++) {
-			ks_export_kernel_name(it, v, file, sizeof(file));
-			struct ks_buf *s = ks_export_out_file(o, file);
-			ks_buf_addf(s, "#include \"%s.h\"\n", name);
-			ks_export_kernel_source(it, v, s);
-			ks_buf_addf(&rules, " %.*s.o", (int)(strlen(file) - strlen(ext) - 1), file);
-		}
-		if (it->nvariants > 1) {
-			snprintf(file, sizeof(file), "%s_dispatch.%s", name, ext);
-			rc = write_dispatch(it, ks_export_out_file(o, file));
-			ks_buf_addf(&rules, " %s_dispatch.o", name);
-		}
-		ks_buf_addf(&rules, "\nlib%s.a: $(%s_OBJS)\n\t$(AR) rcs $@ $^\n$(%s_OBJS): %s.h\n", name,
-			    name, name, name);
-		if (!is_cu && !examples) {
-			struct ks_buf *x = ks_export_out_file(o, "example.c");
-			int made = write_example(it, x, e);
-			if (made < 0)
-				return made;
-			if (made) {
-				examples = 1;
-				ks_buf_addf(&rules, "\nexample: example.c lib%s.a\n\t$(CC) $(CFLAGS) "
-						    "example.c lib%s.a -lm -o $@\n",
-					    name, name);
-			} else {
-				o->nfiles--;
-				ks_buf_release(&o->files[o->nfiles]);
-			}
-		}
+		int is_cu = !strcmp(ks_export_ext(it), "cu");
+		for (int j = 0; j < k && !rc; j++)
+			if (!strcmp(items[j].task->name, it->task->name))
+				rc = ks_error_set(e, KS_EINVAL, "two kernels for task '%s' (%s, %s): "
+								"one library per task",
+						  it->task->name, items[j].origin, it->origin);
+		if (!rc)
+			rc = c_item_sources(it, o, &m, e);
+		if (!rc && !is_cu && !m.examples)
+			rc = c_item_example(it, o, &m, e);
+		m.cuda |= is_cu;
 		if (k == 0)
-			ks_buf_addf(&mk, "# Builds the kernels ksearch found (ksearch export --to c): "
-					 "make, then link\n# lib<task>.a (C kernels: with %s -lm; CUDA: "
-					 "-lcudart -lstdc++).\n",
+			ks_buf_addf(&m.head, "# Builds the kernels ksearch found (ksearch export --to c): "
+					     "make, then link\n# lib<task>.a (C kernels: with %s -lm; CUDA: "
+					     "-lcudart -lstdc++).\n",
 				    kernel_flags(it));
 		if (!is_cu)
-			ks_buf_addf(&mk, "CC ?= cc\nCFLAGS ?= %s\n", kernel_flags(it));
+			ks_buf_addf(&m.head, "CC ?= cc\nCFLAGS ?= %s\n", kernel_flags(it));
 	}
-	if (cuda)
-		ks_buf_adds(&mk, "NVCC ?= nvcc\nNVCCFLAGS ?= -O3 -std=c++17 -arch=native\n");
-	ks_buf_addf(&mk, "\nall:%s%s\n", ks_buf_str(&libs), examples ? " example" : "");
-	ks_buf_adds(&mk, "\n%.o: %.c\n\t$(CC) $(CFLAGS) -fPIC -c $< -o $@\n");
-	if (cuda)
-		ks_buf_adds(&mk, "%.o: %.cu\n\t$(NVCC) $(NVCCFLAGS) -Xcompiler -fPIC -c $< -o $@\n");
-	ks_buf_addf(&mk, "%s\nclean:\n\trm -f *.o *.a example\n\n.PHONY: all clean\n",
-		    ks_buf_str(&rules));
-	struct ks_buf *m = ks_export_out_file(o, "Makefile");
-	ks_buf_add(m, mk.data, mk.len);
-	ks_buf_release(&mk);
-	ks_buf_release(&libs);
-	ks_buf_release(&rules);
+	if (!rc)
+		c_makefile(&m, o);
+	ks_buf_release(&m.head);
+	ks_buf_release(&m.libs);
+	ks_buf_release(&m.rules);
 	return rc;
 }
 

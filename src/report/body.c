@@ -18,6 +18,14 @@ static void fnum(char *dst, size_t n, const char *fmt, double v)
 		snprintf(dst, n, "%s", RP_NA);
 }
 
+/* a table cell of one number, RP_NA when it is unknown */
+static void num_cell(struct rp_doc *d, const char *fmt, double v)
+{
+	char t[64];
+	fnum(t, sizeof(t), fmt, v);
+	doc_cell(d, t);
+}
+
 /* a rate (GFLOP/s, GB/s) with three significant digits, never "0.0" for 0.04; whole
  * numbers from 1000 up */
 static void frate(char *dst, size_t n, double v)
@@ -500,19 +508,13 @@ static void ftol(char *dst, size_t n, const struct rp_wl *w)
 		 isnan(w->tol_l2) ? RP_NA : b);
 }
 
-static void section_best(struct rp_doc *d, const struct rp_run *r)
+/* the best's action, knobs, defines and place in the search */
+static void best_intro(struct rp_doc *d, const struct rp_cand *b)
 {
-	char t[256];
-	if (r->best < 0)
-		return;
-	const struct rp_cand *b = &r->cands[r->best];
-	snprintf(t, sizeof(t), "Best candidate #%lld per workload (%s phase)", (long long)b->c->id,
-		 b->phase);
-	doc_heading(d, 2, t);
+	char knobs[400];
 	doc_para_begin(d);
 	doc_text(d, "Action ");
 	doc_code(d, b->c->action);
-	char knobs[400];
 	rp_fmt_knobs(b->c->knobs, knobs, sizeof(knobs));
 	if (knobs[0]) {
 		doc_text(d, ", knobs ");
@@ -527,7 +529,48 @@ static void section_best(struct rp_doc *d, const struct rp_run *r)
 	if (!strcmp(b->phase, "final") && b->c->has_result && isfinite(b->c->speedup))
 		doc_textf(d, " Search phase measured %.2fx.", b->c->speedup);
 	doc_para_end(d);
-	char lib_us[96], lib_vs[96];
+}
+
+/* one workload's row of the best's table */
+static void best_row(struct rp_doc *d, const struct rp_run *r, size_t i, const struct rp_wl *w)
+{
+	char t[256];
+	doc_row_begin(d, NULL);
+	doc_cellf(d, "%s%s", r->workloads[i].label, r->workloads[i].is_check ? " (check)" : "");
+	doc_cell(d, w->present ? w->status : "not run");
+	num_cell(d, "%.2e", w->max_abs_err);
+	ftol(t, sizeof(t), w);
+	doc_cell(d, t);
+	num_cell(d, "%.2f", w->median_us);
+	num_cell(d, "%.1f%%", w->spread_pct);
+	num_cell(d, "%.2f", w->baseline_us);
+	num_cell(d, "%.2fx", w->speedup);
+	if (r->has_library) {
+		num_cell(d, "%.2f", w->library_us);
+		num_cell(d, "%.2fx", w->library_speedup);
+	}
+	frate(t, sizeof(t), w->gflops);
+	doc_cell(d, t);
+	frate(t, sizeof(t), w->gbps);
+	doc_cell(d, t);
+	if (isfinite(w->roofline_pct) && w->roofline_pct > 0)
+		ks_roof_pct_text(w->roofline_pct, 0, t, sizeof(t));
+	else
+		snprintf(t, sizeof(t), "%s", RP_NA);
+	doc_cell(d, t);
+	doc_row_end(d);
+}
+
+static void section_best(struct rp_doc *d, const struct rp_run *r)
+{
+	char t[256], lib_us[96], lib_vs[96];
+	if (r->best < 0)
+		return;
+	const struct rp_cand *b = &r->cands[r->best];
+	snprintf(t, sizeof(t), "Best candidate #%lld per workload (%s phase)", (long long)b->c->id,
+		 b->phase);
+	doc_heading(d, 2, t);
+	best_intro(d, b);
 	snprintf(lib_us, sizeof(lib_us), "%s (us)", r->library);
 	snprintf(lib_vs, sizeof(lib_vs), "vs %s", r->library);
 	const char *heads[] = {"workload", "status", "max abs err", "error / tolerance", "median (us)",
@@ -538,43 +581,9 @@ static void section_best(struct rp_doc *d, const struct rp_run *r)
 	doc_table_begin(d, r->has_library ? 13 : 11, heads,
 			r->has_library ? "llrrrrrrrrrrr" : "llrrrrrrrrr");
 	const struct rp_wl *ws = !strcmp(b->phase, "final") ? b->final : b->search;
-	for (size_t i = 0; i < r->nworkloads; i++) {
-		const struct rp_wl *w = &ws[i];
+	for (size_t i = 0; i < r->nworkloads; i++)
 		/* checks are correctness-only and run in the search phase */
-		if (!w->present && r->workloads[i].is_check)
-			w = &b->search[i];
-		doc_row_begin(d, NULL);
-		doc_cellf(d, "%s%s", r->workloads[i].label, r->workloads[i].is_check ? " (check)" : "");
-		doc_cell(d, w->present ? w->status : "not run");
-		fnum(t, sizeof(t), "%.2e", w->max_abs_err);
-		doc_cell(d, t);
-		ftol(t, sizeof(t), w);
-		doc_cell(d, t);
-		fnum(t, sizeof(t), "%.2f", w->median_us);
-		doc_cell(d, t);
-		fnum(t, sizeof(t), "%.1f%%", w->spread_pct);
-		doc_cell(d, t);
-		fnum(t, sizeof(t), "%.2f", w->baseline_us);
-		doc_cell(d, t);
-		fnum(t, sizeof(t), "%.2fx", w->speedup);
-		doc_cell(d, t);
-		if (r->has_library) {
-			fnum(t, sizeof(t), "%.2f", w->library_us);
-			doc_cell(d, t);
-			fnum(t, sizeof(t), "%.2fx", w->library_speedup);
-			doc_cell(d, t);
-		}
-		frate(t, sizeof(t), w->gflops);
-		doc_cell(d, t);
-		frate(t, sizeof(t), w->gbps);
-		doc_cell(d, t);
-		if (isfinite(w->roofline_pct) && w->roofline_pct > 0)
-			ks_roof_pct_text(w->roofline_pct, 0, t, sizeof(t));
-		else
-			snprintf(t, sizeof(t), "%s", RP_NA);
-		doc_cell(d, t);
-		doc_row_end(d);
-	}
+		best_row(d, r, i, !ws[i].present && r->workloads[i].is_check ? &b->search[i] : &ws[i]);
 	doc_table_end(d);
 	doc_para_begin(d);
 	doc_text(d, "Error / tolerance: what the check judged, as shares of the task's tolerance "
@@ -635,7 +644,6 @@ static void per_shape_text(struct rp_doc *d, const struct rp_run *r)
 
 static void per_shape_row(struct rp_doc *d, const struct rp_run *r, const struct ks_shape_pick *x)
 {
-	char t[64];
 	int ci = rp_find_cand(r, x->candidate);
 	doc_row_begin(d, x->candidate == r->picks.best ? "best" : NULL);
 	doc_cell(d, wl_label(r, x->workload));
@@ -645,12 +653,9 @@ static void per_shape_row(struct rp_doc *d, const struct rp_run *r, const struct
 	else
 		doc_cell(d, RP_NA);
 	doc_cell(d, x->phase);
-	fnum(t, sizeof(t), "%.2f", x->median_us);
-	doc_cell(d, t);
-	fnum(t, sizeof(t), "%.2f", x->best_us);
-	doc_cell(d, t);
-	fnum(t, sizeof(t), "%.2fx", x->speedup_vs_best);
-	doc_cell(d, t);
+	num_cell(d, "%.2f", x->median_us);
+	num_cell(d, "%.2f", x->best_us);
+	num_cell(d, "%.2fx", x->speedup_vs_best);
 	doc_row_end(d);
 }
 
@@ -776,6 +781,22 @@ static void tree_node(struct rp_doc *d, const struct rp_run *r, int i, int depth
 	doc_item_end(d);
 }
 
+static void tree_questions(struct rp_doc *d, const struct rp_tree *tr)
+{
+	doc_para_begin(d);
+	doc_strong_begin(d);
+	doc_text(d, "Open questions:");
+	doc_strong_end(d);
+	doc_para_end(d);
+	doc_list_begin(d);
+	for (int i = 0; i < tr->nquestions; i++) {
+		doc_item_begin(d, NULL);
+		doc_text(d, tr->open_questions[i]);
+		doc_item_end(d);
+	}
+	doc_list_end(d);
+}
+
 static void section_tree(struct rp_doc *d, const struct rp_run *r)
 {
 	const struct rp_tree *tr = &r->tree;
@@ -816,15 +837,8 @@ static void section_tree(struct rp_doc *d, const struct rp_run *r)
 		doc_text(d, ".");
 	}
 	doc_para_end(d);
-	if (tr->kernel_summary && tr->kernel_summary[0]) {
-		doc_para_begin(d);
-		doc_strong_begin(d);
-		doc_text(d, "Kernel summary:");
-		doc_strong_end(d);
-		doc_text(d, " ");
-		doc_text(d, tr->kernel_summary);
-		doc_para_end(d);
-	}
+	if (tr->kernel_summary && tr->kernel_summary[0])
+		labelled_para(d, "Kernel summary:", tr->kernel_summary, "");
 	if (tr->nnodes) {
 		if (d->html)
 			doc_raw(d, "<div class=\"tree\">");
@@ -839,20 +853,8 @@ static void section_tree(struct rp_doc *d, const struct rp_run *r)
 		if (d->html)
 			doc_raw(d, "</div>\n");
 	}
-	if (tr->nquestions) {
-		doc_para_begin(d);
-		doc_strong_begin(d);
-		doc_text(d, "Open questions:");
-		doc_strong_end(d);
-		doc_para_end(d);
-		doc_list_begin(d);
-		for (int i = 0; i < tr->nquestions; i++) {
-			doc_item_begin(d, NULL);
-			doc_text(d, tr->open_questions[i]);
-			doc_item_end(d);
-		}
-		doc_list_end(d);
-	}
+	if (tr->nquestions)
+		tree_questions(d, tr);
 }
 
 static void section_failures(struct rp_doc *d, const struct rp_run *r)
