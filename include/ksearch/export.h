@@ -59,7 +59,7 @@ struct ks_exporter_i {
 	int version;                  /* KS_EXPORTER_VERSION */
 	const char *name;             /* "mlx" */
 	const char *const *backends;  /* NULL-terminated: the backends whose kernels it takes */
-	int folder;                   /* 1: writes a folder (--out DIR); 0: one file */
+	int folder;                   /* 1: writes a folder (--out DIR); 0 (left out): one file */
 	const char *summary;          /* one line for --help */
 	/* every item into out; a kernel the target cannot take is KS_EINVAL with why */
 	int (*write)(const struct ks_export_item *items, int n, struct ks_export_out *out,

@@ -311,6 +311,13 @@ static int c_item_example(const struct ks_export_item *it, struct ks_export_out 
 	return 0;
 }
 
+static void mk_parts_release(struct mk_parts *m)
+{
+	ks_buf_release(&m->head);
+	ks_buf_release(&m->libs);
+	ks_buf_release(&m->rules);
+}
+
 static void c_makefile(struct mk_parts *m, struct ks_export_out *o)
 {
 	struct ks_buf *mk = &m->head;
@@ -329,17 +336,11 @@ static int c_write(const struct ks_export_item *items, int n, struct ks_export_o
 		   struct ks_error *e)
 {
 	struct mk_parts m = {KS_BUF_INIT, KS_BUF_INIT, KS_BUF_INIT, 0, 0};
-	int rc = 0;
+	int rc = ks_export_one_per_task(items, n, "library", e);
 	for (int k = 0; k < n && !rc; k++) {
 		const struct ks_export_item *it = &items[k];
 		int is_cu = !strcmp(ks_export_ext(it), "cu");
-		for (int j = 0; j < k && !rc; j++)
-			if (!strcmp(items[j].task->name, it->task->name))
-				rc = ks_error_set(e, KS_EINVAL, "two kernels for task '%s' (%s, %s): "
-								"one library per task",
-						  it->task->name, items[j].origin, it->origin);
-		if (!rc)
-			rc = c_item_sources(it, o, &m, e);
+		rc = c_item_sources(it, o, &m, e);
 		if (!rc && !is_cu && !m.examples)
 			rc = c_item_example(it, o, &m, e);
 		m.cuda |= is_cu;
@@ -353,20 +354,15 @@ static int c_write(const struct ks_export_item *items, int n, struct ks_export_o
 	}
 	if (!rc)
 		c_makefile(&m, o);
-	ks_buf_release(&m.head);
-	ks_buf_release(&m.libs);
-	ks_buf_release(&m.rules);
+	mk_parts_release(&m);
 	return rc;
 }
-
-static const char *const c_backends[] = {"cpu", "cuda", NULL};
 
 const struct ks_exporter_i ks_exporter_c = {
 	.version = KS_EXPORTER_VERSION,
 	.name = "c",
-	.backends = c_backends,
+	.backends = ks_export_host_and_cuda,
 	.folder = 1,
-	.summary = "a folder: NAME.h (prototype, knobs), the kernel source(s), a shape dispatcher "
-		   "when candidates won different workloads, a Makefile building libNAME.a",
+	.summary = "a folder: NAME.h, the kernel source(s), a dispatcher (--per-shape), a Makefile",
 	.write = c_write,
 };

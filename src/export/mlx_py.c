@@ -208,17 +208,10 @@ static int mlx_write(const struct ks_export_item *items, int n, struct ks_export
 {
 	struct ks_buf *out = ks_export_out_file(o, "ksearch_mlx.py");
 	ks_buf_adds(out, prelude);
-	for (int i = 0; i < n; i++) {
-		for (int j = 0; j < i; j++)
-			if (!strcmp(items[j].task->name, items[i].task->name))
-				return ks_error_set(e, KS_EINVAL, "two kernels for task '%s' (%s, %s): "
-								  "one function per task",
-						    items[i].task->name, items[j].origin, items[i].origin);
-		int rc = write_function(&items[i], out, e);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	int rc = ks_export_one_per_task(items, n, "function", e);
+	for (int i = 0; i < n && !rc; i++)
+		rc = write_function(&items[i], out, e);
+	return rc;
 }
 
 static const char *const mlx_backends[] = {"mlx", NULL};
@@ -227,7 +220,6 @@ const struct ks_exporter_i ks_exporter_mlx = {
 	.version = KS_EXPORTER_VERSION,
 	.name = "mlx",
 	.backends = mlx_backends,
-	.folder = 0,
 	.summary = "a Python module: one function per task building mx.fast.cuda_kernel / metal_kernel",
 	.write = mlx_write,
 };

@@ -13,6 +13,21 @@ static const struct ks_exporter_i *const exporters[] = {
 	NULL,
 };
 
+const char *const ks_export_host_and_cuda[] = {"cpu", "cuda", NULL};
+
+int ks_export_one_per_task(const struct ks_export_item *items, int n, const char *what,
+			   struct ks_error *e)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			if (!strcmp(items[j].task->name, items[i].task->name))
+				return ks_error_set(e, KS_EINVAL, "two kernels for task '%s' (%s, %s): "
+								  "one %s per task",
+						    items[i].task->name, items[j].origin,
+						    items[i].origin, what);
+	return 0;
+}
+
 const struct ks_exporter_i *const *ks_exporter_list(void)
 {
 	return exporters;
@@ -20,10 +35,10 @@ const struct ks_exporter_i *const *ks_exporter_list(void)
 
 const struct ks_exporter_i *ks_exporter_find(const char *name)
 {
-	for (int i = 0; name && exporters[i]; i++)
-		if (!strcmp(exporters[i]->name, name))
-			return exporters[i];
-	return NULL;
+	const struct ks_exporter_i *const *x = exporters;
+	while (name && *x && strcmp((*x)->name, name))
+		x++;
+	return name ? *x : NULL;
 }
 
 int ks_exporter_takes(const struct ks_exporter_i *ex, const char *backend)

@@ -354,17 +354,10 @@ int ks_torch_module(const struct ks_export_item *items, int n, const char *kerne
 	}
 	ks_buf_adds(out, "\"\"\"\n");
 	ks_buf_adds(out, prelude_code);
-	for (int i = 0; i < n; i++) {
-		for (int j = 0; j < i; j++)
-			if (!strcmp(items[j].task->name, items[i].task->name))
-				return ks_error_set(e, KS_EINVAL, "two kernels for task '%s' (%s, %s): "
-								  "one op per task",
-						    items[i].task->name, items[j].origin, items[i].origin);
-		int rc = write_op(&items[i], kernel_file, fn ? fn : items[i].task->name, out, e);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	int rc = ks_export_one_per_task(items, n, "op", e);
+	for (int i = 0; i < n && !rc; i++)
+		rc = write_op(&items[i], kernel_file, fn ? fn : items[i].task->name, out, e);
+	return rc;
 }
 
 static int torch_write(const struct ks_export_item *items, int n, struct ks_export_out *o,
@@ -373,13 +366,10 @@ static int torch_write(const struct ks_export_item *items, int n, struct ks_expo
 	return ks_torch_module(items, n, NULL, NULL, ks_export_out_file(o, "ksearch_torch.py"), e);
 }
 
-static const char *const torch_backends[] = {"cpu", "cuda", NULL};
-
 const struct ks_exporter_i ks_exporter_torch = {
 	.version = KS_EXPORTER_VERSION,
 	.name = "torch",
-	.backends = torch_backends,
-	.folder = 0,
+	.backends = ks_export_host_and_cuda,
 	.summary = "a Python module: one torch.library op per task, built with load_inline (CPU: C "
 		   "kernels, CUDA: .cu kernels)",
 	.write = torch_write,

@@ -452,7 +452,7 @@ static void lb_table(struct rp_doc *d, const struct rp_run *r, const struct lb_p
 
 static void section_leaderboard(struct rp_doc *d, const struct rp_run *r)
 {
-	static struct lb_part parts[2];
+	struct lb_part parts[2]; /* 8 KiB: the rows of --top 1000 */
 	char t[128];
 	int top = r->opts.top, shown = 0;
 	if (top >= r->evaluated)

@@ -144,63 +144,45 @@ enum ks_final_stop ks_final_stop_rule(const struct ks_final_cand *c, int n,
 	return KS_FINAL_GO_ON;
 }
 
-static const char *const stop_keys[] = {
-	[KS_FINAL_GO_ON] = "",
-	[KS_FINAL_DECIDED] = "decided",
-	[KS_FINAL_QUIET] = "noise_below_threshold",
-	[KS_FINAL_ALONE] = "one_candidate",
-	[KS_FINAL_ROUND_CAP] = "round_cap",
-	[KS_FINAL_TIME_CAP] = "time_cap",
-	[KS_FINAL_MEASURED_EARLIER] = "measured_earlier",
-	[KS_FINAL_INTERRUPTED] = "interrupted",
-	[KS_FINAL_SKIPPED] = "skipped",
-	[KS_FINAL_FAILED] = "failed",
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* each reason's key for JSON and its phrase; noise: the leaders' gap follows */
+static const struct {
+	const char *key, *text;
+	int noise;
+} stops[] = {
+	[KS_FINAL_GO_ON] = {"", "still measuring", 0},
+	[KS_FINAL_DECIDED] = {"decided", "the leaders' order was decided beyond the noise", 1},
+	[KS_FINAL_QUIET] = {"noise_below_threshold",
+			    "the noise fell below the " STR(KS_FINAL_MAX_NOISE_PCT)
+			    "% threshold: the leaders tie within it", 1},
+	[KS_FINAL_ALONE] = {"one_candidate", "fewer than two candidates passed: nothing to order", 0},
+	[KS_FINAL_ROUND_CAP] = {"round_cap", "the cap of " STR(KS_FINAL_MAX_ROUNDS)
+					     " rounds, the leaders still inside the noise", 1},
+	[KS_FINAL_TIME_CAP] = {"time_cap", "the time cap (the later rounds take at most "
+					   STR(KS_FINAL_LATER_SHARE) "x round 1's time), the leaders "
+					   "still inside the noise", 1},
+	[KS_FINAL_MEASURED_EARLIER] = {"measured_earlier", "the leaders were re-measured before "
+							   "the run was resumed", 0},
+	[KS_FINAL_INTERRUPTED] = {"interrupted", "interrupted (Ctrl-C)", 0},
+	[KS_FINAL_SKIPPED] = {"skipped", "--top 0: no re-measurement", 0},
+	[KS_FINAL_FAILED] = {"failed", "a measurement failed", 0},
 };
 
 const char *ks_final_stop_key(enum ks_final_stop s)
 {
-	return (unsigned)s < sizeof(stop_keys) / sizeof(stop_keys[0]) ? stop_keys[s] : "";
+	return (unsigned)s < sizeof(stops) / sizeof(stops[0]) ? stops[s].key : "";
 }
 
 void ks_final_stop_text(enum ks_final_stop s, double noise_pct, char *dst, size_t n)
 {
-	char noise[64] = "";
-	if (isfinite(noise_pct))
-		snprintf(noise, sizeof(noise), " (their gap known to +-%.1f%%)", noise_pct);
-	switch (s) {
-	case KS_FINAL_DECIDED:
-		snprintf(dst, n, "the leaders' order was decided beyond the noise%s", noise);
-		break;
-	case KS_FINAL_QUIET:
-		snprintf(dst, n, "the noise fell below the %.0f%% threshold%s: the leaders tie "
-				 "within it", KS_FINAL_MAX_NOISE_PCT, noise);
-		break;
-	case KS_FINAL_ALONE:
-		snprintf(dst, n, "fewer than two candidates passed: nothing to order");
-		break;
-	case KS_FINAL_ROUND_CAP:
-		snprintf(dst, n, "the cap of %d rounds, the leaders still inside the noise%s",
-			 KS_FINAL_MAX_ROUNDS, noise);
-		break;
-	case KS_FINAL_TIME_CAP:
-		snprintf(dst, n, "the time cap (the later rounds take at most %.0fx round 1's time), "
-				 "the leaders still inside the noise%s", KS_FINAL_LATER_SHARE, noise);
-		break;
-	case KS_FINAL_MEASURED_EARLIER:
-		snprintf(dst, n, "the leaders were re-measured before the run was resumed");
-		break;
-	case KS_FINAL_INTERRUPTED:
-		snprintf(dst, n, "interrupted (Ctrl-C)");
-		break;
-	case KS_FINAL_SKIPPED:
-		snprintf(dst, n, "--top 0: no re-measurement");
-		break;
-	case KS_FINAL_FAILED:
-		snprintf(dst, n, "a measurement failed");
-		break;
-	default:
-		snprintf(dst, n, "still measuring");
-	}
+	if ((unsigned)s >= sizeof(stops) / sizeof(stops[0]))
+		s = KS_FINAL_GO_ON;
+	if (stops[s].noise && isfinite(noise_pct))
+		snprintf(dst, n, "%s (their gap known to +-%.1f%%)", stops[s].text, noise_pct);
+	else
+		snprintf(dst, n, "%s", stops[s].text);
 }
 
 /* a gap in % with enough digits: "+366%", "-3.1%" */
