@@ -437,7 +437,9 @@ static void lb_table(struct rp_doc *d, const struct rp_run *r, const struct lb_p
 	doc_para_begin(d);
 	doc_text(d, p->final ? "Every figure but the search column is the final's: the speedup "
 			       "and the times pooled over its rounds, the baseline timed again beside "
-			       "each candidate."
+			       "each candidate. The best comes first even when another measured "
+			       "faster inside the noise: the crown leaves the search phase's leader "
+			       "only beyond it (How sure, above)."
 			     : "Every figure is the search phase's: one measurement per candidate, "
 			       "against the baseline timed once at the start of the run. Candidates "
 			       "that failed (in the search, or in the final re-measurement) follow the "
@@ -712,6 +714,9 @@ static void node_candidate(struct rp_doc *d, const struct rp_run *r, const struc
 		doc_textf(d, " score %.3g (from the snapshot)", n->score);
 }
 
+static void tree_children(struct rp_doc *d, const struct rp_run *r, const struct rp_node *n,
+			  int depth);
+
 static void tree_node(struct rp_doc *d, const struct rp_run *r, int i, int depth)
 {
 	const struct rp_tree *tr = &r->tree;
@@ -747,38 +752,44 @@ static void tree_node(struct rp_doc *d, const struct rp_run *r, int i, int depth
 		doc_textf(d, "; impacts: %s", n->impacts);
 	if (n->is_active)
 		doc_text(d, " \xe2\x86\x90 active leaf");
-	if (n->first_child >= 0) {
-		if (depth >= MAX_DEPTH) {
-			doc_text(d, " (deeper levels not shown)");
-		} else {
-			int folded = 0, kids = 0;
-			long most = -1;
-			doc_list_begin(d);
-			for (int c = n->first_child; c >= 0; c = tr->nodes[c].next_sibling) {
-				if (tr->nodes[c].shown) {
-					tree_node(d, r, c, depth + 1);
-					continue;
-				}
-				kids++;
-				folded += tr->nodes[c].subtree;
-				long v = subtree_visits(tr, c, depth + 1);
-				most = v > most ? v : most;
-			}
-			if (folded) {
-				doc_item_begin(d, "folded");
-				doc_textf(d, "\xe2\x80\xa6 %d more node%s folded (%d action%s here", folded,
-					  folded == 1 ? "" : "s", kids, kids == 1 ? "" : "s");
-				if (most == 0)
-					doc_text(d, ", none visited");
-				else if (most > 0)
-					doc_textf(d, ", at most %ld visit%s each", most, most == 1 ? "" : "s");
-				doc_text(d, ")");
-				doc_item_end(d);
-			}
-			doc_list_end(d);
-		}
-	}
+	if (n->first_child >= 0 && depth >= MAX_DEPTH)
+		doc_text(d, " (deeper levels not shown)");
+	else if (n->first_child >= 0)
+		tree_children(d, r, n, depth);
 	doc_item_end(d);
+}
+
+/* the children drawn, the folded ones counted: "… 12 more nodes folded (6 actions here,
+ * none visited)" */
+static void tree_children(struct rp_doc *d, const struct rp_run *r, const struct rp_node *n,
+			  int depth)
+{
+	const struct rp_tree *tr = &r->tree;
+	int folded = 0, kids = 0;
+	long most = -1;
+	doc_list_begin(d);
+	for (int c = n->first_child; c >= 0; c = tr->nodes[c].next_sibling) {
+		if (tr->nodes[c].shown) {
+			tree_node(d, r, c, depth + 1);
+			continue;
+		}
+		kids++;
+		folded += tr->nodes[c].subtree;
+		long v = subtree_visits(tr, c, depth + 1);
+		most = v > most ? v : most;
+	}
+	if (folded) {
+		doc_item_begin(d, "folded");
+		doc_textf(d, "\xe2\x80\xa6 %d more node%s folded (%d action%s here", folded,
+			  folded == 1 ? "" : "s", kids, kids == 1 ? "" : "s");
+		if (most == 0)
+			doc_text(d, ", none visited");
+		else if (most > 0)
+			doc_textf(d, ", at most %ld visit%s each", most, most == 1 ? "" : "s");
+		doc_text(d, ")");
+		doc_item_end(d);
+	}
+	doc_list_end(d);
 }
 
 static void tree_questions(struct rp_doc *d, const struct rp_tree *tr)
@@ -932,67 +943,77 @@ static void section_model_rejects(struct rp_doc *d, const struct rp_run *r)
 	doc_list_end(d);
 }
 
+/* the run's model calls, summed */
+struct llm_sums {
+	long long pt, ct;       /* prompt and completion tokens */
+	double cost, *lat;      /* lat: the latencies (ms), nlat of them */
+	int ok, ncost, nlat, tokens_known;
+	char models[512];       /* "a, b" */
+};
+
+static void llm_sum(const struct rp_run *r, struct llm_sums *m)
+{
+	size_t mlen = 0;
+	for (size_t i = 0; i < r->nllm; i++) {
+		const struct ks_store_llm *x = &r->llm[i];
+		m->tokens_known |= x->prompt_tokens >= 0;
+		m->pt += x->prompt_tokens > 0 ? x->prompt_tokens : 0;
+		m->ct += x->completion_tokens > 0 ? x->completion_tokens : 0;
+		m->ok += x->status && !strcmp(x->status, "ok");
+		if (isfinite(x->cost)) {
+			m->cost += x->cost;
+			m->ncost++;
+		}
+		if (m->lat && isfinite(x->latency_ms))
+			m->lat[m->nlat++] = x->latency_ms;
+		if (x->model && x->model[0] && !strstr(m->models, x->model)) {
+			int w = snprintf(m->models + mlen, sizeof(m->models) - mlen, "%s%s",
+					 mlen ? ", " : "", x->model);
+			if (w > 0 && (size_t)w < sizeof(m->models) - mlen)
+				mlen += (size_t)w;
+			else
+				m->models[mlen] = 0;
+		}
+	}
+}
+
 static void section_llm(struct rp_doc *d, const struct rp_run *r)
 {
 	if (!r->nllm)
 		return;
-	long long pt = 0, ct = 0;
-	double cost = 0, *lat = malloc(sizeof(double) * r->nllm);
-	int ok = 0, ncost = 0, nlat = 0, tokens_known = 0;
-	char models[512] = "";
-	size_t mlen = 0;
-	for (size_t i = 0; i < r->nllm; i++) {
-		const struct ks_store_llm *x = &r->llm[i];
-		tokens_known |= x->prompt_tokens >= 0;
-		pt += x->prompt_tokens > 0 ? x->prompt_tokens : 0;
-		ct += x->completion_tokens > 0 ? x->completion_tokens : 0;
-		ok += x->status && !strcmp(x->status, "ok");
-		if (isfinite(x->cost)) {
-			cost += x->cost;
-			ncost++;
-		}
-		if (lat && isfinite(x->latency_ms))
-			lat[nlat++] = x->latency_ms;
-		if (x->model && x->model[0] && !strstr(models, x->model)) {
-			int w = snprintf(models + mlen, sizeof(models) - mlen, "%s%s", mlen ? ", " : "",
-					 x->model);
-			if (w > 0 && (size_t)w < sizeof(models) - mlen)
-				mlen += (size_t)w;
-			else
-				models[mlen] = 0;
-		}
-	}
+	struct llm_sums m = {.lat = malloc(sizeof(double) * r->nllm)};
+	llm_sum(r, &m);
 	doc_heading(d, 2, "LLM usage");
 	static const char *const heads[] = {"calls", "ok", "prompt tokens", "completion tokens",
 					    "cost", "median latency", "max latency", "models"};
 	doc_table_begin(d, 8, heads, "rrrrrrrl");
 	doc_row_begin(d, NULL);
 	doc_cellf(d, "%zu", r->nllm);
-	doc_cellf(d, "%d", ok);
-	if (tokens_known) {
-		doc_cellf(d, "%lld", pt);
-		doc_cellf(d, "%lld", ct);
+	doc_cellf(d, "%d", m.ok);
+	if (m.tokens_known) {
+		doc_cellf(d, "%lld", m.pt);
+		doc_cellf(d, "%lld", m.ct);
 	} else { /* a command or a person: nobody counted them */
 		doc_cell(d, "unknown");
 		doc_cell(d, "unknown");
 	}
-	if (ncost)
-		doc_cellf(d, "%.4f%s", cost, ncost < (int)r->nllm ? " (some unknown)" : "");
+	if (m.ncost)
+		doc_cellf(d, "%.4f%s", m.cost, m.ncost < (int)r->nllm ? " (some unknown)" : "");
 	else
 		doc_cell(d, "unknown");
-	if (nlat) {
-		qsort(lat, (size_t)nlat, sizeof(*lat), cmp_dbl);
-		double med = nlat % 2 ? lat[nlat / 2] : (lat[nlat / 2 - 1] + lat[nlat / 2]) / 2;
+	if (m.nlat) {
+		qsort(m.lat, (size_t)m.nlat, sizeof(*m.lat), cmp_dbl);
+		double med = m.nlat % 2 ? m.lat[m.nlat / 2] : (m.lat[m.nlat / 2 - 1] + m.lat[m.nlat / 2]) / 2;
 		doc_cellf(d, "%.2f s", med / 1000);
-		doc_cellf(d, "%.2f s", lat[nlat - 1] / 1000);
+		doc_cellf(d, "%.2f s", m.lat[m.nlat - 1] / 1000);
 	} else {
 		doc_cell(d, RP_NA);
 		doc_cell(d, RP_NA);
 	}
-	doc_cell(d, models[0] ? models : RP_NA);
+	doc_cell(d, m.models[0] ? m.models : RP_NA);
 	doc_row_end(d);
 	doc_table_end(d);
-	free(lat);
+	free(m.lat);
 	doc_para_begin(d);
 	doc_text(d, "Prompts and replies are in the run database (llm table); reports never show "
 		    "them.");
