@@ -157,7 +157,8 @@ static const struct {
 	[KS_FINAL_QUIET] = {"noise_below_threshold",
 			    "the noise fell below the " STR(KS_FINAL_MAX_NOISE_PCT)
 			    "% threshold: the leaders tie within it", 1},
-	[KS_FINAL_ALONE] = {"one_candidate", "fewer than two candidates passed: nothing to order", 0},
+	[KS_FINAL_ALONE] = {"one_candidate", "one candidate in the final (--top 1, or one "
+					     "passed): nothing to order", 0},
 	[KS_FINAL_ROUND_CAP] = {"round_cap", "the cap of " STR(KS_FINAL_MAX_ROUNDS)
 					     " rounds, the leaders still inside the noise", 1},
 	[KS_FINAL_TIME_CAP] = {"time_cap", "the time cap (the later rounds take at most "

@@ -71,7 +71,7 @@ enum ks_final_stop {
 	KS_FINAL_GO_ON,            /* measure the leaders again */
 	KS_FINAL_DECIDED,          /* the leaders' order lies beyond the noise */
 	KS_FINAL_QUIET,            /* the noise is below KS_FINAL_MAX_NOISE_PCT: a tie inside it */
-	KS_FINAL_ALONE,            /* fewer than two candidates passed: nothing to order */
+	KS_FINAL_ALONE,            /* one candidate in the final (--top 1, or one passed) */
 	KS_FINAL_ROUND_CAP,        /* KS_FINAL_MAX_ROUNDS measured, still inside the noise */
 	KS_FINAL_TIME_CAP,         /* another round would pass the time cap */
 	KS_FINAL_MEASURED_EARLIER, /* the leaders were re-measured before a --resume */
