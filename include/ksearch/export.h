@@ -77,6 +77,9 @@ void ks_export_out_init(struct ks_export_out *o);
 void ks_export_out_release(struct ks_export_out *o);
 /* a new file of out (NULL when KS_EXPORT_MAX_FILES are taken) */
 struct ks_buf *ks_export_out_file(struct ks_export_out *o, const char *name);
+/* out written to path: a folder (made when missing) with every file, or the one file */
+int ks_export_out_write(const struct ks_export_out *o, const char *path, int folder,
+			struct ks_error *e);
 
 /* ks_export_load's flags */
 #define KS_EXPORT_PER_SHAPE 0x1u /* a run's per-shape winners too, routed by shape */
@@ -100,6 +103,9 @@ struct ks_export_loaded {
 };
 int ks_export_load(const char *path, const char *task_name, unsigned flags,
 		   struct ks_export_loaded *out, struct ks_error *e);
+/* KS_EINVAL naming the backends ex takes when l was found on another one */
+int ks_exporter_check(const struct ks_exporter_i *ex, const struct ks_export_loaded *l,
+		      struct ks_error *e);
 void ks_export_loaded_release(struct ks_export_loaded *l);
 
 #endif

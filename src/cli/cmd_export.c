@@ -116,16 +116,18 @@ static int bake_knobs(const char *path, struct ks_buf *src, const char *defines,
 	return rc ? ks_error_set(e, rc, "'%s': out of memory", path) : 0;
 }
 
-/* write every file of o under dir (made when missing) */
-static int write_folder(const char *dir, const struct ks_export_out *o, struct ks_error *e)
+/* per item: the variants chosen by shape, or the per-shape winners left out */
+static void say_shapes(const struct ks_export_loaded *l, int n, int per_shape, const char **pos)
 {
-	int rc = ks_mkdir_p(dir, e);
-	for (int i = 0; i < o->nfiles && !rc; i++) {
-		char path[PATH_MAX];
-		ks_path_join(path, sizeof(path), dir, o->names[i]);
-		rc = ks_file_write_atomic(path, o->files[i].data, o->files[i].len, e);
-	}
-	return rc;
+	for (int i = 0; i < n; i++)
+		if (l[i].item.nvariants > 1)
+			fprintf(stderr, "%s: %d candidates won different workloads: the export chooses by "
+					"shape\n",
+				l[i].task->name, l[i].item.nvariants);
+		else if (l[i].shape_wins && !per_shape)
+			fprintf(stderr, "%s: another candidate is faster on %d workload%s (ksearch report "
+					"'%s', per-shape pick); --per-shape exports them too, chosen by shape\n",
+				l[i].task->name, l[i].shape_wins, l[i].shape_wins == 1 ? "" : "s", pos[i]);
 }
 
 static void known_targets(char *out, size_t n)
@@ -208,14 +210,8 @@ int cmd_export(int argc, char **argv)
 			n++;
 			goto out;
 		}
-		if (!ks_exporter_takes(ex, loaded[n].backend)) {
-			fprintf(stderr, "ksearch export: '%s' was found on backend %s; --to %s takes "
-					"kernels of backend%s",
-				loaded[n].origin, loaded[n].backend, ex->name,
-				ex->backends[1] ? "s " : " ");
-			for (int b = 0; ex->backends[b]; b++)
-				fprintf(stderr, "%s%s", b ? ", " : "", ex->backends[b]);
-			fprintf(stderr, "\n");
+		if (ks_exporter_check(ex, &loaded[n], &e)) {
+			fprintf(stderr, "ksearch export: %s\n", e.msg);
 			n++;
 			goto out;
 		}
@@ -230,33 +226,19 @@ int cmd_export(int argc, char **argv)
 		fprintf(stderr, "ksearch export: %s\n", e.msg);
 		goto out;
 	}
-	if (ex->folder) {
-		if (write_folder(out_path, &out, &e)) {
-			fprintf(stderr, "ksearch export: %s\n", e.msg);
-			goto out;
-		}
+	if (out_path && ks_export_out_write(&out, out_path, ex->folder, &e)) {
+		fprintf(stderr, "ksearch export: %s\n", e.msg);
+		goto out;
+	}
+	if (ex->folder)
 		fprintf(stderr, "wrote %s/ (%d files; %d kernel%s, target %s): make -C %s\n", out_path,
 			out.nfiles, n, n == 1 ? "" : "s", ex->name, out_path);
-	} else if (out_path) {
-		if (ks_file_write_atomic(out_path, out.files[0].data, out.files[0].len, &e)) {
-			fprintf(stderr, "ksearch export: %s\n", e.msg);
-			goto out;
-		}
+	else if (out_path)
 		fprintf(stderr, "wrote %s (%d kernel%s, target %s)\n", out_path, n, n == 1 ? "" : "s",
 			ex->name);
-	} else {
+	else
 		fwrite(out.files[0].data, 1, out.files[0].len, stdout);
-	}
-	for (int i = 0; i < n; i++)
-		if (items[i].nvariants > 1)
-			fprintf(stderr, "%s: %d candidates won different workloads: the export chooses by "
-					"shape\n",
-				items[i].task->name, items[i].nvariants);
-		else if (loaded[i].shape_wins && !per_shape)
-			fprintf(stderr, "%s: another candidate is faster on %d workload%s (ksearch report "
-					"'%s', per-shape pick); --per-shape exports them too, chosen by shape\n",
-				items[i].task->name, loaded[i].shape_wins,
-				loaded[i].shape_wins == 1 ? "" : "s", pos[i]);
+	say_shapes(loaded, n, per_shape, pos);
 	rc = KS_EXIT_OK;
 out:
 	for (int i = 0; i < n; i++)
