@@ -193,7 +193,6 @@ static int final_open(struct ks_final_run *f, struct ks_error *e)
 		return rc;
 	final_opts(f);
 	f->no_final = f->st->o.final_top <= 0;
-	f->noise_pct = NAN;
 	f->was_busy = ks_final_machine_busy(f->busy, sizeof(f->busy));
 	if ((rc = ks_final_record_roofs(f->st, e)))
 		return rc;
@@ -301,6 +300,8 @@ int ks_run_final(struct ks_run_state *st, struct ks_run_result *r, struct ks_err
 	f->st = st;
 	f->r = r;
 	f->t_start = ks_run_now();
+	f->noise_pct = NAN;
+	f->stop = KS_FINAL_FAILED;
 	int rc = final_open(f, e);
 	if (!rc)
 		rc = final_rounds(f, e);
