@@ -8,7 +8,7 @@
 # wrapping the variants' symbols at link time), any other shape the overall best, and every
 # call equals y = 2x.  Without --per-shape the export is one kernel and says what it leaves.
 . "$(dirname "$0")/lib.sh"
-TASK=$ROOT/tests/fixtures/tasks/two_shapes
+TASK=$ROOT/tests/fixtures/per_shape/two_shapes
 RUN=$TMP/run
 
 "$KS" run "$TASK" --budget 3 --top 3 --min-time 0.01 --out "$RUN" --json >"$TMP/run.json" 2>"$TMP/run.err"
