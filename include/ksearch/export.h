@@ -26,7 +26,8 @@ struct ks_export_variant {
 	const char *knobs; /* JSON object of the knob values, "{}" when unknown */
 };
 
-/* variant `variant` won the measured workload with these param values */
+/* variant `variant` won the measured workload with these param values (a shape measured
+ * nowhere gets variants[0], the overall best) */
 struct ks_export_route {
 	double values[16]; /* one per task param, in declaration order */
 	int variant;
@@ -58,7 +59,7 @@ struct ks_exporter_i {
 	int version;                  /* KS_EXPORTER_VERSION */
 	const char *name;             /* "mlx" */
 	const char *const *backends;  /* NULL-terminated: the backends whose kernels it takes */
-	int folder;                   /* 1: writes a folder (--out DIR); 0: one file */
+	int folder;                   /* 1: writes a folder (--out DIR); 0 (left out): one file */
 	const char *summary;          /* one line for --help */
 	/* every item into out; a kernel the target cannot take is KS_EINVAL with why */
 	int (*write)(const struct ks_export_item *items, int n, struct ks_export_out *out,
@@ -76,12 +77,18 @@ void ks_export_out_init(struct ks_export_out *o);
 void ks_export_out_release(struct ks_export_out *o);
 /* a new file of out (NULL when KS_EXPORT_MAX_FILES are taken) */
 struct ks_buf *ks_export_out_file(struct ks_export_out *o, const char *name);
+/* out written to path: a folder (made when missing) with every file, or the one file */
+int ks_export_out_write(const struct ks_export_out *o, const char *path, int folder,
+			struct ks_error *e);
 
-/* Load what to export from a run folder (its task, backend, best kernel and, from the
- * store's per-workload times, the candidates that won workloads by more than their
- * spread) or from a kernel file (backend from its header or its extension, task from its
- * header or task_name).  The item's strings live in *item_mem; release with
- * ks_export_item_release. */
+/* ks_export_load's flags */
+#define KS_EXPORT_PER_SHAPE 0x1u /* a run's per-shape winners too, routed by shape */
+
+/* Load what to export from a run folder (its task, backend, best kernel and, with
+ * KS_EXPORT_PER_SHAPE, the candidates the run's per-shape pick crowned on workloads of
+ * their own: include/ksearch/report.h) or from a kernel file (backend from its header or
+ * its extension, task from its header or task_name).  The item's strings live in *out;
+ * release with ks_export_loaded_release. */
 struct ks_export_loaded {
 	struct ks_export_item item;
 	struct ks_task *task;
@@ -91,9 +98,14 @@ struct ks_export_loaded {
 	char labels[KS_EXPORT_MAX_VARIANTS][64];
 	char *knobs[KS_EXPORT_MAX_VARIANTS];
 	char provenance[1024];
+	int shape_wins;    /* a run's timed workloads another candidate wins beyond the noise
+			      (exported as variants only with KS_EXPORT_PER_SHAPE) */
 };
-int ks_export_load(const char *path, const char *task_name, struct ks_export_loaded *out,
-		   struct ks_error *e);
+int ks_export_load(const char *path, const char *task_name, unsigned flags,
+		   struct ks_export_loaded *out, struct ks_error *e);
+/* KS_EINVAL naming the backends ex takes when l was found on another one */
+int ks_exporter_check(const struct ks_exporter_i *ex, const struct ks_export_loaded *l,
+		      struct ks_error *e);
 void ks_export_loaded_release(struct ks_export_loaded *l);
 
 #endif

@@ -3,8 +3,8 @@
  * A report reads the run store only (include/ksearch/store.h) and never changes it, so it
  * can be produced while a run is still writing.  Formats:
  *   MD    report.md: header, convergence chart (an image link to convergence.svg),
- *         leaderboard, per-workload table of the best candidate, the fastest candidate
- *         per workload when that is not the best, the world-model tree,
+ *         leaderboard, per-workload table of the best candidate, the per-shape pick
+ *         (the fastest candidate per workload beside the best), the world-model tree,
  *         failures, LLM usage and how the numbers were measured (docs/reports.md)
  *   HTML  report.html: the same sections in one self-contained file, chart inline
  *   JSON  one object for scripts: run metadata, "evaluated", "passed", "best" and
@@ -63,6 +63,46 @@ int ks_report_write_files_opts(const char *run_dir, const struct ks_report_opts 
 #define KS_REPORT_SVG_FILE "convergence.svg"
 #define KS_REPORT_ROOFLINE_FILE "roofline.svg"
 
+
+/* ---- the per-shape pick ---------------------------------------------------------- */
+
+struct ks_store;
+
+/* Per timed workload, the passing candidate fastest there, beside the overall best (the
+ * geometric mean over workloads).  A candidate is compared with the best in one phase:
+ * the final re-measurement's figures where the candidate was re-measured, else the search
+ * phase's for both; it wins the workload only when faster beyond the noise
+ * (ks_run_faster_beyond_noise), else the best keeps it.  A run records its picks at its
+ * end (the "per_shape" event); the report shows them and `ksearch export --per-shape`
+ * dispatches on them. */
+struct ks_shape_pick {
+	int workload;           /* the workload's index in the task */
+	long long candidate;    /* the winner (the overall best unless beaten beyond the noise) */
+	const char *phase;      /* "final" or "search": where both figures below come from */
+	double median_us, spread_pct;    /* the winner's median and spread */
+	double best_us, best_spread_pct; /* the overall best's, in the same phase */
+	double speedup_vs_best; /* best_us / median_us (1: the best wins) */
+};
+
+#define KS_SHAPE_PICK_MAX 64 /* timed workloads picked for, at most */
+
+struct ks_shape_picks {
+	long long best;         /* the overall best; 0: none */
+	int n;                  /* timed workloads the best has a time on */
+	struct ks_shape_pick w[KS_SHAPE_PICK_MAX];
+	int others;             /* workloads another candidate wins */
+	int recorded;           /* 1: as the run recorded them; 0: computed now (older runs) */
+};
+
+/* the picks from the store's evaluations, for the overall best candidate `best` */
+int ks_shape_picks_compute(struct ks_store *s, long long best, struct ks_shape_picks *p,
+			   struct ks_error *e);
+/* the picks the run recorded for `best` (its latest "per_shape" event), else computed */
+int ks_shape_picks_load(struct ks_store *s, long long best, struct ks_shape_picks *p,
+			struct ks_error *e);
+/* the picks as JSON: {"best": 27, "others": 1, "workloads": [{"workload", "candidate",
+ * "phase", "median_us", "spread_pct", "best_us", "best_spread_pct", "speedup_vs_best"}]} */
+int ks_shape_picks_json(const struct ks_shape_picks *p, struct ks_buf *out);
 
 /* ---- ksearch compare ------------------------------------------------------------- */
 

@@ -68,6 +68,13 @@ struct ks_run_result {
 	int reused;               /* candidates taken from the store instead of evaluated */
 	double search_s, final_s; /* the search phase's and the final re-measurement's wall time */
 	int final_rounds;         /* rounds the final measured (0: skipped, --top 0 or Ctrl-C) */
+	char final_stop[32];      /* why its rounds ended: "decided", "noise_below_threshold",
+				     "one_candidate", "round_cap", "time_cap", "skipped", ...
+				     (src/run/final_pick.h; "" without a final) */
+	char final_stop_reason[256]; /* the same as a phrase for people */
+	/* the per-shape pick (include/ksearch/report.h): timed workloads another candidate wins
+	 * beyond the noise, of those the best was timed on */
+	int shape_wins, shape_timed;
 	int cached;               /* evaluations taken from the results cache (earlier runs) */
 	double cached_age_min_s, cached_age_max_s; /* how old they were */
 	long llm_calls;           /* policy llm / cmd: exchanges made (failed ones too) */

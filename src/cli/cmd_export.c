@@ -13,17 +13,17 @@
 
 static const char usage[] =
 	"ksearch export RUN_DIR|KERNEL... --to c|torch|mlx|flashinfer [--task TASK] [--define A=1,B=2]\n"
-	"       [--out PATH]";
+	"       [--per-shape] [--out PATH]";
 static const char about[] =
-	"Write the kernels a run found (its best kernel and, when other candidates won some\n"
-	"workloads by more than the noise, those too, chosen by shape) or kernel files as code\n"
-	"for another framework.  A kernel file names its task with --task unless it is a run's\n"
+	"Write the kernels a run found (its best kernel; with --per-shape, when other candidates\n"
+	"won some workloads by more than the noise, those too, chosen by shape) or kernel files\n"
+	"as code for another framework.  A kernel file names its task with --task unless it is a run's\n"
 	"best file, whose header says it.  A knob template (an @ksearch block) is exported with\n"
 	"its knobs' defaults, or the values --define gives.  docs/export.md describes each target.\n"
 	"Targets:\n"
 	"  c           a folder (--out DIR, required): NAME.h with the prototype and the knob\n"
-	"              values as #defines, the kernel source(s), NAME_dispatch.c|.cu when several\n"
-	"              candidates won, a Makefile building libNAME.a (cc or nvcc), example.c\n"
+	"              values as #defines, the kernel source(s), NAME_dispatch.c|.cu choosing by\n"
+	"              shape (--per-shape), a Makefile building libNAME.a (cc or nvcc), example.c\n"
 	"  torch       a Python module: one torch.library op per task (torch.ops.ksearch.NAME),\n"
 	"              built with torch.utils.cpp_extension.load_inline; cpu and cuda runs\n"
 	"  mlx         a Python module; each function builds mx.fast.cuda_kernel or metal_kernel\n"
@@ -91,16 +91,18 @@ static int bake_knobs(const char *path, struct ks_buf *src, const char *defines,
 	return rc ? ks_error_set(e, rc, "'%s': out of memory", path) : 0;
 }
 
-/* write every file of o under dir (made when missing) */
-static int write_folder(const char *dir, const struct ks_export_out *o, struct ks_error *e)
+/* per item: the variants chosen by shape, or the per-shape winners left out */
+static void say_shapes(const struct ks_export_loaded *l, int n, int per_shape, const char **pos)
 {
-	int rc = ks_mkdir_p(dir, e);
-	for (int i = 0; i < o->nfiles && !rc; i++) {
-		char path[PATH_MAX];
-		ks_path_join(path, sizeof(path), dir, o->names[i]);
-		rc = ks_file_write_buf(path, &o->files[i], e);
-	}
-	return rc;
+	for (int i = 0; i < n; i++)
+		if (l[i].item.nvariants > 1)
+			fprintf(stderr, "%s: %d candidates won different workloads: the export chooses by "
+					"shape\n",
+				l[i].task->name, l[i].item.nvariants);
+		else if (l[i].shape_wins && !per_shape)
+			fprintf(stderr, "%s: another candidate is faster on %d workload%s (ksearch report "
+					"'%s', per-shape pick); --per-shape exports them too, chosen by shape\n",
+				l[i].task->name, l[i].shape_wins, l[i].shape_wins == 1 ? "" : "s", pos[i]);
 }
 
 static void known_targets(char *out, size_t n)
@@ -114,11 +116,17 @@ static void known_targets(char *out, size_t n)
 int cmd_export(int argc, char **argv)
 {
 	const char *to = NULL, *task_name = NULL, *out_path = NULL, *defines = NULL;
+	int per_shape = 0;
 	const struct ks_opt opts[] = {
 		KS_OPT_STR("to", &to, "TARGET", "what to write: c, torch, mlx, flashinfer"),
-		KS_OPT_STR("task", &task_name, "TASK", "the task of kernel files without a run header"),
+		KS_OPT_STR("task", &task_name, "TASK",
+			   "the task of kernel files without a run header (or of a run whose task "
+			   "folder moved)"),
 		KS_OPT_STR("define", &defines, "A=1,B=2",
 			   "knob values of a template, among its values (default: each knob's default)"),
+		KS_OPT_FLAG("per-shape", &per_shape,
+			    "a run's per-shape winners too: the entry point picks the kernel by the "
+			    "shape (the best for shapes the run did not measure)"),
 		KS_OPT_STR("out", &out_path, "PATH",
 			   "the folder (c) or file to write; one-file targets: stdout without"),
 		KS_OPT_END,
@@ -166,21 +174,22 @@ int cmd_export(int argc, char **argv)
 				pos[n]);
 			goto out;
 		}
-		if (ks_export_load(pos[n], task_name, &loaded[n], &e) ||
+		if (!ks_is_dir(pos[n]) && per_shape) {
+			fprintf(stderr, "ksearch export: --per-shape takes a run folder (its per-shape "
+					"pick); '%s' is a kernel file\n",
+				pos[n]);
+			goto out;
+		}
+		if (ks_export_load(pos[n], task_name, per_shape ? KS_EXPORT_PER_SHAPE : 0,
+				   &loaded[n], &e) ||
 		    (!ks_is_dir(pos[n]) &&
 		     bake_knobs(pos[n], &loaded[n].mem[0], defines, &loaded[n].knobs[0], &e))) {
 			fprintf(stderr, "ksearch export: %s\n", e.msg);
 			n++;
 			goto out;
 		}
-		if (!ks_exporter_takes(ex, loaded[n].backend)) {
-			fprintf(stderr, "ksearch export: '%s' was found on backend %s; --to %s takes "
-					"kernels of backend%s",
-				loaded[n].origin, loaded[n].backend, ex->name,
-				ex->backends[1] ? "s " : " ");
-			for (int b = 0; ex->backends[b]; b++)
-				fprintf(stderr, "%s%s", b ? ", " : "", ex->backends[b]);
-			fprintf(stderr, "\n");
+		if (ks_exporter_check(ex, &loaded[n], &e)) {
+			fprintf(stderr, "ksearch export: %s\n", e.msg);
 			n++;
 			goto out;
 		}
@@ -195,28 +204,19 @@ int cmd_export(int argc, char **argv)
 		fprintf(stderr, "ksearch export: %s\n", e.msg);
 		goto out;
 	}
-	if (ex->folder) {
-		if (write_folder(out_path, &out, &e)) {
-			fprintf(stderr, "ksearch export: %s\n", e.msg);
-			goto out;
-		}
-		fprintf(stderr, "wrote %s/ (%d files; %d kernel%s, target %s): make -C %s\n", out_path,
-			out.nfiles, n, n == 1 ? "" : "s", ex->name, out_path);
-	} else if (out_path) {
-		if (ks_file_write_buf(out_path, &out.files[0], &e)) {
-			fprintf(stderr, "ksearch export: %s\n", e.msg);
-			goto out;
-		}
-		fprintf(stderr, "wrote %s (%d kernel%s, target %s)\n", out_path, n, n == 1 ? "" : "s",
-			ex->name);
-	} else if (ks_cli_print_buf("export", &out.files[0])) {
+	if (out_path && ks_export_out_write(&out, out_path, ex->folder, &e)) {
+		fprintf(stderr, "ksearch export: %s\n", e.msg);
 		goto out;
 	}
-	for (int i = 0; i < n; i++)
-		if (items[i].nvariants > 1)
-			fprintf(stderr, "%s: %d candidates won different workloads: the export chooses by "
-					"shape\n",
-				items[i].task->name, items[i].nvariants);
+	if (ex->folder)
+		fprintf(stderr, "wrote %s/ (%d files; %d kernel%s, target %s): make -C %s\n", out_path,
+			out.nfiles, n, n == 1 ? "" : "s", ex->name, out_path);
+	else if (out_path)
+		fprintf(stderr, "wrote %s (%d kernel%s, target %s)\n", out_path, n, n == 1 ? "" : "s",
+			ex->name);
+	else
+		fwrite(out.files[0].data, 1, out.files[0].len, stdout);
+	say_shapes(loaded, n, per_shape, pos);
 	rc = KS_EXIT_OK;
 out:
 	for (int i = 0; i < n; i++)

@@ -570,9 +570,13 @@ static int print_json(const struct ks_run_result *r)
 			      r->evaluated, "passed", r->passed, "resumed", r->resumed, "reused",
 			      r->reused);
 	if (d) {
-		json_object_set_new(d, "phases", json_pack("{s:f, s:f, s:i}", "search_s", r->search_s,
-							   "final_s", r->final_s, "final_rounds",
-							   r->final_rounds));
+		json_object_set_new(d, "phases",
+				    json_pack("{s:f, s:f, s:i, s:s, s:s}", "search_s", r->search_s,
+					      "final_s", r->final_s, "final_rounds", r->final_rounds,
+					      "final_stop", r->final_stop, "final_stop_reason",
+					      r->final_stop_reason));
+		json_object_set_new(d, "per_shape", json_pack("{s:i, s:i}", "timed", r->shape_timed,
+							      "won_by_others", r->shape_wins));
 		json_object_set_new(d, "cached", json_pack("{s:i, s:f, s:f}", "evaluations", r->cached,
 							   "oldest_s", r->cached_age_max_s,
 							   "newest_s", r->cached_age_min_s));
@@ -662,6 +666,12 @@ static void print_costs(const struct ks_run_result *r)
 		printf("phases: search %.1f s, final re-measurement %.1f s (%d round%s, %.0f%%)\n",
 		       r->search_s, r->final_s, r->final_rounds, r->final_rounds == 1 ? "" : "s",
 		       100 * r->final_s / (r->search_s + r->final_s));
+	if (r->final_stop_reason[0])
+		printf("final stopped: %s\n", r->final_stop_reason);
+	if (r->shape_wins)
+		printf("per-shape: another candidate is faster on %d of %d timed workloads "
+		       "(ksearch report; ksearch export --per-shape)\n",
+		       r->shape_wins, r->shape_timed);
 	if (r->uses_model && r->llm_calls && r->llm_tokens_unknown >= r->llm_calls)
 		printf("llm: %ld calls, tokens unknown (not reported by the model's side), $%.4f\n",
 		       r->llm_calls, r->llm_cost);

@@ -1,8 +1,9 @@
 /* The c exporter: a folder that builds a static library of the found kernel(s).
  *   NAME.h       the task's prototype (C linkage), the knob values as #defines
- *   NAME.c|.cu   the kernel; when several candidates won different workloads, one file
- *                per variant (entry point renamed NAME__vK) and NAME_dispatch.c|.cu, the
- *                entry point choosing the variant that won the nearest measured shape
+ *   NAME.c|.cu   the kernel; --per-shape, when several candidates won different workloads,
+ *                one file per variant (entry point renamed NAME__vK) and
+ *                NAME_dispatch.c|.cu, the entry point choosing the variant that won the
+ *                shape (NAME_variant says which; the overall best for unmeasured shapes)
  *   Makefile     `make` builds libNAME.a (cc for C kernels, nvcc for CUDA)
  *   example.c    (C kernels) calls the kernel once on the task's first workload
  * One folder holds every item (one task each). */
@@ -59,6 +60,16 @@ static void add_knobs(struct ks_buf *h, const char *prefix, const struct ks_expo
 	json_decref(j);
 }
 
+/* "int32_t rows, int32_t cols": the params as C parameters ("void" without any) */
+static void add_param_decls(const struct ks_task *t, struct ks_buf *d)
+{
+	for (int i = 0; i < t->nparams; i++)
+		ks_buf_addf(d, "%s%s %s", i ? ", " : "", ks_dtype_ctype(t->params[i].dtype, "c"),
+			    t->params[i].name);
+	if (!t->nparams)
+		ks_buf_adds(d, "void");
+}
+
 static int write_header(const struct ks_export_item *it, struct ks_buf *h)
 {
 	const struct ks_task *t = it->task;
@@ -91,6 +102,14 @@ static int write_header(const struct ks_export_item *it, struct ks_buf *h)
 		rc = prototype_as(it, name, h);
 		ks_buf_adds(h, "\n");
 	}
+	if (it->nvariants > 1) {
+		ks_buf_addf(h, "/* the variant %s runs for a shape: the one that won it in the run, 0 "
+			       "(the overall best)\n * for a shape the run did not measure */\nint "
+			       "%s_variant(",
+			    t->name, t->name);
+		add_param_decls(t, h);
+		ks_buf_adds(h, ");\n");
+	}
 	ks_buf_addf(h, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
 	return rc;
 }
@@ -108,37 +127,52 @@ static void add_call_args(const struct ks_export_item *it, const struct ks_abi *
 		ks_buf_adds(d, ", stream");
 }
 
-/* the entry point choosing by shape: the variant that won the nearest measured workload,
- * distance in log space over the params */
-static int write_dispatch(const struct ks_export_item *it, struct ks_buf *d)
+/* NAME_variant: the variant that won the shape in the run, 0 (the overall best) for a shape
+ * the run did not measure: a shape it never timed is no evidence for another kernel */
+static void write_variant_fn(const struct ks_export_item *it, struct ks_buf *d)
 {
 	const struct ks_task *t = it->task;
-	const struct ks_abi *abi = ks_abi_find(it->backend);
-	struct ks_buf p = KS_BUF_INIT;
-	ks_buf_addf(d, "/* %s: the variant that won the nearest measured shape (ksearch export) */\n"
-		       "#include <math.h>\n#include <stddef.h>\n\n#include \"%s.h\"\n\n"
-		       "static const struct {\n\tdouble params[%d];\n\tint variant;\n} routes[] = {\n",
-		    t->name, t->name, t->nparams ? t->nparams : 1);
+	ks_buf_adds(d, "static const struct {\n\tdouble params[");
+	ks_buf_addf(d, "%d];\n\tint variant;\n} routes[] = {\n", t->nparams ? t->nparams : 1);
 	for (int r = 0; r < it->nroutes; r++) {
 		ks_buf_adds(d, "\t{{");
 		for (int i = 0; i < t->nparams; i++)
 			ks_buf_addf(d, "%s%.17g", i ? ", " : "", it->routes[r].values[i]);
 		ks_buf_addf(d, "}, %d},\n", it->routes[r].variant);
 	}
-	int rc = ks_task_prototype(t, it->backend, &p);
-	const char *s = ks_buf_str(&p);
-	ks_buf_addf(d, "};\n\n%.*s\n{\n\tconst double p[] = {", (int)(strlen(s) - 1), s);
+	ks_buf_addf(d, "};\n\nint %s_variant(", t->name);
+	add_param_decls(t, d);
+	ks_buf_adds(d, ")\n{\n\tconst double p[] = {");
 	for (int i = 0; i < t->nparams; i++)
 		ks_buf_addf(d, "%s(double)%s", i ? ", " : "", t->params[i].name);
-	ks_buf_addf(d, "%s};\n\tint v = 0;\n\tdouble best = INFINITY;\n"
+	ks_buf_addf(d, "%s};\n"
 		       "\tfor (size_t r = 0; r < sizeof(routes) / sizeof(routes[0]); r++) {\n"
-		       "\t\tdouble dist = 0;\n"
-		       "\t\tfor (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++) {\n"
-		       "\t\t\tdouble a = log(fabs(p[i]) + 1) - log(fabs(routes[r].params[i]) + 1);\n"
-		       "\t\t\tdist += a * a;\n\t\t}\n"
-		       "\t\tif (dist < best) {\n\t\t\tbest = dist;\n\t\t\tv = routes[r].variant;\n\t\t}\n"
-		       "\t}\n\tswitch (v) {\n",
+		       "\t\tsize_t i = 0;\n"
+		       "\t\twhile (i < sizeof(p) / sizeof(p[0]) && p[i] == routes[r].params[i])\n"
+		       "\t\t\ti++;\n"
+		       "\t\tif (i == sizeof(p) / sizeof(p[0]))\n"
+		       "\t\t\treturn routes[r].variant;\n"
+		       "\t}\n\treturn 0;\n}\n\n",
 		    t->nparams ? "" : "0");
+}
+
+/* NAME_dispatch.c|.cu: the entry point calling the variant NAME_variant picks */
+static int write_dispatch(const struct ks_export_item *it, struct ks_buf *d)
+{
+	const struct ks_task *t = it->task;
+	const struct ks_abi *abi = ks_abi_find(it->backend);
+	struct ks_buf p = KS_BUF_INIT;
+	ks_buf_addf(d, "/* %s: the variant that won the shape in the run, the overall best for a "
+		       "shape it did not measure (ksearch export --per-shape) */\n"
+		       "#include <stddef.h>\n\n#include \"%s.h\"\n\n",
+		    t->name, t->name);
+	write_variant_fn(it, d);
+	int rc = ks_task_prototype(t, it->backend, &p);
+	const char *s = ks_buf_str(&p);
+	ks_buf_addf(d, "%.*s\n{\n\tswitch (%s_variant(", (int)(strlen(s) - 1), s, t->name);
+	for (int i = 0; i < t->nparams; i++)
+		ks_buf_addf(d, "%s%s", i ? ", " : "", t->params[i].name);
+	ks_buf_adds(d, ")) {\n");
 	for (int v = 0; v < it->nvariants; v++) {
 		if (v)
 			ks_buf_addf(d, "\tcase %d:\n", v);
@@ -150,7 +184,6 @@ static int write_dispatch(const struct ks_export_item *it, struct ks_buf *d)
 	}
 	ks_buf_adds(d, "\t}\n}\n");
 	ks_buf_release(&p);
-	(void)abi;
 	return rc;
 }
 
@@ -222,90 +255,114 @@ static const char *kernel_flags(const struct ks_export_item *it)
 	return be && be->default_flags ? be->default_flags : "-O3";
 }
 
-static int c_write(const struct ks_export_item *items, int n, struct ks_export_out *o,
-		   struct ks_error *e)
+/* the Makefile as the items fill it */
+struct mk_parts {
+	struct ks_buf head, libs, rules;
+	int cuda, examples;
+};
+
+/* one item's files: the header, a source per variant, the dispatcher; its library rule */
+static int c_item_sources(const struct ks_export_item *it, struct ks_export_out *o,
+			  struct mk_parts *m, struct ks_error *e)
 {
-	struct ks_buf mk = KS_BUF_INIT, libs = KS_BUF_INIT, rules = KS_BUF_INIT;
-	int rc = 0, cuda = 0, examples = 0;
-	for (int k = 0; k < n && !rc; k++) {
-		const struct ks_export_item *it = &items[k];
-		const char *name = it->task->name, *ext = ks_export_ext(it);
-		int is_cu = !strcmp(ext, "cu");
-		char file[160];
-		for (int j = 0; j < k; j++)
-			if (!strcmp(items[j].task->name, name))
-				return ks_error_set(e, KS_EINVAL, "two kernels for task '%s' (%s, %s): "
-								  "one library per task",
-						    name, items[j].origin, it->origin);
-		snprintf(file, sizeof(file), "%s.h", name);
-		struct ks_buf *h = ks_export_out_file(o, file);
-		if ((rc = write_header(it, h)))
-			return ks_error_set(e, rc, "task '%s': no C prototype for backend '%s'", name,
-					    it->backend);
-		cuda |= is_cu;
-		ks_buf_addf(&libs, " lib%s.a", name);
-		ks_buf_addf(&rules, "\n%s_OBJS =", name);
-		for (int v = 0; v < it->nvariants; v++) {
-			ks_export_kernel_name(it, v, file, sizeof(file));
-			struct ks_buf *s = ks_export_out_file(o, file);
-			ks_buf_addf(s, "#include \"%s.h\"\n", name);
-			ks_export_kernel_source(it, v, s);
-			ks_buf_addf(&rules, " %.*s.o", (int)(strlen(file) - strlen(ext) - 1), file);
-		}
-		if (it->nvariants > 1) {
-			snprintf(file, sizeof(file), "%s_dispatch.%s", name, ext);
-			rc = write_dispatch(it, ks_export_out_file(o, file));
-			ks_buf_addf(&rules, " %s_dispatch.o", name);
-		}
-		ks_buf_addf(&rules, "\nlib%s.a: $(%s_OBJS)\n\t$(AR) rcs $@ $^\n$(%s_OBJS): %s.h\n", name,
-			    name, name, name);
-		if (!is_cu && !examples) {
-			struct ks_buf *x = ks_export_out_file(o, "example.c");
-			int made = write_example(it, x, e);
-			if (made < 0)
-				return made;
-			if (made) {
-				examples = 1;
-				ks_buf_addf(&rules, "\nexample: example.c lib%s.a\n\t$(CC) $(CFLAGS) "
-						    "example.c lib%s.a -lm -o $@\n",
-					    name, name);
-			} else {
-				o->nfiles--;
-				ks_buf_release(&o->files[o->nfiles]);
-			}
-		}
-		if (k == 0)
-			ks_buf_addf(&mk, "# Builds the kernels ksearch found (ksearch export --to c): "
-					 "make, then link\n# lib<task>.a (C kernels: with %s -lm; CUDA: "
-					 "-lcudart -lstdc++).\n",
-				    kernel_flags(it));
-		if (!is_cu)
-			ks_buf_addf(&mk, "CC ?= cc\nCFLAGS ?= %s\n", kernel_flags(it));
+	const char *name = it->task->name, *ext = ks_export_ext(it);
+	char file[160];
+	int rc;
+	snprintf(file, sizeof(file), "%s.h", name);
+	if ((rc = write_header(it, ks_export_out_file(o, file))))
+		return ks_error_set(e, rc, "task '%s': no C prototype for backend '%s'", name,
+				    it->backend);
+	ks_buf_addf(&m->libs, " lib%s.a", name);
+	ks_buf_addf(&m->rules, "\n%s_OBJS =", name);
+	for (int v = 0; v < it->nvariants; v++) {
+		ks_export_kernel_name(it, v, file, sizeof(file));
+		struct ks_buf *s = ks_export_out_file(o, file);
+		ks_buf_addf(s, "#include \"%s.h\"\n", name);
+		ks_export_kernel_source(it, v, s);
+		ks_buf_addf(&m->rules, " %.*s.o", (int)(strlen(file) - strlen(ext) - 1), file);
 	}
-	if (cuda)
-		ks_buf_adds(&mk, "NVCC ?= nvcc\nNVCCFLAGS ?= -O3 -std=c++17 -arch=native\n");
-	ks_buf_addf(&mk, "\nall:%s%s\n", ks_buf_str(&libs), examples ? " example" : "");
-	ks_buf_adds(&mk, "\n%.o: %.c\n\t$(CC) $(CFLAGS) -fPIC -c $< -o $@\n");
-	if (cuda)
-		ks_buf_adds(&mk, "%.o: %.cu\n\t$(NVCC) $(NVCCFLAGS) -Xcompiler -fPIC -c $< -o $@\n");
-	ks_buf_addf(&mk, "%s\nclean:\n\trm -f *.o *.a example\n\n.PHONY: all clean\n",
-		    ks_buf_str(&rules));
-	struct ks_buf *m = ks_export_out_file(o, "Makefile");
-	ks_buf_add(m, mk.data, mk.len);
-	ks_buf_release(&mk);
-	ks_buf_release(&libs);
-	ks_buf_release(&rules);
+	if (it->nvariants > 1) {
+		snprintf(file, sizeof(file), "%s_dispatch.%s", name, ext);
+		rc = write_dispatch(it, ks_export_out_file(o, file));
+		ks_buf_addf(&m->rules, " %s_dispatch.o", name);
+	}
+	ks_buf_addf(&m->rules, "\nlib%s.a: $(%s_OBJS)\n\t$(AR) rcs $@ $^\n$(%s_OBJS): %s.h\n", name,
+		    name, name, name);
 	return rc;
 }
 
-static const char *const c_backends[] = {"cpu", "cuda", NULL};
+/* example.c from the first C item whose dtypes have plain C types; < 0: an error */
+static int c_item_example(const struct ks_export_item *it, struct ks_export_out *o,
+			  struct mk_parts *m, struct ks_error *e)
+{
+	struct ks_buf *x = ks_export_out_file(o, "example.c");
+	int made = write_example(it, x, e);
+	if (made < 0)
+		return made;
+	if (!made) {
+		o->nfiles--;
+		ks_buf_release(&o->files[o->nfiles]);
+		return 0;
+	}
+	m->examples = 1;
+	ks_buf_addf(&m->rules, "\nexample: example.c lib%s.a\n\t$(CC) $(CFLAGS) example.c lib%s.a "
+			       "-lm -o $@\n",
+		    it->task->name, it->task->name);
+	return 0;
+}
+
+static void mk_parts_release(struct mk_parts *m)
+{
+	ks_buf_release(&m->head);
+	ks_buf_release(&m->libs);
+	ks_buf_release(&m->rules);
+}
+
+static void c_makefile(struct mk_parts *m, struct ks_export_out *o)
+{
+	struct ks_buf *mk = &m->head;
+	if (m->cuda)
+		ks_buf_adds(mk, "NVCC ?= nvcc\nNVCCFLAGS ?= -O3 -std=c++17 -arch=native\n");
+	ks_buf_addf(mk, "\nall:%s%s\n", ks_buf_str(&m->libs), m->examples ? " example" : "");
+	ks_buf_adds(mk, "\n%.o: %.c\n\t$(CC) $(CFLAGS) -fPIC -c $< -o $@\n");
+	if (m->cuda)
+		ks_buf_adds(mk, "%.o: %.cu\n\t$(NVCC) $(NVCCFLAGS) -Xcompiler -fPIC -c $< -o $@\n");
+	ks_buf_addf(mk, "%s\nclean:\n\trm -f *.o *.a example\n\n.PHONY: all clean\n",
+		    ks_buf_str(&m->rules));
+	ks_buf_add(ks_export_out_file(o, "Makefile"), mk->data, mk->len);
+}
+
+static int c_write(const struct ks_export_item *items, int n, struct ks_export_out *o,
+		   struct ks_error *e)
+{
+	struct mk_parts m = {KS_BUF_INIT, KS_BUF_INIT, KS_BUF_INIT, 0, 0};
+	int rc = ks_export_one_per_task(items, n, "library", e);
+	for (int k = 0; k < n && !rc; k++) {
+		const struct ks_export_item *it = &items[k];
+		int is_cu = !strcmp(ks_export_ext(it), "cu");
+		rc = c_item_sources(it, o, &m, e);
+		if (!rc && !is_cu && !m.examples)
+			rc = c_item_example(it, o, &m, e);
+		m.cuda |= is_cu;
+		if (k == 0)
+			ks_buf_addf(&m.head, "# Builds the kernels ksearch found (ksearch export --to c): "
+					     "make, then link\n# lib<task>.a (C kernels: with %s -lm; CUDA: "
+					     "-lcudart -lstdc++).\n",
+				    kernel_flags(it));
+		if (!is_cu)
+			ks_buf_addf(&m.head, "CC ?= cc\nCFLAGS ?= %s\n", kernel_flags(it));
+	}
+	if (!rc)
+		c_makefile(&m, o);
+	mk_parts_release(&m);
+	return rc;
+}
 
 const struct ks_exporter_i ks_exporter_c = {
 	.version = KS_EXPORTER_VERSION,
 	.name = "c",
-	.backends = c_backends,
+	.backends = ks_export_host_and_cuda,
 	.folder = 1,
-	.summary = "a folder: NAME.h (prototype, knobs), the kernel source(s), a shape dispatcher "
-		   "when candidates won different workloads, a Makefile building libNAME.a",
+	.summary = "a folder: NAME.h, the kernel source(s), a dispatcher (--per-shape), a Makefile",
 	.write = c_write,
 };

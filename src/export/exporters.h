@@ -9,6 +9,12 @@ extern const struct ks_exporter_i ks_exporter_torch;
 extern const struct ks_exporter_i ks_exporter_mlx;
 extern const struct ks_exporter_i ks_exporter_flashinfer;
 
+/* the backends whose kernels are C or CUDA source: what c, torch and flashinfer take */
+extern const char *const ks_export_host_and_cuda[];
+/* KS_EINVAL naming both when two items are of one task: one `what` ("library", "op") per task */
+int ks_export_one_per_task(const struct ks_export_item *items, int n, const char *what,
+			   struct ks_error *e);
+
 /* ---- Python text (py.c): mlx and torch modules ---- */
 /* a parenthesised Python string literal of s, one source line per literal line */
 void ks_py_add_str(struct ks_buf *out, const char *s);

@@ -69,14 +69,10 @@ out:
 	return rc;
 }
 
-static const char *const fi_backends[] = {"cpu", "cuda", NULL};
-
 const struct ks_exporter_i ks_exporter_flashinfer = {
 	.version = KS_EXPORTER_VERSION,
 	.name = "flashinfer",
-	.backends = fi_backends,
-	.folder = 0,
-	.summary = "a flashinfer-bench Solution JSON: main.py::run (the torch op) and the kernel "
-		   "source",
+	.backends = ks_export_host_and_cuda,
+	.summary = "a flashinfer-bench Solution JSON: main.py::run and the kernel source",
 	.write = fi_write,
 };

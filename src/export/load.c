@@ -1,13 +1,17 @@
-/* What `ksearch export` exports: a run folder's best kernel and the candidates that won
- * workloads of their own (from the store's per-workload times), or one kernel file. */
+/* What `ksearch export` exports: a run folder's best kernel and, --per-shape, the
+ * candidates that won workloads of their own (the run's per-shape pick), or one kernel
+ * file. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "ksearch/backend.h"
 #include "ksearch/export.h"
+#include "ksearch/report.h"
 #include "ksearch/store.h"
 #include "util/fs.h"
 
@@ -57,111 +61,66 @@ static int bake(struct ks_store *s, const struct ks_store_candidate *c, struct k
 	return ks_store_get_source(s, c->id, out, e);
 }
 
-/* the evaluation of candidate id on workload w in phase (NULL: none) */
-static const struct ks_store_eval *find_eval(const struct ks_store_eval *ev, size_t n, int w)
-{
-	for (size_t i = 0; i < n; i++)
-		if (ev[i].workload == w && ev[i].status && !strcmp(ev[i].status, "PASSED") &&
-		    ev[i].median_us > 0)
-			return &ev[i];
-	return NULL;
-}
-
-struct timed {
-	int64_t id;
-	struct ks_store_eval *ev;
-	size_t nev;
-};
-
-/* The routes: per timed workload, the candidate that beat the best by more than both
- * spreads (so noise never splits the dispatch); measured in the final re-measurement when
- * the best has one, else in the search. */
-static int load_routes(struct ks_store *s, struct ks_export_loaded *l, int64_t best_id,
+/* variant v of the item: candidate id's source with its knob values baked in */
+static int add_variant(struct ks_store *s, struct ks_export_loaded *l, int v, long long id,
 		       struct ks_error *e)
 {
+	struct ks_store_candidate *c = NULL;
+	int rc = ks_store_get_candidate(s, id, &c, e);
+	if (rc)
+		return rc;
+	ks_buf_init(&l->mem[v], MAX_SOURCE);
+	rc = bake(s, c, &l->mem[v], e);
+	snprintf(l->labels[v], sizeof(l->labels[v]), "candidate %lld", (long long)c->id);
+	l->knobs[v] = strdup(c->knobs ? c->knobs : "{}");
+	l->item.variants[v] = (struct ks_export_variant){
+		.source = ks_buf_str(&l->mem[v]), .label = l->labels[v], .knobs = l->knobs[v]};
+	ks_store_free(c);
+	return rc;
+}
+
+/* the variant that holds candidate id, added when new; 0 (the best) past the cap */
+static int variant_of(struct ks_export_loaded *l, long long *ids, long long id)
+{
 	struct ks_export_item *it = &l->item;
-	struct ks_store_candidate *cands = NULL;
-	struct ks_store_workload *wls = NULL;
-	size_t nc = 0, nw = 0, nt = 0;
-	struct timed t[64];
-	int64_t ids[KS_EXPORT_MAX_VARIANTS] = {best_id};
-	int rc;
-	if ((rc = ks_store_list_candidates(s, KS_STORE_ORDER_BEST, &cands, &nc, e)) ||
-	    (rc = ks_store_list_workloads(s, &wls, &nw, e)))
-		goto out;
-	const struct ks_store_candidate *best = NULL;
-	for (size_t i = 0; i < nc; i++)
-		if (cands[i].id == best_id)
-			best = &cands[i];
-	if (!best)
-		goto out;
-	const char *phase = best->has_final ? "final" : "search";
-	for (size_t i = 0; i < nc && nt < 64; i++) {
-		const struct ks_store_candidate *c = &cands[i];
-		int passed = best->has_final ? c->has_final && !strcmp(c->final_status, "PASSED")
-					     : c->has_result && !strcmp(c->status, "PASSED");
-		if (!passed)
+	for (int v = 0; v < it->nvariants; v++)
+		if (ids[v] == id)
+			return v;
+	if (it->nvariants == KS_EXPORT_MAX_VARIANTS)
+		return 0;
+	ids[it->nvariants] = id;
+	return it->nvariants++;
+}
+
+/* The routes of a dispatch by shape: the run's per-shape pick (include/ksearch/report.h),
+ * each measured workload to the candidate that won it beyond the noise.  Only with
+ * KS_EXPORT_PER_SHAPE, and only when another candidate than the best won a workload. */
+static int load_routes(struct ks_store *s, struct ks_export_loaded *l, long long best_id,
+		       unsigned flags, struct ks_error *e)
+{
+	struct ks_export_item *it = &l->item;
+	struct ks_shape_picks *p = calloc(1, sizeof(*p));
+	long long ids[KS_EXPORT_MAX_VARIANTS] = {best_id};
+	if (!p)
+		return ks_error_set(e, KS_ENOMEM, "export: out of memory");
+	int rc = ks_shape_picks_load(s, best_id, p, e);
+	l->shape_wins = rc ? 0 : p->others;
+	for (int k = 0; !rc && p->others && (flags & KS_EXPORT_PER_SHAPE) && k < p->n &&
+			it->nroutes < KS_EXPORT_MAX_ROUTES;
+	     k++) {
+		int wi = p->w[k].workload;
+		if (wi < 0 || wi >= it->task->nworkloads)
 			continue;
-		t[nt] = (struct timed){.id = c->id};
-		if ((rc = ks_store_list_evals(s, c->id, phase, &t[nt].ev, &t[nt].nev, e)))
-			goto out;
-		nt++;
-	}
-	const struct timed *tb = NULL;
-	for (size_t i = 0; i < nt; i++)
-		if (t[i].id == best_id)
-			tb = &t[i];
-	for (size_t w = 0; w < nw && tb && it->nroutes < KS_EXPORT_MAX_ROUTES; w++) {
-		int wi = wls[w].index;
-		if (wls[w].is_check || wi < 0 || wi >= it->task->nworkloads)
-			continue;
-		const struct ks_store_eval *eb = find_eval(tb->ev, tb->nev, wi);
-		if (!eb)
-			continue;
-		int64_t win = best_id;
-		double win_us = eb->median_us;
-		for (size_t i = 0; i < nt; i++) {
-			const struct ks_store_eval *x = find_eval(t[i].ev, t[i].nev, wi);
-			double noise = (eb->spread_pct + (x ? x->spread_pct : 0)) / 200.0;
-			if (x && x->median_us < win_us && x->median_us < eb->median_us * (1 - noise)) {
-				win = t[i].id;
-				win_us = x->median_us;
-			}
-		}
-		int v = 0;
-		while (v < it->nvariants && ids[v] != win)
-			v++;
-		if (v == it->nvariants) {
-			if (v == KS_EXPORT_MAX_VARIANTS)
-				v = 0, win = best_id;
-			else
-				ids[it->nvariants++] = win;
-		}
 		struct ks_export_route *r = &it->routes[it->nroutes++];
-		for (int p = 0; p < it->task->nparams && p < 16; p++)
-			r->values[p] = it->task->workloads[wi].values[p];
-		r->variant = v;
+		for (int q = 0; q < it->task->nparams && q < 16; q++)
+			r->values[q] = it->task->workloads[wi].values[q];
+		r->variant = variant_of(l, ids, p->w[k].candidate);
 	}
-	for (int v = 1; v < it->nvariants && !rc; v++) {
-		struct ks_store_candidate *c = NULL;
-		if ((rc = ks_store_get_candidate(s, ids[v], &c, e)))
-			break;
-		ks_buf_init(&l->mem[v], MAX_SOURCE);
-		rc = bake(s, c, &l->mem[v], e);
-		snprintf(l->labels[v], sizeof(l->labels[v]), "candidate %lld", (long long)c->id);
-		l->knobs[v] = strdup(c->knobs ? c->knobs : "{}");
-		it->variants[v] = (struct ks_export_variant){
-			.source = ks_buf_str(&l->mem[v]), .label = l->labels[v], .knobs = l->knobs[v]};
-		ks_store_free(c);
-	}
-	/* one winner everywhere: no dispatch */
-	if (it->nvariants == 1)
+	for (int v = 1; v < it->nvariants && !rc; v++)
+		rc = add_variant(s, l, v, ids[v], e);
+	if (it->nvariants == 1) /* one winner everywhere: no dispatch */
 		it->nroutes = 0;
-out:
-	for (size_t i = 0; i < nt; i++)
-		ks_store_free(t[i].ev);
-	ks_store_free(cands);
-	ks_store_free(wls);
+	free(p);
 	return rc;
 }
 
@@ -249,8 +208,24 @@ static int no_best(struct ks_store *s, const struct ks_store_run *run, const cha
 			    dir, ext, status, evaluated, passed, dir);
 }
 
-static int load_run(const char *dir, struct ks_export_loaded *l, char *task, size_t tn,
+/* The run's task: --task when given, else the folder the run was given (its config, when
+ * that folder is still there from here), else the task of that name */
+static int run_task(const struct ks_store_run *run, const char *task_name, struct ks_task **t,
 		    struct ks_error *e)
+{
+	json_t *cfg = run->config ? json_loads(run->config, 0, NULL) : NULL;
+	const char *given = json_string_value(json_object_get(cfg, "task"));
+	const char *use = task_name ? task_name : given && ks_is_dir(given) ? given : run->task;
+	int rc = ks_task_load(use, t, e);
+	if (rc && !task_name && given && strcmp(given, run->task))
+		ks_error_wrap(e, "the run's task '%s' (run as '%s'; --task FOLDER names it from here)",
+			      run->task, given);
+	json_decref(cfg);
+	return rc;
+}
+
+static int load_run(const char *dir, struct ks_export_loaded *l, char *task, size_t tn,
+		    const char *task_name, unsigned flags, struct ks_error *e)
 {
 	struct ks_store *s = NULL;
 	struct ks_store_run *run = NULL;
@@ -268,7 +243,7 @@ static int load_run(const char *dir, struct ks_export_loaded *l, char *task, siz
 		goto out;
 	}
 	if ((rc = ks_file_read(l->origin, MAX_SOURCE, &l->mem[0], e)) ||
-	    (rc = ks_task_load(task, &l->task, e)))
+	    (rc = run_task(run, task_name, &l->task, e)))
 		goto out;
 	char t2[128], b2[32];
 	long long best_id = 0;
@@ -280,7 +255,7 @@ static int load_run(const char *dir, struct ks_export_loaded *l, char *task, siz
 		provenance_run(s, l, dir, task, c);
 		ks_store_free(c);
 		snprintf(l->labels[0], sizeof(l->labels[0]), "candidate %lld", best_id);
-		rc = load_routes(s, l, best_id, e);
+		rc = load_routes(s, l, best_id, flags, e);
 	}
 out:
 	ks_store_free(run);
@@ -298,8 +273,8 @@ static const char *backend_of_ext(const char *path)
 	return NULL;
 }
 
-int ks_export_load(const char *path, const char *task_name, struct ks_export_loaded *l,
-		   struct ks_error *e)
+int ks_export_load(const char *path, const char *task_name, unsigned flags,
+		   struct ks_export_loaded *l, struct ks_error *e)
 {
 	char task[128] = "";
 	int rc;
@@ -318,7 +293,7 @@ int ks_export_load(const char *path, const char *task_name, struct ks_export_loa
 	if (best[0])
 		path = best;
 	if (ks_is_dir(path)) {
-		rc = load_run(path, l, task, sizeof(task), e);
+		rc = load_run(path, l, task, sizeof(task), task_name, flags, e);
 	} else {
 		snprintf(l->origin, sizeof(l->origin), "%s", path);
 		if ((rc = ks_kernel_source_read(path, MAX_SOURCE, &l->mem[0], e)))

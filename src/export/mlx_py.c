@@ -27,6 +27,98 @@ static int add_targ_value(struct ks_buf *out, const char *v, struct ks_error *e)
 	return ks_py_add_expr(out, v, "template", e);
 }
 
+/* the kernel's header and body as module constants, the signature (inputs, then the
+ * params no input shape gives, as keywords), the docstring, the params from shapes */
+static void fn_head(const struct ks_export_item *it, const struct ks_mlx_kernel *k,
+		    const char *fl, const char *upper, struct ks_buf *out)
+{
+	const struct ks_task *t = it->task;
+	char src[KS_MLX_NAME + 32];
+	int kw = 0;
+	ks_buf_addf(out, "\n# %s: %s, flavour %s\n_%s_HEADER = ", t->name, it->origin, fl, upper);
+	ks_py_add_str(out, k->header);
+	ks_buf_addf(out, "_%s_SOURCE = ", upper);
+	ks_py_add_str(out, k->body);
+	ks_buf_addf(out, "\n\ndef %s(", t->name);
+	for (int i = 0; i < t->ninputs; i++)
+		ks_buf_addf(out, "%s%s", i ? ", " : "", t->tensors[i].name);
+	for (int i = 0; i < t->nparams; i++)
+		if (!ks_py_param_source(t, t->params[i].name, src, sizeof(src)))
+			ks_buf_addf(out, "%s%s", kw++ ? ", " : ", *, ", t->params[i].name);
+	ks_buf_addf(out, "):\n    \"\"\"%s\n\n    ", t->summary ? t->summary : t->name);
+	ks_export_tensors_doc(out, t);
+	ks_buf_addf(out, ".\n    Found by ksearch (%s); needs MLX's %s backend.\n    \"\"\"\n",
+		    it->origin, k->flavour == KS_MLX_CUDA ? "CUDA" : "Metal");
+	ks_buf_addf(out, "    _need_gpu(\"%s\", \"%s\")\n", fl, t->name);
+	for (int i = 0; i < t->nparams; i++)
+		if (ks_py_param_source(t, t->params[i].name, src, sizeof(src)))
+			ks_buf_addf(out, "    %s = %s\n", t->params[i].name, src);
+}
+
+/* the template arguments' values and the kernel built */
+static int fn_kernel(const struct ks_task *t, const struct ks_mlx_kernel *k, const char *fl,
+		     const char *upper, struct ks_buf *out, struct ks_error *e)
+{
+	int rc = 0;
+	for (int i = 0; i < k->ntemplate && !rc; i++) {
+		ks_buf_addf(out, "    %s = ", k->tmpl[i].name);
+		rc = add_targ_value(out, k->tmpl[i].expr, e);
+		ks_buf_adds(out, "\n");
+	}
+	ks_buf_addf(out, "    kernel = _kernel(\"%s\", \"%s\", [", fl, t->name);
+	for (int i = 0; i < t->ntensors; i++)
+		ks_buf_addf(out, "%s\"%s\"", i == t->ninputs ? "], [" : i ? ", " : "", t->tensors[i].name);
+	ks_buf_addf(out, "], _%s_SOURCE, _%s_HEADER, ", upper, upper);
+	if (!rc)
+		rc = ks_py_add_expr(out, k->shared_memory, "shared_memory", e);
+	ks_buf_adds(out, ")\n");
+	return rc;
+}
+
+/* the launch: grid, threadgroup, the outputs' shapes and dtypes, template, init value */
+static int fn_launch(const struct ks_task *t, const struct ks_mlx_kernel *k, struct ks_buf *out,
+		     struct ks_error *e)
+{
+	int rc = 0;
+	ks_buf_adds(out, "    outs = kernel(\n        inputs=[");
+	for (int i = 0; i < t->ninputs; i++)
+		ks_buf_addf(out, "%s%s", i ? ", " : "", t->tensors[i].name);
+	ks_buf_adds(out, "],\n        grid=(");
+	for (int a = 0; a < 3 && !rc; a++) {
+		rc = ks_py_add_expr(out, k->grid[a], "grid", e);
+		ks_buf_adds(out, a < 2 ? ", " : "),\n        threadgroup=(");
+	}
+	for (int a = 0; a < 3 && !rc; a++) {
+		rc = ks_py_add_expr(out, k->threadgroup[a], "threadgroup", e);
+		ks_buf_adds(out, a < 2 ? ", " : "),\n        output_shapes=[");
+	}
+	for (int i = t->ninputs; i < t->ntensors && !rc; i++) {
+		ks_buf_adds(out, i > t->ninputs ? ", (" : "(");
+		for (int j = 0; j < t->tensors[i].ndim && !rc; j++) {
+			rc = ks_py_add_expr(out, t->tensors[i].shape[j], "shape", e);
+			ks_buf_adds(out, ", ");
+		}
+		ks_buf_adds(out, ")");
+	}
+	ks_buf_adds(out, "],\n        output_dtypes=[");
+	for (int i = t->ninputs; i < t->ntensors; i++)
+		ks_buf_addf(out, "%s%s", i > t->ninputs ? ", " : "", mx_dtype(t->tensors[i].dtype));
+	ks_buf_adds(out, "],\n        template=[");
+	for (int i = 0; i < t->nparams; i++)
+		ks_buf_addf(out, "(\"%s\", %s), ", t->params[i].name, t->params[i].name);
+	for (int i = 0; i < k->ntemplate; i++)
+		ks_buf_addf(out, "(\"%s\", %s), ", k->tmpl[i].name, k->tmpl[i].name);
+	ks_buf_adds(out, "],\n        init_value=");
+	if (!strcmp(k->init, "none"))
+		ks_buf_adds(out, "None");
+	else if (!strcmp(k->init, "nan"))
+		ks_buf_adds(out, "float(\"nan\")");
+	else if (!rc)
+		rc = ks_py_add_expr(out, k->init, "init", e);
+	ks_buf_addf(out, ",\n    )\n    return %s\n", t->ntensors - t->ninputs == 1 ? "outs[0]" : "tuple(outs)");
+	return rc;
+}
+
 static int write_function(const struct ks_export_item *it, struct ks_buf *out, struct ks_error *e)
 {
 	const struct ks_task *t = it->task;
@@ -53,74 +145,10 @@ static int write_function(const struct ks_export_item *it, struct ks_buf *out, s
 	snprintf(upper, sizeof(upper), "%s", t->name);
 	for (char *c = upper; *c; c++)
 		*c = (char)toupper((unsigned char)*c);
-	ks_buf_addf(out, "\n# %s: %s, flavour %s\n_%s_HEADER = ", t->name, it->origin, fl, upper);
-	ks_py_add_str(out, k.header);
-	ks_buf_addf(out, "_%s_SOURCE = ", upper);
-	ks_py_add_str(out, k.body);
-	/* signature: inputs, then the params no input shape gives */
-	ks_buf_addf(out, "\n\ndef %s(", t->name);
-	for (int i = 0; i < t->ninputs; i++)
-		ks_buf_addf(out, "%s%s", i ? ", " : "", t->tensors[i].name);
-	int kw = 0;
-	char src[KS_MLX_NAME + 32];
-	for (int i = 0; i < t->nparams; i++)
-		if (!ks_py_param_source(t, t->params[i].name, src, sizeof(src)))
-			ks_buf_addf(out, "%s%s", kw++ ? ", " : ", *, ", t->params[i].name);
-	ks_buf_addf(out, "):\n    \"\"\"%s\n\n    ", t->summary ? t->summary : t->name);
-	ks_export_tensors_doc(out, t);
-	ks_buf_addf(out, ".\n    Found by ksearch (%s); needs MLX's %s backend.\n    \"\"\"\n",
-		    it->origin, k.flavour == KS_MLX_CUDA ? "CUDA" : "Metal");
-	ks_buf_addf(out, "    _need_gpu(\"%s\", \"%s\")\n", fl, t->name);
-	for (int i = 0; i < t->nparams; i++)
-		if (ks_py_param_source(t, t->params[i].name, src, sizeof(src)))
-			ks_buf_addf(out, "    %s = %s\n", t->params[i].name, src);
-	for (int i = 0; i < k.ntemplate && !rc; i++) {
-		ks_buf_addf(out, "    %s = ", k.tmpl[i].name);
-		rc = add_targ_value(out, k.tmpl[i].expr, e);
-		ks_buf_adds(out, "\n");
-	}
-	ks_buf_addf(out, "    kernel = _kernel(\"%s\", \"%s\", [", fl, t->name);
-	for (int i = 0; i < t->ntensors; i++)
-		ks_buf_addf(out, "%s\"%s\"", i == t->ninputs ? "], [" : i ? ", " : "", t->tensors[i].name);
-	ks_buf_addf(out, "], _%s_SOURCE, _%s_HEADER, ", upper, upper);
+	fn_head(it, &k, fl, upper, out);
+	rc = fn_kernel(t, &k, fl, upper, out, e);
 	if (!rc)
-		rc = ks_py_add_expr(out, k.shared_memory, "shared_memory", e);
-	ks_buf_adds(out, ")\n    outs = kernel(\n        inputs=[");
-	for (int i = 0; i < t->ninputs; i++)
-		ks_buf_addf(out, "%s%s", i ? ", " : "", t->tensors[i].name);
-	ks_buf_adds(out, "],\n        grid=(");
-	for (int a = 0; a < 3 && !rc; a++) {
-		rc = ks_py_add_expr(out, k.grid[a], "grid", e);
-		ks_buf_adds(out, a < 2 ? ", " : "),\n        threadgroup=(");
-	}
-	for (int a = 0; a < 3 && !rc; a++) {
-		rc = ks_py_add_expr(out, k.threadgroup[a], "threadgroup", e);
-		ks_buf_adds(out, a < 2 ? ", " : "),\n        output_shapes=[");
-	}
-	for (int i = t->ninputs; i < t->ntensors && !rc; i++) {
-		ks_buf_adds(out, i > t->ninputs ? ", (" : "(");
-		for (int j = 0; j < t->tensors[i].ndim && !rc; j++) {
-			rc = ks_py_add_expr(out, t->tensors[i].shape[j], "shape", e);
-			ks_buf_adds(out, ", ");
-		}
-		ks_buf_adds(out, ")");
-	}
-	ks_buf_adds(out, "],\n        output_dtypes=[");
-	for (int i = t->ninputs; i < t->ntensors; i++)
-		ks_buf_addf(out, "%s%s", i > t->ninputs ? ", " : "", mx_dtype(t->tensors[i].dtype));
-	ks_buf_adds(out, "],\n        template=[");
-	for (int i = 0; i < t->nparams; i++)
-		ks_buf_addf(out, "(\"%s\", %s), ", t->params[i].name, t->params[i].name);
-	for (int i = 0; i < k.ntemplate; i++)
-		ks_buf_addf(out, "(\"%s\", %s), ", k.tmpl[i].name, k.tmpl[i].name);
-	ks_buf_adds(out, "],\n        init_value=");
-	if (!strcmp(k.init, "none"))
-		ks_buf_adds(out, "None");
-	else if (!strcmp(k.init, "nan"))
-		ks_buf_adds(out, "float(\"nan\")");
-	else if (!rc)
-		rc = ks_py_add_expr(out, k.init, "init", e);
-	ks_buf_addf(out, ",\n    )\n    return %s\n", t->ntensors - t->ninputs == 1 ? "outs[0]" : "tuple(outs)");
+		rc = fn_launch(t, &k, out, e);
 done:
 	ks_mlx_kernel_release(&k);
 	return rc;
@@ -180,17 +208,10 @@ static int mlx_write(const struct ks_export_item *items, int n, struct ks_export
 {
 	struct ks_buf *out = ks_export_out_file(o, "ksearch_mlx.py");
 	ks_buf_adds(out, prelude);
-	for (int i = 0; i < n; i++) {
-		for (int j = 0; j < i; j++)
-			if (!strcmp(items[j].task->name, items[i].task->name))
-				return ks_error_set(e, KS_EINVAL, "two kernels for task '%s' (%s, %s): "
-								  "one function per task",
-						    items[i].task->name, items[j].origin, items[i].origin);
-		int rc = write_function(&items[i], out, e);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	int rc = ks_export_one_per_task(items, n, "function", e);
+	for (int i = 0; i < n && !rc; i++)
+		rc = write_function(&items[i], out, e);
+	return rc;
 }
 
 static const char *const mlx_backends[] = {"mlx", NULL};
@@ -199,7 +220,6 @@ const struct ks_exporter_i ks_exporter_mlx = {
 	.version = KS_EXPORTER_VERSION,
 	.name = "mlx",
 	.backends = mlx_backends,
-	.folder = 0,
 	.summary = "a Python module: one function per task building mx.fast.cuda_kernel / metal_kernel",
 	.write = mlx_write,
 };

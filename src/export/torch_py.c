@@ -6,8 +6,8 @@
  * backend's flags into an object the extension links, a CUDA kernel goes in as
  * cuda_sources.  Either way a C-linkage launcher appended to the kernel takes the tensors'
  * data pointers and the stream as integers, so the extension needs no kernel headers.
- * When candidates won different workloads each is its own extension and the op picks the
- * one that won the nearest measured shape. */
+ * Exported --per-shape, when candidates won different workloads each is its own extension
+ * and the op picks the one that won the shape measured, the overall best for any other. */
 #include <stdio.h>
 #include <string.h>
 
@@ -82,12 +82,12 @@ static void add_cpp(const struct ks_export_item *it, struct ks_buf *out)
 	ks_buf_release(&names);
 }
 
-static int write_op(const struct ks_export_item *it, const char *kernel_file, const char *fn,
-		    struct ks_buf *out, struct ks_error *e)
+/* the op's module-level data: the C++ glue, one kernel source per variant (each with its
+ * launcher), the measured shapes each variant won */
+static void op_sources(const struct ks_export_item *it, const char *kernel_file,
+		       struct ks_buf *out)
 {
-	const struct ks_task *t = it->task;
-	const char *name = t->name;
-	int rc = 0;
+	const char *name = it->task->name;
 	char src[256];
 	ks_buf_addf(out, "\n# %s: %s (backend %s)\n_%s_CPP = ", name, it->origin, it->backend, name);
 	add_cpp(it, out);
@@ -112,36 +112,62 @@ static int write_op(const struct ks_export_item *it, const char *kernel_file, co
 	ks_buf_addf(out, "]\n_%s_ROUTES = [", name);
 	for (int r = 0; r < it->nroutes; r++) {
 		ks_buf_adds(out, "((");
-		for (int p = 0; p < t->nparams; p++)
+		for (int p = 0; p < it->task->nparams; p++)
 			ks_buf_addf(out, "%.17g, ", it->routes[r].values[p]);
 		ks_buf_addf(out, "), %d), ", it->routes[r].variant);
 	}
-	const struct ks_backend_i *be = ks_backend_find(it->backend);
-	ks_buf_addf(out, "]\n\n\n@torch.library.custom_op(\"ksearch::%s\", mutates_args=())\ndef %s(",
-		    name, fn);
-	for (int i = 0; i < t->ninputs; i++)
-		ks_buf_addf(out, "%s%s: torch.Tensor", i ? ", " : "", t->tensors[i].name);
-	int extra = 0;
-	for (int i = 0; i < t->nparams; i++)
-		if (!ks_py_param_source(t, t->params[i].name, src, sizeof(src)))
-			ks_buf_addf(out, ", %s: %s", t->params[i].name,
-				    t->params[i].dtype == KS_DT_F32 || t->params[i].dtype == KS_DT_F64
-					    ? "float"
-					    : "int"),
-				extra++;
-	int nout = t->ntensors - t->ninputs;
-	ks_buf_addf(out, ") -> %s:\n    \"\"\"%s\n\n    ", nout == 1 ? "torch.Tensor" : "typing.List[torch.Tensor]",
-		    t->summary ? t->summary : name);
-	ks_export_tensors_doc(out, t);
-	ks_buf_addf(out, ".\n    Found by ksearch (%s); takes %s tensors.\n    \"\"\"\n", it->origin,
-		    is_cuda(it) ? "CUDA" : "CPU");
-	for (int i = 0; i < t->ninputs; i++)
-		ks_buf_addf(out, "    _check_tensor(\"%s\", \"%s\", %s, %s, %d, \"%s\")\n", name,
-			    t->tensors[i].name, t->tensors[i].name, torch_dtype(t->tensors[i].dtype),
-			    t->tensors[i].ndim, is_cuda(it) ? "cuda" : "cpu");
+	ks_buf_adds(out, "]\n");
+}
+
+/* the params no input shape gives in, as arguments ", n: int" (types: 1) or ", n" */
+static void op_params(const struct ks_task *t, int types, struct ks_buf *out)
+{
+	char src[256];
+	for (int i = 0; i < t->nparams; i++) {
+		if (ks_py_param_source(t, t->params[i].name, src, sizeof(src)))
+			continue;
+		int real = t->params[i].dtype == KS_DT_F32 || t->params[i].dtype == KS_DT_F64;
+		ks_buf_addf(out, ", %s%s", t->params[i].name, !types ? "" : real ? ": float" : ": int");
+	}
+}
+
+/* "    n = x.shape[1]" for each param an input's shape gives */
+static void op_params_from_shapes(const struct ks_task *t, struct ks_buf *out)
+{
+	char src[256];
 	for (int i = 0; i < t->nparams; i++)
 		if (ks_py_param_source(t, t->params[i].name, src, sizeof(src)))
 			ks_buf_addf(out, "    %s = %s\n", t->params[i].name, src);
+}
+
+/* the decorator, the signature and the docstring */
+static void op_signature(const struct ks_export_item *it, const char *fn, struct ks_buf *out)
+{
+	const struct ks_task *t = it->task;
+	ks_buf_addf(out, "\n\n@torch.library.custom_op(\"ksearch::%s\", mutates_args=())\ndef %s(",
+		    t->name, fn);
+	for (int i = 0; i < t->ninputs; i++)
+		ks_buf_addf(out, "%s%s: torch.Tensor", i ? ", " : "", t->tensors[i].name);
+	op_params(t, 1, out);
+	int nout = t->ntensors - t->ninputs;
+	ks_buf_addf(out, ") -> %s:\n    \"\"\"%s\n\n    ",
+		    nout == 1 ? "torch.Tensor" : "typing.List[torch.Tensor]",
+		    t->summary ? t->summary : t->name);
+	ks_export_tensors_doc(out, t);
+	ks_buf_addf(out, ".\n    Found by ksearch (%s); takes %s tensors.\n    \"\"\"\n", it->origin,
+		    is_cuda(it) ? "CUDA" : "CPU");
+}
+
+/* the inputs checked and made contiguous, the outputs allocated */
+static int op_tensors(const struct ks_export_item *it, struct ks_buf *out, struct ks_error *e)
+{
+	const struct ks_task *t = it->task;
+	int rc = 0;
+	for (int i = 0; i < t->ninputs; i++)
+		ks_buf_addf(out, "    _check_tensor(\"%s\", \"%s\", %s, %s, %d, \"%s\")\n", t->name,
+			    t->tensors[i].name, t->tensors[i].name, torch_dtype(t->tensors[i].dtype),
+			    t->tensors[i].ndim, is_cuda(it) ? "cuda" : "cpu");
+	op_params_from_shapes(t, out);
 	for (int i = 0; i < t->ntensors && !rc; i++) {
 		const struct ks_tensor_decl *d = &t->tensors[i];
 		ks_buf_addf(out, "    %s_shape = (", d->name);
@@ -152,11 +178,20 @@ static int write_op(const struct ks_export_item *it, const char *kernel_file, co
 		ks_buf_adds(out, ")\n");
 		if (i < t->ninputs)
 			ks_buf_addf(out, "    _check_shape(\"%s\", \"%s\", %s, %s_shape)\n    %s = %s.contiguous()\n",
-				    name, d->name, d->name, d->name, d->name, d->name);
+				    t->name, d->name, d->name, d->name, d->name, d->name);
 		else
 			ks_buf_addf(out, "    %s = torch.empty(%s_shape, dtype=%s, device=%s.device)\n",
 				    d->name, d->name, torch_dtype(d->dtype), t->tensors[0].name);
 	}
+	return rc;
+}
+
+/* the variant for the shape built, the kernel launched, the outputs returned */
+static void op_launch(const struct ks_export_item *it, struct ks_buf *out)
+{
+	const struct ks_task *t = it->task;
+	const char *name = t->name;
+	const struct ks_backend_i *be = ks_backend_find(it->backend);
 	ks_buf_addf(out, "    ext = _extension(\"%s\", \"%s\", _%s_SOURCES[_route(_%s_ROUTES, (", name,
 		    is_cuda(it) ? "cuda" : "c", name, name);
 	for (int p = 0; p < t->nparams; p++)
@@ -168,25 +203,28 @@ static int write_op(const struct ks_export_item *it, const char *kernel_file, co
 	for (int p = 0; p < t->nparams; p++)
 		ks_buf_addf(out, ", %s", t->params[p].name);
 	ks_buf_addf(out, ", _stream(%s))\n    return ", t->tensors[0].name);
-	if (nout == 1)
+	if (t->ntensors - t->ninputs == 1) {
 		ks_buf_addf(out, "%s\n", t->tensors[t->ninputs].name);
-	else {
-		ks_buf_adds(out, "[");
-		for (int i = t->ninputs; i < t->ntensors; i++)
-			ks_buf_addf(out, "%s%s", i > t->ninputs ? ", " : "", t->tensors[i].name);
-		ks_buf_adds(out, "]\n");
+		return;
 	}
-	/* shapes without running: torch.compile and meta tensors */
-	ks_buf_addf(out, "\n\n@%s.register_fake\ndef _%s_fake(", fn, name);
+	ks_buf_adds(out, "[");
+	for (int i = t->ninputs; i < t->ntensors; i++)
+		ks_buf_addf(out, "%s%s", i > t->ninputs ? ", " : "", t->tensors[i].name);
+	ks_buf_adds(out, "]\n");
+}
+
+/* shapes without running: torch.compile and meta tensors */
+static int op_fake(const struct ks_export_item *it, const char *fn, struct ks_buf *out,
+		   struct ks_error *e)
+{
+	const struct ks_task *t = it->task;
+	int rc = 0;
+	ks_buf_addf(out, "\n\n@%s.register_fake\ndef _%s_fake(", fn, t->name);
 	for (int i = 0; i < t->ninputs; i++)
 		ks_buf_addf(out, "%s%s", i ? ", " : "", t->tensors[i].name);
-	for (int i = 0; i < t->nparams; i++)
-		if (!ks_py_param_source(t, t->params[i].name, src, sizeof(src)))
-			ks_buf_addf(out, ", %s", t->params[i].name);
+	op_params(t, 0, out);
 	ks_buf_adds(out, "):\n");
-	for (int i = 0; i < t->nparams; i++)
-		if (ks_py_param_source(t, t->params[i].name, src, sizeof(src)))
-			ks_buf_addf(out, "    %s = %s\n", t->params[i].name, src);
+	op_params_from_shapes(t, out);
 	ks_buf_adds(out, "    outs = [");
 	for (int i = t->ninputs; i < t->ntensors && !rc; i++) {
 		ks_buf_adds(out, "torch.empty((");
@@ -197,9 +235,20 @@ static int write_op(const struct ks_export_item *it, const char *kernel_file, co
 		ks_buf_addf(out, "), dtype=%s, device=%s.device), ", torch_dtype(t->tensors[i].dtype),
 			    t->tensors[0].name);
 	}
-	ks_buf_addf(out, "]\n    return %s\n", nout == 1 ? "outs[0]" : "outs");
-	(void)extra;
+	ks_buf_addf(out, "]\n    return %s\n", t->ntensors - t->ninputs == 1 ? "outs[0]" : "outs");
 	return rc;
+}
+
+static int write_op(const struct ks_export_item *it, const char *kernel_file, const char *fn,
+		    struct ks_buf *out, struct ks_error *e)
+{
+	op_sources(it, kernel_file, out);
+	op_signature(it, fn, out);
+	int rc = op_tensors(it, out, e);
+	if (rc)
+		return rc;
+	op_launch(it, out);
+	return op_fake(it, fn, out, e);
 }
 
 static const char prelude[] =
@@ -257,14 +306,11 @@ static const char prelude_code[] =
 	"\n"
 	"\n"
 	"def _route(routes, params):\n"
-	"    \"\"\"the variant that won the nearest measured shape (log distance), 0 without routes\"\"\"\n"
-	"    import math\n"
-	"    best, pick = None, 0\n"
+	"    \"\"\"the variant that won this measured shape; 0, the overall best, for any other\"\"\"\n"
 	"    for shape, variant in routes:\n"
-	"        d = sum((math.log(abs(a) + 1) - math.log(abs(b) + 1)) ** 2 for a, b in zip(params, shape))\n"
-	"        if best is None or d < best:\n"
-	"            best, pick = d, variant\n"
-	"    return pick\n"
+	"        if tuple(shape) == tuple(params):\n"
+	"            return variant\n"
+	"    return 0\n"
 	"\n"
 	"\n"
 	"def _stream(t):\n"
@@ -308,17 +354,10 @@ int ks_torch_module(const struct ks_export_item *items, int n, const char *kerne
 	}
 	ks_buf_adds(out, "\"\"\"\n");
 	ks_buf_adds(out, prelude_code);
-	for (int i = 0; i < n; i++) {
-		for (int j = 0; j < i; j++)
-			if (!strcmp(items[j].task->name, items[i].task->name))
-				return ks_error_set(e, KS_EINVAL, "two kernels for task '%s' (%s, %s): "
-								  "one op per task",
-						    items[i].task->name, items[j].origin, items[i].origin);
-		int rc = write_op(&items[i], kernel_file, fn ? fn : items[i].task->name, out, e);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	int rc = ks_export_one_per_task(items, n, "op", e);
+	for (int i = 0; i < n && !rc; i++)
+		rc = write_op(&items[i], kernel_file, fn ? fn : items[i].task->name, out, e);
+	return rc;
 }
 
 static int torch_write(const struct ks_export_item *items, int n, struct ks_export_out *o,
@@ -327,13 +366,10 @@ static int torch_write(const struct ks_export_item *items, int n, struct ks_expo
 	return ks_torch_module(items, n, NULL, NULL, ks_export_out_file(o, "ksearch_torch.py"), e);
 }
 
-static const char *const torch_backends[] = {"cpu", "cuda", NULL};
-
 const struct ks_exporter_i ks_exporter_torch = {
 	.version = KS_EXPORTER_VERSION,
 	.name = "torch",
-	.backends = torch_backends,
-	.folder = 0,
+	.backends = ks_export_host_and_cuda,
 	.summary = "a Python module: one torch.library op per task, built with load_inline (CPU: C "
 		   "kernels, CUDA: .cu kernels)",
 	.write = torch_write,

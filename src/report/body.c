@@ -18,6 +18,14 @@ static void fnum(char *dst, size_t n, const char *fmt, double v)
 		snprintf(dst, n, "%s", RP_NA);
 }
 
+/* a table cell of one number, RP_NA when it is unknown */
+static void num_cell(struct rp_doc *d, const char *fmt, double v)
+{
+	char t[64];
+	fnum(t, sizeof(t), fmt, v);
+	doc_cell(d, t);
+}
+
 /* a rate (GFLOP/s, GB/s) with three significant digits, never "0.0" for 0.04; whole
  * numbers from 1000 up */
 static void frate(char *dst, size_t n, double v)
@@ -40,40 +48,56 @@ static void fspeed(char *dst, size_t n, double v, double spread)
 		snprintf(dst, n, "%.2fx", v);
 }
 
-static void section_header(struct rp_doc *d, const struct rp_run *r)
+/* the answer first: the best speedup, over the library too, which candidate, where */
+static void header_headline(struct rp_doc *d, const struct rp_run *r)
 {
-	const struct ks_store_run *run = r->run;
 	char t[256];
-
-	doc_rawf(d, d->html ? "<h1>" : "# ");
-	doc_textf(d, "ksearch report: %s", run->task);
-	doc_raw(d, d->html ? "</h1>\n" : "\n\n");
-	/* the answer first */
 	doc_para_begin(d);
-	if (r->best >= 0) {
-		const struct rp_cand *b = &r->cands[r->best];
-		doc_strong_begin(d);
-		fspeed(t, sizeof(t), b->speedup, NAN);
-		doc_textf(d, "Best: %s the baseline", t);
-		if (isfinite(b->library_speedup)) {
-			fspeed(t, sizeof(t), b->library_speedup, NAN);
-			doc_textf(d, ", %s %s", t, r->library);
-		}
-		doc_strong_end(d);
-		doc_textf(d, " (%s), candidate #%lld ",
-			  !strcmp(b->phase, "final") ? "final re-measurement" : "search phase, not re-measured",
-			  (long long)b->c->id);
-		doc_code(d, b->c->action && b->c->action[0] ? b->c->action : "(no action)");
-		doc_text(d, ", source ");
-		doc_code(d, r->best_file);
-		if (!r->best_file_exists)
-			doc_text(d, " (not written yet)");
-	} else {
+	if (r->best < 0) {
 		doc_strong_begin(d);
 		doc_text(d, "No passing candidate yet.");
 		doc_strong_end(d);
+		doc_para_end(d);
+		return;
 	}
+	const struct rp_cand *b = &r->cands[r->best];
+	doc_strong_begin(d);
+	fspeed(t, sizeof(t), b->speedup, NAN);
+	doc_textf(d, "Best: %s the baseline", t);
+	if (isfinite(b->library_speedup)) {
+		fspeed(t, sizeof(t), b->library_speedup, NAN);
+		doc_textf(d, ", %s %s", t, r->library);
+	}
+	doc_strong_end(d);
+	doc_textf(d, " (%s), candidate #%lld ",
+		  !strcmp(b->phase, "final") ? "final re-measurement" : "search phase, not re-measured",
+		  (long long)b->c->id);
+	doc_code(d, b->c->action && b->c->action[0] ? b->c->action : "(no action)");
+	doc_text(d, ", source ");
+	doc_code(d, r->best_file);
+	if (!r->best_file_exists)
+		doc_text(d, " (not written yet)");
 	doc_para_end(d);
+}
+
+/* a paragraph opening with a bold label */
+static void labelled_para(struct rp_doc *d, const char *label, const char *text,
+			  const char *tail)
+{
+	doc_para_begin(d);
+	doc_strong_begin(d);
+	doc_text(d, label);
+	doc_strong_end(d);
+	doc_text(d, " ");
+	doc_text(d, text);
+	doc_text(d, tail);
+	doc_para_end(d);
+}
+
+/* how sure the final's choice is and why its rounds stopped; an early stop of the search;
+ * noisy measurements */
+static void header_notes(struct rp_doc *d, const struct rp_run *r)
+{
 	if (r->has_final_event && r->final_verdict[0]) {
 		doc_para_begin(d);
 		doc_text(d, "How sure: ");
@@ -81,93 +105,108 @@ static void section_header(struct rp_doc *d, const struct rp_run *r)
 		doc_text(d, ". The interval is the 95% interval of that difference, in the same "
 			    "units; a candidate whose advantage is inside the noise (an interval that "
 			    "reaches 0%) does not take the crown from the search phase's leader.");
+		if (r->final_stop_reason[0])
+			doc_textf(d, " The final measured %d round%s and stopped: %s.", r->final_rounds,
+				  r->final_rounds == 1 ? "" : "s", r->final_stop_reason);
 		doc_para_end(d);
 	}
-	if (r->stopped[0] && strcmp(r->stopped, "budget")) {
-		doc_para_begin(d);
-		doc_strong_begin(d);
-		doc_text(d, "The search stopped early:");
-		doc_strong_end(d);
-		doc_text(d, " ");
-		doc_text(d, r->stopped);
-		doc_text(d, ".");
-		doc_para_end(d);
-	}
-	if (r->final_noisy) {
-		doc_para_begin(d);
-		doc_strong_begin(d);
-		doc_text(d, "Noisy measurements:");
-		doc_strong_end(d);
-		doc_text(d, " ");
-		doc_text(d, r->final_noise[0] ? r->final_noise : "see the run's events");
-		doc_text(d, ". Rerun on a quiet machine before trusting the ranking.");
-		doc_para_end(d);
-	}
+	if (r->stopped[0] && strcmp(r->stopped, "budget"))
+		labelled_para(d, "The search stopped early:", r->stopped, ".");
+	if (r->final_noisy)
+		labelled_para(d, "Noisy measurements:",
+			      r->final_noise[0] ? r->final_noise : "see the run's events",
+			      ". Rerun on a quiet machine before trusting the ranking.");
+}
 
-	static const char *const heads[] = {"run", ""};
-	doc_table_begin(d, 2, heads, NULL);
-#define ROW(k, v)                         \
-	do {                              \
-		doc_row_begin(d, NULL);   \
-		doc_cell(d, k);           \
-		doc_cell(d, v);           \
-		doc_row_end(d);           \
-	} while (0)
-	ROW("run id", run->id);
-	ROW("status", run->status);
-	ROW("task", run->task);
-	ROW("backend", run->backend);
-	rp_fmt_target(r, t, sizeof(t));
-	ROW("target", t);
-	if (r->selection[0]) {
-		snprintf(t, sizeof(t), "only %s of the task's timed workloads (--workloads)",
-			 r->selection);
-		ROW("tuned for", t);
-	}
-	ROW("strategy", run->strategy);
-	ROW("policy", run->policy);
-	snprintf(t, sizeof(t), "%llu", (unsigned long long)run->seed);
-	ROW("seed", t);
-	snprintf(t, sizeof(t), "%lld candidates", (long long)run->budget);
-	ROW("budget", t);
-	snprintf(t, sizeof(t), "%d (%zu proposed)", r->evaluated, r->ncands);
-	ROW("evaluated", t);
-	snprintf(t, sizeof(t), "%d (%.0f%%)", r->passed,
-		 r->evaluated ? 100.0 * r->passed / r->evaluated : 0.0);
-	ROW("passed", t);
+static void row2(struct rp_doc *d, const char *k, const char *v)
+{
+	doc_row_begin(d, NULL);
+	doc_cell(d, k);
+	doc_cell(d, v);
+	doc_row_end(d);
+}
+
+/* "COMPILE_ERROR 3, TIMEOUT 1" */
+static void fmt_failures(const struct rp_run *r, char *t, size_t n)
+{
 	size_t len = 0;
 	t[0] = 0;
 	for (int i = 0; i < r->nfails; i++) {
-		int w = snprintf(t + len, sizeof(t) - len, "%s%s %d", i ? ", " : "", r->fails[i].status,
+		int w = snprintf(t + len, n - len, "%s%s %d", i ? ", " : "", r->fails[i].status,
 				 r->fails[i].count);
-		if (w < 0 || (size_t)w >= sizeof(t) - len)
+		if (w < 0 || (size_t)w >= n - len)
 			break;
 		len += (size_t)w;
 	}
-	ROW("failures", r->nfails ? t : "none");
-	rp_fmt_duration(r->wall_s, t, sizeof(t));
-	ROW("wall time", t);
-	if (r->best >= 0) {
-		const struct rp_cand *b = &r->cands[r->best];
-		char sp[48];
-		fspeed(sp, sizeof(sp), b->speedup, NAN);
-		snprintf(t, sizeof(t), "%s (%s phase, candidate #%lld)", sp, b->phase,
-			 (long long)b->c->id);
-		ROW("best speedup vs baseline", t);
-		if (isfinite(b->library_speedup)) {
-			char k[96];
-			fspeed(sp, sizeof(sp), b->library_speedup, NAN);
-			snprintf(k, sizeof(k), "best speedup vs %s", r->library);
-			ROW(k, sp);
-		}
-		ROW("best source", r->best_file);
-	} else {
-		ROW("best speedup vs baseline", RP_NA);
+}
+
+/* the run table's rows about the best */
+static void header_best_rows(struct rp_doc *d, const struct rp_run *r)
+{
+	char t[256], sp[48];
+	if (r->best < 0) {
+		row2(d, "best speedup vs baseline", RP_NA);
+		return;
 	}
-	ROW("created", run->created);
-	ROW("ksearch version", run->version);
-#undef ROW
+	const struct rp_cand *b = &r->cands[r->best];
+	fspeed(sp, sizeof(sp), b->speedup, NAN);
+	snprintf(t, sizeof(t), "%s (%s phase, candidate #%lld)", sp, b->phase, (long long)b->c->id);
+	row2(d, "best speedup vs baseline", t);
+	if (isfinite(b->library_speedup)) {
+		char k[96];
+		fspeed(sp, sizeof(sp), b->library_speedup, NAN);
+		snprintf(k, sizeof(k), "best speedup vs %s", r->library);
+		row2(d, k, sp);
+	}
+	row2(d, "best source", r->best_file);
+}
+
+static void header_table(struct rp_doc *d, const struct rp_run *r)
+{
+	const struct ks_store_run *run = r->run;
+	static const char *const heads[] = {"run", ""};
+	char t[256];
+	doc_table_begin(d, 2, heads, NULL);
+	row2(d, "run id", run->id);
+	row2(d, "status", run->status);
+	row2(d, "task", run->task);
+	row2(d, "backend", run->backend);
+	rp_fmt_target(r, t, sizeof(t));
+	row2(d, "target", t);
+	if (r->selection[0]) {
+		snprintf(t, sizeof(t), "only %s of the task's timed workloads (--workloads)",
+			 r->selection);
+		row2(d, "tuned for", t);
+	}
+	row2(d, "strategy", run->strategy);
+	row2(d, "policy", run->policy);
+	snprintf(t, sizeof(t), "%llu", (unsigned long long)run->seed);
+	row2(d, "seed", t);
+	snprintf(t, sizeof(t), "%lld candidates", (long long)run->budget);
+	row2(d, "budget", t);
+	snprintf(t, sizeof(t), "%d (%zu proposed)", r->evaluated, r->ncands);
+	row2(d, "evaluated", t);
+	snprintf(t, sizeof(t), "%d (%.0f%%)", r->passed,
+		 r->evaluated ? 100.0 * r->passed / r->evaluated : 0.0);
+	row2(d, "passed", t);
+	fmt_failures(r, t, sizeof(t));
+	row2(d, "failures", r->nfails ? t : "none");
+	rp_fmt_duration(r->wall_s, t, sizeof(t));
+	row2(d, "wall time", t);
+	header_best_rows(d, r);
+	row2(d, "created", run->created);
+	row2(d, "ksearch version", run->version);
 	doc_table_end(d);
+}
+
+static void section_header(struct rp_doc *d, const struct rp_run *r)
+{
+	doc_rawf(d, d->html ? "<h1>" : "# ");
+	doc_textf(d, "ksearch report: %s", r->run->task);
+	doc_raw(d, d->html ? "</h1>\n" : "\n\n");
+	header_headline(d, r);
+	header_notes(d, r);
+	header_table(d, r);
 }
 
 /* A chart: inline SVG in HTML; in Markdown a link to the SVG file written beside the report */
@@ -306,15 +345,118 @@ static void family_cell(struct rp_doc *d, const struct rp_cand *c)
 	doc_cell_end(d);
 }
 
-static void section_leaderboard(struct rp_doc *d, const struct rp_run *r)
+/* one part of the leaderboard: the rows whose figures come from one phase */
+struct lb_part {
+	int final;            /* 1: ranked by the final re-measurement; 0: by the search */
+	int rows[1000];       /* indexes into r->cands, in rank order */
+	int nrows;
+	int first;            /* the rank number of its first row */
+};
+
+/* the header cells of a part: the speedups and the library named after their phase */
+static int lb_heads(const struct rp_run *r, const struct lb_part *p, const char **heads,
+		    char *align, char (*labels)[96], const int *timed, int nt)
+{
+	static const char *const fixed[] = {"#", "id", "action", "family / knobs", "status"};
+	int nh = 0;
+	for (; nh < 5; nh++)
+		heads[nh] = fixed[nh];
+	snprintf(align, 8, "rrlll");
+	heads[nh] = p->final ? "speedup (final)" : "speedup (search)";
+	align[nh++] = 'r';
+	if (p->final) { /* the search phase's figure beside it: the winner's curse shows */
+		heads[nh] = "speedup (search)";
+		align[nh++] = 'r';
+	}
+	if (r->has_library) {
+		snprintf(labels[0], sizeof(labels[0]), "vs %s (%s)", r->library,
+			 p->final ? "final" : "search");
+		heads[nh] = labels[0];
+		align[nh++] = 'r';
+	}
+	for (int i = 0; i < nt; i++) {
+		snprintf(labels[i + 1], sizeof(labels[0]), "%s (us)", r->workloads[timed[i]].label);
+		heads[nh] = labels[i + 1];
+		align[nh++] = 'r';
+	}
+	align[nh] = 0;
+	return nh;
+}
+
+/* the geometric mean of the library speedups of one phase's workloads (NAN: none) */
+static double lib_speedup(const struct rp_run *r, const struct rp_wl *w)
+{
+	double sum = 0;
+	int n = 0;
+	for (size_t i = 0; i < r->nworkloads; i++)
+		if (w[i].present && isfinite(w[i].library_speedup) && w[i].library_speedup > 0) {
+			sum += log(w[i].library_speedup);
+			n++;
+		}
+	return n ? exp(sum / n) : NAN;
+}
+
+static void lb_row(struct rp_doc *d, const struct rp_run *r, const struct lb_part *p, int k,
+		   const int *timed, int nt)
+{
+	int ci = p->rows[k];
+	const struct rp_cand *c = &r->cands[ci];
+	const struct rp_wl *w = p->final ? c->final : c->search;
+	char t[512];
+	doc_row_begin(d, ci == r->best ? "best" : c->rank_group == 2 ? "failed" : NULL);
+	doc_cellf(d, "%d", p->first + k);
+	doc_cellf(d, "%lld", (long long)c->c->id);
+	doc_cell(d, c->c->action);
+	family_cell(d, c);
+	rp_fmt_status(c, t, sizeof(t));
+	doc_cell(d, t);
+	if (p->final) {
+		fspeed(t, sizeof(t), c->speedup, c->speedup_spread);
+		doc_cell(d, t);
+	}
+	fspeed(t, sizeof(t), c->search_speedup, c->search_spread);
+	doc_cell(d, c->c->has_result && isfinite(c->search_speedup) ? t : RP_NA);
+	if (r->has_library) {
+		fspeed(t, sizeof(t), lib_speedup(r, w), NAN);
+		doc_cell(d, p->final || isfinite(c->search_speedup) ? t : RP_NA);
+	}
+	for (int i = 0; i < nt; i++)
+		wl_cell(d, &w[timed[i]]);
+	doc_row_end(d);
+}
+
+static void lb_table(struct rp_doc *d, const struct rp_run *r, const struct lb_part *p)
 {
 	int timed[MAX_TIMED], nt = rp_timed_workloads(r, timed, MAX_TIMED);
 	const char *heads[8 + MAX_TIMED];
-	char labels[MAX_TIMED][96], vs_lib[96];
-	char align[9 + MAX_TIMED];
-	char t[512];
-	int top = r->opts.top, shown = 0;
+	char labels[1 + MAX_TIMED][96], align[9 + MAX_TIMED];
+	if (!p->nrows)
+		return;
+	doc_heading(d, 3, p->final ? "Ranked by the final re-measurement"
+				   : "Ranked by the search phase");
+	doc_para_begin(d);
+	doc_text(d, p->final ? "Every figure but the search column is the final's: the speedup "
+			       "and the times pooled over its rounds, the baseline timed again beside "
+			       "each candidate. The best comes first even when another measured "
+			       "faster inside the noise: the crown leaves the search phase's leader "
+			       "only beyond it (How sure, above)."
+			     : "Every figure is the search phase's: one measurement per candidate, "
+			       "against the baseline timed once at the start of the run. Candidates "
+			       "that failed (in the search, or in the final re-measurement) follow the "
+			       "passing ones.");
+	doc_para_end(d);
+	int nh = lb_heads(r, p, heads, align, labels, timed, nt);
+	doc_table_begin(d, nh, heads, align);
+	for (int k = 0; k < p->nrows; k++)
+		lb_row(d, r, p, k, timed, nt);
+	doc_table_end(d);
+}
 
+static void section_leaderboard(struct rp_doc *d, const struct rp_run *r)
+{
+	struct lb_part parts[2]; /* 8 KiB: the rows of --top 1000 */
+	char t[128];
+	int top = r->opts.top, shown = 0;
 	if (top >= r->evaluated)
 		snprintf(t, sizeof(t), "Leaderboard (all %d evaluated)", r->evaluated);
 	else
@@ -326,63 +468,31 @@ static void section_leaderboard(struct rp_doc *d, const struct rp_run *r)
 		doc_para_end(d);
 		return;
 	}
-	heads[0] = "#";
-	heads[1] = "id";
-	heads[2] = "action";
-	heads[3] = "family / knobs";
-	heads[4] = "status";
-	heads[5] = "speedup";
-	heads[6] = "phase";
-	snprintf(align, sizeof(align), "rrlllrl");
-	/* the library yardstick's column, where the task has one: "vs OpenBLAS" */
-	int nh = 7;
-	if (r->has_library) {
-		snprintf(vs_lib, sizeof(vs_lib), "vs %s", r->library);
-		heads[nh] = vs_lib;
-		align[nh++] = 'r';
-	}
-	for (int i = 0; i < nt; i++) {
-		snprintf(labels[i], sizeof(labels[i]), "%s (us)", r->workloads[timed[i]].label);
-		heads[nh] = labels[i];
-		align[nh++] = 'r';
-	}
-	align[nh] = 0;
-	doc_table_begin(d, nh, heads, align);
-	for (size_t k = 0; k < r->ncands && shown < top; k++) {
+	parts[0] = (struct lb_part){.final = 1, .first = 1};
+	parts[1] = (struct lb_part){.final = 0};
+	for (size_t k = 0; k < r->ncands && shown < top; k++, shown++) {
 		const struct rp_cand *c = &r->cands[r->ranked[k]];
 		if (c->rank_group == 3)
 			break; /* not evaluated: nothing to rank */
-		shown++;
-		doc_row_begin(d, r->ranked[k] == r->best ? "best" : c->rank_group == 2 ? "failed" : NULL);
-		doc_cellf(d, "%d", shown);
-		doc_cellf(d, "%lld", (long long)c->c->id);
-		doc_cell(d, c->c->action);
-		family_cell(d, c);
-		rp_fmt_status(c, t, sizeof(t));
-		doc_cell(d, t);
-		fspeed(t, sizeof(t), c->speedup, c->speedup_spread);
-		doc_cell(d, t);
-		doc_cell(d, c->rank_group <= 1 ? c->phase : RP_NA);
-		if (r->has_library) {
-			fspeed(t, sizeof(t), c->library_speedup, NAN);
-			doc_cell(d, c->rank_group <= 1 ? t : RP_NA);
-		}
-		const struct rp_wl *w = c->rank_group == 0 ? c->final : c->search;
-		for (int i = 0; i < nt; i++)
-			wl_cell(d, &w[timed[i]]);
-		doc_row_end(d);
+		struct lb_part *p = &parts[c->rank_group == 0 ? 0 : 1];
+		if (p->nrows < (int)(sizeof(p->rows) / sizeof(p->rows[0])))
+			p->rows[p->nrows++] = r->ranked[k];
 	}
-	doc_table_end(d);
+	parts[1].first = parts[0].nrows + 1;
 	doc_para_begin(d);
-	doc_text(d, "Speedup: geometric mean over the timed workloads of baseline median / candidate "
-		    "median; from the final re-measurement when the candidate has one (phase "
-		    "final), else from the search. A vs-library column is the same against the task's "
-		    "vendor library kernel (library.<ext>: OpenBLAS, cuBLAS), timed interleaved like "
-		    "the baseline: above 1.00x beats the library. \xc2\xb1 after a speedup is the largest timing "
-		    "spread among its workloads. Workload cells: median time in microseconds "
-		    "\xc2\xb1 spread, achieved GFLOP/s, GB/s and the share of the roofline when the "
-		    "Spec gives one (\"above the roof\": faster than the roof allows; see Roofline).");
+	doc_text(d, "Best first, in two parts so that each column holds figures of one phase: the "
+		    "candidates the final re-measured and passed, by their final speedup, then the "
+		    "others by their search-phase speedup. Speedup: geometric mean over the timed "
+		    "workloads of baseline median / candidate median; \xc2\xb1 after it is the "
+		    "largest timing spread among its workloads. A vs-library column is the same "
+		    "against the task's vendor library kernel (library.<ext>: OpenBLAS, cuBLAS), "
+		    "timed interleaved like the baseline: above 1.00x beats the library. Workload "
+		    "cells: median time in microseconds \xc2\xb1 spread, achieved GFLOP/s, GB/s and "
+		    "the share of the roofline when the Spec gives one (\"above the roof\": faster "
+		    "than the roof allows; see Roofline).");
 	doc_para_end(d);
+	lb_table(d, r, &parts[0]);
+	lb_table(d, r, &parts[1]);
 }
 
 /* the share of the task's tolerance a workload used, the way the check judged it:
@@ -400,19 +510,13 @@ static void ftol(char *dst, size_t n, const struct rp_wl *w)
 		 isnan(w->tol_l2) ? RP_NA : b);
 }
 
-static void section_best(struct rp_doc *d, const struct rp_run *r)
+/* the best's action, knobs, defines and place in the search */
+static void best_intro(struct rp_doc *d, const struct rp_cand *b)
 {
-	char t[256];
-	if (r->best < 0)
-		return;
-	const struct rp_cand *b = &r->cands[r->best];
-	snprintf(t, sizeof(t), "Best candidate #%lld per workload (%s phase)", (long long)b->c->id,
-		 b->phase);
-	doc_heading(d, 2, t);
+	char knobs[400];
 	doc_para_begin(d);
 	doc_text(d, "Action ");
 	doc_code(d, b->c->action);
-	char knobs[400];
 	rp_fmt_knobs(b->c->knobs, knobs, sizeof(knobs));
 	if (knobs[0]) {
 		doc_text(d, ", knobs ");
@@ -427,7 +531,48 @@ static void section_best(struct rp_doc *d, const struct rp_run *r)
 	if (!strcmp(b->phase, "final") && b->c->has_result && isfinite(b->c->speedup))
 		doc_textf(d, " Search phase measured %.2fx.", b->c->speedup);
 	doc_para_end(d);
-	char lib_us[96], lib_vs[96];
+}
+
+/* one workload's row of the best's table */
+static void best_row(struct rp_doc *d, const struct rp_run *r, size_t i, const struct rp_wl *w)
+{
+	char t[256];
+	doc_row_begin(d, NULL);
+	doc_cellf(d, "%s%s", r->workloads[i].label, r->workloads[i].is_check ? " (check)" : "");
+	doc_cell(d, w->present ? w->status : "not run");
+	num_cell(d, "%.2e", w->max_abs_err);
+	ftol(t, sizeof(t), w);
+	doc_cell(d, t);
+	num_cell(d, "%.2f", w->median_us);
+	num_cell(d, "%.1f%%", w->spread_pct);
+	num_cell(d, "%.2f", w->baseline_us);
+	num_cell(d, "%.2fx", w->speedup);
+	if (r->has_library) {
+		num_cell(d, "%.2f", w->library_us);
+		num_cell(d, "%.2fx", w->library_speedup);
+	}
+	frate(t, sizeof(t), w->gflops);
+	doc_cell(d, t);
+	frate(t, sizeof(t), w->gbps);
+	doc_cell(d, t);
+	if (isfinite(w->roofline_pct) && w->roofline_pct > 0)
+		ks_roof_pct_text(w->roofline_pct, 0, t, sizeof(t));
+	else
+		snprintf(t, sizeof(t), "%s", RP_NA);
+	doc_cell(d, t);
+	doc_row_end(d);
+}
+
+static void section_best(struct rp_doc *d, const struct rp_run *r)
+{
+	char t[256], lib_us[96], lib_vs[96];
+	if (r->best < 0)
+		return;
+	const struct rp_cand *b = &r->cands[r->best];
+	snprintf(t, sizeof(t), "Best candidate #%lld per workload (%s phase)", (long long)b->c->id,
+		 b->phase);
+	doc_heading(d, 2, t);
+	best_intro(d, b);
 	snprintf(lib_us, sizeof(lib_us), "%s (us)", r->library);
 	snprintf(lib_vs, sizeof(lib_vs), "vs %s", r->library);
 	const char *heads[] = {"workload", "status", "max abs err", "error / tolerance", "median (us)",
@@ -438,43 +583,9 @@ static void section_best(struct rp_doc *d, const struct rp_run *r)
 	doc_table_begin(d, r->has_library ? 13 : 11, heads,
 			r->has_library ? "llrrrrrrrrrrr" : "llrrrrrrrrr");
 	const struct rp_wl *ws = !strcmp(b->phase, "final") ? b->final : b->search;
-	for (size_t i = 0; i < r->nworkloads; i++) {
-		const struct rp_wl *w = &ws[i];
+	for (size_t i = 0; i < r->nworkloads; i++)
 		/* checks are correctness-only and run in the search phase */
-		if (!w->present && r->workloads[i].is_check)
-			w = &b->search[i];
-		doc_row_begin(d, NULL);
-		doc_cellf(d, "%s%s", r->workloads[i].label, r->workloads[i].is_check ? " (check)" : "");
-		doc_cell(d, w->present ? w->status : "not run");
-		fnum(t, sizeof(t), "%.2e", w->max_abs_err);
-		doc_cell(d, t);
-		ftol(t, sizeof(t), w);
-		doc_cell(d, t);
-		fnum(t, sizeof(t), "%.2f", w->median_us);
-		doc_cell(d, t);
-		fnum(t, sizeof(t), "%.1f%%", w->spread_pct);
-		doc_cell(d, t);
-		fnum(t, sizeof(t), "%.2f", w->baseline_us);
-		doc_cell(d, t);
-		fnum(t, sizeof(t), "%.2fx", w->speedup);
-		doc_cell(d, t);
-		if (r->has_library) {
-			fnum(t, sizeof(t), "%.2f", w->library_us);
-			doc_cell(d, t);
-			fnum(t, sizeof(t), "%.2fx", w->library_speedup);
-			doc_cell(d, t);
-		}
-		frate(t, sizeof(t), w->gflops);
-		doc_cell(d, t);
-		frate(t, sizeof(t), w->gbps);
-		doc_cell(d, t);
-		if (isfinite(w->roofline_pct) && w->roofline_pct > 0)
-			ks_roof_pct_text(w->roofline_pct, 0, t, sizeof(t));
-		else
-			snprintf(t, sizeof(t), "%s", RP_NA);
-		doc_cell(d, t);
-		doc_row_end(d);
-	}
+		best_row(d, r, i, !ws[i].present && r->workloads[i].is_check ? &b->search[i] : &ws[i]);
 	doc_table_end(d);
 	doc_para_begin(d);
 	doc_text(d, "Error / tolerance: what the check judged, as shares of the task's tolerance "
@@ -484,103 +595,88 @@ static void section_best(struct rp_doc *d, const struct rp_run *r)
 	doc_para_end(d);
 }
 
-/* the fastest ranked candidate on timed workload wi (index into r->cands), or -1 */
-static int fastest_on(const struct rp_run *r, int wi)
+/* the label of the workload of this index */
+static const char *wl_label(const struct rp_run *r, int index)
 {
-	int best = -1;
-	double best_us = 0;
-	for (size_t k = 0; k < r->ncands; k++) {
-		const struct rp_cand *c = &r->cands[k];
-		if (c->rank_group > 1)
-			continue; /* failed or not evaluated */
-		const struct rp_wl *w = &(c->rank_group == 0 ? c->final : c->search)[wi];
-		if (!w->present || !isfinite(w->median_us))
-			continue;
-		if (best < 0 || w->median_us < best_us) {
-			best = (int)k;
-			best_us = w->median_us;
-		}
-	}
-	return best;
+	for (size_t i = 0; i < r->nworkloads; i++)
+		if (r->workloads[i].index == index)
+			return r->workloads[i].label;
+	return "?";
 }
 
-/* The best candidate wins the geometric mean; when another one is faster on some workload
- * (small tiles for small sizes, big tiles for big ones), say so: a kernel that dispatches
- * on the workload's parameters could take the best of both. */
-static void section_fastest(struct rp_doc *d, const struct rp_run *r)
+/* what the picks say: one kernel serves every shape, another candidate wins every
+ * workload (the two rankings disagree), or sizes trade off */
+static void per_shape_text(struct rp_doc *d, const struct rp_run *r)
 {
-	int timed[MAX_TIMED], nt = rp_timed_workloads(r, timed, MAX_TIMED), fast[MAX_TIMED];
-	int differ = 0;
-	if (r->best < 0)
-		return;
-	const struct rp_cand *b = &r->cands[r->best];
-	const struct rp_wl *bw = b->rank_group == 0 ? b->final : b->search;
-	/* another candidate counts as faster only beyond both spreads, compare's rule: a
-	 * difference inside the noise is no reason to dispatch */
-	for (int i = 0; i < nt; i++) {
-		fast[i] = fastest_on(r, timed[i]);
-		if (fast[i] < 0 || fast[i] == r->best)
-			continue;
-		const struct rp_cand *c = &r->cands[fast[i]];
-		const struct rp_wl *w = &(c->rank_group == 0 ? c->final : c->search)[timed[i]];
-		const struct rp_wl *bwl = &bw[timed[i]];
-		if (bwl->present && !ks_run_faster_beyond_noise(w->median_us, w->spread_pct,
-								bwl->median_us, bwl->spread_pct))
-			fast[i] = r->best;
-		differ += fast[i] != r->best;
-	}
-	if (!differ)
-		return;
-	char t[400];
-	int one = fast[0]; /* one other candidate fastest everywhere? */
-	for (int i = 1; i < nt; i++)
-		one = fast[i] == one ? one : -1;
-	doc_heading(d, 2, "Fastest candidate per workload");
+	const struct ks_shape_picks *p = &r->picks;
+	long long one = p->w[0].candidate, best = p->best;
+	for (int k = 1; k < p->n; k++)
+		one = p->w[k].candidate == one ? one : -1;
 	doc_para_begin(d);
-	if (one >= 0 && differ == nt)
+	if (!p->others)
+		doc_textf(d, "Candidate #%lld, the best on the geometric mean, is also the fastest on "
+			     "each of the %d timed workloads: no other candidate was faster beyond "
+			     "both timings' spreads (half of each +-%% plus %.0f%%, as 'ksearch "
+			     "compare' counts it), so one kernel serves every shape.",
+			  best, p->n, KS_RUN_COMPARE_MIN_PCT);
+	else if (one >= 0 && one != best)
 		/* not a trade-off between sizes: the two rankings disagree */
 		doc_textf(d, "Candidate #%lld had lower times than the best, #%lld, on every timed "
 			     "workload. The best is chosen on its speedups, each against the "
 			     "baseline timed beside it, which cancels drift of the machine between "
 			     "measurements; when the two orders disagree, the difference between "
 			     "these candidates is within what the measurements can tell apart.",
-			  (long long)r->cands[one].c->id, (long long)b->c->id);
+			  one, best);
 	else
 		doc_textf(d, "Candidate #%lld is best on the geometric mean, but on %d of %d timed "
 			     "workloads another candidate was faster beyond both timings' spreads "
 			     "(half of each +-%% plus %.0f%%, as 'ksearch compare' counts it). A "
-			     "kernel that dispatches on the workload's parameters could combine "
-			     "them.",
-			  (long long)b->c->id, differ, nt, KS_RUN_COMPARE_MIN_PCT);
-	doc_text(d, " Times come from each candidate's ranking phase: a search-phase time is a "
-		    "single measurement, noisier than a final re-measurement.");
+			     "kernel that dispatches on the workload's parameters combines them: "
+			     "'ksearch export %s --to c --per-shape'.",
+			  best, p->others, p->n, KS_RUN_COMPARE_MIN_PCT, r->dir);
+	if (p->others)
+		doc_text(d, " Each candidate is compared with the best in one phase: the final "
+			    "re-measurement where it was re-measured, else the search phase for "
+			    "both (a single measurement, noisier).");
+	if (!p->recorded)
+		doc_text(d, " (Computed from the evaluations: the run predates the record of "
+			    "its per-shape pick.)");
 	doc_para_end(d);
+}
+
+static void per_shape_row(struct rp_doc *d, const struct rp_run *r, const struct ks_shape_pick *x)
+{
+	int ci = rp_find_cand(r, x->candidate);
+	doc_row_begin(d, x->candidate == r->picks.best ? "best" : NULL);
+	doc_cell(d, wl_label(r, x->workload));
+	doc_cellf(d, "#%lld%s", x->candidate, x->candidate == r->picks.best ? " (best)" : "");
+	if (ci >= 0)
+		family_cell(d, &r->cands[ci]);
+	else
+		doc_cell(d, RP_NA);
+	doc_cell(d, x->phase);
+	num_cell(d, "%.2f", x->median_us);
+	num_cell(d, "%.2f", x->best_us);
+	num_cell(d, "%.2fx", x->speedup_vs_best);
+	doc_row_end(d);
+}
+
+/* The per-shape pick: the best wins the geometric mean; per timed workload, the candidate
+ * fastest there beyond the noise and its speedup over the best on that workload (small
+ * tiles for small sizes, big tiles for big ones), which a dispatching export combines. */
+static void section_per_shape(struct rp_doc *d, const struct rp_run *r)
+{
 	static const char *const heads[] = {"workload", "fastest", "family / knobs", "phase",
-					    "median (us)", "best's median (us)", "best / fastest"};
+					    "median (us)", "best's median (us)", "speedup over the best"};
+	if (r->best < 0 || !r->picks.n)
+		return;
+	doc_heading(d, 2, "Per-shape pick");
+	per_shape_text(d, r);
+	if (!r->picks.others)
+		return;
 	doc_table_begin(d, 7, heads, "lrllrrr");
-	for (int i = 0; i < nt; i++) {
-		const struct rp_wl *bwl = &bw[timed[i]];
-		doc_row_begin(d, fast[i] == r->best ? "best" : NULL);
-		doc_cell(d, r->workloads[timed[i]].label);
-		if (fast[i] < 0) {
-			for (int k = 0; k < 6; k++)
-				doc_cell(d, RP_NA);
-			doc_row_end(d);
-			continue;
-		}
-		const struct rp_cand *c = &r->cands[fast[i]];
-		const struct rp_wl *w = &(c->rank_group == 0 ? c->final : c->search)[timed[i]];
-		doc_cellf(d, "#%lld%s", (long long)c->c->id, fast[i] == r->best ? " (best)" : "");
-		family_cell(d, c);
-		doc_cell(d, c->phase);
-		fnum(t, sizeof(t), "%.2f", w->median_us);
-		doc_cell(d, t);
-		fnum(t, sizeof(t), "%.2f", bwl->present ? bwl->median_us : NAN);
-		doc_cell(d, t);
-		fnum(t, sizeof(t), "%.2fx", bwl->present ? bwl->median_us / w->median_us : NAN);
-		doc_cell(d, t);
-		doc_row_end(d);
-	}
+	for (int k = 0; k < r->picks.n; k++)
+		per_shape_row(d, r, &r->picks.w[k]);
 	doc_table_end(d);
 }
 
@@ -618,6 +714,9 @@ static void node_candidate(struct rp_doc *d, const struct rp_run *r, const struc
 		doc_textf(d, " score %.3g (from the snapshot)", n->score);
 }
 
+static void tree_children(struct rp_doc *d, const struct rp_run *r, const struct rp_node *n,
+			  int depth);
+
 static void tree_node(struct rp_doc *d, const struct rp_run *r, int i, int depth)
 {
 	const struct rp_tree *tr = &r->tree;
@@ -653,38 +752,60 @@ static void tree_node(struct rp_doc *d, const struct rp_run *r, int i, int depth
 		doc_textf(d, "; impacts: %s", n->impacts);
 	if (n->is_active)
 		doc_text(d, " \xe2\x86\x90 active leaf");
-	if (n->first_child >= 0) {
-		if (depth >= MAX_DEPTH) {
-			doc_text(d, " (deeper levels not shown)");
-		} else {
-			int folded = 0, kids = 0;
-			long most = -1;
-			doc_list_begin(d);
-			for (int c = n->first_child; c >= 0; c = tr->nodes[c].next_sibling) {
-				if (tr->nodes[c].shown) {
-					tree_node(d, r, c, depth + 1);
-					continue;
-				}
-				kids++;
-				folded += tr->nodes[c].subtree;
-				long v = subtree_visits(tr, c, depth + 1);
-				most = v > most ? v : most;
-			}
-			if (folded) {
-				doc_item_begin(d, "folded");
-				doc_textf(d, "\xe2\x80\xa6 %d more node%s folded (%d action%s here", folded,
-					  folded == 1 ? "" : "s", kids, kids == 1 ? "" : "s");
-				if (most == 0)
-					doc_text(d, ", none visited");
-				else if (most > 0)
-					doc_textf(d, ", at most %ld visit%s each", most, most == 1 ? "" : "s");
-				doc_text(d, ")");
-				doc_item_end(d);
-			}
-			doc_list_end(d);
-		}
-	}
+	if (n->first_child >= 0 && depth >= MAX_DEPTH)
+		doc_text(d, " (deeper levels not shown)");
+	else if (n->first_child >= 0)
+		tree_children(d, r, n, depth);
 	doc_item_end(d);
+}
+
+/* the children drawn, the folded ones counted: "… 12 more nodes folded (6 actions here,
+ * none visited)" */
+static void tree_children(struct rp_doc *d, const struct rp_run *r, const struct rp_node *n,
+			  int depth)
+{
+	const struct rp_tree *tr = &r->tree;
+	int folded = 0, kids = 0;
+	long most = -1;
+	doc_list_begin(d);
+	for (int c = n->first_child; c >= 0; c = tr->nodes[c].next_sibling) {
+		if (tr->nodes[c].shown) {
+			tree_node(d, r, c, depth + 1);
+			continue;
+		}
+		kids++;
+		folded += tr->nodes[c].subtree;
+		long v = subtree_visits(tr, c, depth + 1);
+		most = v > most ? v : most;
+	}
+	if (folded) {
+		doc_item_begin(d, "folded");
+		doc_textf(d, "\xe2\x80\xa6 %d more node%s folded (%d action%s here", folded,
+			  folded == 1 ? "" : "s", kids, kids == 1 ? "" : "s");
+		if (most == 0)
+			doc_text(d, ", none visited");
+		else if (most > 0)
+			doc_textf(d, ", at most %ld visit%s each", most, most == 1 ? "" : "s");
+		doc_text(d, ")");
+		doc_item_end(d);
+	}
+	doc_list_end(d);
+}
+
+static void tree_questions(struct rp_doc *d, const struct rp_tree *tr)
+{
+	doc_para_begin(d);
+	doc_strong_begin(d);
+	doc_text(d, "Open questions:");
+	doc_strong_end(d);
+	doc_para_end(d);
+	doc_list_begin(d);
+	for (int i = 0; i < tr->nquestions; i++) {
+		doc_item_begin(d, NULL);
+		doc_text(d, tr->open_questions[i]);
+		doc_item_end(d);
+	}
+	doc_list_end(d);
 }
 
 static void section_tree(struct rp_doc *d, const struct rp_run *r)
@@ -727,15 +848,8 @@ static void section_tree(struct rp_doc *d, const struct rp_run *r)
 		doc_text(d, ".");
 	}
 	doc_para_end(d);
-	if (tr->kernel_summary && tr->kernel_summary[0]) {
-		doc_para_begin(d);
-		doc_strong_begin(d);
-		doc_text(d, "Kernel summary:");
-		doc_strong_end(d);
-		doc_text(d, " ");
-		doc_text(d, tr->kernel_summary);
-		doc_para_end(d);
-	}
+	if (tr->kernel_summary && tr->kernel_summary[0])
+		labelled_para(d, "Kernel summary:", tr->kernel_summary, "");
 	if (tr->nnodes) {
 		if (d->html)
 			doc_raw(d, "<div class=\"tree\">");
@@ -750,20 +864,8 @@ static void section_tree(struct rp_doc *d, const struct rp_run *r)
 		if (d->html)
 			doc_raw(d, "</div>\n");
 	}
-	if (tr->nquestions) {
-		doc_para_begin(d);
-		doc_strong_begin(d);
-		doc_text(d, "Open questions:");
-		doc_strong_end(d);
-		doc_para_end(d);
-		doc_list_begin(d);
-		for (int i = 0; i < tr->nquestions; i++) {
-			doc_item_begin(d, NULL);
-			doc_text(d, tr->open_questions[i]);
-			doc_item_end(d);
-		}
-		doc_list_end(d);
-	}
+	if (tr->nquestions)
+		tree_questions(d, tr);
 }
 
 static void section_failures(struct rp_doc *d, const struct rp_run *r)
@@ -841,67 +943,77 @@ static void section_model_rejects(struct rp_doc *d, const struct rp_run *r)
 	doc_list_end(d);
 }
 
+/* the run's model calls, summed */
+struct llm_sums {
+	long long pt, ct;       /* prompt and completion tokens */
+	double cost, *lat;      /* lat: the latencies (ms), nlat of them */
+	int ok, ncost, nlat, tokens_known;
+	char models[512];       /* "a, b" */
+};
+
+static void llm_sum(const struct rp_run *r, struct llm_sums *m)
+{
+	size_t mlen = 0;
+	for (size_t i = 0; i < r->nllm; i++) {
+		const struct ks_store_llm *x = &r->llm[i];
+		m->tokens_known |= x->prompt_tokens >= 0;
+		m->pt += x->prompt_tokens > 0 ? x->prompt_tokens : 0;
+		m->ct += x->completion_tokens > 0 ? x->completion_tokens : 0;
+		m->ok += x->status && !strcmp(x->status, "ok");
+		if (isfinite(x->cost)) {
+			m->cost += x->cost;
+			m->ncost++;
+		}
+		if (m->lat && isfinite(x->latency_ms))
+			m->lat[m->nlat++] = x->latency_ms;
+		if (x->model && x->model[0] && !strstr(m->models, x->model)) {
+			int w = snprintf(m->models + mlen, sizeof(m->models) - mlen, "%s%s",
+					 mlen ? ", " : "", x->model);
+			if (w > 0 && (size_t)w < sizeof(m->models) - mlen)
+				mlen += (size_t)w;
+			else
+				m->models[mlen] = 0;
+		}
+	}
+}
+
 static void section_llm(struct rp_doc *d, const struct rp_run *r)
 {
 	if (!r->nllm)
 		return;
-	long long pt = 0, ct = 0;
-	double cost = 0, *lat = malloc(sizeof(double) * r->nllm);
-	int ok = 0, ncost = 0, nlat = 0, tokens_known = 0;
-	char models[512] = "";
-	size_t mlen = 0;
-	for (size_t i = 0; i < r->nllm; i++) {
-		const struct ks_store_llm *x = &r->llm[i];
-		tokens_known |= x->prompt_tokens >= 0;
-		pt += x->prompt_tokens > 0 ? x->prompt_tokens : 0;
-		ct += x->completion_tokens > 0 ? x->completion_tokens : 0;
-		ok += x->status && !strcmp(x->status, "ok");
-		if (isfinite(x->cost)) {
-			cost += x->cost;
-			ncost++;
-		}
-		if (lat && isfinite(x->latency_ms))
-			lat[nlat++] = x->latency_ms;
-		if (x->model && x->model[0] && !strstr(models, x->model)) {
-			int w = snprintf(models + mlen, sizeof(models) - mlen, "%s%s", mlen ? ", " : "",
-					 x->model);
-			if (w > 0 && (size_t)w < sizeof(models) - mlen)
-				mlen += (size_t)w;
-			else
-				models[mlen] = 0;
-		}
-	}
+	struct llm_sums m = {.lat = malloc(sizeof(double) * r->nllm)};
+	llm_sum(r, &m);
 	doc_heading(d, 2, "LLM usage");
 	static const char *const heads[] = {"calls", "ok", "prompt tokens", "completion tokens",
 					    "cost", "median latency", "max latency", "models"};
 	doc_table_begin(d, 8, heads, "rrrrrrrl");
 	doc_row_begin(d, NULL);
 	doc_cellf(d, "%zu", r->nllm);
-	doc_cellf(d, "%d", ok);
-	if (tokens_known) {
-		doc_cellf(d, "%lld", pt);
-		doc_cellf(d, "%lld", ct);
+	doc_cellf(d, "%d", m.ok);
+	if (m.tokens_known) {
+		doc_cellf(d, "%lld", m.pt);
+		doc_cellf(d, "%lld", m.ct);
 	} else { /* a command or a person: nobody counted them */
 		doc_cell(d, "unknown");
 		doc_cell(d, "unknown");
 	}
-	if (ncost)
-		doc_cellf(d, "%.4f%s", cost, ncost < (int)r->nllm ? " (some unknown)" : "");
+	if (m.ncost)
+		doc_cellf(d, "%.4f%s", m.cost, m.ncost < (int)r->nllm ? " (some unknown)" : "");
 	else
 		doc_cell(d, "unknown");
-	if (nlat) {
-		qsort(lat, (size_t)nlat, sizeof(*lat), cmp_dbl);
-		double med = nlat % 2 ? lat[nlat / 2] : (lat[nlat / 2 - 1] + lat[nlat / 2]) / 2;
+	if (m.nlat) {
+		qsort(m.lat, (size_t)m.nlat, sizeof(*m.lat), cmp_dbl);
+		double med = m.nlat % 2 ? m.lat[m.nlat / 2] : (m.lat[m.nlat / 2 - 1] + m.lat[m.nlat / 2]) / 2;
 		doc_cellf(d, "%.2f s", med / 1000);
-		doc_cellf(d, "%.2f s", lat[nlat - 1] / 1000);
+		doc_cellf(d, "%.2f s", m.lat[m.nlat - 1] / 1000);
 	} else {
 		doc_cell(d, RP_NA);
 		doc_cell(d, RP_NA);
 	}
-	doc_cell(d, models[0] ? models : RP_NA);
+	doc_cell(d, m.models[0] ? m.models : RP_NA);
 	doc_row_end(d);
 	doc_table_end(d);
-	free(lat);
+	free(m.lat);
 	doc_para_begin(d);
 	doc_text(d, "Prompts and replies are in the run database (llm table); reports never show "
 		    "them.");
@@ -986,7 +1098,7 @@ int rp_render_body(const struct rp_run *r, int html, struct ks_buf *out)
 	section_roofline(&d, r);
 	section_leaderboard(&d, r);
 	section_best(&d, r);
-	section_fastest(&d, r);
+	section_per_shape(&d, r);
 	section_tree(&d, r);
 	section_failures(&d, r);
 	section_llm(&d, r);

@@ -45,6 +45,42 @@ static void verdict(struct ks_run_compare_row *row)
 			     bb * (1 - sb / 200) > ba * (1 + sa / 200) * (1 + margin));
 }
 
+/* one side of a row: the best's median, spread and baseline on a workload, and its phase */
+static void row_side(const struct rp_wl *w, const char *phase, double *us, double *spread,
+		     double *base_us, char *ph, size_t n)
+{
+	*us = w->median_us;
+	*spread = w->spread_pct;
+	*base_us = w->baseline_us > 0 ? w->baseline_us : NAN;
+	snprintf(ph, n, "%s", phase);
+}
+
+/* the row of A's timed workload i against B's of the same label; 1 when both have a time */
+static int compare_row(const struct rp_run *a, const struct rp_run *b, size_t i,
+		       struct ks_run_compare_row *row)
+{
+	snprintf(row->label, sizeof(row->label), "%s", a->workloads[i].label ? a->workloads[i].label : "?");
+	row->verdict = KS_RUN_COMPARE_MISSING;
+	row->a_us = row->b_us = row->a_spread = row->b_spread = row->ratio = NAN;
+	row->a_base_us = row->b_base_us = NAN;
+	const char *pa = "", *pb = "";
+	const struct rp_wl *wa = best_wl(a, i, &pa), *wb = NULL;
+	for (size_t j = 0; j < b->nworkloads; j++)
+		if (!b->workloads[j].is_check && b->workloads[j].label && a->workloads[i].label &&
+		    !strcmp(b->workloads[j].label, a->workloads[i].label))
+			wb = best_wl(b, j, &pb);
+	if (wa)
+		row_side(wa, pa, &row->a_us, &row->a_spread, &row->a_base_us, row->a_phase,
+			 sizeof(row->a_phase));
+	if (wb)
+		row_side(wb, pb, &row->b_us, &row->b_spread, &row->b_base_us, row->b_phase,
+			 sizeof(row->b_phase));
+	if (!wa || !wb)
+		return 0;
+	verdict(row);
+	return 1;
+}
+
 int ks_report_compare(const char *dir_a, const char *dir_b, struct ks_run_compare *out,
 		      struct ks_error *e)
 {
@@ -80,31 +116,8 @@ int ks_report_compare(const char *dir_a, const char *dir_b, struct ks_run_compar
 		if (a.workloads[i].is_check)
 			continue;
 		struct ks_run_compare_row *row = &out->rows[out->nrows++];
-		snprintf(row->label, sizeof(row->label), "%s", a.workloads[i].label ? a.workloads[i].label : "?");
-		row->verdict = KS_RUN_COMPARE_MISSING;
-		row->a_us = row->b_us = row->a_spread = row->b_spread = row->ratio = NAN;
-		row->a_base_us = row->b_base_us = NAN;
-		const char *pa = "", *pb = "";
-		const struct rp_wl *wa = best_wl(&a, i, &pa), *wb = NULL;
-		for (size_t j = 0; j < b.nworkloads; j++)
-			if (!b.workloads[j].is_check && b.workloads[j].label && a.workloads[i].label &&
-			    !strcmp(b.workloads[j].label, a.workloads[i].label))
-				wb = best_wl(&b, j, &pb);
-		if (wa) {
-			row->a_us = wa->median_us;
-			row->a_spread = wa->spread_pct;
-			row->a_base_us = wa->baseline_us > 0 ? wa->baseline_us : NAN;
-			snprintf(row->a_phase, sizeof(row->a_phase), "%s", pa);
-		}
-		if (wb) {
-			row->b_us = wb->median_us;
-			row->b_spread = wb->spread_pct;
-			row->b_base_us = wb->baseline_us > 0 ? wb->baseline_us : NAN;
-			snprintf(row->b_phase, sizeof(row->b_phase), "%s", pb);
-		}
-		if (!wa || !wb)
+		if (!compare_row(&a, &b, i, row))
 			continue;
-		verdict(row);
 		out->base_differs |= row->base_differs;
 		logsum += log(row->ratio);
 		nlog++;

@@ -21,24 +21,28 @@ int rp_utf8_clean(struct ks_buf *b, const char *s)
 	return ks_utf8_clean(b, s ? s : "", s ? strlen(s) : 0);
 }
 
+/* at p, anything but a valid single byte: an invalid byte becomes U+FFFD (XML parsers
+ * reject invalid UTF-8), a multi-byte sequence goes whole; returns the bytes consumed (0: a
+ * single byte, left to the caller) */
+static size_t add_multibyte(struct ks_buf *b, const char *p, int *rc)
+{
+	size_t n = rp_utf8_valid(p);
+	if (n == 1)
+		return 0;
+	*rc = n ? ks_buf_add(b, p, n) : ks_buf_adds(b, "\xef\xbf\xbd");
+	return n ? n : 1;
+}
+
 int rp_html_esc(struct ks_buf *b, const char *s)
 {
 	int rc = 0;
-	for (const char *p = s ? s : ""; *p && !rc;) {
+	for (const char *p = s ? s : ""; *p && !rc; p++) {
 		unsigned char ch = (unsigned char)*p;
-		size_t n = rp_utf8_valid(p);
-		if (!n) {
-			/* XML parsers reject invalid UTF-8: show U+FFFD instead */
-			rc = ks_buf_adds(b, "\xef\xbf\xbd");
-			p++;
+		size_t m = add_multibyte(b, p, &rc);
+		if (m) {
+			p += m - 1;
 			continue;
 		}
-		if (n > 1) {
-			rc = ks_buf_add(b, p, n);
-			p += n;
-			continue;
-		}
-		p++;
 		switch (ch) {
 		case '&': rc = ks_buf_adds(b, "&amp;"); break;
 		case '<': rc = ks_buf_adds(b, "&lt;"); break;
@@ -62,10 +66,9 @@ int rp_md_esc(struct ks_buf *b, const char *s)
 	int rc = 0;
 	for (const char *p = s ? s : ""; *p && !rc; p++) {
 		unsigned char ch = (unsigned char)*p;
-		size_t n = rp_utf8_valid(p);
-		if (n != 1) {
-			rc = n ? ks_buf_add(b, p, n) : ks_buf_adds(b, "\xef\xbf\xbd");
-			p += n ? n - 1 : 0;
+		size_t m = add_multibyte(b, p, &rc);
+		if (m) {
+			p += m - 1;
 			continue;
 		}
 		if (ch < 0x20)
@@ -86,10 +89,9 @@ int rp_md_code(struct ks_buf *b, const char *s)
 	int rc = ks_buf_adds(b, "`");
 	for (const char *p = s ? s : ""; *p && !rc; p++) {
 		unsigned char ch = (unsigned char)*p;
-		size_t n = rp_utf8_valid(p);
-		if (n != 1) {
-			rc = n ? ks_buf_add(b, p, n) : ks_buf_adds(b, "\xef\xbf\xbd");
-			p += n ? n - 1 : 0;
+		size_t m = add_multibyte(b, p, &rc);
+		if (m) {
+			p += m - 1;
 			continue;
 		}
 		if (ch < 0x20)

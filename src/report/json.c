@@ -107,62 +107,95 @@ static json_t *tree_json(const struct rp_tree *t)
 			 path);
 }
 
-int rp_render_json(const struct rp_run *r, struct ks_buf *out, struct ks_error *e)
+static json_t *best_json(const struct rp_run *r)
+{
+	if (r->best < 0)
+		return json_null();
+	const struct rp_cand *b = &r->cands[r->best];
+	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:s, s:b}", "candidate",
+			 (json_int_t)b->c->id, "speedup_vs_baseline", num(b->speedup),
+			 /* null when no library was timed */
+			 "library", r->has_library ? text(r->library) : json_null(),
+			 "speedup_vs_library", num(b->library_speedup), "source_file",
+			 text(r->best_file), "action", text(b->c->action), "phase", b->phase,
+			 "source_file_exists", r->best_file_exists);
+}
+
+static json_t *llm_json(const struct rp_run *r)
+{
+	json_int_t pt = 0, ct = 0;
+	double cost = 0;
+	int ncost = 0, known = 0;
+	if (!r->nllm)
+		return json_null();
+	for (size_t i = 0; i < r->nllm; i++) {
+		known |= r->llm[i].prompt_tokens >= 0;
+		pt += r->llm[i].prompt_tokens > 0 ? r->llm[i].prompt_tokens : 0;
+		ct += r->llm[i].completion_tokens > 0 ? r->llm[i].completion_tokens : 0;
+		if (isfinite(r->llm[i].cost)) {
+			cost += r->llm[i].cost;
+			ncost++;
+		}
+	}
+	/* token counts no call reported (a command, a person) are unknown, not 0 */
+	return json_pack("{s:I, s:o, s:o, s:o}", "calls", (json_int_t)r->nllm, "prompt_tokens",
+			 known ? json_integer(pt) : json_null(), "completion_tokens",
+			 known ? json_integer(ct) : json_null(), "cost",
+			 ncost ? json_real(cost) : json_null());
+}
+
+static json_t *failures_json(const struct rp_run *r)
+{
+	json_t *fails = json_object();
+	for (int i = 0; fails && i < r->nfails; i++)
+		json_object_set_new(fails, r->fails[i].status, json_integer(r->fails[i].count));
+	return fails;
+}
+
+static json_t *lists_json(const struct rp_run *r, const char *what)
+{
+	json_t *a = json_array();
+	if (!strcmp(what, "candidates"))
+		for (size_t i = 0; a && i < r->ncands; i++)
+			json_array_append_new(a, cand_json(r, &r->cands[i]));
+	else if (!strcmp(what, "convergence"))
+		for (size_t i = 0; a && i < r->nconv; i++)
+			json_array_append_new(a, json_pack("{s:I, s:o, s:o}", "candidate",
+							   (json_int_t)r->conv[i].candidate_id,
+							   "speedup", num(r->conv[i].speedup),
+							   "best", num(r->conv[i].best)));
+	else
+		for (size_t i = 0; a && i < r->nworkloads; i++)
+			json_array_append_new(a, json_pack("{s:i, s:o, s:b}", "index",
+							   r->workloads[i].index, "label",
+							   text(r->workloads[i].label), "is_check",
+							   r->workloads[i].is_check));
+	return a ? a : json_null();
+}
+
+/* the per-shape pick, each workload with its label (null without a best) */
+static json_t *per_shape_json(const struct rp_run *r)
+{
+	struct ks_buf b = KS_BUF_INIT;
+	json_t *p = r->best >= 0 && !ks_shape_picks_json(&r->picks, &b)
+			    ? json_loads(ks_buf_str(&b), JSON_DECODE_ANY, NULL)
+			    : NULL;
+	ks_buf_release(&b);
+	size_t i;
+	json_t *x;
+	json_array_foreach(json_object_get(p, "workloads"), i, x)
+		for (size_t w = 0; w < r->nworkloads; w++)
+			if (r->workloads[w].index == json_integer_value(json_object_get(x, "workload")))
+				json_object_set_new(x, "label", text(r->workloads[w].label));
+	if (p)
+		json_object_set_new(p, "recorded", json_boolean(r->picks.recorded));
+	return p ? p : json_null();
+}
+
+/* the run's identity and counts */
+static void run_fields(json_t *root, const struct rp_run *r)
 {
 	const struct ks_store_run *run = r->run;
-	json_t *root = json_object(), *best = json_null(), *fails = json_object(),
-	       *cands = json_array(), *conv = json_array(), *wls = json_array(), *llm = json_null();
-	char *s = NULL;
-	int rc = 0;
-
-	if (!root || !fails || !cands || !conv || !wls) {
-		rc = ks_error_set(e, KS_ENOMEM, "report: out of memory building JSON");
-		goto out;
-	}
-	if (r->best >= 0) {
-		const struct rp_cand *b = &r->cands[r->best];
-		json_decref(best);
-		best = json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:s, s:b}", "candidate",
-				 (json_int_t)b->c->id, "speedup_vs_baseline", num(b->speedup),
-				 /* null when no library was timed */
-				 "library", r->has_library ? text(r->library) : json_null(),
-				 "speedup_vs_library", num(b->library_speedup), "source_file",
-				 text(r->best_file), "action", text(b->c->action), "phase", b->phase,
-				 "source_file_exists", r->best_file_exists);
-	}
-	for (int i = 0; i < r->nfails; i++)
-		json_object_set_new(fails, r->fails[i].status, json_integer(r->fails[i].count));
-	for (size_t i = 0; i < r->ncands; i++)
-		json_array_append_new(cands, cand_json(r, &r->cands[i]));
-	for (size_t i = 0; i < r->nconv; i++)
-		json_array_append_new(conv, json_pack("{s:I, s:o, s:o}", "candidate",
-						      (json_int_t)r->conv[i].candidate_id, "speedup",
-						      num(r->conv[i].speedup), "best",
-						      num(r->conv[i].best)));
-	for (size_t i = 0; i < r->nworkloads; i++)
-		json_array_append_new(wls, json_pack("{s:i, s:o, s:b}", "index", r->workloads[i].index,
-						     "label", text(r->workloads[i].label), "is_check",
-						     r->workloads[i].is_check));
-	if (r->nllm) {
-		json_int_t pt = 0, ct = 0;
-		double cost = 0;
-		int ncost = 0, known = 0;
-		for (size_t i = 0; i < r->nllm; i++) {
-			known |= r->llm[i].prompt_tokens >= 0;
-			pt += r->llm[i].prompt_tokens > 0 ? r->llm[i].prompt_tokens : 0;
-			ct += r->llm[i].completion_tokens > 0 ? r->llm[i].completion_tokens : 0;
-			if (isfinite(r->llm[i].cost)) {
-				cost += r->llm[i].cost;
-				ncost++;
-			}
-		}
-		json_decref(llm);
-		/* token counts no call reported (a command, a person) are unknown, not 0 */
-		llm = json_pack("{s:I, s:o, s:o, s:o}", "calls", (json_int_t)r->nllm, "prompt_tokens",
-				known ? json_integer(pt) : json_null(), "completion_tokens",
-				known ? json_integer(ct) : json_null(), "cost",
-				ncost ? json_real(cost) : json_null());
-	}
 	json_object_set_new(root, "run_dir", text(r->dir));
 	json_object_set_new(root, "run_id", text(run->id));
 	json_object_set_new(root, "task", text(run->task));
@@ -185,9 +218,13 @@ int rp_render_json(const struct rp_run *r, struct ks_buf *out, struct ks_error *
 	json_object_set_new(root, "proposed", json_integer((json_int_t)r->ncands));
 	json_object_set_new(root, "evaluated", json_integer(r->evaluated));
 	json_object_set_new(root, "passed", json_integer(r->passed));
-	json_object_set_new(root, "failures", fails);
-	fails = NULL;
-	json_object_set_new(root, "best", best ? best : json_null());
+	json_object_set_new(root, "failures", failures_json(r));
+}
+
+/* the best, how sure the final was and why its rounds stopped */
+static void final_fields(json_t *root, const struct rp_run *r)
+{
+	json_object_set_new(root, "best", best_json(r));
 	json_object_set_new(root, "stopped",
 			    r->stopped[0] && strcmp(r->stopped, "budget") ? text(r->stopped)
 									    : json_null());
@@ -196,32 +233,39 @@ int rp_render_json(const struct rp_run *r, struct ks_buf *out, struct ks_error *
 			    r->final_noisy ? text(r->final_noise) : json_null());
 	json_object_set_new(root, "final_verdict",
 			    r->has_final_event ? text(r->final_verdict) : json_null());
-	best = NULL;
-	json_object_set_new(root, "workloads", wls);
-	wls = NULL;
-	json_object_set_new(root, "convergence", conv);
-	conv = NULL;
+	json_object_set_new(root, "final",
+			    r->has_final_event
+				    ? json_pack("{s:i, s:o, s:o, s:o}", "rounds", r->final_rounds,
+						"seconds", num(r->final_s), "stop",
+						r->final_stop[0] ? text(r->final_stop) : json_null(),
+						"stop_reason",
+						r->final_stop_reason[0] ? text(r->final_stop_reason)
+									: json_null())
+				    : json_null());
+}
+
+int rp_render_json(const struct rp_run *r, struct ks_buf *out, struct ks_error *e)
+{
+	json_t *root = json_object();
+	char *s = NULL;
+	int rc = 0;
+	if (!root)
+		return ks_error_set(e, KS_ENOMEM, "report: out of memory building JSON");
+	run_fields(root, r);
+	final_fields(root, r);
+	json_object_set_new(root, "workloads", lists_json(r, "workloads"));
+	json_object_set_new(root, "convergence", lists_json(r, "convergence"));
 	json_object_set_new(root, "snapshots", json_integer(r->tree.nsnapshots));
 	json_object_set_new(root, "tree", tree_json(&r->tree));
-	json_object_set_new(root, "llm", llm ? llm : json_null());
-	llm = NULL;
-	json_object_set_new(root, "candidates", cands);
-	cands = NULL;
+	json_object_set_new(root, "llm", llm_json(r));
+	json_object_set_new(root, "per_shape", per_shape_json(r));
+	json_object_set_new(root, "candidates", lists_json(r, "candidates"));
 	s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-	if (!s) {
+	if (!s)
 		rc = ks_error_set(e, KS_ENOMEM, "report: cannot serialise the JSON report");
-		goto out;
-	}
-	if ((rc = ks_buf_adds(out, s)) || (rc = ks_buf_adds(out, "\n")))
+	else if ((rc = ks_buf_adds(out, s)) || (rc = ks_buf_adds(out, "\n")))
 		ks_error_set(e, rc, "report: JSON report larger than the output buffer allows");
-out:
 	free(s);
 	json_decref(root);
-	json_decref(best);
-	json_decref(fails);
-	json_decref(cands);
-	json_decref(conv);
-	json_decref(wls);
-	json_decref(llm);
 	return rc;
 }

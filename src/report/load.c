@@ -42,8 +42,8 @@ static double max_known(double a, double b)
 #define RP_MAX_SEEDS 64
 
 /* fold the evaluations of one phase and workload over seeds */
-static void wl_fold(const struct ks_store_eval *ev, size_t n, const char *phase, int index,
-		    struct rp_wl *w)
+void rp_wl_fold(const struct ks_store_eval *ev, size_t n, const char *phase, int index,
+		struct rp_wl *w)
 {
 	double med[RP_MAX_SEEDS], base[RP_MAX_SEEDS], lib[RP_MAX_SEEDS];
 	int nt = 0, nb = 0, nl = 0;
@@ -139,6 +139,12 @@ static void cand_rank(struct rp_cand *rc, size_t nw)
 	}
 	if (nl)
 		rc->library_speedup = exp(sum_log / nl);
+	/* the search phase's own figure, shown beside a final one */
+	rc->search_speedup = c->has_result && is_passed(c->status) ? c->speedup : NAN;
+	rc->search_spread = NAN;
+	for (size_t i = 0; i < nw; i++)
+		if (rc->search[i].present)
+			rc->search_spread = max_finite(rc->search_spread, rc->search[i].spread_pct);
 }
 
 static int cmp_rank(const void *a, const void *b, void *arg)
@@ -216,6 +222,11 @@ static void final_event(struct rp_run *r, const char *data)
 	json_t *secs = json_object_get(d, "seconds"), *rounds = json_object_get(d, "rounds");
 	r->final_s = json_is_number(secs) ? json_number_value(secs) : NAN;
 	r->final_rounds = json_is_integer(rounds) ? (int)json_integer_value(rounds) : 0;
+	json_t *stop = json_object_get(d, "stop"), *why = json_object_get(d, "stop_reason");
+	snprintf(r->final_stop, sizeof(r->final_stop), "%s",
+		 json_is_string(stop) ? json_string_value(stop) : "");
+	snprintf(r->final_stop_reason, sizeof(r->final_stop_reason), "%s",
+		 json_is_string(why) ? json_string_value(why) : "");
 	json_decref(d);
 }
 
@@ -383,16 +394,11 @@ out:
 	json_decref(cfg);
 }
 
-int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
-	    struct ks_error *e)
+/* the options with their defaults, and the store's path checked */
+static int load_open(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
+		     struct ks_store **s, struct ks_error *e)
 {
-	struct ks_store *s = NULL;
-	struct ks_store_snapshot *snap = NULL, *snaps = NULL;
-	struct ks_store_event *events = NULL;
-	size_t nsnaps = 0, nevents = 0;
 	char db[4200];
-	int rc;
-
 	memset(r, 0, sizeof(*r));
 	r->best = -1;
 	r->tree.root = -1;
@@ -413,7 +419,113 @@ int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
 	if (ks_path_join(db, sizeof(db), dir, "run.db") || !ks_path_exists(db))
 		return ks_error_set(e, KS_ENOTFOUND, "no run database in '%s' (expected %s/run.db)",
 				    dir, dir);
-	if ((rc = ks_store_open(dir, 0, &s, e)))
+	return ks_store_open(dir, 0, s, e);
+}
+
+/* one candidate: its evaluations folded per workload and phase, its rank, its counts */
+static int load_cand(struct ks_store *s, struct rp_run *r, size_t i, int *fetches,
+		     double *lo, double *hi, struct ks_error *e)
+{
+	struct rp_cand *c = &r->cands[i];
+	c->c = &r->cands_raw[i];
+	r->ranked[i] = (int)i;
+	int rc = ks_store_list_evals(s, c->c->id, NULL, &c->evals, &c->nevals, e);
+	if (rc)
+		return rc;
+	c->search = calloc(r->nworkloads + 1, sizeof(*c->search));
+	c->final = calloc(r->nworkloads + 1, sizeof(*c->final));
+	if (!c->search || !c->final)
+		return ks_error_set(e, KS_ENOMEM, "report: out of memory");
+	for (size_t w = 0; w < r->nworkloads; w++) {
+		rp_wl_fold(c->evals, c->nevals, "search", r->workloads[w].index, &c->search[w]);
+		rp_wl_fold(c->evals, c->nevals, "final", r->workloads[w].index, &c->final[w]);
+		c->final_any |= c->final[w].present;
+	}
+	for (size_t k = 0; k < c->nevals; k++)
+		span_add(lo, hi, c->evals[k].created);
+	span_add(lo, hi, c->c->created);
+	cand_rank(c, r->nworkloads);
+	r->has_library |= isfinite(c->library_speedup);
+	if ((rc = fail_line_load(s, r, c, fetches, e)))
+		return rc;
+	if (c->c->has_result) {
+		r->evaluated++;
+		if (is_passed(c->c->status))
+			r->passed++;
+		else {
+			r->failed++;
+			status_count(r, c->c->status ? c->c->status : "?");
+		}
+	}
+	r->any_final |= c->c->has_final;
+	return 0;
+}
+
+static int load_cands(struct ks_store *s, struct rp_run *r, double *lo, double *hi,
+		      struct ks_error *e)
+{
+	int fetches = 0, rc = 0;
+	r->cands = calloc(r->ncands ? r->ncands : 1, sizeof(*r->cands));
+	r->ranked = calloc(r->ncands ? r->ncands : 1, sizeof(*r->ranked));
+	if (!r->cands || !r->ranked)
+		return ks_error_set(e, KS_ENOMEM, "report: out of memory for %zu candidates",
+				    r->ncands);
+	for (size_t i = 0; i < r->ncands && !rc; i++)
+		rc = load_cand(s, r, i, &fetches, lo, hi, e);
+	if (!rc)
+		qsort_r(r->ranked, r->ncands, sizeof(*r->ranked), cmp_rank, r->cands);
+	return rc;
+}
+
+/* the events the report shows: the final's verdict, the library's name, the roofs, the
+ * candidates' time breakdowns, why the search stopped, what the model's replies lacked */
+static void load_event(struct rp_run *r, const struct ks_store_event *ev)
+{
+	const char *k = ev->kind ? ev->kind : "";
+	if (!strcmp(k, "final"))
+		final_event(r, ev->data);
+	if (!strcmp(k, "library") && ev->message)
+		snprintf(r->library, sizeof(r->library), "%s", ev->message);
+	if (!strcmp(k, "roofline"))
+		roofline_event(r, ev->data);
+	if (!strcmp(k, "eval_times"))
+		times_event(r, ev->data);
+	/* the search driver's reason for ending; the latest wins (a resumed run) */
+	if (!strcmp(k, "stopped") && ev->message)
+		snprintf(r->stopped, sizeof(r->stopped), "%s", ev->message);
+	if (!strcmp(k, "llm_rejected") && ev->message &&
+	    !ks_buf_add(&r->model_rejects, ev->message, strlen(ev->message) + 1))
+		r->nmodel_rejects++;
+}
+
+/* the best's file, and the newest world-model snapshot (the list is oldest first) */
+static void load_best_and_tree(struct rp_run *r, const char *dir,
+			       const struct ks_store_snapshot *snaps, size_t nsnaps)
+{
+	if (r->best >= 0) {
+		char name[64];
+		snprintf(name, sizeof(name), "best.%s", lang_ext(r->cands[r->best].c->language));
+		if (ks_path_join(r->best_file, sizeof(r->best_file), dir, name) == 0)
+			r->best_file_exists = ks_path_exists(r->best_file);
+	}
+	r->tree.nsnapshots = (int)nsnaps;
+	if (nsnaps) {
+		const struct ks_store_snapshot *snap = &snaps[nsnaps - 1];
+		r->tree.snapshot_round = snap->round;
+		r->tree.snapshot_version = snap->version;
+		rp_tree_parse(&r->tree, snap->json, r);
+	}
+}
+
+int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
+	    struct ks_error *e)
+{
+	struct ks_store *s = NULL;
+	struct ks_store_snapshot *snaps = NULL;
+	struct ks_store_event *events = NULL;
+	size_t nsnaps = 0, nevents = 0;
+	int rc = load_open(dir, o, r, &s, e);
+	if (rc)
 		return rc;
 	if ((rc = ks_store_get_run(s, &r->run, e)) ||
 	    (rc = ks_store_list_workloads(s, &r->workloads, &r->nworkloads, e)) ||
@@ -423,68 +535,13 @@ int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
 	    (rc = ks_store_list_snapshots(s, &snaps, &nsnaps, e)) ||
 	    (rc = ks_store_list_events(s, &events, &nevents, e)))
 		goto out;
-	r->cands = calloc(r->ncands ? r->ncands : 1, sizeof(*r->cands));
-	r->ranked = calloc(r->ncands ? r->ncands : 1, sizeof(*r->ranked));
-	if (!r->cands || !r->ranked) {
-		rc = ks_error_set(e, KS_ENOMEM, "report: out of memory for %zu candidates", r->ncands);
-		goto out;
-	}
 	double lo = iso_seconds(r->run->created), hi = NAN;
 	r->started = isfinite(lo) ? lo : 0;
-	int compile_fetches = 0;
-	for (size_t i = 0; i < r->ncands; i++) {
-		struct rp_cand *rc_ = &r->cands[i];
-		rc_->c = &r->cands_raw[i];
-		r->ranked[i] = (int)i;
-		if ((rc = ks_store_list_evals(s, rc_->c->id, NULL, &rc_->evals, &rc_->nevals, e)))
-			goto out;
-		rc_->search = calloc(r->nworkloads + 1, sizeof(*rc_->search));
-		rc_->final = calloc(r->nworkloads + 1, sizeof(*rc_->final));
-		if (!rc_->search || !rc_->final) {
-			rc = ks_error_set(e, KS_ENOMEM, "report: out of memory");
-			goto out;
-		}
-		for (size_t w = 0; w < r->nworkloads; w++) {
-			wl_fold(rc_->evals, rc_->nevals, "search", r->workloads[w].index, &rc_->search[w]);
-			wl_fold(rc_->evals, rc_->nevals, "final", r->workloads[w].index, &rc_->final[w]);
-			rc_->final_any |= rc_->final[w].present;
-		}
-		for (size_t k = 0; k < rc_->nevals; k++)
-			span_add(&lo, &hi, rc_->evals[k].created);
-		span_add(&lo, &hi, rc_->c->created);
-		cand_rank(rc_, r->nworkloads);
-		r->has_library |= isfinite(rc_->library_speedup);
-		if ((rc = fail_line_load(s, r, rc_, &compile_fetches, e)))
-			goto out;
-		if (rc_->c->has_result) {
-			r->evaluated++;
-			if (is_passed(rc_->c->status))
-				r->passed++;
-			else {
-				r->failed++;
-				status_count(r, rc_->c->status ? rc_->c->status : "?");
-			}
-		}
-		if (rc_->c->has_final)
-			r->any_final = 1;
-	}
-	qsort_r(r->ranked, r->ncands, sizeof(*r->ranked), cmp_rank, r->cands);
+	if ((rc = load_cands(s, r, &lo, &hi, e)))
+		goto out;
 	for (size_t i = 0; i < nevents; i++) {
 		span_add(&lo, &hi, events[i].ts);
-		if (events[i].kind && !strcmp(events[i].kind, "final"))
-			final_event(r, events[i].data);
-		if (events[i].kind && !strcmp(events[i].kind, "library") && events[i].message)
-			snprintf(r->library, sizeof(r->library), "%s", events[i].message);
-		if (events[i].kind && !strcmp(events[i].kind, "roofline"))
-			roofline_event(r, events[i].data);
-		if (events[i].kind && !strcmp(events[i].kind, "eval_times"))
-			times_event(r, events[i].data);
-		/* the search driver's reason for ending; the latest wins (a resumed run) */
-		if (events[i].kind && !strcmp(events[i].kind, "stopped") && events[i].message)
-			snprintf(r->stopped, sizeof(r->stopped), "%s", events[i].message);
-		if (events[i].kind && !strcmp(events[i].kind, "llm_rejected") && events[i].message &&
-		    !ks_buf_add(&r->model_rejects, events[i].message, strlen(events[i].message) + 1))
-			r->nmodel_rejects++;
+		load_event(r, &events[i]);
 	}
 	crown(r);
 	if (!r->library[0])
@@ -496,21 +553,9 @@ int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
 	if (isfinite(lo) && isfinite(hi) && hi >= lo)
 		r->wall_s = hi - lo;
 	target_from_config(r);
-	if (r->best >= 0) {
-		char name[64];
-		snprintf(name, sizeof(name), "best.%s", lang_ext(r->cands[r->best].c->language));
-		if (ks_path_join(r->best_file, sizeof(r->best_file), dir, name) == 0)
-			r->best_file_exists = ks_path_exists(r->best_file);
-	}
-	r->tree.nsnapshots = (int)nsnaps;
-	if (nsnaps) {
-		/* the newest snapshot: the list is oldest first */
-		snap = &snaps[nsnaps - 1];
-		r->tree.snapshot_round = snap->round;
-		r->tree.snapshot_version = snap->version;
-		rp_tree_parse(&r->tree, snap->json, r);
-	}
-	rc = 0;
+	load_best_and_tree(r, dir, snaps, nsnaps);
+	if (r->best >= 0)
+		rc = ks_shape_picks_load(s, r->cands[r->best].c->id, &r->picks, e);
 out:
 	ks_store_free(snaps);
 	ks_store_free(events);

@@ -43,6 +43,8 @@ struct rp_cand {
 	double library_speedup;  /* geometric mean of the same phase's library_speedup over the
 				    workloads the library was timed on (NAN: none) */
 	const char *phase;       /* "final" or "search" */
+	double search_speedup;   /* the search phase's figure, whatever ranks it (NAN: none) */
+	double search_spread;    /* the largest timing spread behind it (%) */
 	char fail_line[200];     /* failed: the first line of the log that explains it */
 };
 
@@ -122,6 +124,8 @@ struct rp_run {
 	char final_verdict[320]; /* "#30 beats #35 by 8.0% ± 3.0%" */
 	double final_s;          /* the final's wall time (NAN: not recorded) */
 	int final_rounds;
+	char final_stop[32];     /* why its rounds ended ("decided"; "" in older runs) */
+	char final_stop_reason[256];
 	int final_noisy;
 	char final_noise[1024];  /* why the measurements are not to be trusted */
 	char stopped[256];       /* why the search phase ended ("budget"; "" when not recorded) */
@@ -145,10 +149,16 @@ struct rp_run {
 	 * event ("library" when not recorded); has_library: any candidate was timed with it */
 	char library[64];
 	int has_library;
+	/* the per-shape pick beside the best: as the run recorded it, else computed */
+	struct ks_shape_picks picks;
 };
 
 int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
 	    struct ks_error *e);
+/* fold the evaluations ev[0..n) of one phase ("search", "final") on the workload of this
+ * index over the input seeds: worst error, median of the timed seeds' medians */
+void rp_wl_fold(const struct ks_store_eval *ev, size_t n, const char *phase, int index,
+		struct rp_wl *w);
 void rp_release(struct rp_run *r);
 
 /* the target row's text: the run's spec, "auto" naming the hardware it detected */

@@ -112,19 +112,78 @@ static void compare(const struct ks_final_cand *a, const struct ks_final_cand *b
 	*err = sqrt(a->rel_ci * a->rel_ci + b->rel_ci * b->rel_ci);
 }
 
-int ks_final_need_round(const struct ks_final_cand *c, int n)
+/* the gap between the two leaders (log units) and its 95% half-width; 0 without two */
+static int leaders_gap(const struct ks_final_cand *c, int n, double *diff, double *err)
 {
-	int lead[2], k = ks_final_leaders(c, n, lead, 2);
-	for (int i = 0; i < k; i++)
-		if (c[lead[i]].spread_pct > KS_FINAL_SPREAD_PCT)
-			return 1;
-	if (k == 2) {
-		double diff, err;
-		compare(&c[lead[0]], &c[lead[1]], &diff, &err);
-		if (fabs(diff) <= err && err > 0.02 && isfinite(err))
-			return 1;
-	}
-	return 0;
+	int lead[2];
+	if (ks_final_leaders(c, n, lead, 2) < 2)
+		return 0;
+	compare(&c[lead[0]], &c[lead[1]], diff, err);
+	return 1;
+}
+
+enum ks_final_stop ks_final_stop_rule(const struct ks_final_cand *c, int n,
+				      const struct ks_final_progress *p, double *noise_pct)
+{
+	double diff, err;
+	*noise_pct = NAN;
+	if (!leaders_gap(c, n, &diff, &err))
+		return KS_FINAL_ALONE;
+	if (isfinite(err))
+		*noise_pct = err * 100;
+	if (p->rounds < KS_FINAL_MIN_ROUNDS)
+		return KS_FINAL_GO_ON;
+	if (fabs(diff) > err)
+		return KS_FINAL_DECIDED;
+	if (err * 100 <= KS_FINAL_MAX_NOISE_PCT)
+		return KS_FINAL_QUIET;
+	if (p->rounds >= KS_FINAL_MAX_ROUNDS)
+		return KS_FINAL_ROUND_CAP;
+	if (p->later_s + p->last_s > KS_FINAL_LATER_SHARE * p->round1_s)
+		return KS_FINAL_TIME_CAP;
+	return KS_FINAL_GO_ON;
+}
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* each reason's key for JSON and its phrase; noise: the leaders' gap follows */
+static const struct {
+	const char *key, *text;
+	int noise;
+} stops[] = {
+	[KS_FINAL_GO_ON] = {"", "still measuring", 0},
+	[KS_FINAL_DECIDED] = {"decided", "the leaders' order was decided beyond the noise", 1},
+	[KS_FINAL_QUIET] = {"noise_below_threshold",
+			    "the noise fell below the " STR(KS_FINAL_MAX_NOISE_PCT)
+			    "% threshold: the leaders tie within it", 1},
+	[KS_FINAL_ALONE] = {"one_candidate", "one candidate in the final (--top 1, or one "
+					     "passed): nothing to order", 0},
+	[KS_FINAL_ROUND_CAP] = {"round_cap", "the cap of " STR(KS_FINAL_MAX_ROUNDS)
+					     " rounds, the leaders still inside the noise", 1},
+	[KS_FINAL_TIME_CAP] = {"time_cap", "the time cap (the later rounds take at most "
+					   STR(KS_FINAL_LATER_SHARE) "x round 1's time), the leaders "
+					   "still inside the noise", 1},
+	[KS_FINAL_MEASURED_EARLIER] = {"measured_earlier", "the leaders were re-measured before "
+							   "the run was resumed", 0},
+	[KS_FINAL_INTERRUPTED] = {"interrupted", "interrupted (Ctrl-C)", 0},
+	[KS_FINAL_SKIPPED] = {"skipped", "--top 0: no re-measurement", 0},
+	[KS_FINAL_FAILED] = {"failed", "a measurement failed", 0},
+};
+
+const char *ks_final_stop_key(enum ks_final_stop s)
+{
+	return (unsigned)s < sizeof(stops) / sizeof(stops[0]) ? stops[s].key : "";
+}
+
+void ks_final_stop_text(enum ks_final_stop s, double noise_pct, char *dst, size_t n)
+{
+	if ((unsigned)s >= sizeof(stops) / sizeof(stops[0]))
+		s = KS_FINAL_GO_ON;
+	if (stops[s].noise && isfinite(noise_pct))
+		snprintf(dst, n, "%s (their gap known to +-%.1f%%)", stops[s].text, noise_pct);
+	else
+		snprintf(dst, n, "%s", stops[s].text);
 }
 
 /* a gap in % with enough digits: "+366%", "-3.1%" */

@@ -7,11 +7,21 @@
 
 #include <stddef.h>
 
-/* Rounds of re-measurement at most (the first measures every candidate, later ones only the
- * leaders), the leaders' timing spread (IQR % of the median) above which another round is
- * taken, and above which, after the last round, the final is flagged noisy. */
-#define KS_FINAL_MAX_ROUNDS 3
-#define KS_FINAL_SPREAD_PCT 10.0
+/* When the final stops re-measuring the leaders: nvbench's stop rule for one measurement
+ * (a floor of samples, then stop once the relative noise is below --max-noise, else at
+ * --timeout), turned to the order of two candidates.  At least KS_FINAL_MIN_ROUNDS rounds
+ * (the leaders measured in both orders, against drift); then stop as soon as the order is
+ * decided (the gap beyond its 95% interval, the rule ks_final_choose crowns by) or the
+ * noise is below KS_FINAL_MAX_NOISE_PCT (the gap known that closely and still inside it: a
+ * tie at a resolution that matters); else at KS_FINAL_MAX_ROUNDS, or when another round
+ * would take the later rounds past KS_FINAL_LATER_SHARE times round 1's wall time (round 1
+ * measures every candidate with the baseline: the cap scales with the task and machine). */
+#define KS_FINAL_MIN_ROUNDS 2
+#define KS_FINAL_MAX_ROUNDS 6
+#define KS_FINAL_MAX_NOISE_PCT 2.0
+#define KS_FINAL_LATER_SHARE 1.0
+/* the leaders' timing spread (IQR % of the median) above which, after the last round, the
+ * final is flagged noisy */
 #define KS_FINAL_NOISY_SPREAD_PCT 25.0
 /* the search phase and the final disagree when their speedups differ by more than this */
 #define KS_FINAL_DISAGREE 2.0
@@ -56,9 +66,37 @@ void ks_final_cand_stats(struct ks_final_cand *c);
 /* the indexes of up to max leaders: the search phase's leader (the first passing candidate,
  * candidates being in search order) and the fastest by the pooled speedup; returns how many */
 int ks_final_leaders(const struct ks_final_cand *c, int n, int *out, int max);
-/* 1 when the leaders deserve another round: a spread above KS_FINAL_SPREAD_PCT, or two
- * leaders the measurements cannot yet tell apart while the interval is wider than 2% */
-int ks_final_need_round(const struct ks_final_cand *c, int n);
+/* why the final stopped (or goes on) */
+enum ks_final_stop {
+	KS_FINAL_GO_ON,            /* measure the leaders again */
+	KS_FINAL_DECIDED,          /* the leaders' order lies beyond the noise */
+	KS_FINAL_QUIET,            /* the noise is below KS_FINAL_MAX_NOISE_PCT: a tie inside it */
+	KS_FINAL_ALONE,            /* one candidate in the final (--top 1, or one passed) */
+	KS_FINAL_ROUND_CAP,        /* KS_FINAL_MAX_ROUNDS measured, still inside the noise */
+	KS_FINAL_TIME_CAP,         /* another round would pass the time cap */
+	KS_FINAL_MEASURED_EARLIER, /* the leaders were re-measured before a --resume */
+	KS_FINAL_INTERRUPTED,      /* a stop was requested (Ctrl-C) */
+	KS_FINAL_SKIPPED,          /* --top 0: no re-measurement */
+	KS_FINAL_FAILED,           /* a measurement failed (an infrastructure error) */
+};
+
+/* the rounds so far, for the caps */
+struct ks_final_progress {
+	int rounds;      /* rounds measured */
+	double round1_s; /* round 1's wall time */
+	double later_s;  /* the later rounds' wall time, together */
+	double last_s;   /* the last round's wall time: the estimate of the next one */
+};
+
+/* Whether to measure the leaders (ks_final_leaders) again, on their stats; *noise_pct gets
+ * the 95% half-width of their gap in % (NAN without two leaders or samples). */
+enum ks_final_stop ks_final_stop_rule(const struct ks_final_cand *c, int n,
+				      const struct ks_final_progress *p, double *noise_pct);
+/* a stable key for JSON: "decided", "noise_below_threshold", "one_candidate", "round_cap",
+ * "time_cap", "measured_earlier", "interrupted", "skipped", "failed" ("" for GO_ON) */
+const char *ks_final_stop_key(enum ks_final_stop s);
+/* the reason as a phrase: "the leaders' order was decided beyond the noise" */
+void ks_final_stop_text(enum ks_final_stop s, double noise_pct, char *dst, size_t n);
 /* Crown a candidate.  The search phase's leader keeps the crown unless another candidate
  * beats it by more than the noise (the lower end of the difference's 95% interval above
  * zero); a candidate whose advantage is inside the noise is never crowned.  c is in search

@@ -24,5 +24,28 @@ grep -q "^phases: search [0-9.]* s, final re-measurement [0-9.]* s ([1-9][0-9]* 
 ok $? "the summary gives the final's share of the time"
 grep -q "the final re-measurement of the top candidates [0-9.]* s of it" "$TMP/top2/report.md"
 ok $? "... and so does the report"
+grep -qE "^final stopped: .+" "$TMP/top2.out"
+ok $? "the summary says why the final stopped"
+
+# the stop rule (src/run/final_pick.h): at least 2 rounds when two candidates passed, then
+# until the leaders' order is decided, the noise is below the threshold, or a cap; the JSON
+# says how many rounds and why, and the report says it too
+$KS run "$task" --budget 3 --top 3 --min-time 0.01 --out "$TMP/top3" --json >"$TMP/top3.json" 2>"$TMP/top3.err"
+ok $? "--top 3 runs"
+stop=$(json_get "$TMP/top3.json" 'd["phases"]["final_stop"]')
+rounds=$(json_get "$TMP/top3.json" 'd["phases"]["final_rounds"]')
+case "$stop" in
+one_candidate) test "$rounds" = 1 ;;
+decided | noise_below_threshold | round_cap | time_cap) test "$rounds" -ge 2 && test "$rounds" -le 6 ;;
+*) false ;;
+esac
+ok $? "the JSON gives the rounds ($rounds) and why they stopped ($stop)"
+test -n "$(json_get "$TMP/top3.json" 'd["phases"]["final_stop_reason"]')"
+ok $? "... and the reason in words"
+$KS report "$TMP/top3" --json >"$TMP/top3.report.json"
+is "$(json_get "$TMP/top3.report.json" 'd["final"]["stop"], d["final"]["rounds"]')" "$stop $rounds" \
+	"report --json keeps the same rounds and reason"
+grep -qE "The final measured $rounds rounds? and stopped: " "$TMP/top3/report.md"
+ok $? "report.md says how many rounds and why they stopped"
 
 done_testing

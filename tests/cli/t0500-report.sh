@@ -98,6 +98,17 @@ ok $? "--tree 3 folds the tree (best path and active leaf always drawn) and coun
 "$KS" report "$REAL" --tree 0 >/dev/null 2>"$TMP/err"
 is "$?" 2 "--tree 0: exit 2"
 
+# the leaderboard keeps each phase's figures in columns of their own: the re-measured
+# candidates (the real run re-measured 2) in the final's part, the rest in the search's
+sed -n '/^### Ranked by the final re-measurement/,/^### Ranked by the search phase/p' "$REAL/report.md" >"$TMP/lb_final"
+sed -n '/^### Ranked by the search phase/,/^## /p' "$REAL/report.md" >"$TMP/lb_search"
+is "$(grep -cE '^\| [0-9]+ \| [0-9]+ \|' "$TMP/lb_final")" \
+	"$(json_get "$TMP/real.json" 'sum(1 for c in d["candidates"] if c["final_status"] == "PASSED")')" \
+	"the final's part of the leaderboard holds every candidate that passed the final"
+# (an empty search part: every passing candidate was re-measured)
+{ ! grep -qE '^\| [0-9]+ \| [0-9]+ \|' "$TMP/lb_search" || grep -q '| speedup (search) |' "$TMP/lb_search"; } &&
+	! grep -q '(final)' "$TMP/lb_search"
+ok $? "the search's part names its phase and holds no final figure"
 grep -qE '^How sure: #[0-9]+ ' "$REAL/report.md"
 ok $? "report.md says how sure the final's choice is"
 is "$(json_get "$TMP/real.json" 'd["best"]["candidate"] == int(d["final_verdict"].split("#")[1].split()[0])')" True \
@@ -119,12 +130,12 @@ if pkg-config --exists openblas 2>/dev/null; then
 	ok $? "ksearch run's summary gives the speedup over the baseline and over OpenBLAS"
 	grep -qE '^\*\*Best: [0-9.]+x the baseline, [0-9.]+x OpenBLAS\*\*' "$REAL/report.md"
 	ok $? "report.md's headline gives the speedup over OpenBLAS"
-	grep -qE '^\| # \| id \| action \| family / knobs \| status \| speedup \| phase \| vs OpenBLAS \|' "$REAL/report.md" &&
-		grep -qE '^\| 1 \| [0-9]+ \| .* \| [0-9.]+x ±[0-9.]+% \| final \| [0-9.]+x \|' "$REAL/report.md"
-	ok $? "report.md's leaderboard has a vs OpenBLAS column with the best's figure"
+	grep -qE '^\| # \| id \| action \| family / knobs \| status \| speedup \(final\) \| speedup \(search\) \| vs OpenBLAS \(final\) \|' "$REAL/report.md" &&
+		grep -qE '^\| 1 \| [0-9]+ \| .* \| [0-9.]+x ±[0-9.]+% \| [0-9.]+x ±[0-9.]+% \| [0-9.]+x \|' "$REAL/report.md"
+	ok $? "report.md's leaderboard has a vs OpenBLAS column of the final's figures, the best's first"
 	grep -qE '\| OpenBLAS \(us\) \| vs OpenBLAS \|' "$REAL/report.md"
 	ok $? "report.md's best-per-workload table has the library's median and speedup"
-	grep -q 'vs OpenBLAS</th>' "$REAL/report.html"
+	grep -q 'vs OpenBLAS (final)</th>' "$REAL/report.html"
 	ok $? "report.html's leaderboard has the library column"
 	grep -q 'class="rl-library"' "$REAL/roofline.svg" && grep -q '<title>OpenBLAS, n=1048576: ' "$REAL/roofline.svg"
 	ok $? "roofline.svg places the library, named"

@@ -53,7 +53,7 @@ static void check(const char *status, const char *want, const char *not_want)
 		return;
 	static struct ks_export_loaded l;
 	struct ks_error e = {0};
-	int rc = ks_export_load(dir, NULL, &l, &e);
+	int rc = ks_export_load(dir, NULL, 0, &l, &e);
 	is_int(rc, KS_ENOTFOUND, "no best file: KS_ENOTFOUND");
 	ok(strstr(e.msg, want) != NULL, "%s run: says '%s' (%s)", label, want, e.msg);
 	ok(!strstr(e.msg, not_want), "%s run: does not say '%s'", label, not_want);

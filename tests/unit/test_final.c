@@ -91,12 +91,15 @@ static void test_choose(void)
 	cand(&c[1], 35, 1.9, 200, 96, 0.3, 0.5, 6);
 	cand(&c[2], 36, 1.5, 200, 140, 0.02, 0, 1);
 	ok(fabs(c[0].speedup - 2.0) < 0.05, "pooled speedup of a tight candidate %.3f", c[0].speedup);
-	ok(c[1].spread_pct > KS_FINAL_SPREAD_PCT, "the noisy one is spread (%.0f%%)", c[1].spread_pct);
+	ok(c[1].spread_pct > 10, "the noisy one is spread (%.0f%%)", c[1].spread_pct);
 	ks_final_choose(c, 3, &v);
 	is_int(v.chosen, 0, "advantage inside the noise: the search's leader keeps the crown");
 	ok(!v.significant && strstr(v.text, "#30 ") && strstr(v.text, "inside the noise"),
 	   "the verdict says so: %s", v.text);
-	ok(ks_final_need_round(c, 3), "a spread leader asks for another round");
+	struct ks_final_progress two = {.rounds = 2, .round1_s = 10, .later_s = 1, .last_s = 1};
+	double noise;
+	ok(ks_final_stop_rule(c, 3, &two, &noise) == KS_FINAL_GO_ON,
+	   "leaders inside the noise (gap known to +-%.1f%%): another round", noise);
 	int lead[2];
 	is_int(ks_final_leaders(c, 3, lead, 2), 2, "two leaders");
 	ok(lead[0] == 0 && lead[1] == 1, "the search's leader and the fastest by the final");
@@ -112,7 +115,8 @@ static void test_choose(void)
 	   "by %.1f%% +- %.1f%%", v.diff_pct, v.ci_pct);
 	ok(strstr(v.text, "#35 beats #30 (the search phase's leader) by 2") != NULL, "verdict: %s",
 	   v.text);
-	ok(!ks_final_need_round(c, 2), "tight and apart: no further round");
+	is_int(ks_final_stop_rule(c, 2, &two, &noise), KS_FINAL_DECIDED,
+	       "tight and apart: decided after 2 rounds");
 	/* the leader also leads the final: compared with the runner-up */
 	c[1].passed = 0;
 	ks_final_choose(c, 2, &v);
@@ -127,6 +131,57 @@ static void test_choose(void)
 	memset(c, 0, sizeof(c));
 	ks_final_choose(c, 1, &v);
 	is_int(v.chosen, -1, "nothing passed: nothing crowned");
+}
+
+/* The stop rule (final_pick.h) on synthetic leaders: at least 2 rounds; then stop as soon
+ * as the order is decided or the noise is below the threshold; else at the caps */
+static void test_stop_rule(void)
+{
+	struct ks_final_cand c[3];
+	struct ks_final_progress p = {.rounds = 1, .round1_s = 10, .later_s = 0, .last_s = 10};
+	double noise;
+	char why[256];
+	memset(c, 0, sizeof(c));
+	/* #1 leads the search; #2 measures 25% faster, each known to +-1%: decided */
+	c[0] = (struct ks_final_cand){.id = 1, .passed = 1, .speedup = 2.0, .rel_ci = 0.01};
+	c[1] = (struct ks_final_cand){.id = 2, .passed = 1, .speedup = 2.5, .rel_ci = 0.01};
+	c[2] = (struct ks_final_cand){.id = 3, .passed = 1, .speedup = 1.0, .rel_ci = 0.01};
+	is_int(ks_final_stop_rule(c, 3, &p, &noise), KS_FINAL_GO_ON,
+	       "decided after round 1: a second round all the same (the floor of 2)");
+	ok(fabs(noise - 100 * sqrt(2) * 0.01) < 1e-9, "the noise is the gap's half-width: %.3f%%", noise);
+	p = (struct ks_final_progress){.rounds = 2, .round1_s = 10, .later_s = 2, .last_s = 2};
+	is_int(ks_final_stop_rule(c, 3, &p, &noise), KS_FINAL_DECIDED,
+	       "decided after round 2: stops early, before the cap");
+	ks_final_stop_text(KS_FINAL_DECIDED, noise, why, sizeof(why));
+	ok(strstr(why, "decided beyond the noise (their gap known to +-1.4%)") != NULL, "%s", why);
+	is_str(ks_final_stop_key(KS_FINAL_DECIDED), "decided", "its key");
+	/* the leader confirmed ahead of the runner-up is decided too */
+	c[1].speedup = 1.5;
+	is_int(ks_final_stop_rule(c, 3, &p, &noise), KS_FINAL_DECIDED, "the leader ahead: decided");
+	/* 3% apart, each known to +-4%: the intervals overlap, go on */
+	c[1].speedup = 2.06;
+	c[0].rel_ci = c[1].rel_ci = 0.04;
+	is_int(ks_final_stop_rule(c, 3, &p, &noise), KS_FINAL_GO_ON, "overlapping: another round");
+	/* the same, at the cap of rounds, then past the time cap */
+	p.rounds = KS_FINAL_MAX_ROUNDS;
+	is_int(ks_final_stop_rule(c, 3, &p, &noise), KS_FINAL_ROUND_CAP, "overlapping at the round cap");
+	p = (struct ks_final_progress){.rounds = 3, .round1_s = 10, .later_s = 9, .last_s = 2};
+	is_int(ks_final_stop_rule(c, 3, &p, &noise), KS_FINAL_TIME_CAP,
+	       "overlapping, another round would pass round 1's time: the time cap");
+	ks_final_stop_text(KS_FINAL_TIME_CAP, noise, why, sizeof(why));
+	ok(strstr(why, "time cap") && strstr(why, "still inside the noise"), "%s", why);
+	/* 0.5% apart, each known to +-1%: noise below the threshold, a tie */
+	c[1].speedup = 2.01;
+	c[0].rel_ci = c[1].rel_ci = 0.01;
+	p = (struct ks_final_progress){.rounds = 2, .round1_s = 10, .later_s = 2, .last_s = 2};
+	is_int(ks_final_stop_rule(c, 3, &p, &noise), KS_FINAL_QUIET,
+	       "inside a noise below the threshold: a tie, stop");
+	is_str(ks_final_stop_key(KS_FINAL_QUIET), "noise_below_threshold", "its key");
+	/* one candidate passed: nothing to order */
+	c[1].passed = c[2].passed = 0;
+	p.rounds = 1;
+	is_int(ks_final_stop_rule(c, 3, &p, &noise), KS_FINAL_ALONE, "one passing: nothing to order");
+	ok(isnan(noise), "and no gap to know");
 }
 
 /* is_str on an array trips -Waddress */
@@ -225,11 +280,14 @@ static void test_noisy_run(void)
 	ok(r.final_noisy, "flagged noisy: %s", r.final_noise);
 	/* the later rounds time the leaders alone: the baseline's blocks are the search's (one
 	 * per round of 2 at most) and round 1's (3 candidates, at most 6 blocks each), 20 at
-	 * most; timing it in rounds 2 and 3 as well would add at least 2 x 2 x 3 = 12 to the
-	 * at least 1 + 9 of the others */
-	const char *after = strstr(r.final_noise, "after ");
-	int rounds = after ? atoi(after + 6) : 0;
-	is_int(rounds, 3, "the noise kept the final to its 3 rounds");
+	 * most; timing it in the later rounds as well would add at least 2 x 3 per round */
+	ok(r.final_rounds >= KS_FINAL_MIN_ROUNDS && r.final_rounds <= KS_FINAL_MAX_ROUNDS,
+	   "rounds between the floor and the cap (%d)", r.final_rounds);
+	/* equal candidates: their order is never decided, so the noise threshold or a cap ends
+	 * the rounds, and the result says which */
+	ok(!strcmp(r.final_stop, "round_cap") || !strcmp(r.final_stop, "time_cap") ||
+		   !strcmp(r.final_stop, "noise_below_threshold"),
+	   "stopped by a cap or the noise threshold: %s (%s)", r.final_stop, r.final_stop_reason);
 	ok(seen.baseline > 0 && seen.baseline <= 2 + 3 * 6,
 	   "the baseline timed in the search and round 1 only (%d blocks)", seen.baseline);
 	ok(strstr(r.final_noise, "spread") != NULL, "the reason names the spread");
@@ -275,6 +333,7 @@ int main(void)
 {
 	test_stats();
 	test_choose();
+	test_stop_rule();
 	test_interval_units();
 	test_noisy_run();
 	return tap_done();

@@ -304,8 +304,21 @@ static void test_markdown(const char *dir)
 	char *lb = section(md, "## Leaderboard");
 	ok(strstr(lb, "top 10 of 30 evaluated") != NULL, "leaderboard heading");
 	ok(strstr(lb, "| 1 | 27 | tile BM #27 | blocked `BM=16 UNROLL=4` | PASSED | 8.30x \xc2\xb1"
-		      "1.2% | final |") != NULL,
-	   "leaderboard row 1: #27, knobs, final speedup with spread");
+		      "1.2% | 8.50x \xc2\xb1" "2.5% |") != NULL,
+	   "leaderboard row 1: #27, knobs, final speedup with spread, then the search's");
+	/* one phase per column: the final's part, then the search's, each with its own heads */
+	char *fin = section(lb, "### Ranked by the final re-measurement");
+	char *sea = strstr(lb, "### Ranked by the search phase");
+	char *cut = strstr(fin, "### Ranked by the search phase");
+	if (cut)
+		*cut = 0;
+	ok(fin[0] && sea && strstr(fin, "| speedup (final) | speedup (search) |") &&
+		   strstr(sea, "| status | speedup (search) | M=256") && !strstr(sea, "(final)"),
+	   "two parts: the final's ranked by the final, the rest by the search, columns named");
+	ok(strstr(fin, "| 3 | 9 |") && !strstr(fin, "| 4 | ") && sea && strstr(sea, "| 4 | 8 |") &&
+		   !strstr(sea, "| 27 |"),
+	   "the re-measured rows in the final's part only, the ranks running on");
+	free(fin);
 	ok(strstr(lb, "| 2 | 20 |") && strstr(lb, "| 3 | 9 |"), "rows 2, 3: the other re-measured");
 	ok(strstr(lb, "| 4 | 8 | tile BM #8 |") && !strstr(lb, "| 29 |"),
 	   "29 (5.5x in the search, final SUSPICIOUS) not ranked among the passing");
@@ -326,15 +339,19 @@ static void test_markdown(const char *dir)
 	   "check row shows the worst error over seeds");
 	ok(strstr(best, "Search phase measured 8.50x") != NULL, "search figure mentioned");
 
-	char *fast = section(md, "## Fastest candidate per workload");
-	ok(fast[0] != 0, "a faster candidate on one workload gets its section");
-	ok(strstr(fast, "on 1 of 2 timed workloads another candidate was faster") != NULL,
-	   "fastest: how many workloads");
+	char *fast = section(md, "## Per-shape pick");
+	ok(fast[0] != 0, "the per-shape pick has its section");
+	ok(strstr(fast, "on 1 of 2 timed workloads another candidate was faster") != NULL &&
+		   strstr(fast, "--per-shape"),
+	   "per-shape: how many workloads, and the export that dispatches");
 	ok(strstr(fast, "| M=512 N=512 K=512 | #20 | blocked `BM=64 UNROLL=1` | final | 81.01 | "
 			"96.39 | 1.19x |") != NULL,
-	   "fastest: the other candidate, its time, the best's time and the ratio");
+	   "per-shape: the other candidate, its time, the best's time, the speedup over the best");
 	ok(strstr(fast, "| M=256 N=256 K=256 | #27 (best) |") != NULL,
-	   "fastest: where the best is also the fastest");
+	   "per-shape: where the best is also the fastest");
+	ok(strstr(fast, "Computed from the evaluations") != NULL,
+	   "a run without the record: computed, and said so");
+	free(fast);
 	free(best);
 
 	char *tree = section(md, "## World model");
@@ -708,8 +725,9 @@ static void test_rankings_disagree(const char *dir, double spread)
 		   "lower times but a lower speedup: the rankings disagree");
 		ok(strstr(md, "dispatches on the workload") == NULL, "not called a trade-off");
 	} else {
-		ok(strstr(md, "Fastest candidate per workload") == NULL,
-		   "18 against 20 us inside spreads of %.0f%%: no 'fastest per workload' section",
+		ok(strstr(md, "is also the fastest on each of the 1 timed workloads") != NULL &&
+			   strstr(md, "| speedup over the best |") == NULL,
+		   "18 against 20 us inside spreads of %.0f%%: one kernel serves every shape",
 		   spread);
 	}
 	ks_buf_release(&b);
@@ -884,6 +902,52 @@ static void test_helpers(void)
 	str_is(d, "unknown", "unknown duration");
 }
 
+/* The per-shape pick the run recorded (its "per_shape" event) is what the report shows; a
+ * record made for another best (a resumed run crowned anew) is not */
+static void test_recorded_picks(const char *dir)
+{
+	struct ks_store *s = NULL;
+	struct ks_error e = {0};
+	struct ks_buf b;
+	static const char stale[] =
+		"{\"best\": 20, \"others\": 0, \"workloads\": [{\"workload\": 0, \"candidate\": 20, "
+		"\"phase\": \"final\", \"median_us\": 1, \"spread_pct\": 0, \"best_us\": 1, "
+		"\"best_spread_pct\": 0, \"speedup_vs_best\": 1}]}";
+	static const char rec[] =
+		"{\"best\": 27, \"others\": 1, \"workloads\": [{\"workload\": 0, \"candidate\": 9, "
+		"\"phase\": \"final\", \"median_us\": 8, \"spread_pct\": 1, \"best_us\": 12, "
+		"\"best_spread_pct\": 1, \"speedup_vs_best\": 1.5}]}";
+	is_rc(ks_store_open(dir, 0, &s, &e), 0, "store reopened for a recorded pick");
+	ks_store_add_event(s, "info", "per_shape", "stale", stale, &e);
+	ks_store_close(s);
+	ks_buf_init(&b, 0);
+	is_rc(ks_report_write(dir, KS_REPORT_MD, &b, &e), 0, "report with a stale record");
+	ok(strstr(ks_buf_str(&b), "| M=512 N=512 K=512 | #20 |") &&
+		   strstr(ks_buf_str(&b), "Computed from the evaluations"),
+	   "a record for another best is ignored: computed anew");
+	ks_buf_reset(&b);
+	is_rc(ks_store_open(dir, 0, &s, &e), 0, "store reopened");
+	ks_store_add_event(s, "info", "per_shape", "recorded", rec, &e);
+	ks_store_close(s);
+	is_rc(ks_report_write(dir, KS_REPORT_MD, &b, &e), 0, "report with the run's record");
+	const char *md = ks_buf_str(&b);
+	ok(strstr(md, "| M=256 N=256 K=256 | #9 | blocked `BM=16 UNROLL=2` | final | 8.00 | 12.00 | "
+		      "1.50x |") &&
+		   !strstr(md, "Computed from the evaluations"),
+	   "the run's record is what the report shows");
+	ks_buf_reset(&b);
+	is_rc(ks_report_write(dir, KS_REPORT_JSON, &b, &e), 0, "json with the record");
+	json_t *j = json_loads(ks_buf_str(&b), 0, NULL), *p = json_object_get(j, "per_shape");
+	ok(json_is_true(json_object_get(p, "recorded")) &&
+		   json_integer_value(json_object_get(p, "others")) == 1 &&
+		   !strcmp(json_string_value(json_object_get(
+				   json_array_get(json_object_get(p, "workloads"), 0), "label")),
+			   "M=256 N=256 K=256"),
+	   "report --json: per_shape as recorded, labelled");
+	json_decref(j);
+	ks_buf_release(&b);
+}
+
 int main(void)
 {
 	char dir[256];
@@ -919,6 +983,7 @@ int main(void)
 	char smalldir[300];
 	snprintf(smalldir, sizeof(smalldir), "%s-small", dir);
 	test_small_run(smalldir);
+	test_recorded_picks(dir);
 	if (!fixture || !fixture[0]) {
 		ks_rm_rf(dir);
 		ks_rm_rf(logdir);
