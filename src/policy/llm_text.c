@@ -18,6 +18,28 @@ static void add_indented(struct ks_buf *out, const char *head, const char *text,
 	}
 }
 
+/* text, or its first lines up to max bytes and how much was left out: a log cut mid-line
+ * reads as a different message */
+static void add_clipped(struct ks_buf *out, const char *text, size_t max)
+{
+	size_t len = strlen(text);
+	if (len <= max) {
+		ks_buf_add(out, text, len);
+		return;
+	}
+	size_t cut = max;
+	while (cut > 0 && text[cut - 1] != '\n')
+		cut--;
+	if (cut == 0) /* one long line: at a word */
+		for (cut = max; cut > 0 && text[cut - 1] != ' '; cut--)
+			;
+	if (cut == 0)
+		cut = max;
+	ks_buf_add(out, text, cut);
+	ks_buf_addf(out, "%s[%zu more bytes of this log not shown]", text[cut - 1] == '\n' ? "" : " ",
+		    len - cut);
+}
+
 /* what the model expected of a node when it proposed it */
 static void node_expectation(const struct ks_node *n, struct ks_buf *out)
 {
@@ -89,8 +111,11 @@ void ks_llm_feedback_text(const struct ks_eval_result *r, struct ks_buf *out)
 	if (r->status == KS_STATUS_PASSED)
 		ks_buf_addf(out, ", %.3fx the baseline (geometric mean)", r->speedup);
 	ks_buf_adds(out, "\n");
-	if (r->status == KS_STATUS_COMPILE_ERROR && r->compile_log)
-		ks_buf_addf(out, "compiler output:\n%.4000s\n", r->compile_log);
+	if (r->status == KS_STATUS_COMPILE_ERROR && r->compile_log) {
+		ks_buf_adds(out, "compiler output:\n");
+		add_clipped(out, r->compile_log, KS_LLM_COMPILE_LOG);
+		ks_buf_adds(out, "\n");
+	}
 	for (int l = 0; l < 2; l++) {
 		const struct ks_wl_result *list = l ? r->checks : r->workloads;
 		int n = l ? r->nchecks : r->nworkloads;
@@ -110,8 +135,10 @@ void ks_llm_feedback_text(const struct ks_eval_result *r, struct ks_buf *out)
 			if (x->status != KS_STATUS_PASSED || x->max_abs_err > 0)
 				ks_buf_addf(out, ", max abs err %.3g, max rel err %.3g", x->max_abs_err,
 					    x->max_rel_err);
-			if (x->status != KS_STATUS_PASSED && x->log && x->log[0])
-				ks_buf_addf(out, "\n  log: %.*s", KS_LLM_FEEDBACK_LOG, x->log);
+			if (x->status != KS_STATUS_PASSED && x->log && x->log[0]) {
+				ks_buf_adds(out, "\n  log: ");
+				add_clipped(out, x->log, KS_LLM_FEEDBACK_LOG);
+			}
 			ks_buf_adds(out, "\n");
 		}
 	}

@@ -4,6 +4,7 @@
  * Apple chip MLX names. */
 #include "backend/backends.h"
 #include "ksearch/backend.h"
+#include "ksearch/knowledge.h"
 #include "ksearch/task.h"
 #include "ksearch/world.h"
 #include "policy/llm_context.h"
@@ -102,6 +103,56 @@ static void test_reflection(void)
 	ks_world_release(&w);
 }
 
+/* Text reaches the model whole or cut where a reader sees the cut: every text field of every
+ * shipped spec in full (a feature list cut mid-name read "atomic_f [documented"), and a long
+ * log cut at a line with how much was left out. */
+static void test_no_cut_text(void)
+{
+	char **names = NULL;
+	int n = 0;
+	struct ks_error e = {0};
+	if (!ok(ks_spec_list(&names, &n, &e) == 0 && n > 0, "shipped specs (%s)", e.msg))
+		return;
+	int whole = 1, fields = 0;
+	for (int i = 0; i < n; i++) {
+		struct ks_spec s;
+		ks_spec_init(&s);
+		if (ks_spec_load(names[i], &s, &e) == 0) {
+			struct ks_buf b = KS_BUF_INIT;
+			ks_spec_to_text(&s, &b);
+			for (int k = 0; k < s.nvalues; k++) {
+				const struct ks_spec_value *v = &s.values[k];
+				if (!v->text)
+					continue;
+				fields++;
+				char line[4096];
+				snprintf(line, sizeof(line), "- %s: %s [", v->name, v->text);
+				if (!has(&b, line)) {
+					whole = 0;
+					printf("# %s: %s is not shown whole\n", names[i], v->name);
+				}
+			}
+			ks_buf_release(&b);
+		}
+		ks_spec_release(&s);
+	}
+	ks_spec_list_free(names, n);
+	ok(whole && fields > 20, "every text field of every shipped spec is shown whole (%d)", fields);
+
+	struct ks_wl_result w = {.label = "rows=4 cols=8", .status = KS_STATUS_RUNTIME_ERROR};
+	char log[KS_LLM_FEEDBACK_LOG * 3] = "";
+	for (int i = 0; strlen(log) + 40 < sizeof(log); i++)
+		snprintf(log + strlen(log), sizeof(log) - strlen(log), "line %d of the runner's log\n", i);
+	w.log = log;
+	struct ks_eval_result r = {.status = KS_STATUS_RUNTIME_ERROR, .nworkloads = 1, .workloads = &w};
+	struct ks_buf fb = KS_BUF_INIT;
+	ks_llm_feedback_text(&r, &fb);
+	const char *cut = strstr(ks_buf_str(&fb), "more bytes of this log not shown]");
+	ok(cut && strstr(ks_buf_str(&fb), "of the runner's log\n["),
+	   "a long log is cut after a whole line and says how much is left out");
+	ks_buf_release(&fb);
+}
+
 static void test_mlx_spec_name(void)
 {
 	static const char *const cases[][2] = {{"Apple M3 Max", "m3-max"}, {"Apple M1", "m1"},
@@ -123,5 +174,6 @@ int main(void)
 	test_targets();
 	test_reflection();
 	test_mlx_spec_name();
+	test_no_cut_text();
 	return tap_done();
 }
