@@ -10,6 +10,7 @@
 
 #include "knowledge/conceptmap.h"
 #include "ksearch/eval.h"
+#include "ksearch/run_opts.h"
 #include "ksearch/store.h"
 #include "ksearch/template.h"
 #include "util/fs.h"
@@ -86,8 +87,24 @@ static void workloads_text(const struct ks_llm_context_opts *o, struct ks_buf *o
 	}
 }
 
+/* What PASSED needs (ks_compare_tensors), in the words the feedback uses: both bounds, on
+ * every output, seed, workload and check */
+static void tolerance_text(const struct ks_task *t, const struct ks_eval_opts *ev,
+			   struct ks_buf *out)
+{
+	ks_buf_addf(out, "\nTolerance (what PASSED needs, for every output on every workload and "
+			 "check, each run on %d input seeds): every element within atol + rtol * "
+			 "|reference| (atol %g, rtol %g), and the relative L2 error ||out - reference|| "
+			 "/ max(||reference||, atol * sqrt(elements)) at most l2 (%g); NaN or Inf where "
+			 "the reference is finite never passes.  The feedback gives the tolerance used: "
+			 "the worst element's error and the L2 error as shares of their bounds "
+			 "(elementwise, L2), both at most 1 to pass.\n",
+		    ev->nseeds, t->atol, t->rtol, t->l2);
+}
+
 /* name, ABI, tensors, tolerance, the workloads searched for and the checks, README */
-static void task_text(const struct ks_llm_context_opts *o, const char *flavour, struct ks_buf *out)
+static void task_text(const struct ks_llm_context_opts *o, const char *flavour,
+		      const struct ks_eval_opts *ev, struct ks_buf *out)
 {
 	const struct ks_task *t = o->task;
 	ks_buf_addf(out, "%s (class %s): %s\n\n", t->name, t->cls ? t->cls : "?",
@@ -102,7 +119,7 @@ static void task_text(const struct ks_llm_context_opts *o, const char *flavour, 
 			ks_buf_addf(out, "%s%s", k ? ", " : "", d->shape[k]);
 		ks_buf_addf(out, "] %s", ks_dtype_name(d->dtype));
 	}
-	ks_buf_addf(out, "\nTolerance: atol %g, rtol %g\n", t->atol, t->rtol);
+	tolerance_text(t, ev, out);
 	workloads_text(o, out);
 	if (t->readme) {
 		ks_buf_adds(out, "\n\nThe math (the task's README):\n");
@@ -367,7 +384,9 @@ int ks_llm_context_open(struct ks_llm_context *c, const struct ks_llm_context_op
 	int rc = flavour_pick(o, c->flavour, sizeof(c->flavour), e);
 	if (rc)
 		return rc;
-	task_text(o, c->flavour, &c->task);
+	struct ks_run_opts defaults;
+	ks_run_opts_init(&defaults);
+	task_text(o, c->flavour, o->eval ? o->eval : &defaults.eval, &c->task);
 	if ((rc = reference_text(o->task, &c->reference, e)) ||
 	    (rc = start_read(o->task, o->be, c->flavour, c, e)))
 		return rc;

@@ -11,6 +11,7 @@
 #define KS_POLICY_LLM_CONTEXT_H
 
 #include "ksearch/backend.h"
+#include "ksearch/eval.h"
 #include "ksearch/buf.h"
 #include "ksearch/knowledge.h"
 #include "ksearch/task.h"
@@ -25,6 +26,9 @@ struct ks_llm_context_opts {
 	enum ks_context_level level;  /* --context */
 	const char *workloads;        /* --workloads selection (NULL: all) */
 	int threads;                  /* --threads (0: the OpenMP default) */
+	/* the run's search-phase evaluation (seeds, timing), told as the rules of the game;
+	 * NULL: a run's defaults (ks_run_opts_init) */
+	const struct ks_eval_opts *eval;
 };
 
 struct ks_llm_context {

@@ -1,6 +1,7 @@
 /* The text the model-driven policies show the model about the run (llm_text.h). */
 #include "policy/llm_text.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -105,6 +106,22 @@ void ks_llm_node_text(const struct ks_world *w, int id, struct ks_buf *out)
 	ks_buf_adds(out, "\n");
 }
 
+/* the shares of the tolerance a workload used, as the Task section explains them */
+static void tolerance_used(const struct ks_wl_result *x, struct ks_buf *out)
+{
+	const double v[2] = {x->tol_elem, x->tol_l2};
+	ks_buf_adds(out, ", tolerance used");
+	for (int i = 0; i < 2; i++) {
+		if (isinf(v[i]))
+			ks_buf_adds(out, " inf");
+		else if (isnan(v[i]))
+			ks_buf_adds(out, " ?");
+		else
+			ks_buf_addf(out, " %.2g", v[i]);
+		ks_buf_adds(out, i ? " L2" : " elementwise,");
+	}
+}
+
 void ks_llm_feedback_text(const struct ks_eval_result *r, struct ks_buf *out)
 {
 	ks_buf_addf(out, "status %s", ks_status_name(r->status));
@@ -135,6 +152,8 @@ void ks_llm_feedback_text(const struct ks_eval_result *r, struct ks_buf *out)
 			if (x->status != KS_STATUS_PASSED || x->max_abs_err > 0)
 				ks_buf_addf(out, ", max abs err %.3g, max rel err %.3g", x->max_abs_err,
 					    x->max_rel_err);
+			if (x->tol_elem > 0 || x->tol_l2 > 0)
+				tolerance_used(x, out);
 			if (x->status != KS_STATUS_PASSED && x->log && x->log[0]) {
 				ks_buf_adds(out, "\n  log: ");
 				add_clipped(out, x->log, KS_LLM_FEEDBACK_LOG);

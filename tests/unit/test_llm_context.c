@@ -153,6 +153,38 @@ static void test_no_cut_text(void)
 	ks_buf_release(&fb);
 }
 
+/* The task section states the rules a kernel is judged by: the three tolerance bounds and how
+ * they combine (a prompt that gave atol and rtol alone hid the L2 bound a kernel failed on),
+ * and the feedback gives the shares of them a workload used. */
+static void test_tolerance(void)
+{
+	struct ks_task *t = NULL;
+	struct ks_error e = {0};
+	if (!ok(ks_task_load("softmax", &t, &e) == 0, "load softmax (%s)", e.msg))
+		return;
+	struct ks_llm_context_opts o = {.task = t, .be = ks_backend_find("mlx"), .flavour = "cuda",
+					.level = KS_CONTEXT_NONE};
+	struct ks_llm_context c;
+	ks_llm_context_open(&c, &o, &e);
+	char want[256];
+	snprintf(want, sizeof(want), "(atol %g, rtol %g), and the relative L2 error", t->atol, t->rtol);
+	ok(has(&c.task, want), "the tolerance gives atol and rtol");
+	snprintf(want, sizeof(want), "at most l2 (%g)", t->l2);
+	ok(has(&c.task, want) && has(&c.task, "both at most 1 to pass"),
+	   "... the l2 bound and what PASSED needs of both shares");
+	ks_llm_context_release(&c);
+	ks_task_free(t);
+
+	struct ks_wl_result w = {.label = "rows=4 cols=8", .status = KS_STATUS_INCORRECT_NUMERICAL,
+				 .max_abs_err = 0.5, .tol_elem = 3.5, .tol_l2 = 0.25};
+	struct ks_eval_result r = {.status = w.status, .nworkloads = 1, .workloads = &w};
+	struct ks_buf fb = KS_BUF_INIT;
+	ks_llm_feedback_text(&r, &fb);
+	ok(has(&fb, "tolerance used 3.5 elementwise, 0.25 L2"),
+	   "the feedback gives the shares of the tolerance used");
+	ks_buf_release(&fb);
+}
+
 static void test_mlx_spec_name(void)
 {
 	static const char *const cases[][2] = {{"Apple M3 Max", "m3-max"}, {"Apple M1", "m1"},
@@ -175,5 +207,6 @@ int main(void)
 	test_reflection();
 	test_mlx_spec_name();
 	test_no_cut_text();
+	test_tolerance();
 	return tap_done();
 }
