@@ -18,7 +18,7 @@
 /* md into out with its headings levels down ("## x" -> "#### x" for 2), so a document
  * shown inside a prompt section does not start sections of the prompt; fenced code (C's
  * #include) is left alone */
-static void add_demoted(struct ks_buf *out, const char *md, int levels)
+void ks_llm_add_demoted(struct ks_buf *out, const char *md, int levels)
 {
 	int fenced = 0;
 	for (const char *l = md; *l;) {
@@ -49,84 +49,6 @@ static int flavour_pick(const struct ks_llm_context_opts *o, char *out, size_t n
 				    o->be->flavour ? "" : " only");
 	snprintf(out, n, "%s", f);
 	return 0;
-}
-
-static void abi_text(const struct ks_llm_context_opts *o, const char *flavour, struct ks_buf *out)
-{
-	struct ks_buf abi = KS_BUF_INIT;
-	ks_abi_describe(o->be->name, o->task, flavour, &abi);
-	if (!strchr(ks_buf_str(&abi), '\n'))
-		ks_buf_addf(out, "Entry point (keep exactly this prototype):\n```%s\n%s\n```\n",
-			    flavour, ks_buf_str(&abi));
-	else
-		ks_buf_addf(out, "The kernel file (backend %s, flavour %s; what `ksearch tasks show %s "
-				 "--backend %s` prints):\n%s",
-			    o->be->name, flavour, o->task->name, o->be->name, ks_buf_str(&abi));
-	ks_buf_release(&abi);
-}
-
-static void workloads_text(const struct ks_llm_context_opts *o, struct ks_buf *out)
-{
-	const struct ks_task *t = o->task;
-	ks_buf_adds(out, "Timed workloads (the score is the geometric-mean speedup over these):");
-	for (int pass = 0, k = 0; pass < 2; pass++) {
-		if (pass)
-			ks_buf_adds(out, "\nCorrectness checks (must pass, not timed):");
-		int n = pass ? t->nchecks : t->nworkloads;
-		for (int i = 0; i < n; i++) {
-			const struct ks_workload *w = pass ? &t->checks[i] : &t->workloads[i];
-			if (!ks_workload_for_backend(w, o->be->name))
-				continue;
-			if (!pass && !ks_eval_workload_selected(o->workloads, k++))
-				continue;
-			struct ks_buf l = KS_BUF_INIT;
-			ks_workload_label(t, w, &l);
-			ks_buf_addf(out, "\n- %s", ks_buf_str(&l));
-			ks_buf_release(&l);
-		}
-	}
-}
-
-/* What PASSED needs (ks_compare_tensors), in the words the feedback uses: both bounds, on
- * every output, seed, workload and check */
-static void tolerance_text(const struct ks_task *t, const struct ks_eval_opts *ev,
-			   struct ks_buf *out)
-{
-	ks_buf_addf(out, "\nTolerance (what PASSED needs, for every output on every workload and "
-			 "check, each run on %d input seeds): every element within atol + rtol * "
-			 "|reference| (atol %g, rtol %g), and the relative L2 error ||out - reference|| "
-			 "/ max(||reference||, atol * sqrt(elements)) at most l2 (%g); NaN or Inf where "
-			 "the reference is finite never passes.  The feedback gives the tolerance used: "
-			 "the worst element's error and the L2 error as shares of their bounds "
-			 "(elementwise, L2), both at most 1 to pass.\n",
-		    ev->nseeds, t->atol, t->rtol, t->l2);
-}
-
-/* name, ABI, tensors, tolerance, the workloads searched for and the checks, README */
-static void task_text(const struct ks_llm_context_opts *o, const char *flavour,
-		      const struct ks_eval_opts *ev, struct ks_buf *out)
-{
-	const struct ks_task *t = o->task;
-	ks_buf_addf(out, "%s (class %s): %s\n\n", t->name, t->cls ? t->cls : "?",
-		    t->summary ? t->summary : "");
-	abi_text(o, flavour, out);
-	ks_buf_adds(out, "Tensors:");
-	for (int i = 0; i < t->ntensors; i++) {
-		const struct ks_tensor_decl *d = &t->tensors[i];
-		ks_buf_addf(out, "%s %s %s [", i ? ";" : "", d->is_output ? "output" : "input",
-			    d->name);
-		for (int k = 0; k < d->ndim; k++)
-			ks_buf_addf(out, "%s%s", k ? ", " : "", d->shape[k]);
-		ks_buf_addf(out, "] %s", ks_dtype_name(d->dtype));
-	}
-	tolerance_text(t, ev, out);
-	workloads_text(o, out);
-	if (t->readme) {
-		ks_buf_adds(out, "\n\nThe math (the task's README):\n");
-		add_demoted(out, t->readme, 2);
-	} else {
-		ks_buf_adds(out, "\n");
-	}
 }
 
 /* the source the outputs are compared against: reference.c, else reference.py */
@@ -346,15 +268,16 @@ int ks_llm_context_knowledge(const struct ks_llm_context_opts *o, const char *fl
 	}
 	if (hints.len) {
 		ks_buf_adds(out, "### Patterns for this target\n\n");
-		add_demoted(out, ks_buf_str(&hints), 3);
+		ks_llm_add_demoted(out, ks_buf_str(&hints), 3);
 		ks_buf_adds(out, "\n");
 	}
 	ks_buf_release(&hints);
 	const char *cls = o->task->cls;
 	if (cls && ks_assertions_class(cls)) {
 		ks_buf_adds(out, "### Properties every candidate must keep\n\n");
-		if ((rc = ks_assertions_prose(cls, out)))
+		if ((rc = ks_assertions_properties(cls, out)))
 			return ks_error_set(e, rc, "assertions for class '%s'", cls);
+		ks_buf_adds(out, "Its checks are among the task's correctness checks above.\n");
 		ks_buf_adds(out, "\n");
 	}
 	return cuda ? expert_text(o, canon, out, e) : 0;
@@ -386,7 +309,7 @@ int ks_llm_context_open(struct ks_llm_context *c, const struct ks_llm_context_op
 		return rc;
 	struct ks_run_opts defaults;
 	ks_run_opts_init(&defaults);
-	task_text(o, c->flavour, o->eval ? o->eval : &defaults.eval, &c->task);
+	ks_llm_task_text(o, c->flavour, o->eval ? o->eval : &defaults.eval, &c->task);
 	if ((rc = reference_text(o->task, &c->reference, e)) ||
 	    (rc = start_read(o->task, o->be, c->flavour, c, e)))
 		return rc;

@@ -47,6 +47,14 @@ int ks_llm_context_open(struct ks_llm_context *c, const struct ks_llm_context_op
 			struct ks_error *e);
 void ks_llm_context_release(struct ks_llm_context *c);
 
+/* the task section: summary, the ABI of flavour, tensors, tolerance, workloads and checks in
+ * plain words, the README (llm_task.c); ev: the run's evaluation options */
+void ks_llm_task_text(const struct ks_llm_context_opts *o, const char *flavour,
+		      const struct ks_eval_opts *ev, struct ks_buf *out);
+/* md into out with its headings levels down ("## x" -> "#### x" for 2), fenced code left
+ * alone, so a document inside a prompt section starts no section of the prompt */
+void ks_llm_add_demoted(struct ks_buf *out, const char *md, int levels);
+
 /* the knowledge of --context full for o's target (exposed for tests) */
 int ks_llm_context_knowledge(const struct ks_llm_context_opts *o, const char *flavour,
 			     struct ks_buf *out, struct ks_error *e);

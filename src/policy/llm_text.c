@@ -1,6 +1,8 @@
 /* The text the model-driven policies show the model about the run (llm_text.h). */
 #include "policy/llm_text.h"
 
+#include "ksearch/knowledge.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -106,6 +108,15 @@ void ks_llm_node_text(const struct ks_world *w, int id, struct ks_buf *out)
 	ks_buf_adds(out, "\n");
 }
 
+/* a workload's or check's label as the task section lists it (a class's check without the
+ * internal mark that sets it apart from the task's own) */
+static const char *label_of(const struct ks_wl_result *x)
+{
+	const char *l = x->label ? x->label : "?";
+	size_t n = strlen(KS_ASSERT_PREFIX);
+	return strncmp(l, KS_ASSERT_PREFIX, n) ? l : l + n;
+}
+
 /* the shares of the tolerance a workload used, as the Task section explains them */
 static void tolerance_used(const struct ks_wl_result *x, struct ks_buf *out)
 {
@@ -138,7 +149,7 @@ void ks_llm_feedback_text(const struct ks_eval_result *r, struct ks_buf *out)
 		int n = l ? r->nchecks : r->nworkloads;
 		for (int i = 0; i < n; i++) {
 			const struct ks_wl_result *x = &list[i];
-			ks_buf_addf(out, "- %s%s: %s", l ? "check " : "", x->label ? x->label : "?",
+			ks_buf_addf(out, "- %s%s: %s", l ? "check " : "", label_of(x),
 				    ks_status_name(x->status));
 			if (x->median_us > 0)
 				ks_buf_addf(out, ", %.2f us (baseline %.2f us, %.2fx), %.1f GB/s, %.1f GFLOP/s",
@@ -185,13 +196,13 @@ void ks_llm_attempt_text(long candidate, int status, int passed, double score,
 			const struct ks_wl_result *x = &list[i];
 			if (x->status != KS_STATUS_PASSED) {
 				ks_buf_addf(out, "%s%s%s: %s, max abs err %.3g", shown++ ? "; " : "",
-					    l ? "check " : "", x->label ? x->label : "?",
+					    l ? "check " : "", label_of(x),
 					    ks_status_name(x->status), x->max_abs_err);
 				goto end; /* the first failure says enough in a history line */
 			}
 			if (!l && x->median_us > 0)
 				ks_buf_addf(out, "%s%s %.2fx (%.2f us ±%.0f%%)", shown++ ? "; " : "",
-					    x->label ? x->label : "?", x->speedup, x->median_us,
+					    label_of(x), x->speedup, x->median_us,
 					    x->spread_pct);
 		}
 	}

@@ -185,6 +185,61 @@ static void test_tolerance(void)
 	ks_buf_release(&fb);
 }
 
+/* Checks read as plain words: no "assert:" mark or "#0~" notation, no check listed twice
+ * (a class's check equal to one of the task's), inputs named, why a class's check exists;
+ * the knowledge section does not list them again. */
+static void test_checks_words(void)
+{
+	static const char *const tasks[] = {"softmax", "matmul", "selective_scan", "attention"};
+	static const char *const bes[] = {"cpu", "mlx"};
+	for (size_t i = 0; i < sizeof(tasks) / sizeof(tasks[0]); i++)
+		for (size_t b = 0; b < 2; b++) {
+			struct ks_task *t = NULL;
+			struct ks_error e = {0};
+			if (ks_task_load(tasks[i], &t, &e) || ks_assertions_apply(t, &e)) {
+				ok(0, "load %s (%s)", tasks[i], e.msg);
+				continue;
+			}
+			struct ks_llm_context_opts o = {.task = t, .be = ks_backend_find(bes[b]),
+							.flavour = b ? "cuda" : NULL,
+							.level = KS_CONTEXT_FULL};
+			struct ks_llm_context c;
+			ks_llm_context_open(&c, &o, &e);
+			const char *txt = ks_buf_str(&c.task);
+			const char *from = strstr(txt, "Correctness checks");
+			const char *end = from ? strstr(from, "\n\n") : NULL;
+			int lines = 0, twice = 0, notation = 0;
+			for (const char *l = from; l && l < end; l = strchr(l + 1, '\n')) {
+				size_t n = strcspn(l + 1, "\n");
+				lines++;
+				notation |= memchr(l + 1, '~', n) || memchr(l + 1, '#', n) ||
+					    !strncmp(l + 1, "- assert", 8);
+				for (const char *m = strchr(l + 1, '\n'); m && m < end; m = strchr(m + 1, '\n'))
+					twice |= !strncmp(l + 1, m + 1, n) && m[1 + n] == '\n';
+			}
+			ok(from && lines > 5 && !notation && !twice,
+			   "%s on %s: %d check lines, plain words, none twice", tasks[i], bes[b], lines);
+			if (!strcmp(tasks[i], "softmax")) {
+				const char *a = strstr(txt, "large-logits (");
+				ok(a && !strstr(a + 1, "large-logits ("),
+				   "softmax: the class's large-logits, the task's own check, once");
+			}
+			ok(!has(&c.translation, "Extra correctness checks") &&
+				   !has(&c.translation, "assert:"),
+			   "... and the knowledge section does not list them again");
+			ks_llm_context_release(&c);
+			ks_task_free(t);
+		}
+	struct ks_wl_result w = {.label = "assert:odd-shape (m=67 n=129 k=33)",
+				 .status = KS_STATUS_PASSED};
+	struct ks_eval_result r = {.status = KS_STATUS_PASSED, .nchecks = 1, .checks = &w};
+	struct ks_buf fb = KS_BUF_INIT;
+	ks_llm_feedback_text(&r, &fb);
+	ok(has(&fb, "- check odd-shape (m=67 n=129 k=33): PASSED"),
+	   "the feedback names a class's check as the task section does");
+	ks_buf_release(&fb);
+}
+
 static void test_mlx_spec_name(void)
 {
 	static const char *const cases[][2] = {{"Apple M3 Max", "m3-max"}, {"Apple M1", "m1"},
@@ -208,5 +263,6 @@ int main(void)
 	test_mlx_spec_name();
 	test_no_cut_text();
 	test_tolerance();
+	test_checks_words();
 	return tap_done();
 }
