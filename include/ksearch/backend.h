@@ -125,6 +125,10 @@ struct ks_backend_i {
 	 * layer): a model's context holds the task's best CUDA kernel, its translation through
 	 * the concept map of the flavour and the class's assertions (mlx) */
 	int translates_cuda;
+	/* optional: how one timed call of a kernel is made and clocked, a sentence for a model
+	 * or a person (mlx: chained launches per MLX eval, the wall clock); NULL: one call of
+	 * the entry point on rotated input sets.  Read through ks_backend_timing_text() */
+	void (*describe_timing)(struct ks_buf *out);
 };
 
 /* What a kernel file for task t must hold on a backend ("cpu", "mlx") or in a kernel
@@ -140,6 +144,8 @@ const char *ks_backend_flavour(const struct ks_backend_i *b);
 /* 1 when b's kernels carry CUDA expertise over (the translates_cuda slot) */
 int ks_backend_translates_cuda(const struct ks_backend_i *b);
 
+/* how one timed call is made on b (its describe_timing slot, or the default) */
+void ks_backend_timing_text(const struct ks_backend_i *b, struct ks_buf *out);
 /* be's baseline_label, "baseline" when it has none (or be is NULL) */
 const char *ks_backend_baseline_label(const struct ks_backend_i *be);
 

@@ -514,6 +514,17 @@ static int mlx_detect_spec(int device, int measure, struct ks_buf *yaml, struct 
 		       : rc;
 }
 
+/* docs/mlx.md, "Timing": the chain in force for kernels compiled now */
+static void mlx_describe_timing(struct ks_buf *out)
+{
+	int k = chain_count();
+	ks_buf_addf(out, "a timed call is one MLX eval of %d %s of the kernel on the same inputs, "
+			 "its wall-clock time divided by %d (as an MLX program runs many ops per "
+			 "eval); the L2 is not flushed between calls, and the first eval, which "
+			 "compiles the kernel, is never timed",
+		    k, k == 1 ? "launch" : "chained launches", k);
+}
+
 const struct ks_backend_i ks_backend_mlx = {
 	.version = KS_BACKEND_VERSION,
 	.name = "mlx",
@@ -537,6 +548,7 @@ const struct ks_backend_i ks_backend_mlx = {
 	.baseline_label = "MLX native",
 	.template_runs = mlx_template_runs,
 	.probe_kernels = mlx_probe_kernels,
+	.describe_timing = mlx_describe_timing,
 	/* the kernels run and are timed on the GPU (Metal or CUDA); its compile step writes
 	 * the artifact file (MLX's JIT runs in the runner, at the first call) */
 	.timing_tolerates_host_load = 1,

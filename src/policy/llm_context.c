@@ -307,12 +307,12 @@ int ks_llm_context_open(struct ks_llm_context *c, const struct ks_llm_context_op
 	int rc = flavour_pick(o, c->flavour, sizeof(c->flavour), e);
 	if (rc)
 		return rc;
-	struct ks_run_opts defaults;
-	ks_run_opts_init(&defaults);
-	ks_llm_task_text(o, c->flavour, o->eval ? o->eval : &defaults.eval, &c->task);
 	if ((rc = reference_text(o->task, &c->reference, e)) ||
 	    (rc = start_read(o->task, o->be, c->flavour, c, e)))
 		return rc;
+	struct ks_run_opts defaults;
+	ks_run_opts_init(&defaults);
+	ks_llm_task_text(o, c->flavour, o->eval ? o->eval : &defaults.eval, c->start_file, &c->task);
 	if (o->level >= KS_CONTEXT_SPEC)
 		hardware_text(o, &c->hardware);
 	if (o->level == KS_CONTEXT_FULL &&

@@ -17,6 +17,7 @@
 #include "ksearch/task.h"
 
 #define KS_LLM_EXPERT_MAX ((size_t)32 << 10) /* a larger CUDA kernel is not shown whole */
+#define KS_LLM_BASELINE_SHOWN 2048 /* a baseline file other than the start, shown up to this */
 
 struct ks_llm_context_opts {
 	const struct ks_task *task;
@@ -48,9 +49,10 @@ int ks_llm_context_open(struct ks_llm_context *c, const struct ks_llm_context_op
 void ks_llm_context_release(struct ks_llm_context *c);
 
 /* the task section: summary, the ABI of flavour, tensors, tolerance, workloads and checks in
- * plain words, the README (llm_task.c); ev: the run's evaluation options */
+ * plain words, how a kernel is scored (against what, timed how), the README (llm_task.c);
+ * ev: the run's evaluation options, start_file: the starting kernel's file */
 void ks_llm_task_text(const struct ks_llm_context_opts *o, const char *flavour,
-		      const struct ks_eval_opts *ev, struct ks_buf *out);
+		      const struct ks_eval_opts *ev, const char *start_file, struct ks_buf *out);
 /* md into out with its headings levels down ("## x" -> "#### x" for 2), fenced code left
  * alone, so a document inside a prompt section starts no section of the prompt */
 void ks_llm_add_demoted(struct ks_buf *out, const char *md, int levels);

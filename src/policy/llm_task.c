@@ -1,8 +1,11 @@
 /* The task as a prompt tells it (llm_context.h): the kernel's ABI in the flavour in force,
  * the tensors, the tolerance, the workloads and checks in plain words, the README. */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ksearch/backend.h"
 #include "ksearch/eval.h"
 #include "ksearch/knowledge.h"
 #include "policy/llm_context.h"
@@ -134,9 +137,66 @@ static void tolerance_text(const struct ks_task *t, const struct ks_eval_opts *e
 		    ev->nseeds, t->atol, t->rtol, t->l2);
 }
 
+/* What every speedup is against: the starting kernel itself, or another file of the task
+ * (MLX's own op), shown when it is a few lines */
+static void baseline_text(const struct ks_llm_context_opts *o, const char *start_file,
+			  struct ks_buf *out)
+{
+	char file[64], path[PATH_MAX + 80];
+	snprintf(file, sizeof(file), "baseline.%s", o->be->ext);
+	if (!strcmp(start_file, file)) {
+		ks_buf_addf(out, "the task's %s, which is also the starting kernel (the parent of the "
+				 "first action): 1.0x by definition",
+			    file);
+		return;
+	}
+	ks_buf_addf(out, "the task's %s (%s), not the starting kernel %s", file,
+		    ks_backend_baseline_label(o->be), start_file);
+	struct ks_buf src = KS_BUF_INIT;
+	snprintf(path, sizeof(path), "%s/%s", o->task->dir, file);
+	if (!ks_kernel_source_read(path, KS_LLM_BASELINE_SHOWN, &src, NULL))
+		ks_buf_addf(out, ":\n```\n%s%s```\n", ks_buf_str(&src),
+			    src.len && src.data[src.len - 1] == '\n' ? "" : "\n");
+	ks_buf_release(&src);
+}
+
+/* How a kernel is scored: the baseline, how a time is measured (the run's timing options,
+ * docs/evaluation.md "Timing"), how times become the score, and which figures a run reports */
+static void scoring_text(const struct ks_llm_context_opts *o, const struct ks_eval_opts *ev,
+			 const char *start_file, struct ks_buf *out)
+{
+	ks_buf_adds(out, "\n\nHow a kernel is scored: on each timed workload it runs beside the "
+			 "baseline, on the same inputs, in the same run.  The baseline is ");
+	baseline_text(o, start_file, out);
+	ks_buf_addf(out, "%sA time is the median of repeated calls: %d untimed warm-up calls, then "
+			 "at least %d calls and %.2g s",
+		    out->len && out->data[out->len - 1] == '\n' ? "" : ".  ", ev->warmup,
+		    ev->min_reps, ev->min_time_s);
+	if (ev->rep_ci_rel > 0)
+		ks_buf_addf(out, ", fewer seconds once %d calls or more put the median within "
+				 "+-%.0f%% (95%% interval)",
+			    ev->rep_ci_min_reps, ev->rep_ci_rel * 100);
+	ks_buf_adds(out, "; the spread shown with a time (+-N%) is the interquartile range of "
+			 "its calls as a share of the median.  On this backend ");
+	ks_backend_timing_text(o->be, out);
+	ks_buf_adds(out, ".  Speedup = the baseline's median / the "
+			 "kernel's median; the score is the geometric mean of the speedups over the "
+			 "timed workloads.");
+	if (ev->reuse_baseline)
+		ks_buf_adds(out, "  The baseline is timed once per workload in a run, beside the "
+				 "first kernel timed, and every kernel is compared with those times.");
+	const struct ks_task_library *lib = ks_task_library_for(o->task, o->be->name);
+	if (lib)
+		ks_buf_addf(out, "  %s (library.%s) is timed beside the baseline and shown, not "
+				 "scored.",
+			    lib->name, o->be->ext);
+	ks_buf_adds(out, "  At the end of the run its best kernels are timed again, in longer "
+			 "blocks interleaved with the baseline; the run reports those times.");
+}
+
 /* name, ABI, tensors, tolerance, the workloads searched for and the checks, README */
 void ks_llm_task_text(const struct ks_llm_context_opts *o, const char *flavour,
-		      const struct ks_eval_opts *ev, struct ks_buf *out)
+		      const struct ks_eval_opts *ev, const char *start_file, struct ks_buf *out)
 {
 	const struct ks_task *t = o->task;
 	ks_buf_addf(out, "%s (class %s): %s\n\n", t->name, t->cls ? t->cls : "?",
@@ -157,6 +217,7 @@ void ks_llm_task_text(const struct ks_llm_context_opts *o, const char *flavour,
 	}
 	tolerance_text(t, ev, out);
 	workloads_text(o, out);
+	scoring_text(o, ev, start_file, out);
 	if (t->readme) {
 		ks_buf_adds(out, "\n\nThe math (the task's README):\n");
 		ks_llm_add_demoted(out, t->readme, 2);

@@ -5,6 +5,7 @@
 #include "backend/backends.h"
 #include "ksearch/backend.h"
 #include "ksearch/knowledge.h"
+#include "ksearch/run_opts.h"
 #include "ksearch/task.h"
 #include "ksearch/world.h"
 #include "policy/llm_context.h"
@@ -240,6 +241,45 @@ static void test_checks_words(void)
 	ks_buf_release(&fb);
 }
 
+/* The task section says what a speedup is against (the starting kernel itself, or MLX's own
+ * op shown as its file) and how a time is measured, in the run's own figures. */
+static void test_scoring(void)
+{
+	struct ks_task *t = NULL;
+	struct ks_error e = {0};
+	if (!ok(ks_task_load("softmax", &t, &e) == 0, "load softmax (%s)", e.msg))
+		return;
+	struct ks_run_opts run;
+	ks_run_opts_init(&run);
+	struct ks_llm_context_opts o = {.task = t, .be = ks_backend_find("cpu"),
+					.level = KS_CONTEXT_NONE};
+	struct ks_llm_context c;
+	ks_llm_context_open(&c, &o, &e);
+	char want[256];
+	snprintf(want, sizeof(want), "%d untimed warm-up calls, then at least %d calls and %.2g s",
+		 run.eval.warmup, run.eval.min_reps, run.eval.min_time_s);
+	ok(has(&c.task, "The baseline is the task's baseline.c, which is also the starting kernel") &&
+		   has(&c.task, want) && has(&c.task, "interquartile range"),
+	   "cpu: the baseline is the starting kernel; a time is a median, the run's figures");
+	ks_llm_context_release(&c);
+
+	struct ks_eval_opts ev = run.eval;
+	ev.warmup = 3, ev.min_reps = 11, ev.min_time_s = 0.25, ev.rep_ci_rel = 0.02;
+	o.eval = &ev;
+	o.be = ks_backend_find("mlx");
+	o.flavour = "cuda";
+	ks_llm_context_open(&c, &o, &e);
+	ok(has(&c.task, "3 untimed warm-up calls, then at least 11 calls and 0.25 s") &&
+		   has(&c.task, "within +-2%"),
+	   "... the figures of the options the run passes");
+	ok(has(&c.task, "The baseline is the task's baseline.mlx (MLX native), not the starting "
+			"kernel naive.cuda.mlx") &&
+		   has(&c.task, "// @mlx native: softmax") && has(&c.task, "chained launches"),
+	   "mlx: the baseline is MLX's own op, its file shown; how a timed call is made");
+	ks_llm_context_release(&c);
+	ks_task_free(t);
+}
+
 static void test_mlx_spec_name(void)
 {
 	static const char *const cases[][2] = {{"Apple M3 Max", "m3-max"}, {"Apple M1", "m1"},
@@ -264,5 +304,6 @@ int main(void)
 	test_no_cut_text();
 	test_tolerance();
 	test_checks_words();
+	test_scoring();
 	return tap_done();
 }
