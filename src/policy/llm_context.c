@@ -297,6 +297,15 @@ static int start_read(const struct ks_task *t, const struct ks_backend_i *be, co
 	}
 	if (ks_kernel_source_read(path, KS_STORE_MAX_SOURCE, &c->start, e))
 		return ks_error_wrap(e, "the starting kernel");
+	if (!strncmp(c->start_file, "baseline.", 9))
+		snprintf(c->start_what, sizeof(c->start_what),
+			 "%s of the task: the baseline itself, 1.0x by definition", c->start_file);
+	else
+		snprintf(c->start_what, sizeof(c->start_what),
+			 "%s of the task: a plain, correct kernel to start from, not the baseline "
+			 "(baseline.%s, %s) and not timed, so how fast it is against the baseline is "
+			 "not known",
+			 c->start_file, be->ext, ks_backend_baseline_label(be));
 	return ks_buf_adds(&c->start, "");
 }
 

@@ -40,6 +40,9 @@ struct ks_llm_context {
 	struct ks_buf translation; /* --context full: patterns, assertions, translation layer */
 	struct ks_buf start;       /* the starting kernel's source */
 	char start_file[64];       /* its file in the task folder ("baseline.c") */
+	/* what it is, for "the starting kernel (...)": its file, whether it is the baseline,
+	 * whether it was timed ("baseline.c of the task: the baseline itself, 1.0x ...") */
+	char start_what[512];
 };
 
 /* KS_EINVAL for a flavour the backend does not write (a message saying which it does);

@@ -39,6 +39,8 @@ static void test_targets(void)
 	ok(has(&c.task, "void softmax(const float *x, float *y, int32_t rows, int32_t cols);"),
 	   "cpu: the prototype");
 	is_str(c.start_file, "baseline.c", "cpu starts from baseline.c");
+	is_str(c.start_what, "baseline.c of the task: the baseline itself, 1.0x by definition",
+	       "... the baseline itself");
 	ks_llm_context_release(&c);
 
 	o.be = ks_backend_find("mlx");
@@ -46,6 +48,9 @@ static void test_targets(void)
 	rc = ks_llm_context_open(&c, &o, &e);
 	is_int(rc, 0, "mlx context, flavour cuda");
 	is_str(c.start_file, "naive.cuda.mlx", "mlx starts from the naive kernel of its flavour");
+	ok(strstr(c.start_what, "naive.cuda.mlx of the task") &&
+		   strstr(c.start_what, "not the baseline (baseline.mlx, MLX native) and not timed"),
+	   "... and says what it is: not the baseline, not timed");
 	ok(has(&c.task, "// @mlx body") && has(&c.task, "flavour cuda (mx.fast.cuda_kernel"),
 	   "mlx: the // @mlx format, the cuda signature");
 	ok(!has(&c.task, "flavour metal (mx.fast.metal_kernel"), "... and not the metal one");
