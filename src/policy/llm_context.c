@@ -172,33 +172,50 @@ static void hardware_text(const struct ks_llm_context_opts *o, struct ks_buf *ou
 			 "memory or threads per group than listed does not run.\n");
 }
 
-/* The task's best CUDA kernel: the cuda template rated highest (the smaller on ties) of
- * those the prompt can hold whole.  "" when the task has none. */
-static int expert_kernel(const struct ks_task *t, struct ks_buf *src, char *file, size_t n)
+/* template i before j: rated higher, the shorter on ties */
+static int expert_before(const struct ks_template *i, const struct ks_template *j)
+{
+	return i->rating > j->rating || (i->rating == j->rating && i->source_len < j->source_len);
+}
+
+/* The CUDA kernel shown: the task's highest-rated CUDA template (the shorter on ties) that
+ * the prompt holds whole.  Those rated as high or higher that it cannot hold, or that lost
+ * the tie, are named with their summaries, so the prompt says why the one shown was chosen
+ * (the README may call another the fastest).  Nothing when the task has no CUDA template. */
+static void expert_kernel(const struct ks_task *t, struct ks_buf *head, struct ks_buf *src)
 {
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s/templates/cuda", t->dir);
 	struct ks_template **list = NULL;
-	int nt = 0;
-	file[0] = '\0';
+	int nt = 0, best = -1;
 	if (!ks_path_exists(dir) || ks_template_load_dir(dir, &list, &nt, NULL))
-		return 0;
-	int best = -1;
-	for (int i = 0; i < nt; i++) {
-		size_t len = list[i]->source_len;
-		if (len > KS_LLM_EXPERT_MAX)
-			continue;
-		if (best < 0 || list[i]->rating > list[best]->rating ||
-		    (list[i]->rating == list[best]->rating && len < list[best]->source_len))
+		return;
+	for (int i = 0; i < nt; i++)
+		if (list[i]->source_len <= KS_LLM_EXPERT_MAX && (best < 0 || expert_before(list[i], list[best])))
 			best = i;
-	}
 	if (best >= 0) {
 		const char *p = strrchr(list[best]->path, '/');
-		snprintf(file, n, "templates/cuda/%s", p ? p + 1 : list[best]->path);
+		ks_buf_addf(head, "### A CUDA kernel of the task: templates/cuda/%s, rated %.0f, the "
+				  "highest-rated of its %d CUDA templates that fits in the prompt (expert "
+				  "knowledge to carry over, not to copy literally)\n\n",
+			    p ? p + 1 : list[best]->path, list[best]->rating, nt);
 		ks_buf_add(src, list[best]->source, list[best]->source_len);
 	}
+	for (int i = 0, n = 0; best >= 0 && i < nt; i++) {
+		const struct ks_template *x = list[i];
+		if (i == best || x->rating < list[best]->rating)
+			continue;
+		const char *p = strrchr(x->path, '/');
+		ks_buf_addf(head, "%s- %s, rated %.0f, %zu KB: %s%s%s\n",
+			    n++ ? "" : "Not shown, though rated as high or higher:\n", p ? p + 1 : x->path,
+			    x->rating, (x->source_len + 1023) >> 10,
+			    x->source_len > KS_LLM_EXPERT_MAX ? "longer than the prompt shows whole"
+							      : "as high, and the one shown is shorter",
+			    x->summary ? ". " : "", x->summary ? x->summary : "");
+	}
+	if (head->len && strstr(ks_buf_str(head), "Not shown"))
+		ks_buf_adds(head, "\n");
 	ks_template_list_free(list, nt);
-	return 0;
 }
 
 /* How a CUDA kernel becomes an MLX body of flavour cuda: the same device code, MLX's
@@ -218,19 +235,17 @@ static const char cuda_body_map[] =
 	"- NVRTC compiles it: no <math.h> macros (INFINITY: -__int_as_float(0x7f800000) gives "
 	"-inf), __half and __nv_bfloat16 come from cuda_fp16.h / cuda_bf16.h, already included.\n";
 
-/* the best CUDA kernel and how it carries over to flavour (canon: its concept map) */
+/* the CUDA kernel chosen (expert_kernel) and how it carries over to flavour (canon: its
+ * concept map) */
 static int expert_text(const struct ks_llm_context_opts *o, const char *canon, struct ks_buf *out,
 		       struct ks_error *e)
 {
-	struct ks_buf src = KS_BUF_INIT;
-	char file[PATH_MAX];
-	expert_kernel(o->task, &src, file, sizeof(file));
+	struct ks_buf src = KS_BUF_INIT, head = KS_BUF_INIT;
+	expert_kernel(o->task, &head, &src);
 	int rc = 0;
-	if (!file[0])
+	if (!src.len)
 		goto out;
-	ks_buf_addf(out, "### The task's best CUDA kernel (%s: expert knowledge to carry over, not "
-			 "to copy literally)\n\n```cuda\n%s\n```\n\n",
-		    file, ks_buf_str(&src));
+	ks_buf_addf(out, "%s```cuda\n%s\n```\n\n", ks_buf_str(&head), ks_buf_str(&src));
 	if (!canon) {
 		ks_buf_addf(out, "### Its translation to this target\n\n%s\n", cuda_body_map);
 		goto out;
@@ -244,6 +259,7 @@ static int expert_text(const struct ks_llm_context_opts *o, const char *canon, s
 	ks_buf_adds(out, "\n");
 out:
 	ks_buf_release(&src);
+	ks_buf_release(&head);
 	return rc;
 }
 

@@ -7,6 +7,7 @@
 #include "ksearch/knowledge.h"
 #include "ksearch/run_opts.h"
 #include "ksearch/task.h"
+#include "ksearch/template.h"
 #include "ksearch/world.h"
 #include "policy/llm_context.h"
 #include "policy/llm_text.h"
@@ -33,7 +34,7 @@ static void test_targets(void)
 	is_int(rc, 0, "cpu context");
 	is_str(c.flavour, "c", "cpu writes c");
 	ok(!has(&c.translation, "CUDA concepts on this target") &&
-		   !has(&c.translation, "best CUDA kernel"),
+		   !has(&c.translation, "A CUDA kernel of the task"),
 	   "cpu: no concept map, no CUDA kernel");
 	ok(has(&c.translation, "Patterns for this target"), "cpu: the CPU's patterns");
 	ok(has(&c.task, "void softmax(const float *x, float *y, int32_t rows, int32_t cols);"),
@@ -54,9 +55,9 @@ static void test_targets(void)
 	ok(has(&c.task, "// @mlx body") && has(&c.task, "flavour cuda (mx.fast.cuda_kernel"),
 	   "mlx: the // @mlx format, the cuda signature");
 	ok(!has(&c.task, "flavour metal (mx.fast.metal_kernel"), "... and not the metal one");
-	ok(has(&c.translation, "The task's best CUDA kernel (templates/cuda/") &&
+	ok(has(&c.translation, "### A CUDA kernel of the task: templates/cuda/") &&
 		   !has(&c.translation, "CUDA concepts on this target"),
-	   "mlx cuda: the best CUDA kernel, no Metal concept map");
+	   "mlx cuda: a CUDA kernel of the task, no Metal concept map");
 	ks_llm_context_release(&c);
 
 	o.flavour = "metal";
@@ -285,6 +286,54 @@ static void test_scoring(void)
 	ks_task_free(t);
 }
 
+/* The CUDA kernel a prompt carries over is the highest-rated that fits, and every one rated as
+ * high or higher is named with why it is not the one shown (the prompt showed flash2.cu as
+ * "the best" while the README called flash_wgmma.cu and state_scan.cu the fastest). */
+static void test_expert_choice(void)
+{
+	static const char *const tasks[] = {"attention", "selective_scan", "softmax", "matmul"};
+	for (size_t i = 0; i < sizeof(tasks) / sizeof(tasks[0]); i++) {
+		struct ks_task *t = NULL;
+		struct ks_error e = {0};
+		if (!ok(ks_task_load(tasks[i], &t, &e) == 0, "load %s", tasks[i]))
+			continue;
+		struct ks_llm_context_opts o = {.task = t, .be = ks_backend_find("mlx"),
+						.flavour = "cuda", .level = KS_CONTEXT_FULL};
+		struct ks_llm_context c;
+		ks_llm_context_open(&c, &o, &e);
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%s/templates/cuda", t->dir);
+		struct ks_template **list = NULL;
+		int nt = 0, named = 1;
+		double shown = -1;
+		ks_template_load_dir(dir, &list, &nt, NULL);
+		for (int k = 0; k < nt; k++) {
+			const char *f = strrchr(list[k]->path, '/') + 1;
+			char head[256];
+			snprintf(head, sizeof(head), "templates/cuda/%s, rated %.0f, the highest-rated", f,
+				 list[k]->rating);
+			if (has(&c.translation, head))
+				shown = list[k]->rating;
+		}
+		for (int k = 0; k < nt; k++) {
+			const char *f = strrchr(list[k]->path, '/') + 1;
+			char line[256], head[256];
+			snprintf(line, sizeof(line), "\n- %s, rated %.0f, ", f, list[k]->rating);
+			snprintf(head, sizeof(head), "templates/cuda/%s, rated", f);
+			if (list[k]->rating >= shown && !has(&c.translation, line) &&
+			    !has(&c.translation, head))
+				named = 0;
+			if (list[k]->source_len > KS_LLM_EXPERT_MAX && list[k]->rating >= shown &&
+			    !has(&c.translation, "longer than the prompt shows whole"))
+				named = 0;
+		}
+		ok(shown >= 0 && named, "%s: the kernel shown and every one rated as high, with why", tasks[i]);
+		ks_template_list_free(list, nt);
+		ks_llm_context_release(&c);
+		ks_task_free(t);
+	}
+}
+
 static void test_mlx_spec_name(void)
 {
 	static const char *const cases[][2] = {{"Apple M3 Max", "m3-max"}, {"Apple M1", "m1"},
@@ -310,5 +359,6 @@ int main(void)
 	test_tolerance();
 	test_checks_words();
 	test_scoring();
+	test_expert_choice();
 	return tap_done();
 }
