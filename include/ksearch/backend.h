@@ -129,6 +129,14 @@ struct ks_backend_i {
 	 * or a person (mlx: chained launches per MLX eval, the wall clock); NULL: one call of
 	 * the entry point on rotated input sets.  Read through ks_backend_timing_text() */
 	void (*describe_timing)(struct ks_buf *out);
+	/* optional: what a model's code block holds, top to bottom (mlx: the .mlx layout, where
+	 * the @ksearch block and the knob values go); NULL: includes, helpers and the entry
+	 * point.  Read through ks_backend_reply_file() */
+	const char *reply_file;
+	/* optional: how a kernel gives its knobs their values (mlx: a #define line above the
+	 * header, a template arg in the body); NULL: the C way, a guarded #define that -D
+	 * overrides.  Read through ks_backend_knob_use() */
+	const char *knob_use;
 };
 
 /* What a kernel file for task t must hold on a backend ("cpu", "mlx") or in a kernel
@@ -144,6 +152,10 @@ const char *ks_backend_flavour(const struct ks_backend_i *b);
 /* 1 when b's kernels carry CUDA expertise over (the translates_cuda slot) */
 int ks_backend_translates_cuda(const struct ks_backend_i *b);
 
+/* what a model's code block holds on b, and how its knobs get values (the slots or the
+ * defaults), as phrases for a prompt */
+const char *ks_backend_reply_file(const struct ks_backend_i *b);
+const char *ks_backend_knob_use(const struct ks_backend_i *b);
 /* how one timed call is made on b (its describe_timing slot, or the default) */
 void ks_backend_timing_text(const struct ks_backend_i *b, struct ks_buf *out);
 /* be's baseline_label, "baseline" when it has none (or be is NULL) */

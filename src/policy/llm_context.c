@@ -332,6 +332,8 @@ int ks_llm_context_open(struct ks_llm_context *c, const struct ks_llm_context_op
 	int rc = flavour_pick(o, c->flavour, sizeof(c->flavour), e);
 	if (rc)
 		return rc;
+	c->reply_file = ks_backend_reply_file(o->be);
+	c->knob_use = ks_backend_knob_use(o->be);
 	if ((rc = reference_text(o->task, &c->reference, e)) ||
 	    (rc = start_read(o->task, o->be, c->flavour, c, e)))
 		return rc;

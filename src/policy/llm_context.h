@@ -43,6 +43,8 @@ struct ks_llm_context {
 	/* what it is, for "the starting kernel (...)": its file, whether it is the baseline,
 	 * whether it was timed ("baseline.c of the task: the baseline itself, 1.0x ...") */
 	char start_what[512];
+	const char *reply_file;    /* what a reply's code block holds (the backend's phrase) */
+	const char *knob_use;      /* how a kernel gives its knobs their values (the same) */
 };
 
 /* KS_EINVAL for a flavour the backend does not write (a message saying which it does);

@@ -334,6 +334,103 @@ static void test_expert_choice(void)
 	}
 }
 
+/* The MLX kernel-file format a prompt gives: what a reply holds and how a knob gets its value
+ * (the backend's phrases, not the C form's "includes and entry point"), NVRTC's facts for
+ * flavour cuda only, and an example whose every knob is explained by its @ksearch block. */
+static void test_mlx_format(void)
+{
+	static const char *const tasks[] = {"softmax", "matmul", "selective_scan", "attention"};
+	static const char *const flavours[] = {"cuda", "metal"};
+	for (size_t i = 0; i < sizeof(tasks) / sizeof(tasks[0]); i++)
+		for (int f = 0; f < 2; f++) {
+			struct ks_task *t = NULL;
+			struct ks_error e = {0};
+			if (!ok(ks_task_load(tasks[i], &t, &e) == 0, "load %s", tasks[i]))
+				continue;
+			struct ks_llm_context_opts o = {.task = t, .be = ks_backend_find("mlx"),
+							.flavour = flavours[f],
+							.level = KS_CONTEXT_NONE};
+			struct ks_llm_context c;
+			ks_llm_context_open(&c, &o, &e);
+			int cuda = !f;
+			ok(c.reply_file && strstr(c.reply_file, ".mlx kernel file") &&
+				   strstr(c.reply_file, "'#define NAME VALUE' line per knob") &&
+				   c.knob_use && strstr(c.knob_use, "above '// @mlx header'") &&
+				   has(&c.task, "The header comes before the kernel function and sees none"),
+			   "%s %s: a reply is the .mlx file, knob values as #define lines above the "
+			   "header, template args in the body only", tasks[i], flavours[f]);
+			ok(cuda == has(&c.task, "int8_t to uint64_t, size_t and") &&
+				   cuda == has(&c.task, "MLX raises the kernel's limit itself") &&
+				   (!cuda) == has(&c.task, "Threadgroup memory (flavour metal)"),
+			   "... NVRTC's types and shared memory past 48 KB for cuda, threadgroup "
+			   "memory for metal");
+			/* the example's knobs, each with its meaning */
+			const char *ex = strstr(ks_buf_str(&c.task), "Example (flavour ");
+			char file[256] = "";
+			if (ex)
+				sscanf(ex, "Example (flavour %*s %255[^:]", file);
+			char path[4096];
+			snprintf(path, sizeof(path), "%s/%s", t->dir, file);
+			struct ks_template *tp = NULL;
+			int explained = file[0] && !ks_template_load(path, &tp, &e) && tp->nknobs > 0;
+			for (int k = 0; explained && k < tp->nknobs; k++) {
+				char line[128];
+				snprintf(line, sizeof(line), "  %s: {values:", tp->knobs[k].name);
+				explained = strstr(ex, line) && tp->knobs[k].summary &&
+					    strstr(ex, tp->knobs[k].summary);
+			}
+			ok(explained, "... the example %s explains each of its knobs", file);
+			ks_template_free(tp);
+			ks_llm_context_release(&c);
+			ks_task_free(t);
+		}
+	struct ks_task *t = NULL;
+	struct ks_error e = {0};
+	ks_task_load("softmax", &t, &e);
+	struct ks_llm_context_opts o = {.task = t, .be = ks_backend_find("cpu"),
+					.level = KS_CONTEXT_NONE};
+	struct ks_llm_context c;
+	ks_llm_context_open(&c, &o, &e);
+	ok(strstr(c.reply_file, "includes, helpers and the entry point") &&
+		   strstr(c.knob_use, "#ifndef BLOCK"),
+	   "cpu: a reply is includes, helpers and the entry point; knobs by a guarded #define");
+	ks_llm_context_release(&c);
+	ks_task_free(t);
+}
+
+/* every knob of every shipped template says what it is (a model is shown them) */
+static void test_knob_summaries(void)
+{
+	static const char *const tasks[] = {"softmax", "matmul", "matmul_bf16", "selective_scan",
+					    "attention", "attention_bf16", "selective_scan_f32",
+					    "selective_scan_nogate"};
+	static const char *const kinds[] = {"cpu", "cuda", "mlx"};
+	int n = 0, missing = 0;
+	for (size_t i = 0; i < sizeof(tasks) / sizeof(tasks[0]); i++) {
+		struct ks_task *t = NULL;
+		if (ks_task_load(tasks[i], &t, NULL))
+			continue;
+		for (size_t k = 0; k < 3; k++) {
+			char dir[4096];
+			snprintf(dir, sizeof(dir), "%s/templates/%s", t->dir, kinds[k]);
+			struct ks_template **list = NULL;
+			int nt = 0;
+			if (ks_template_load_dir(dir, &list, &nt, NULL))
+				continue;
+			for (int j = 0; j < nt; j++)
+				for (int q = 0; q < list[j]->nknobs; q++, n++)
+					if (!list[j]->knobs[q].summary || !list[j]->knobs[q].summary[0]) {
+						missing++;
+						printf("# %s: knob %s has no summary\n", list[j]->path,
+						       list[j]->knobs[q].name);
+					}
+			ks_template_list_free(list, nt);
+		}
+		ks_task_free(t);
+	}
+	ok(n > 100 && !missing, "every knob of the shipped templates has a summary (%d knobs)", n);
+}
+
 static void test_mlx_spec_name(void)
 {
 	static const char *const cases[][2] = {{"Apple M3 Max", "m3-max"}, {"Apple M1", "m1"},
@@ -360,5 +457,7 @@ int main(void)
 	test_checks_words();
 	test_scoring();
 	test_expert_choice();
+	test_mlx_format();
+	test_knob_summaries();
 	return tap_done();
 }
