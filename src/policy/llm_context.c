@@ -254,8 +254,12 @@ static int expert_text(const struct ks_llm_context_opts *o, const char *canon, s
 	struct ks_translation tr;
 	if ((rc = ks_translate(ks_buf_str(&src), canon, o->spec, NULL, &tr, e)))
 		goto out;
-	rc = ks_translation_to_text(&tr, out);
+	/* its patterns' "## " headings would start sections of the prompt */
+	struct ks_buf text = KS_BUF_INIT;
+	rc = ks_translation_to_text(&tr, &text);
 	ks_translation_release(&tr);
+	ks_llm_add_demoted(out, ks_buf_str(&text), 2);
+	ks_buf_release(&text);
 	ks_buf_adds(out, "\n");
 out:
 	ks_buf_release(&src);

@@ -40,6 +40,26 @@ sed -n '/^## Reply format/,$p' "$TMP/cpu" | tr '\n' ' ' | grep -q "includes, hel
 	grep -q "#ifndef BLOCK / #define BLOCK 128 / #endif" "$TMP/cpu"
 ok $? "... and the cpu prompt the C form"
 
+python3 - "$TMP" "$ROOT/prompts" <<'PYEOF'
+import glob, os, re, sys
+bad = []
+for f in glob.glob(sys.argv[1] + "/*-*-*"):
+    purpose = f.rsplit("-", 1)[1]
+    want = [l for l in open("%s/%s.txt" % (sys.argv[2], purpose)).read().split("\n") if l.startswith("## ")]
+    got, fenced = [], False
+    for l in open(f).read().split("\n"):
+        if l.startswith("```"):
+            fenced = not fenced
+        elif not fenced and l.startswith("## "):
+            got.append(l)
+    # a template heading with a placeholder matches up to it
+    pre = [re.split(r"\{\{", w)[0] for w in want]
+    if len(got) != len(want) or any(not g.startswith(p) for g, p in zip(got, pre)):
+        bad.append("%s: %s" % (os.path.basename(f), got))
+assert not bad, bad[:2]
+PYEOF
+ok $? "every prompt's sections are its template's (no document inside starts one)"
+
 # ---- the format's rules --------------------------------------------------------------------
 c=$TMP/selective_scan-cuda-action m=$TMP/selective_scan-metal-action
 grep -q "expressions: numbers, names, + - \* / % (integer / and % truncate as in C)" "$c" &&
