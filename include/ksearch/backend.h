@@ -122,8 +122,8 @@ struct ks_backend_i {
 	 * NULL slot: the backend's lang.  Read through ks_backend_flavour() */
 	const char *(*flavour)(void);
 	/* 1: its kernels are written with CUDA expertise carried over (the seeds' translation
-	 * layer): a model's context holds the task's best CUDA kernel, its translation through
-	 * the concept map of the flavour and the class's assertions (mlx) */
+	 * layer): a model's context holds the task's highest-rated CUDA kernel that fits, its
+	 * translation through the concept map of the flavour and the class's assertions (mlx) */
 	int translates_cuda;
 	/* optional: how one timed call of a kernel is made and clocked, a sentence for a model
 	 * or a person (mlx: chained launches per MLX eval, the wall clock); NULL: one call of

@@ -5,8 +5,9 @@
  *
  * Context follows the target: kernels on the host CPU get the CPU's facts (cores, SIMD
  * lanes, caches, measured bandwidth, the OpenMP threads in force), device kernels the
- * device's; the seeds' translation layer (concept map, the task's best CUDA kernel and its
- * translation) goes only to backends whose kernels carry CUDA expertise over (mlx). */
+ * device's; the seeds' translation layer (concept map, the task's highest-rated CUDA kernel
+ * that fits and its translation) goes only to backends whose kernels carry CUDA expertise
+ * over (mlx). */
 #ifndef KS_POLICY_LLM_CONTEXT_H
 #define KS_POLICY_LLM_CONTEXT_H
 
