@@ -122,9 +122,21 @@ struct ks_backend_i {
 	 * NULL slot: the backend's lang.  Read through ks_backend_flavour() */
 	const char *(*flavour)(void);
 	/* 1: its kernels are written with CUDA expertise carried over (the seeds' translation
-	 * layer): a model's context holds the task's best CUDA kernel, its translation through
-	 * the concept map of the flavour and the class's assertions (mlx) */
+	 * layer): a model's context holds the task's highest-rated CUDA kernel that fits, its
+	 * translation through the concept map of the flavour and the class's assertions (mlx) */
 	int translates_cuda;
+	/* optional: how one timed call of a kernel is made and clocked, a sentence for a model
+	 * or a person (mlx: chained launches per MLX eval, the wall clock); NULL: one call of
+	 * the entry point on rotated input sets.  Read through ks_backend_timing_text() */
+	void (*describe_timing)(struct ks_buf *out);
+	/* optional: what a model's code block holds, top to bottom (mlx: the .mlx layout, where
+	 * the @ksearch block and the knob values go); NULL: includes, helpers and the entry
+	 * point.  Read through ks_backend_reply_file() */
+	const char *reply_file;
+	/* optional: how a kernel gives its knobs their values (mlx: a #define line above the
+	 * header, a template arg in the body); NULL: the C way, a guarded #define that -D
+	 * overrides.  Read through ks_backend_knob_use() */
+	const char *knob_use;
 };
 
 /* What a kernel file for task t must hold on a backend ("cpu", "mlx") or in a kernel
@@ -140,6 +152,12 @@ const char *ks_backend_flavour(const struct ks_backend_i *b);
 /* 1 when b's kernels carry CUDA expertise over (the translates_cuda slot) */
 int ks_backend_translates_cuda(const struct ks_backend_i *b);
 
+/* what a model's code block holds on b, and how its knobs get values (the slots or the
+ * defaults), as phrases for a prompt */
+const char *ks_backend_reply_file(const struct ks_backend_i *b);
+const char *ks_backend_knob_use(const struct ks_backend_i *b);
+/* how one timed call is made on b (its describe_timing slot, or the default) */
+void ks_backend_timing_text(const struct ks_backend_i *b, struct ks_buf *out);
 /* be's baseline_label, "baseline" when it has none (or be is NULL) */
 const char *ks_backend_baseline_label(const struct ks_backend_i *be);
 

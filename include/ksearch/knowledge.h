@@ -240,6 +240,7 @@ int ks_hints_text(const char *target, const char *const *concepts, struct ks_buf
 /* The assertion file a task class uses: "reduction", "scan", "attention", "matmul"
  * (aliases: softmax -> reduction, selective_scan -> scan, gemm -> matmul); NULL if none. */
 const char *ks_assertions_class(const char *task_class);
+#define KS_ASSERT_PREFIX "assert:" /* names the checks a task gets from its class */
 /* Append the class's check workloads to t->checks, named "assert:NAME".  A check that
  * cannot apply to this task (a named param or input it lacks) is skipped; the reasons are
  * logged at info level.  Checks already present by name are not added twice. */
@@ -248,8 +249,14 @@ int ks_assertions_apply(struct ks_task *t, struct ks_error *e);
  * (may be NULL).  *added (may be NULL) gets the number of checks appended. */
 int ks_assertions_apply_ex(struct ks_task *t, struct ks_buf *skipped, int *added,
 			   struct ks_error *e);
-/* The class's properties in prose (for prompts); KS_ENOTFOUND for a class without file. */
+/* The class's properties in prose, then its checks (params, inputs, why); KS_ENOTFOUND for
+ * a class without file. */
 int ks_assertions_prose(const char *cls, struct ks_buf *out);
+/* The properties alone (for prompts, which list the checks with the task's) */
+int ks_assertions_properties(const char *cls, struct ks_buf *out);
+/* Append why the class's check name (without KS_ASSERT_PREFIX) exists; KS_ENOTFOUND when the
+ * class has no such check */
+int ks_assertions_check_why(const char *cls, const char *name, struct ks_buf *out);
 int ks_assertions_validate_file(const char *path, struct ks_error *e);
 
 /* ---- context packs (what an LLM prompt includes) ----------------------------------- */

@@ -25,6 +25,15 @@ extern const char *const ks_sandbox_gpu_syscalls[];
 extern const struct ks_sandbox_needs ks_sandbox_mlx;
 int ks_sandbox_mlx_add_read(const char *path);
 
+/* What an MLX kernel file is, in words (mlx_describe.c): the format for task t in one flavour
+ * (NULL: both; the example then in flavour here), one timed call with chain launches per
+ * eval, what a model's reply holds and how its knobs get their values */
+int ks_mlx_describe_abi(const struct ks_task *t, const char *flavour, const char *here,
+			struct ks_buf *out);
+void ks_mlx_describe_timing(int chain, struct ks_buf *out);
+extern const char ks_mlx_reply_file[];
+extern const char ks_mlx_knob_use[];
+
 /* The shipped spec name of an Apple chip as MLX names it ("Apple M3 Max" -> "m3-max",
  * "Apple M1" -> "m1"); KS_ENOTFOUND for any other name (mlx.c) */
 int ks_mlx_spec_name(const char *device, char *out, size_t n);

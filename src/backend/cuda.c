@@ -262,6 +262,14 @@ const struct ks_abi ks_abi_cuda = {
 	.shim_linkage = "extern \"C\" ",
 };
 
+/* docs/cuda.md: events around the call, the L2 flushed between calls, rotated inputs */
+static void cuda_describe_timing(struct ks_buf *out)
+{
+	ks_buf_adds(out, "a timed call is one call of the entry point on the given stream, timed by "
+			 "CUDA events around it (by the host's clock when work outlives the stream), "
+			 "the L2 flushed before each call and the input sets rotated");
+}
+
 const struct ks_backend_i ks_backend_cuda = {
 	.version = KS_BACKEND_VERSION,
 	.name = "cuda",
@@ -280,4 +288,5 @@ const struct ks_backend_i ks_backend_cuda = {
 	.on_host = 0,
 	/* cudaEvents on the GPU time the kernels; nvcc on the host's cores does not touch them */
 	.timing_tolerates_host_load = 1,
+	.describe_timing = cuda_describe_timing,
 };

@@ -8,7 +8,6 @@
  * task's tensors and params, the knob values and the kernel file; the real compile (NVRTC
  * or Metal) happens in the runner at the first eval, whose failure the runner reports as a
  * compile error. */
-#include <dirent.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <stdio.h>
@@ -309,16 +308,6 @@ static int mlx_describe(struct ks_buf *out)
 			   probe_state.metal ? "Metal" : probe_state.cuda ? "CUDA" : "CPU build: native ops only");
 }
 
-/* MLX's spelling of a task dtype in each flavour (the signature MLX writes) */
-static const char *mlx_ctype(enum ks_dtype t, int metal)
-{
-	static const char *const cuda[] = {"float", "double", "__half", "__nv_bfloat16", "int32_t",
-					   "int64_t"};
-	static const char *const mtl[] = {"float", "double", "float16_t", "bfloat16_t", "int32_t",
-					  "int64_t"};
-	return (unsigned)t < 6 ? (metal ? mtl : cuda)[t] : "?";
-}
-
 /* the flavour this MLX compiles: "metal" on Apple silicon, "cuda" on the CUDA build, NULL
  * on the CPU build (native ops only) or without MLX */
 static const char *mlx_flavour(void)
@@ -328,148 +317,10 @@ static const char *mlx_flavour(void)
 	return probe_state.metal ? "metal" : probe_state.cuda ? "cuda" : NULL;
 }
 
-/* The smallest of the task's templates of flavour (templates/mlx/NAME.FLAVOUR.mlx) as a
- * worked example: the task's own code, known to pass, and the shortest to read.  path gets
- * its file; "" when the task has none. */
-static void example_path(const struct ks_task *t, const char *flavour, char *path, size_t n)
-{
-	char dir[PATH_MAX], suffix[32];
-	snprintf(dir, sizeof(dir), "%s/templates/mlx", t->dir);
-	snprintf(suffix, sizeof(suffix), ".%s.mlx", flavour);
-	path[0] = '\0';
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	off_t best = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		size_t len = strlen(de->d_name), sl = strlen(suffix);
-		char p[PATH_MAX];
-		struct stat st;
-		if (len <= sl || strcmp(de->d_name + len - sl, suffix))
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-		/* the smallest, the first name on ties: the same example on every machine */
-		if (stat(p, &st) || (path[0] && (st.st_size > best ||
-						 (st.st_size == best && strcmp(p, path) > 0))))
-			continue;
-		best = st.st_size;
-		snprintf(path, n, "%s", p);
-	}
-	closedir(d);
-}
-
-/* a worked example of flavour from the task's own templates (its @ksearch block left out),
- * or a skeleton when the task has none */
-static int add_example(const struct ks_task *t, const char *flavour, struct ks_buf *out)
-{
-	char path[PATH_MAX];
-	example_path(t, flavour, path, sizeof(path));
-	struct ks_buf src = KS_BUF_INIT;
-	if (path[0] && ks_kernel_source_read(path, 1 << 20, &src, NULL) == 0) {
-		const char *p = ks_buf_str(&src), *end = strstr(p, "@end */");
-		p = end ? end + 8 : p;
-		ks_buf_addf(out, "\nExample (flavour %s, %s: one of this task's templates, a worked "
-				 "kernel; its knob values arrive as template args, --define NAME=V "
-				 "sets them for ksearch eval):\n",
-			    flavour, path + strlen(t->dir) + 1);
-		for (const char *l = p; *l;) {
-			size_t n = strcspn(l, "\n");
-			ks_buf_addf(out, "  %.*s\n", (int)n, l);
-			l += n + (l[n] == '\n');
-		}
-		ks_buf_release(&src);
-		return ks_buf_failed(out);
-	}
-	ks_buf_release(&src);
-	int metal = !strcmp(flavour, "metal");
-	ks_buf_addf(out, "\nExample (flavour %s, one thread per element of the first output; a "
-			 "skeleton, not this task's math):\n"
-			 "  // @mlx flavour: %s\n  // @mlx grid: <number of elements>, 1, 1\n"
-			 "  // @mlx threadgroup: 256, 1, 1\n  // @mlx body\n%s"
-			 "  ...\n",
-		    flavour, flavour,
-		    metal ? "  uint i = thread_position_in_grid.x;\n"
-			  : "  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;\n");
-	return ks_buf_failed(out);
-}
-
-/* the signature MLX generates around the body in one flavour */
-static void add_signature(const struct ks_task *t, int metal, struct ks_buf *out)
-{
-	ks_buf_addf(out, "  Signature MLX generates, flavour %s (%s):\n", metal ? "metal" : "cuda",
-		    metal ? "mx.fast.metal_kernel" : "mx.fast.cuda_kernel, compiled by NVRTC");
-	if (metal) {
-		ks_buf_adds(out, "    template <");
-		for (int i = 0; i < t->nparams; i++)
-			ks_buf_addf(out, "%sint %s", i ? ", " : "", t->params[i].name);
-		ks_buf_addf(out, "%s...>\n    [[kernel]] void custom_kernel_%s(\n",
-			    t->nparams ? ", " : "", t->name);
-	} else {
-		ks_buf_addf(out, "    __global__ void custom_kernel_%s(\n", t->name);
-	}
-	for (int i = 0; i < t->ntensors; i++) {
-		const struct ks_tensor_decl *d = &t->tensors[i];
-		if (metal)
-			ks_buf_addf(out, "        %sdevice %s* %s [[buffer(%d)]],\n",
-				    d->is_output ? "" : "const ", mlx_ctype(d->dtype, 1), d->name, i);
-		else
-			ks_buf_addf(out, "        %s%s* %s%s\n", d->is_output ? "" : "const ",
-				    mlx_ctype(d->dtype, 0), d->name, i + 1 < t->ntensors ? "," : ") {");
-	}
-	if (metal) {
-		ks_buf_adds(out, "        uint3 thread_position_in_grid [[thread_position_in_grid]], "
-				 "... (each attribute the body names)) {\n");
-	} else {
-		for (int i = 0; i < t->nparams; i++)
-			ks_buf_addf(out, "      constexpr int %s = ...;\n", t->params[i].name);
-	}
-	ks_buf_adds(out, "      <body>\n    }\n");
-}
-
-static const char mlx_directives[] =
-	"  A kernel file (.mlx, docs/mlx.md) holds the body of an MLX custom kernel and\n"
-	"  '// @mlx' lines saying how to launch it; MLX writes the signature.  Values are\n"
-	"  expressions over the params.\n\n"
-	"  // @mlx flavour: cuda | metal | native\n"
-	"  // @mlx grid: X, Y, Z            threads (not blocks) per axis\n"
-	"  // @mlx threadgroup: X, Y, Z\n"
-	"  // @mlx template: NAME = EXPR     extra template args (repeatable)\n"
-	"  // @mlx init: nan | none | EXPR   outputs' init_value for timed calls "
-	"(correctness calls always poison with NaN)\n"
-	"  // @mlx shared_memory: EXPR       dynamic shared memory bytes (cuda)\n"
-	"  // @mlx header                    the lines up to '@mlx body' are the header\n"
-	"  // @mlx include: PATH             (in the header) a file of the task's folder, "
-	"knob values as macros around it\n"
-	"  // @mlx body                      the rest of the file is the body\n\n";
-
-/* The format of an MLX kernel file for task t: the directives, the template args, the
- * signature MLX generates and a worked example, for one flavour or (NULL) both, the
- * example then in the flavour this MLX runs (cuda where it runs none). */
 static int mlx_describe_abi(const struct ks_task *t, const char *flavour, struct ks_buf *out)
 {
-	ks_buf_adds(out, mlx_directives);
-	ks_buf_adds(out, "  Template args, in order: the params");
-	for (int i = 0; i < t->nparams; i++)
-		ks_buf_addf(out, "%s%s", i ? ", " : " (", t->params[i].name);
-	ks_buf_adds(out, t->nparams ? ") as ints" : "");
-	ks_buf_adds(out, ", a template's knobs, then the 'template:' lines.\n\n");
-	for (int metal = 0; metal < 2; metal++)
-		if (!flavour || !strcmp(flavour, metal ? "metal" : "cuda"))
-			add_signature(t, metal, out);
-	ks_buf_adds(out, "  An input NAME also gets NAME_shape, NAME_strides, NAME_ndim when the body "
-			 "uses them.\n  Metal spellings (uint, device, threadgroup) do not compile "
-			 "under NVRTC, nor CUDA's under Metal.\n");
-	for (int i = 0; i < t->ntensors; i++) {
-		const struct ks_tensor_decl *d = &t->tensors[i];
-		ks_buf_addf(out, "%s%s %s [", i ? "; " : "  Shapes: ", d->name, ks_dtype_name(d->dtype));
-		for (int j = 0; j < d->ndim; j++)
-			ks_buf_addf(out, "%s%s", j ? ", " : "", d->shape[j]);
-		ks_buf_adds(out, "]");
-	}
-	ks_buf_adds(out, " (row-major).\n");
 	const char *here = mlx_flavour();
-	return add_example(t, flavour ? flavour : here ? here : "cuda", out);
+	return ks_mlx_describe_abi(t, flavour, here ? here : "cuda", out);
 }
 
 int ks_mlx_spec_name(const char *device, char *out, size_t n)
@@ -515,6 +366,12 @@ static int mlx_detect_spec(int device, int measure, struct ks_buf *yaml, struct 
 		       : rc;
 }
 
+/* docs/mlx.md, "Timing": the chain in force for kernels compiled now */
+static void mlx_describe_timing(struct ks_buf *out)
+{
+	ks_mlx_describe_timing(chain_count(), out);
+}
+
 const struct ks_backend_i ks_backend_mlx = {
 	.version = KS_BACKEND_VERSION,
 	.name = "mlx",
@@ -538,6 +395,9 @@ const struct ks_backend_i ks_backend_mlx = {
 	.baseline_label = "MLX native",
 	.template_runs = mlx_template_runs,
 	.probe_kernels = mlx_probe_kernels,
+	.describe_timing = mlx_describe_timing,
+	.reply_file = ks_mlx_reply_file,
+	.knob_use = ks_mlx_knob_use,
 	/* the kernels run and are timed on the GPU (Metal or CUDA); its compile step writes
 	 * the artifact file (MLX's JIT runs in the runner, at the first call) */
 	.timing_tolerates_host_load = 1,

@@ -170,6 +170,7 @@ int ks_mlx_kernel_parse(const char *text, struct ks_mlx_kernel *k, struct ks_err
 			int rc = directive(k, "template", val, line, 1, 1, e);
 			if (rc)
 				return rc;
+			k->tmpl[k->ntemplate - 1].from_define = 1;
 		} else if (!strncmp(q, "//", 2) && !strncmp(skip_ws(q + 2), "@mlx", 4)) {
 			const char *d = skip_ws(skip_ws(q + 2) + 4);
 			int col = (int)(d - p) + 1;
@@ -443,6 +444,15 @@ static int add_targ(struct ks_mlx_launch *l, const char *name, const char *text,
 	return rc;
 }
 
+/* whether the artifact's defines (--define, the knob tuning) give name a value */
+static int defined(const struct ks_mlx_artifact *a, const char *name)
+{
+	for (int i = 0; i < a->ndefines; i++)
+		if (!strcmp(a->defines[i][0], name))
+			return 1;
+	return 0;
+}
+
 int ks_mlx_launch_resolve(const struct ks_mlx_artifact *a, const double *params,
 			  struct ks_mlx_launch *out, struct ks_error *e)
 {
@@ -466,7 +476,8 @@ int ks_mlx_launch_resolve(const struct ks_mlx_artifact *a, const double *params,
 	for (int i = 0; i < a->ndefines && !rc; i++)
 		rc = add_targ(out, a->defines[i][0], a->defines[i][1], &c, e);
 	for (int i = 0; i < k->ntemplate && !rc; i++)
-		rc = add_targ(out, k->tmpl[i].name, k->tmpl[i].expr, &c, e);
+		if (!k->tmpl[i].from_define || !defined(a, k->tmpl[i].name))
+			rc = add_targ(out, k->tmpl[i].name, k->tmpl[i].expr, &c, e);
 	for (int i = 0; i < 3 && !rc; i++) {
 		rc = eval_int("grid", k->grid[i], &c, &out->grid[i], e);
 		if (!rc)

@@ -47,6 +47,9 @@ struct ks_mlx_tdecl {
 	char name[KS_MLX_NAME];
 	char expr[KS_MLX_EXPR];
 	int line;
+	/* 1: a leading `#define NAME VALUE` line (a knob's value as the file runs as written),
+	 * which a define of the same name replaces (the knob tuning's values) */
+	int from_define;
 };
 
 struct ks_mlx_kernel {

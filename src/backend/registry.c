@@ -100,6 +100,30 @@ int ks_backend_probe_kernels(const struct ks_backend_i *b, char *why, size_t n)
 	return b && b->probe_kernels ? b->probe_kernels(why, n) : 0;
 }
 
+const char *ks_backend_reply_file(const struct ks_backend_i *b)
+{
+	return b && b->reply_file ? b->reply_file
+				  : "the complete kernel file: its includes, helpers and the entry "
+				    "point with exactly the prototype the Task section gives";
+}
+
+const char *ks_backend_knob_use(const struct ks_backend_i *b)
+{
+	return b && b->knob_use ? b->knob_use
+				: "#ifndef BLOCK / #define BLOCK 128 / #endif before the first use "
+				  "(ksearch compiles each other value with -DBLOCK=V)";
+}
+
+void ks_backend_timing_text(const struct ks_backend_i *b, struct ks_buf *out)
+{
+	if (b && b->describe_timing)
+		b->describe_timing(out);
+	else
+		ks_buf_adds(out, "a timed call is one call of the entry point, on input sets rotated "
+				 "so that their total is more than twice the last-level cache (the data "
+				 "of one call is not in the cache at the next)");
+}
+
 int ks_backend_on_host(const struct ks_backend_i *b)
 {
 	return b && b->on_host;

@@ -316,7 +316,7 @@ int ks_assertions_validate_file(const char *path, struct ks_error *e)
 	return rc;
 }
 
-int ks_assertions_prose(const char *cls, struct ks_buf *out)
+int ks_assertions_properties(const char *cls, struct ks_buf *out)
 {
 	struct aset a;
 	struct ks_error e = {0};
@@ -328,6 +328,17 @@ int ks_assertions_prose(const char *cls, struct ks_buf *out)
 		ks_buf_adds(out, "\n");
 	for (int i = 0; i < a.nprops; i++)
 		ks_buf_addf(out, "- %s: %s\n", a.props[i].key, a.props[i].val);
+	aset_release(&a);
+	return 0;
+}
+
+int ks_assertions_prose(const char *cls, struct ks_buf *out)
+{
+	int rc = ks_assertions_properties(cls, out);
+	struct aset a;
+	struct ks_error e = {0};
+	if (rc || (rc = aset_load_class(cls, &a, &e)))
+		return rc;
 	ks_buf_adds(out, "Extra correctness checks run on every candidate of this class:\n");
 	for (int i = 0; i < a.nchecks; i++) {
 		const struct acheck *c = &a.checks[i];
@@ -340,6 +351,23 @@ int ks_assertions_prose(const char *cls, struct ks_buf *out)
 	}
 	aset_release(&a);
 	return 0;
+}
+
+int ks_assertions_check_why(const char *cls, const char *name, struct ks_buf *out)
+{
+	struct aset a;
+	struct ks_error e = {0};
+	int rc = aset_load_class(cls, &a, &e);
+	if (rc)
+		return rc;
+	rc = KS_ENOTFOUND;
+	for (int i = 0; i < a.nchecks && rc; i++)
+		if (!strcmp(a.checks[i].name, name)) {
+			ks_buf_adds(out, a.checks[i].why ? a.checks[i].why : "");
+			rc = 0;
+		}
+	aset_release(&a);
+	return rc;
 }
 
 /* ---- applying checks to a task ------------------------------------------------------ */
@@ -488,7 +516,7 @@ int ks_assertions_apply_ex(struct ks_task *t, struct ks_buf *skipped, int *added
 	for (int ci = 0; ci < a.nchecks; ci++) {
 		const struct acheck *c = &a.checks[ci];
 		char name[160], why[256] = "";
-		snprintf(name, sizeof(name), "assert:%s", c->name);
+		snprintf(name, sizeof(name), "%s%s", KS_ASSERT_PREFIX, c->name);
 		int dup = 0;
 		for (int k = 0; k < t->nchecks; k++)
 			dup |= t->checks[k].name && !strcmp(t->checks[k].name, name);

@@ -706,15 +706,16 @@ int ks_spec_to_text(const struct ks_spec *s, struct ks_buf *out)
 	for (int i = 0; i < s->nvalues; i++) {
 		const struct ks_spec_value *v = &s->values[i];
 		const struct ks_spec_field_def *d = ks_spec_field_def(v->name);
-		char val[128];
-		if (v->text)
-			snprintf(val, sizeof(val), "%s", v->text);
-		else
-			human(d, v->value, val, sizeof(val));
+		/* a text value (a feature list, a matrix unit) goes in whole: a prompt that cut it
+		 * mid-word told the model half a fact */
+		char num[128];
+		if (!v->text)
+			human(d, v->value, num, sizeof(num));
 		char prov[512];
 		ks_spec_measure_text(&v->measure, 0, prov, sizeof(prov));
-		ks_buf_addf(out, "- %s: %s [%s: %s]%s%s%s%s\n", v->name, val, v->basis, v->source,
-			    v->note ? " - " : "", v->note ? v->note : "", prov[0] ? "; " : "", prov);
+		ks_buf_addf(out, "- %s: %s [%s: %s]%s%s%s%s\n", v->name, v->text ? v->text : num,
+			    v->basis, v->source, v->note ? " - " : "", v->note ? v->note : "",
+			    prov[0] ? "; " : "", prov);
 	}
 	if (!strcmp(s->kind, "gpu")) {
 		double bw = s->mem_bandwidth_gbps, f = s->peak_gflops_f32;

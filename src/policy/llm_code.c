@@ -167,7 +167,7 @@ static void knob_list(const char *defines, struct ks_buf *out)
 void llm_code_from(struct lp *L, long id, int shown, struct ks_buf *out)
 {
 	if (id < 0) {
-		ks_buf_addf(out, "the starting kernel (%s of the task)", L->ctx.start_file);
+		ks_buf_addf(out, "the starting kernel (%s)", L->ctx.start_what);
 		return;
 	}
 	struct ks_store_candidate *c = NULL;

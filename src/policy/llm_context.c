@@ -10,6 +10,7 @@
 
 #include "knowledge/conceptmap.h"
 #include "ksearch/eval.h"
+#include "ksearch/run_opts.h"
 #include "ksearch/store.h"
 #include "ksearch/template.h"
 #include "util/fs.h"
@@ -17,7 +18,7 @@
 /* md into out with its headings levels down ("## x" -> "#### x" for 2), so a document
  * shown inside a prompt section does not start sections of the prompt; fenced code (C's
  * #include) is left alone */
-static void add_demoted(struct ks_buf *out, const char *md, int levels)
+void ks_llm_add_demoted(struct ks_buf *out, const char *md, int levels)
 {
 	int fenced = 0;
 	for (const char *l = md; *l;) {
@@ -48,68 +49,6 @@ static int flavour_pick(const struct ks_llm_context_opts *o, char *out, size_t n
 				    o->be->flavour ? "" : " only");
 	snprintf(out, n, "%s", f);
 	return 0;
-}
-
-static void abi_text(const struct ks_llm_context_opts *o, const char *flavour, struct ks_buf *out)
-{
-	struct ks_buf abi = KS_BUF_INIT;
-	ks_abi_describe(o->be->name, o->task, flavour, &abi);
-	if (!strchr(ks_buf_str(&abi), '\n'))
-		ks_buf_addf(out, "Entry point (keep exactly this prototype):\n```%s\n%s\n```\n",
-			    flavour, ks_buf_str(&abi));
-	else
-		ks_buf_addf(out, "The kernel file (backend %s, flavour %s; what `ksearch tasks show %s "
-				 "--backend %s` prints):\n%s",
-			    o->be->name, flavour, o->task->name, o->be->name, ks_buf_str(&abi));
-	ks_buf_release(&abi);
-}
-
-static void workloads_text(const struct ks_llm_context_opts *o, struct ks_buf *out)
-{
-	const struct ks_task *t = o->task;
-	ks_buf_adds(out, "Timed workloads (the score is the geometric-mean speedup over these):");
-	for (int pass = 0, k = 0; pass < 2; pass++) {
-		if (pass)
-			ks_buf_adds(out, "\nCorrectness checks (must pass, not timed):");
-		int n = pass ? t->nchecks : t->nworkloads;
-		for (int i = 0; i < n; i++) {
-			const struct ks_workload *w = pass ? &t->checks[i] : &t->workloads[i];
-			if (!ks_workload_for_backend(w, o->be->name))
-				continue;
-			if (!pass && !ks_eval_workload_selected(o->workloads, k++))
-				continue;
-			struct ks_buf l = KS_BUF_INIT;
-			ks_workload_label(t, w, &l);
-			ks_buf_addf(out, "\n- %s", ks_buf_str(&l));
-			ks_buf_release(&l);
-		}
-	}
-}
-
-/* name, ABI, tensors, tolerance, the workloads searched for and the checks, README */
-static void task_text(const struct ks_llm_context_opts *o, const char *flavour, struct ks_buf *out)
-{
-	const struct ks_task *t = o->task;
-	ks_buf_addf(out, "%s (class %s): %s\n\n", t->name, t->cls ? t->cls : "?",
-		    t->summary ? t->summary : "");
-	abi_text(o, flavour, out);
-	ks_buf_adds(out, "Tensors:");
-	for (int i = 0; i < t->ntensors; i++) {
-		const struct ks_tensor_decl *d = &t->tensors[i];
-		ks_buf_addf(out, "%s %s %s [", i ? ";" : "", d->is_output ? "output" : "input",
-			    d->name);
-		for (int k = 0; k < d->ndim; k++)
-			ks_buf_addf(out, "%s%s", k ? ", " : "", d->shape[k]);
-		ks_buf_addf(out, "] %s", ks_dtype_name(d->dtype));
-	}
-	ks_buf_addf(out, "\nTolerance: atol %g, rtol %g\n", t->atol, t->rtol);
-	workloads_text(o, out);
-	if (t->readme) {
-		ks_buf_adds(out, "\n\nThe math (the task's README):\n");
-		add_demoted(out, t->readme, 2);
-	} else {
-		ks_buf_adds(out, "\n");
-	}
 }
 
 /* the source the outputs are compared against: reference.c, else reference.py */
@@ -233,33 +172,50 @@ static void hardware_text(const struct ks_llm_context_opts *o, struct ks_buf *ou
 			 "memory or threads per group than listed does not run.\n");
 }
 
-/* The task's best CUDA kernel: the cuda template rated highest (the smaller on ties) of
- * those the prompt can hold whole.  "" when the task has none. */
-static int expert_kernel(const struct ks_task *t, struct ks_buf *src, char *file, size_t n)
+/* template i before j: rated higher, the shorter on ties */
+static int expert_before(const struct ks_template *i, const struct ks_template *j)
+{
+	return i->rating > j->rating || (i->rating == j->rating && i->source_len < j->source_len);
+}
+
+/* The CUDA kernel shown: the task's highest-rated CUDA template (the shorter on ties) that
+ * the prompt holds whole.  Those rated as high or higher that it cannot hold, or that lost
+ * the tie, are named with their summaries, so the prompt says why the one shown was chosen
+ * (the README may call another the fastest).  Nothing when the task has no CUDA template. */
+static void expert_kernel(const struct ks_task *t, struct ks_buf *head, struct ks_buf *src)
 {
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s/templates/cuda", t->dir);
 	struct ks_template **list = NULL;
-	int nt = 0;
-	file[0] = '\0';
+	int nt = 0, best = -1;
 	if (!ks_path_exists(dir) || ks_template_load_dir(dir, &list, &nt, NULL))
-		return 0;
-	int best = -1;
-	for (int i = 0; i < nt; i++) {
-		size_t len = list[i]->source_len;
-		if (len > KS_LLM_EXPERT_MAX)
-			continue;
-		if (best < 0 || list[i]->rating > list[best]->rating ||
-		    (list[i]->rating == list[best]->rating && len < list[best]->source_len))
+		return;
+	for (int i = 0; i < nt; i++)
+		if (list[i]->source_len <= KS_LLM_EXPERT_MAX && (best < 0 || expert_before(list[i], list[best])))
 			best = i;
-	}
 	if (best >= 0) {
 		const char *p = strrchr(list[best]->path, '/');
-		snprintf(file, n, "templates/cuda/%s", p ? p + 1 : list[best]->path);
+		ks_buf_addf(head, "### A CUDA kernel of the task: templates/cuda/%s, rated %.0f, the "
+				  "highest-rated of its %d CUDA templates that fits in the prompt (expert "
+				  "knowledge to carry over, not to copy literally)\n\n",
+			    p ? p + 1 : list[best]->path, list[best]->rating, nt);
 		ks_buf_add(src, list[best]->source, list[best]->source_len);
 	}
+	for (int i = 0, n = 0; best >= 0 && i < nt; i++) {
+		const struct ks_template *x = list[i];
+		if (i == best || x->rating < list[best]->rating)
+			continue;
+		const char *p = strrchr(x->path, '/');
+		ks_buf_addf(head, "%s- %s, rated %.0f, %zu KB: %s%s%s\n",
+			    n++ ? "" : "Not shown, though rated as high or higher:\n", p ? p + 1 : x->path,
+			    x->rating, (x->source_len + 1023) >> 10,
+			    x->source_len > KS_LLM_EXPERT_MAX ? "longer than the prompt shows whole"
+							      : "as high, and the one shown is shorter",
+			    x->summary ? ". " : "", x->summary ? x->summary : "");
+	}
+	if (head->len && strstr(ks_buf_str(head), "Not shown"))
+		ks_buf_adds(head, "\n");
 	ks_template_list_free(list, nt);
-	return 0;
 }
 
 /* How a CUDA kernel becomes an MLX body of flavour cuda: the same device code, MLX's
@@ -279,19 +235,17 @@ static const char cuda_body_map[] =
 	"- NVRTC compiles it: no <math.h> macros (INFINITY: -__int_as_float(0x7f800000) gives "
 	"-inf), __half and __nv_bfloat16 come from cuda_fp16.h / cuda_bf16.h, already included.\n";
 
-/* the best CUDA kernel and how it carries over to flavour (canon: its concept map) */
+/* the CUDA kernel chosen (expert_kernel) and how it carries over to flavour (canon: its
+ * concept map) */
 static int expert_text(const struct ks_llm_context_opts *o, const char *canon, struct ks_buf *out,
 		       struct ks_error *e)
 {
-	struct ks_buf src = KS_BUF_INIT;
-	char file[PATH_MAX];
-	expert_kernel(o->task, &src, file, sizeof(file));
+	struct ks_buf src = KS_BUF_INIT, head = KS_BUF_INIT;
+	expert_kernel(o->task, &head, &src);
 	int rc = 0;
-	if (!file[0])
+	if (!src.len)
 		goto out;
-	ks_buf_addf(out, "### The task's best CUDA kernel (%s: expert knowledge to carry over, not "
-			 "to copy literally)\n\n```cuda\n%s\n```\n\n",
-		    file, ks_buf_str(&src));
+	ks_buf_addf(out, "%s```cuda\n%s\n```\n\n", ks_buf_str(&head), ks_buf_str(&src));
 	if (!canon) {
 		ks_buf_addf(out, "### Its translation to this target\n\n%s\n", cuda_body_map);
 		goto out;
@@ -300,11 +254,16 @@ static int expert_text(const struct ks_llm_context_opts *o, const char *canon, s
 	struct ks_translation tr;
 	if ((rc = ks_translate(ks_buf_str(&src), canon, o->spec, NULL, &tr, e)))
 		goto out;
-	rc = ks_translation_to_text(&tr, out);
+	/* its patterns' "## " headings would start sections of the prompt */
+	struct ks_buf text = KS_BUF_INIT;
+	rc = ks_translation_to_text(&tr, &text);
 	ks_translation_release(&tr);
+	ks_llm_add_demoted(out, ks_buf_str(&text), 2);
+	ks_buf_release(&text);
 	ks_buf_adds(out, "\n");
 out:
 	ks_buf_release(&src);
+	ks_buf_release(&head);
 	return rc;
 }
 
@@ -329,15 +288,16 @@ int ks_llm_context_knowledge(const struct ks_llm_context_opts *o, const char *fl
 	}
 	if (hints.len) {
 		ks_buf_adds(out, "### Patterns for this target\n\n");
-		add_demoted(out, ks_buf_str(&hints), 3);
+		ks_llm_add_demoted(out, ks_buf_str(&hints), 3);
 		ks_buf_adds(out, "\n");
 	}
 	ks_buf_release(&hints);
 	const char *cls = o->task->cls;
 	if (cls && ks_assertions_class(cls)) {
 		ks_buf_adds(out, "### Properties every candidate must keep\n\n");
-		if ((rc = ks_assertions_prose(cls, out)))
+		if ((rc = ks_assertions_properties(cls, out)))
 			return ks_error_set(e, rc, "assertions for class '%s'", cls);
+		ks_buf_adds(out, "Its checks are among the task's correctness checks above.\n");
 		ks_buf_adds(out, "\n");
 	}
 	return cuda ? expert_text(o, canon, out, e) : 0;
@@ -357,6 +317,15 @@ static int start_read(const struct ks_task *t, const struct ks_backend_i *be, co
 	}
 	if (ks_kernel_source_read(path, KS_STORE_MAX_SOURCE, &c->start, e))
 		return ks_error_wrap(e, "the starting kernel");
+	if (!strncmp(c->start_file, "baseline.", 9))
+		snprintf(c->start_what, sizeof(c->start_what),
+			 "%s of the task: the baseline itself, 1.0x by definition", c->start_file);
+	else
+		snprintf(c->start_what, sizeof(c->start_what),
+			 "%s of the task: a plain, correct kernel to start from, not the baseline "
+			 "(baseline.%s, %s) and not timed, so how fast it is against the baseline is "
+			 "not known",
+			 c->start_file, be->ext, ks_backend_baseline_label(be));
 	return ks_buf_adds(&c->start, "");
 }
 
@@ -367,10 +336,14 @@ int ks_llm_context_open(struct ks_llm_context *c, const struct ks_llm_context_op
 	int rc = flavour_pick(o, c->flavour, sizeof(c->flavour), e);
 	if (rc)
 		return rc;
-	task_text(o, c->flavour, &c->task);
+	c->reply_file = ks_backend_reply_file(o->be);
+	c->knob_use = ks_backend_knob_use(o->be);
 	if ((rc = reference_text(o->task, &c->reference, e)) ||
 	    (rc = start_read(o->task, o->be, c->flavour, c, e)))
 		return rc;
+	struct ks_run_opts defaults;
+	ks_run_opts_init(&defaults);
+	ks_llm_task_text(o, c->flavour, o->eval ? o->eval : &defaults.eval, c->start_file, &c->task);
 	if (o->level >= KS_CONTEXT_SPEC)
 		hardware_text(o, &c->hardware);
 	if (o->level == KS_CONTEXT_FULL &&

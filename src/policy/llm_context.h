@@ -5,17 +5,20 @@
  *
  * Context follows the target: kernels on the host CPU get the CPU's facts (cores, SIMD
  * lanes, caches, measured bandwidth, the OpenMP threads in force), device kernels the
- * device's; the seeds' translation layer (concept map, the task's best CUDA kernel and its
- * translation) goes only to backends whose kernels carry CUDA expertise over (mlx). */
+ * device's; the seeds' translation layer (concept map, the task's highest-rated CUDA kernel
+ * that fits and its translation) goes only to backends whose kernels carry CUDA expertise
+ * over (mlx). */
 #ifndef KS_POLICY_LLM_CONTEXT_H
 #define KS_POLICY_LLM_CONTEXT_H
 
 #include "ksearch/backend.h"
+#include "ksearch/eval.h"
 #include "ksearch/buf.h"
 #include "ksearch/knowledge.h"
 #include "ksearch/task.h"
 
 #define KS_LLM_EXPERT_MAX ((size_t)32 << 10) /* a larger CUDA kernel is not shown whole */
+#define KS_LLM_BASELINE_SHOWN 2048 /* a baseline file other than the start, shown up to this */
 
 struct ks_llm_context_opts {
 	const struct ks_task *task;
@@ -25,6 +28,9 @@ struct ks_llm_context_opts {
 	enum ks_context_level level;  /* --context */
 	const char *workloads;        /* --workloads selection (NULL: all) */
 	int threads;                  /* --threads (0: the OpenMP default) */
+	/* the run's search-phase evaluation (seeds, timing), told as the rules of the game;
+	 * NULL: a run's defaults (ks_run_opts_init) */
+	const struct ks_eval_opts *eval;
 };
 
 struct ks_llm_context {
@@ -35,6 +41,11 @@ struct ks_llm_context {
 	struct ks_buf translation; /* --context full: patterns, assertions, translation layer */
 	struct ks_buf start;       /* the starting kernel's source */
 	char start_file[64];       /* its file in the task folder ("baseline.c") */
+	/* what it is, for "the starting kernel (...)": its file, whether it is the baseline,
+	 * whether it was timed ("baseline.c of the task: the baseline itself, 1.0x ...") */
+	char start_what[512];
+	const char *reply_file;    /* what a reply's code block holds (the backend's phrase) */
+	const char *knob_use;      /* how a kernel gives its knobs their values (the same) */
 };
 
 /* KS_EINVAL for a flavour the backend does not write (a message saying which it does);
@@ -42,6 +53,15 @@ struct ks_llm_context {
 int ks_llm_context_open(struct ks_llm_context *c, const struct ks_llm_context_opts *o,
 			struct ks_error *e);
 void ks_llm_context_release(struct ks_llm_context *c);
+
+/* the task section: summary, the ABI of flavour, tensors, tolerance, workloads and checks in
+ * plain words, how a kernel is scored (against what, timed how), the README (llm_task.c);
+ * ev: the run's evaluation options, start_file: the starting kernel's file */
+void ks_llm_task_text(const struct ks_llm_context_opts *o, const char *flavour,
+		      const struct ks_eval_opts *ev, const char *start_file, struct ks_buf *out);
+/* md into out with its headings levels down ("## x" -> "#### x" for 2), fenced code left
+ * alone, so a document inside a prompt section starts no section of the prompt */
+void ks_llm_add_demoted(struct ks_buf *out, const char *md, int levels);
 
 /* the knowledge of --context full for o's target (exposed for tests) */
 int ks_llm_context_knowledge(const struct ks_llm_context_opts *o, const char *flavour,

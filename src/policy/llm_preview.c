@@ -16,7 +16,7 @@ const char *const ks_prompt_purposes[] = {"init",   "action", "improve", "debug"
 
 /* where a run puts its state, what the placeholder says it holds */
 static void placeholders(const struct ks_llm_context *c, const char *purpose,
-			 struct ks_llm_state *s)
+			 struct ks_llm_state *s, char *from, size_t nfrom)
 {
 	memset(s, 0, sizeof(*s));
 	int first = !strcmp(purpose, "init") || !strcmp(purpose, "action");
@@ -31,8 +31,9 @@ static void placeholders(const struct ks_llm_context *c, const char *purpose,
 		       "starting kernel)>";
 	s->best_code = "<run state: the best kernel of this cycle (the run's best for direct)>";
 	s->code = "<run state: the cycle's best kernel, its last when none passed>";
-	s->parent_from = first ? "This is the starting kernel: nothing on node N's path was measured "
-				 "yet."
+	snprintf(from, nfrom, "This is the starting kernel (%s).\nWhy this kernel: no node on "
+		 "node N's path has a passing kernel yet.", c->start_what);
+	s->parent_from = first ? from
 			       : "<run state: which candidate of which node the parent is, its speedup "
 				 "and knob values, why it was chosen (the nearest node on node N's "
 				 "path with a measured kernel), and the other kernels measured on the "
@@ -127,7 +128,8 @@ int ks_prompt_preview(const struct ks_prompt_preview *p, struct ks_buf *system,
 	if ((rc = ks_llm_context_open(&c, &co, e)))
 		goto out;
 	struct ks_llm_state s;
-	placeholders(&c, p->purpose, &s);
+	char from[768];
+	placeholders(&c, p->purpose, &s, from, sizeof(from));
 	rc = ks_llm_prompt_make(p->prompts_dir, p->purpose, be->name, &c, &s, system, user, e);
 out:
 	ks_llm_context_release(&c);

@@ -92,9 +92,11 @@ int ks_llm_prompt_make(const char *prompts_dir, const char *tmpl, const char *ba
 	struct ks_prompt_var vars[] = {{"backend", backend},
 				       {"language", c->flavour},
 				       {"node_id", s->node_id ? s->node_id : "?"},
-				       {"max_new_nodes", maxnew}};
+				       {"max_new_nodes", maxnew},
+				       {"reply_file", c->reply_file ? c->reply_file : ""},
+				       {"knob_use", c->knob_use ? c->knob_use : ""}};
 	struct ks_llm_prompt p = {.dir = prompts_dir, .purpose = tmpl, .pieces = pieces,
-				  .npieces = np, .vars = vars, .nvars = 4,
+				  .npieces = np, .vars = vars, .nvars = sizeof(vars) / sizeof(vars[0]),
 				  .budget_tokens = KS_LLM_PROMPT_BUDGET};
 	rc = ks_llm_prompt_build(&p, sys, user, NULL, e);
 	return rc ? ks_error_wrap(e, "prompt '%s'", tmpl) : 0;

@@ -1,6 +1,9 @@
 /* The text the model-driven policies show the model about the run (llm_text.h). */
 #include "policy/llm_text.h"
 
+#include "ksearch/knowledge.h"
+
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +19,28 @@ static void add_indented(struct ks_buf *out, const char *head, const char *text,
 		if (*l && *++l)
 			ks_buf_adds(out, indent);
 	}
+}
+
+/* text, or its first lines up to max bytes and how much was left out: a log cut mid-line
+ * reads as a different message */
+static void add_clipped(struct ks_buf *out, const char *text, size_t max)
+{
+	size_t len = strlen(text);
+	if (len <= max) {
+		ks_buf_add(out, text, len);
+		return;
+	}
+	size_t cut = max;
+	while (cut > 0 && text[cut - 1] != '\n')
+		cut--;
+	if (cut == 0) /* one long line: at a word */
+		for (cut = max; cut > 0 && text[cut - 1] != ' '; cut--)
+			;
+	if (cut == 0)
+		cut = max;
+	ks_buf_add(out, text, cut);
+	ks_buf_addf(out, "%s[%zu more bytes of this log not shown]", text[cut - 1] == '\n' ? "" : " ",
+		    len - cut);
 }
 
 /* what the model expected of a node when it proposed it */
@@ -83,20 +108,48 @@ void ks_llm_node_text(const struct ks_world *w, int id, struct ks_buf *out)
 	ks_buf_adds(out, "\n");
 }
 
+/* a workload's or check's label as the task section lists it (a class's check without the
+ * internal mark that sets it apart from the task's own) */
+static const char *label_of(const struct ks_wl_result *x)
+{
+	const char *l = x->label ? x->label : "?";
+	size_t n = strlen(KS_ASSERT_PREFIX);
+	return strncmp(l, KS_ASSERT_PREFIX, n) ? l : l + n;
+}
+
+/* the shares of the tolerance a workload used, as the Task section explains them */
+static void tolerance_used(const struct ks_wl_result *x, struct ks_buf *out)
+{
+	const double v[2] = {x->tol_elem, x->tol_l2};
+	ks_buf_adds(out, ", tolerance used");
+	for (int i = 0; i < 2; i++) {
+		if (isinf(v[i]))
+			ks_buf_adds(out, " inf");
+		else if (isnan(v[i]))
+			ks_buf_adds(out, " ?");
+		else
+			ks_buf_addf(out, " %.2g", v[i]);
+		ks_buf_adds(out, i ? " L2" : " elementwise,");
+	}
+}
+
 void ks_llm_feedback_text(const struct ks_eval_result *r, struct ks_buf *out)
 {
 	ks_buf_addf(out, "status %s", ks_status_name(r->status));
 	if (r->status == KS_STATUS_PASSED)
 		ks_buf_addf(out, ", %.3fx the baseline (geometric mean)", r->speedup);
 	ks_buf_adds(out, "\n");
-	if (r->status == KS_STATUS_COMPILE_ERROR && r->compile_log)
-		ks_buf_addf(out, "compiler output:\n%.4000s\n", r->compile_log);
+	if (r->status == KS_STATUS_COMPILE_ERROR && r->compile_log) {
+		ks_buf_adds(out, "compiler output:\n");
+		add_clipped(out, r->compile_log, KS_LLM_COMPILE_LOG);
+		ks_buf_adds(out, "\n");
+	}
 	for (int l = 0; l < 2; l++) {
 		const struct ks_wl_result *list = l ? r->checks : r->workloads;
 		int n = l ? r->nchecks : r->nworkloads;
 		for (int i = 0; i < n; i++) {
 			const struct ks_wl_result *x = &list[i];
-			ks_buf_addf(out, "- %s%s: %s", l ? "check " : "", x->label ? x->label : "?",
+			ks_buf_addf(out, "- %s%s: %s", l ? "check " : "", label_of(x),
 				    ks_status_name(x->status));
 			if (x->median_us > 0)
 				ks_buf_addf(out, ", %.2f us (baseline %.2f us, %.2fx), %.1f GB/s, %.1f GFLOP/s",
@@ -110,8 +163,12 @@ void ks_llm_feedback_text(const struct ks_eval_result *r, struct ks_buf *out)
 			if (x->status != KS_STATUS_PASSED || x->max_abs_err > 0)
 				ks_buf_addf(out, ", max abs err %.3g, max rel err %.3g", x->max_abs_err,
 					    x->max_rel_err);
-			if (x->status != KS_STATUS_PASSED && x->log && x->log[0])
-				ks_buf_addf(out, "\n  log: %.*s", KS_LLM_FEEDBACK_LOG, x->log);
+			if (x->tol_elem > 0 || x->tol_l2 > 0)
+				tolerance_used(x, out);
+			if (x->status != KS_STATUS_PASSED && x->log && x->log[0]) {
+				ks_buf_adds(out, "\n  log: ");
+				add_clipped(out, x->log, KS_LLM_FEEDBACK_LOG);
+			}
 			ks_buf_adds(out, "\n");
 		}
 	}
@@ -139,13 +196,13 @@ void ks_llm_attempt_text(long candidate, int status, int passed, double score,
 			const struct ks_wl_result *x = &list[i];
 			if (x->status != KS_STATUS_PASSED) {
 				ks_buf_addf(out, "%s%s%s: %s, max abs err %.3g", shown++ ? "; " : "",
-					    l ? "check " : "", x->label ? x->label : "?",
+					    l ? "check " : "", label_of(x),
 					    ks_status_name(x->status), x->max_abs_err);
 				goto end; /* the first failure says enough in a history line */
 			}
 			if (!l && x->median_us > 0)
 				ks_buf_addf(out, "%s%s %.2fx (%.2f us ±%.0f%%)", shown++ ? "; " : "",
-					    x->label ? x->label : "?", x->speedup, x->median_us,
+					    label_of(x), x->speedup, x->median_us,
 					    x->spread_pct);
 		}
 	}

@@ -8,7 +8,8 @@
 #include "ksearch/eval.h"
 #include "ksearch/world.h"
 
-#define KS_LLM_FEEDBACK_LOG 600 /* bytes of a workload's log shown to the model */
+#define KS_LLM_FEEDBACK_LOG 600   /* bytes of a workload's log shown to the model */
+#define KS_LLM_COMPILE_LOG 4000   /* bytes of a compiler's output shown to the model */
 
 /* every node (full: with descriptions, rationales and reflection notes) or the root, open
  * nodes and measured ones (brief) */

@@ -3,7 +3,7 @@
 # CPU prompts carry the CPU's facts (cores, SIMD lanes, caches, bandwidth, the OpenMP threads
 # in force) and no CUDA concept map; MLX prompts describe the // @mlx body-and-launch format of
 # the flavour in force with a worked example from the task's templates, start from the task's
-# naive MLX kernel (not MLX's own op) and carry the task's best CUDA kernel with its
+# naive MLX kernel (not MLX's own op) and carry the task's highest-rated CUDA kernel that fits with its
 # translation (the concept map only for Metal); the ABI text is the one `tasks show` prints.
 # The naive MLX kernels themselves: every Metal one passes on the CPU through
 # bench/mlx/metal_cpu.py, every CUDA one compiles with nvcc inside the signature MLX writes.
@@ -65,10 +65,11 @@ parent = p[p.index("## Parent kernel"):]
 assert "```cuda\n" + naive in parent, parent[:400]
 EOF
 ok $? "... starting from the task's naive MLX kernel, fenced as cuda"
-grep -q "^### The task's best CUDA kernel (templates/cuda/flash2.cu" "$TMP/mc" &&
+grep -q "^### A CUDA kernel of the task: templates/cuda/flash2.cu, rated 8, the highest-rated" "$TMP/mc" &&
+	grep -q "^- flash_wgmma.cu, rated 9, .* KB: longer than the prompt shows whole" "$TMP/mc" &&
 	grep -q "^From a CUDA kernel to an MLX body of flavour cuda" "$TMP/mc" &&
 	grep -q "^### Properties every candidate must keep" "$TMP/mc"
-ok $? "... with the task's best CUDA kernel, its translation and the assertions"
+ok $? "... with the highest-rated CUDA kernel that fits (the higher one named, and why not shown), its translation and the assertions"
 ! grep -q "CUDA concepts on this target" "$TMP/mc"
 ok $? "... and no Metal concept map"
 "$KS" tasks show attention --backend mlx >"$TMP/show"

@@ -118,6 +118,12 @@ prompt() { # prompt N: the prompt of exchange N (1-based, in call order)
 }
 for i in $(seq 1 11); do prompt "$i" >"$TMP/p$i"; done
 
+# the first action builds on the starting kernel, and says what it is
+sed -n '/^## Parent kernel/,/^```/p' "$TMP/p2" >"$TMP/first"
+grep -q "^This is the starting kernel (baseline.c of the task: the baseline itself, 1.0x by definition)." "$TMP/first" &&
+	grep -q "^Why this kernel: no node on node .*'s path has a passing kernel yet." "$TMP/first"
+ok $? "the first action's parent is the starting kernel, said to be the baseline itself"
+
 # the action on node 5, under the slow node 3, which is under the fast node 1
 sed -n '/^## Parent kernel/,/^## Evaluation feedback/p' "$TMP/p7" >"$TMP/parent"
 grep -q "^## The action to implement (node 5)" "$TMP/p7" && grep -q "/\* slow kernel \*/" "$TMP/parent" &&

@@ -2,12 +2,14 @@
  * column, launch evaluation (params and knobs as template args), and every shipped MLX
  * template parses and gives a launch for every workload and check in every knob
  * configuration (they cannot run without a GPU MLX: this is what CI can check). */
+#include <ctype.h>
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backends.h"
 #include "backend/mlx_kernel.h"
 #include "ksearch/task.h"
 #include "ksearch/template.h"
@@ -91,6 +93,39 @@ static const char *artifact_head = KS_MLX_ARTIFACT_MAGIC "\n"
 				   "tensor in x f32 rows;cols\ntensor out y f32 rows;cols\n"
 				   "define W 2\nkernel\n";
 
+/* resolve a cuda kernel of LINES (its leading lines and directives; a template: V line gives
+ * the value) after the artifact head (softmax's rows=100, cols=7; artifact_head defines the
+ * knob W=2): 0 and *v and the grid's y, or the error */
+static int resolve_head(const char *head, const char *lines, int *v, int *grid1,
+			struct ks_error *e)
+{
+	struct ks_mlx_artifact *a = calloc(1, sizeof(*a));
+	struct ks_mlx_launch *l = calloc(1, sizeof(*l));
+	struct ks_buf text = KS_BUF_INIT;
+	ks_buf_adds(&text, head);
+	ks_buf_addf(&text, "%s\n// @mlx flavour: cuda\n// @mlx threadgroup: 1\n// @mlx body\n", lines);
+	double p[2] = {100, 7};
+	int rc = ks_mlx_artifact_parse(ks_buf_str(&text), a, e);
+	if (!rc)
+		rc = ks_mlx_launch_resolve(a, p, l, e);
+	for (int i = 0; !rc && i < l->ntargs; i++)
+		if (!strcmp(l->targs[i].name, "V"))
+			*v = l->targs[i].value;
+	if (!rc && grid1)
+		grid1[0] = l->grid[0], grid1[1] = l->grid[1];
+	ks_mlx_artifact_release(a);
+	ks_buf_release(&text);
+	free(a);
+	free(l);
+	return rc;
+}
+
+static int resolve_lines(const char *lines, int *v, int *grid, struct ks_error *e)
+{
+	return resolve_head(artifact_head, lines, v, grid, e);
+}
+
+
 static void test_launch(void)
 {
 	struct ks_mlx_artifact *a = calloc(1, sizeof(*a));
@@ -144,6 +179,19 @@ static void test_launch(void)
 	   "a template arg named like a param is refused: %s", e.msg);
 	ks_mlx_artifact_release(a);
 
+	/* a knob's leading #define (its value as the file runs as written) yields to a define of
+	 * the same name (the knob tuning's value); a template: line does not */
+	int g[2] = {0, 0}, v = 0;
+	memset(&e, 0, sizeof(e));
+	int rc = resolve_lines("#define W 32\n// @mlx grid: W", &v, g, &e);
+	ok(rc == 0 && g[0] == 2, "a define replaces the file's #define of the knob (%s)", e.msg);
+	rc = resolve_head(KS_MLX_ARTIFACT_MAGIC "\ntask softmax\nparam rows\nparam cols\nkernel\n",
+			  "#define W 32\n// @mlx grid: W", &v, g, &e);
+	ok(rc == 0 && g[0] == 32, "... and holds without one (the file as written)");
+	memset(&e, 0, sizeof(e));
+	rc = resolve_lines("// @mlx grid: W\n// @mlx template: W = 4", &v, g, &e);
+	ok(rc != 0 && strstr(e.msg, "given twice"), "a template: line named like a knob is still refused");
+
 	/* the header line: inline by default, file on request, nothing else */
 	ks_buf_reset(&text);
 	ks_buf_adds(&text, artifact_head);
@@ -172,22 +220,77 @@ static void test_launch(void)
 	free(a);
 }
 
-/* every configuration of tpl on task t: artifact written, parsed, launched everywhere */
+/* source with the defines list: artifact written (the header as a file when hfile), parsed
+ * and launched on every workload and check of t; 0, or 1 with why */
+static int launch_all(const struct ks_task *t, const char *source, const char *const *list,
+		      int hfile, struct ks_mlx_artifact *a, struct ks_mlx_launch *l, char *why,
+		      size_t n)
+{
+	struct ks_error e = {0};
+	struct ks_buf text = KS_BUF_INIT;
+	int bad = 0;
+	if (ks_mlx_artifact_write(t, source, list, 1, KS_MLX_TIMER_WALL, hfile, &text, &e)) {
+		bad = 1;
+		snprintf(why, n, "write: %s", e.msg);
+	} else if (ks_mlx_artifact_parse(ks_buf_str(&text), a, &e)) {
+		bad = 1;
+		snprintf(why, n, "parse: %s", e.msg);
+	} else if (a->header_file != hfile) {
+		bad = 1;
+		snprintf(why, n, "header mode %d read back as %d", hfile, a->header_file);
+	}
+	for (int pass = 0; pass < 2 && !bad; pass++) {
+		int cnt = pass ? t->nchecks : t->nworkloads;
+		for (int w = 0; w < cnt && !bad; w++) {
+			const struct ks_workload *wl = pass ? &t->checks[w] : &t->workloads[w];
+			if (ks_mlx_launch_resolve(a, wl->values, l, &e)) {
+				bad = 1;
+				snprintf(why, n, "workload %d: %s", w, e.msg);
+			} else if (l->grid[0] < 1 ||
+				   l->threadgroup[0] * l->threadgroup[1] * l->threadgroup[2] > 1024) {
+				bad = 1;
+				snprintf(why, n, "threadgroup over 1024 threads");
+			}
+		}
+	}
+	ks_mlx_artifact_release(a);
+	ks_buf_release(&text);
+	return bad;
+}
+
+/* tpl's text as the prompts tell a model to write a kernel file (mlx_describe.c): a
+ * '#define NAME DEFAULT' line per knob after the @ksearch block, so that it runs as written */
+static void as_model_writes(const struct ks_template *tp, const char *src, struct ks_buf *out)
+{
+	const char *end = strstr(src, "@end */");
+	end = end ? strchr(end, '\n') : NULL;
+	size_t head = end ? (size_t)(end + 1 - src) : 0;
+	ks_buf_add(out, src, head);
+	for (int k = 0; k < tp->nknobs; k++)
+		ks_buf_addf(out, "#define %s %s\n", tp->knobs[k].name,
+			    tp->knobs[k].values[tp->knobs[k].def]);
+	ks_buf_adds(out, src + head);
+}
+
+/* every configuration of tpl on task t: artifact written, parsed, launched everywhere; and
+ * the same text written as a model is told to (#define lines for the defaults): as written,
+ * and with every configuration's defines (the knob tuning) in place of those lines */
 static void check_template(const struct ks_task *t, const char *path)
 {
 	struct ks_template *tp = NULL;
 	struct ks_error e = {0};
-	struct ks_buf src = KS_BUF_INIT;
+	struct ks_buf src = KS_BUF_INIT, model = KS_BUF_INIT;
 	if (ks_template_load(path, &tp, &e) || ks_file_read(path, 4 << 20, &src, &e)) {
 		ok(0, "%s loads: %s", path, e.msg);
 		return;
 	}
+	as_model_writes(tp, ks_buf_str(&src), &model);
 	struct ks_mlx_artifact *a = calloc(1, sizeof(*a));
 	struct ks_mlx_launch *l = calloc(1, sizeof(*l));
 	long n = ks_template_size(tp);
-	int bad = 0;
-	char why[1200] = "";
-	for (long c = 0; c < n && !bad; c++) {
+	char why[1200] = "", mwhy[1200] = "";
+	int bad = 0, mbad = launch_all(t, ks_buf_str(&model), NULL, 0, a, l, mwhy, sizeof(mwhy));
+	for (long c = 0; c < n && !bad && !mbad; c++) {
 		int cfg[KS_TEMPLATE_MAX_KNOBS];
 		char **defs = NULL;
 		ks_template_config_at(tp, c, cfg);
@@ -197,43 +300,17 @@ static void check_template(const struct ks_task *t, const char *path)
 		for (; defs && defs[nd]; nd++)
 			list[nd] = defs[nd] + 2; /* "-DW=2" -> "W=2" */
 		list[nd] = NULL;
-		struct ks_buf text = KS_BUF_INIT;
 		/* every other configuration with the header as a file: the mode round-trips */
-		const int hfile = (int)(c & 1);
-		if (ks_mlx_artifact_write(t, ks_buf_str(&src), list, 1, KS_MLX_TIMER_WALL, hfile,
-					  &text, &e)) {
-			bad = 1;
-			snprintf(why, sizeof(why), "write: %s", e.msg);
-		} else if (ks_mlx_artifact_parse(ks_buf_str(&text), a, &e)) {
-			bad = 1;
-			snprintf(why, sizeof(why), "parse: %s", e.msg);
-		} else if (a->header_file != hfile) {
-			bad = 1;
-			snprintf(why, sizeof(why), "header mode %d read back as %d", hfile,
-				 a->header_file);
-		}
-		for (int pass = 0; pass < 2 && !bad; pass++) {
-			int cnt = pass ? t->nchecks : t->nworkloads;
-			for (int w = 0; w < cnt && !bad; w++) {
-				const struct ks_workload *wl = pass ? &t->checks[w] : &t->workloads[w];
-				if (ks_mlx_launch_resolve(a, wl->values, l, &e)) {
-					bad = 1;
-					snprintf(why, sizeof(why), "workload %d: %s", w, e.msg);
-				} else if (l->grid[0] < 1 || l->threadgroup[0] * l->threadgroup[1] *
-									 l->threadgroup[2] > 1024) {
-					bad = 1;
-					snprintf(why, sizeof(why), "threadgroup over 1024 threads");
-				}
-			}
-		}
-		ks_mlx_artifact_release(a);
-		ks_buf_release(&text);
+		bad = launch_all(t, ks_buf_str(&src), list, (int)(c & 1), a, l, why, sizeof(why));
+		mbad = launch_all(t, ks_buf_str(&model), list, 0, a, l, mwhy, sizeof(mwhy));
 		ks_template_defines_free(defs);
 	}
 	ok(!bad, "%s: all %ld configurations launch on every workload and check %s", path, n, why);
+	ok(!mbad, "... and as a model writes it (#define lines), as written and tuned %s", mwhy);
 	free(a);
 	free(l);
 	ks_buf_release(&src);
+	ks_buf_release(&model);
 	ks_template_free(tp);
 }
 
@@ -437,6 +514,75 @@ static void test_persist_grid(void)
 	ks_task_free(t);
 }
 
+/* What the kernel-file format tells a model about values (mlx_describe.c) is what the parser
+ * does: each claim of the text, quoted, with an expression that shows it; the examples it
+ * gives resolve. */
+static void test_described_expressions(void)
+{
+	struct ks_task *t = NULL;
+	struct ks_error e = {0};
+	if (!ok(ks_task_load("softmax", &t, &e) == 0, "load softmax"))
+		return;
+	struct ks_buf d = KS_BUF_INIT;
+	ks_mlx_describe_abi(t, "cuda", "cuda", &d);
+	/* the text wraps lines: compare with its whitespace runs as one space */
+	struct ks_buf flat = KS_BUF_INIT;
+	for (const char *c = ks_buf_str(&d); *c; c++)
+		if (!(isspace((unsigned char)*c) && flat.len && flat.data[flat.len - 1] == ' '))
+			ks_buf_add(&flat, isspace((unsigned char)*c) ? " " : c, 1);
+	static const struct {
+		const char *claim, *lines;
+		int ok, value;
+	} cases[] = {
+		{"integer / and % truncate as in C", "// @mlx grid: 1\n// @mlx template: V = (0 - 7) / 2", 1, -3},
+		{"integer / and % truncate as in C", "// @mlx grid: 1\n// @mlx template: V = 7 % 4", 1, 3},
+		{"<< >>", "// @mlx grid: 1\n// @mlx template: V = (1 << 5) >> 1", 1, 16},
+		{"?: and parentheses", "// @mlx grid: 1\n// @mlx template: V = rows <= 64 ? 1 : (2)", 1, 2},
+		{"&& || !", "// @mlx grid: 1\n// @mlx template: V = !(rows > 1 && cols < 1) || 0", 1, 1},
+		{"min and max (2 to 8 arguments)", "// @mlx grid: 1\n// @mlx template: V = max(1, 2, 3, 4, 5, 6, 7, 8)", 1, 8},
+		{"min and max (2 to 8 arguments)", "// @mlx grid: 1\n// @mlx template: V = max(1, 2, 3, 4, 5, 6, 7, 8, 9)", 0, 0},
+		{"ceil_div(a, b), floor, ceil, sqrt, log2, pow and abs, nested freely",
+		 "// @mlx grid: 1\n// @mlx template: V = ceil_div(rows, 8) + floor(sqrt(17)) + ceil(log2(5)) + pow(2, 3) + abs(0 - 1)", 1, 13 + 4 + 3 + 8 + 1},
+		{"No bitwise & | ^ ~, casts or sizeof", "// @mlx grid: 1\n// @mlx template: V = rows & 1", 0, 0},
+		{"No bitwise & | ^ ~, casts or sizeof", "// @mlx grid: 1\n// @mlx template: V = ~rows", 0, 0},
+		{"No bitwise & | ^ ~, casts or sizeof", "// @mlx grid: 1\n// @mlx template: V = (int)rows", 0, 0},
+		{"No bitwise & | ^ ~, casts or sizeof", "// @mlx grid: 1\n// @mlx template: V = sizeof(float)", 0, 0},
+		{"a 'template:' line sees those above it", "// @mlx grid: 1\n// @mlx template: A = W + 1\n// @mlx template: V = A * rows", 1, 300},
+		{"a 'template:' line sees those above it", "// @mlx grid: 1\n// @mlx template: V = A\n// @mlx template: A = 1", 0, 0},
+		{"grid, threadgroup, shared_memory and init see them all", "// @mlx grid: V, 1\n// @mlx template: V = W * 3", 1, 6},
+		{"true and false count as 1 and 0", "// @mlx grid: 1, V + 1\n// @mlx template: V = true", 1, 1},
+		{"a dtype such as f16 is no number", "// @mlx grid: 1, V\n// @mlx template: V = f16", 0, 0},
+		{"take one to three values (missing axes are 1)", "// @mlx grid: 1, 1, 1, 1", 0, 0},
+		{"each an integer >= 1", "// @mlx grid: rows / 200", 0, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int v = -999;
+		memset(&e, 0, sizeof(e));
+		int r = resolve_lines(cases[i].lines, &v, NULL, &e);
+		ok(strstr(ks_buf_str(&flat), cases[i].claim) &&
+			   (cases[i].ok ? r == 0 && v == cases[i].value : r != 0),
+		   "told \"%s\": %s (%s)", cases[i].claim, cases[i].lines, r ? e.msg : "resolves");
+	}
+	int g[2] = {0, 0}, v = 0, rc = resolve_lines("// @mlx grid: 5\n// @mlx template: V = 1", &v, g, &e);
+	ok(rc == 0 && g[1] == 1, "a missing axis is 1");
+	/* the examples the text gives, over the task's first param */
+	const char *p = strstr(ks_buf_str(&flat), "nested freely: ");
+	int n = 0;
+	for (p = p ? strchr(p, '\'') : NULL; p && n < 3; p = strchr(strchr(p + 1, '\'') + 1, '\'')) {
+		const char *q = strchr(p + 1, '\'');
+		char lines[256];
+		snprintf(lines, sizeof(lines), "// @mlx grid: 1\n// @mlx template: V = %.*s",
+			 (int)(q - p - 1), p + 1);
+		int r = resolve_lines(lines, &v, NULL, &e);
+		ok(r == 0 && v >= 1, "the example %.*s resolves (%d)", (int)(q - p - 1), p + 1, v);
+		n++;
+	}
+	is_int(n, 3, "three examples");
+	ks_buf_release(&flat);
+	ks_buf_release(&d);
+	ks_task_free(t);
+}
+
 int main(void)
 {
 	test_parse();
@@ -444,5 +590,6 @@ int main(void)
 	test_include();
 	test_persist_grid();
 	test_shipped();
+	test_described_expressions();
 	return tap_done();
 }

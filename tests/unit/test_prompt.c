@@ -55,7 +55,8 @@ static void test_shipped(void)
 		{"notes", "NOTES"},       {"attempts", "ATTEMPTS"},  {"base_code", "BASE"},
 		{"code", "CODE"},         {"repeat", "REPEAT"},          {"noise", "NOISE"},
 		{"parent_from", "PFROM"}, {"candidate_from", "CFROM"}, {"base_from", "BFROM"},
-		{"best_from", "BESTFROM"}, {"code_from", "CODEFROM"},
+		{"best_from", "BESTFROM"}, {"code_from", "CODEFROM"}, {"reply_file", "REPLYFILE"},
+		{"knob_use", "KNOBUSE"},
 	};
 	static const struct {
 		const char *file, *purpose;
@@ -257,9 +258,13 @@ static void test_build(void)
 		{.name = "noise", .text = "quiet", .priority = KS_CONTEXT_PRIO_ACTION, .required = 1},
 		{.name = "translation", .text = "(none)", .priority = KS_CONTEXT_PRIO_TRANSLATION},
 	};
-	struct ks_prompt_var vars[] = {{"backend", "cpu"}, {"language", "c"}, {"node_id", "1"}};
+	struct ks_prompt_var vars[] = {{"backend", "cpu"},
+				       {"language", "c"},
+				       {"node_id", "1"},
+				       {"reply_file", "the complete kernel file"},
+				       {"knob_use", "#ifndef BLOCK"}};
 	struct ks_llm_prompt p = {.dir = "prompts", .purpose = "action", .pieces = pieces,
-				  .npieces = 11, .vars = vars, .nvars = 3, .budget_tokens = 2000};
+				  .npieces = 11, .vars = vars, .nvars = 5, .budget_tokens = 2000};
 	struct ks_buf sys, user;
 	struct ks_context ctx;
 	struct ks_error e = {0};
