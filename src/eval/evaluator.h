@@ -66,6 +66,8 @@ int ks_clock_untrue(const struct ks_block_times *bt, double sum, int cnt, double
  * left (docs/evaluation.md) */
 #define KS_FRESH_FACTOR 3.0
 #define KS_FRESH_SLACK_US 500.0
+/* ... taken again with new probes when it fires, this many tries in all (workload.c) */
+#define KS_FRESH_TRIES 3
 
 /* Workloads of at least this many flops (the task's `flops` expression) take their expected
  * outputs from the task's trusted device reference (reference.cu for cuda) when it has one:

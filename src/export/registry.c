@@ -70,12 +70,12 @@ int ks_export_out_write(const struct ks_export_out *o, const char *path, int fol
 			struct ks_error *e)
 {
 	if (!folder)
-		return ks_file_write_atomic(path, o->files[0].data, o->files[0].len, e);
+		return ks_file_write_buf(path, &o->files[0], e);
 	int rc = ks_mkdir_p(path, e);
 	for (int i = 0; i < o->nfiles && !rc; i++) {
 		char file[PATH_MAX];
 		ks_path_join(file, sizeof(file), path, o->names[i]);
-		rc = ks_file_write_atomic(file, o->files[i].data, o->files[i].len, e);
+		rc = ks_file_write_buf(file, &o->files[i], e);
 	}
 	return rc;
 }

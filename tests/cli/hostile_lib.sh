@@ -21,7 +21,14 @@ status_of() { # status_of KERNEL [extra args]: prints the status, checks exit co
 expect() { # expect KERNEL STATUS [extra args]
 	local k=$1 want=$2
 	shift 2
-	is "$(status_of "$k" "$@")" "$want" "$k${*:+ $*} -> $want"
+	local got f=$k
+	got=$(status_of "$k" "$@")
+	is "$got" "$want" "$k${*:+ $*} -> $want"
+	[ "$got" = "$want" ] && return
+	# a status not expected: its log, so that a failure on another machine tells its cause
+	[ $# -gt 0 ] && f=$k$(printf '%s' "$*" | tr -c 'A-Za-z0-9_.-' '_')
+	json_get "$TMP/$f.json" 'd.get("log", "")' 2>/dev/null | sed 's/^/# /'
+	sed 's/^/# stderr: /' "$TMP/$f.err" 2>/dev/null | tail -n 5
 }
 
 catalogue() { # catalogue [load]: every row of the catalogue, or the rows marked load
