@@ -332,6 +332,20 @@ int ks_assertions_properties(const char *cls, struct ks_buf *out)
 	return 0;
 }
 
+/* "; input 1 from normal(0, 4)", ", b = 0 everywhere": a check's input in words ("#0" is
+ * the task's first input, whatever its name) */
+static void init_words(const struct kv *in, const char *sep, struct ks_buf *out)
+{
+	char *end;
+	strtod(in->val, &end);
+	int number = end != in->val && !end[strspn(end, " ")];
+	if (in->key[0] == '#')
+		ks_buf_addf(out, "%sinput %d", sep, atoi(in->key + 1) + 1);
+	else
+		ks_buf_addf(out, "%s%s", sep, in->key);
+	ks_buf_addf(out, number ? " = %s everywhere" : " from %s", in->val);
+}
+
 int ks_assertions_prose(const char *cls, struct ks_buf *out)
 {
 	int rc = ks_assertions_properties(cls, out);
@@ -346,7 +360,7 @@ int ks_assertions_prose(const char *cls, struct ks_buf *out)
 		for (int k = 0; k < c->nparams; k++)
 			ks_buf_addf(out, "%s%s=%s", k ? " " : "", c->params[k].key, c->params[k].val);
 		for (int k = 0; k < c->ninit; k++)
-			ks_buf_addf(out, " %s~%s", c->init[k].key, c->init[k].val);
+			init_words(&c->init[k], k ? ", " : "; ", out);
 		ks_buf_addf(out, ")%s%s\n", c->why ? ": " : "", c->why ? c->why : "");
 	}
 	aset_release(&a);

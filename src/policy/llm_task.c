@@ -1,5 +1,6 @@
 /* The task as a prompt tells it (llm_context.h): the kernel's ABI in the flavour in force,
- * the tensors, the tolerance, the workloads and checks in plain words, the README. */
+ * the tensors, the tolerance, the workloads and checks in plain words, how a kernel is
+ * scored, the README. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>

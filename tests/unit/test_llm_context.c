@@ -237,6 +237,12 @@ static void test_checks_words(void)
 			ks_llm_context_release(&c);
 			ks_task_free(t);
 		}
+	struct ks_buf prose = KS_BUF_INIT;
+	ks_assertions_prose("matmul", &prose);
+	ok(has(&prose, "large-values (m=64 n=64 k=64; input 1 from normal(0, 4), input 2 from") &&
+		   has(&prose, "zero-b (m=32 n=48 k=40; input 2 = 0 everywhere)") && !has(&prose, "~"),
+	   "the class's own list of its checks is in words too");
+	ks_buf_release(&prose);
 	struct ks_wl_result w = {.label = "assert:odd-shape (m=67 n=129 k=33)",
 				 .status = KS_STATUS_PASSED};
 	struct ks_eval_result r = {.status = KS_STATUS_PASSED, .nchecks = 1, .checks = &w};
