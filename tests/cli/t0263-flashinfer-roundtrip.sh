@@ -1,7 +1,7 @@
 #!/bin/bash
 # flashinfer-bench round trips: a gemm Definition (C = A @ B.T, one var axis) with 43
 # workloads imports as 43 workloads, recognised as a matrix product (flops, a naive
-# baseline, a template); the run's Traces carry every workload's own uuid and every input,
+# baseline, a template, an odd-sizes check that keeps the const axes); the run's Traces carry every workload's own uuid and every input,
 # and flashinfer-bench's own models load the Definition, ksearch's Solution and Traces
 # (where flashinfer-bench is installed for the Python ksearch uses); past the cap on
 # workloads the import stops and names the option that lifts it.
@@ -21,6 +21,10 @@ ok $? "... recognised as a gemm"
 $KS tasks show "$task" --json >"$TMP/show.json" 2>/dev/null
 is "$(json_get "$TMP/show.json" 'len(d["workloads"])')" 43 "every one of the 43 workloads is kept"
 is "$(json_get "$TMP/show.json" 'd["flops"]')" "2 * m * n * k" "flops from op_type gemm"
+# a kernel may hard-code a const axis (flashinfer-bench's gemm solutions do): the generated
+# check changes only M, and from the smallest workload with an even M (2), so it costs little
+is "$(json_get "$TMP/show.json" '[" ".join("%s=%s" % kv for kv in c["params"].items()) for c in d["checks"] if c["name"] == "odd-sizes"]')" \
+	"['m=3 n=64 k=96']" "the odd-sizes check keeps the const axes N, K and starts from M = 2"
 is "$(json_get "$task/flashinfer.json" 'sum(len(w["uuids"]) for w in d["workloads"])')" 43 \
 	"flashinfer.json keeps the 43 uuids"
 $KS eval "$task" "$task/baseline.c" --quick --no-checks --workloads 0,42 --json >"$TMP/eval.json" 2>/dev/null
