@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "ksearch/backend.h"
 #include "ksearch/export.h"
 #include "ksearch/store.h"
@@ -249,6 +251,16 @@ static int no_best(struct ks_store *s, const struct ks_store_run *run, const cha
 			    dir, ext, status, evaluated, passed, dir);
 }
 
+/* the task as the run was started on it (an imported task's folder outside tasks/, as the
+ * run's config keeps it) while that folder is there, else the run's task name */
+static void run_task_where(const struct ks_store_run *run, char *out, size_t n)
+{
+	json_t *cfg = run->config ? json_loads(run->config, 0, NULL) : NULL;
+	const char *given = json_string_value(json_object_get(cfg, "task"));
+	snprintf(out, n, "%s", given && ks_is_dir(given) ? given : run->task);
+	json_decref(cfg);
+}
+
 static int load_run(const char *dir, struct ks_export_loaded *l, char *task, size_t tn,
 		    struct ks_error *e)
 {
@@ -267,8 +279,10 @@ static int load_run(const char *dir, struct ks_export_loaded *l, char *task, siz
 		rc = no_best(s, run, dir, be ? be->ext : "?", e);
 		goto out;
 	}
+	char where[4096];
+	run_task_where(run, where, sizeof(where));
 	if ((rc = ks_file_read(l->origin, MAX_SOURCE, &l->mem[0], e)) ||
-	    (rc = ks_task_load(task, &l->task, e)))
+	    (rc = ks_task_load(where, &l->task, e)))
 		goto out;
 	char t2[128], b2[32];
 	long long best_id = 0;

@@ -129,8 +129,10 @@ static json_t *evaluation_json(const struct rp_run *r, const struct rp_cand *c,
 					  num_or_null(w->baseline_us / 1000), "speedup_factor",
 					  num_or_null(w->speedup))
 			      : json_null();
+	/* flashinfer-bench's Evaluation keeps the run's output in `log` (it drops keys it does
+	 * not know): ours says where the candidate's logs are */
 	char log[96];
-	snprintf(log, sizeof(log), "run.db#candidate-%lld", (long long)c->c->id);
+	snprintf(log, sizeof(log), "ksearch run.db, candidate %lld", (long long)c->c->id);
 	char hw[200];
 	if (r->target[0] && !strcmp(r->target, "auto") && (r->spec_title[0] || r->spec_name[0]))
 		snprintf(hw, sizeof(hw), "%s", r->spec_title[0] ? r->spec_title : r->spec_name);
@@ -141,7 +143,7 @@ static json_t *evaluation_json(const struct rp_run *r, const struct rp_cand *c,
 	json_t *env = json_pack("{s:s, s:{s:s, s:s}}", "hardware", hw,
 				"libs", "ksearch", r->run && r->run->version ? r->run->version : "?",
 				"backend", r->run && r->run->backend ? r->run->backend : "?");
-	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:s}", "status", st, "log_file", log,
+	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:s}", "status", st, "log", log,
 			 "correctness", corr, "performance", perf, "environment", env, "timestamp",
 			 c->c->created ? c->c->created : "");
 }
