@@ -17,6 +17,7 @@
 # Then, in $WORK/flashinfer-roundtrip:
 #   1. `ksearch tasks import flashinfer-bench` and checks: every workload kept, each uuid
 #      kept with its own axes, flops 2*m*n*k, a baseline and a template (recognised gemm);
+#      every other gemm definition of the corpus imported too, its uuids counted;
 #   2. `ksearch run` of the imported task with --budget N (default 3) and --top 1 on the
 #      workloads that fit a CPU: --workloads (indexes as `tasks show` lists them) or every
 #      workload of at most G GFLOP (default 0.25: the decode sizes M = 1, 2, 4, 7);
@@ -132,6 +133,19 @@ PY
 [ -f "$TASK/baseline.c" ] && ls "$TASK"/templates/cpu/*.c >/dev/null 2>&1 ||
 	die "the import did not recognise the gemm (no baseline.c or template)"
 
+# --- every other gemm definition the corpus holds with its workloads: imported, counted
+for d in $(find "$CORPUS" -path '*definitions*' -name 'gemm*.json' | sort); do
+	n=$(basename "$d" .json)
+	w=$(find "$CORPUS" -path '*workloads*' -name "$n.jsonl" | sort | head -1)
+	[ "$n" != "$DEF" ] && [ -n "$w" ] || continue
+	if "$BIN/ksearch" tasks import flashinfer-bench "$d" "$w" --out "$OUT/others" >/dev/null 2>"$OUT/others.err"; then
+		say "also: $n: $(grep -c . "$w") workload lines, $(python3 -c 'import json, sys
+print(sum(len(w["uuids"]) for w in json.load(open(sys.argv[1]))["workloads"]))' "$OUT/others/$n/flashinfer.json") uuids kept"
+	else
+		say "also: $n: import FAILED: $(head -1 "$OUT/others.err")"
+	fi
+done
+
 # --- 3. a small search on the workloads that fit here, then the Traces and the Solution
 if [ -z "$WLS" ]; then
 	WLS=$(python3 -c 'import json, sys
@@ -163,17 +177,46 @@ say "validation: $([ "$VALID" = 0 ] && echo passed || echo FAILED)"
 
 if [ -n "$PAGE" ]; then
 	{
-		echo "# flashinfer-bench's gemm round trip on the CPU"
+		echo "# flashinfer-bench's gemm, round-tripped on the CPU"
 		echo
-		echo "Made by \`bash bench/flashinfer_roundtrip.sh${ARGS:+ $ARGS}\` on $(date -u +%Y-%m-%d)"
-		echo "(ksearch $(git -C "$ROOT" log -1 --format=%h 2>/dev/null))."
+		echo "flashinfer-bench's own Definition \`$DEF\` and its workloads, imported by"
+		echo "\`ksearch tasks import flashinfer-bench\`, searched briefly on the CPU, written back as"
+		echo "Traces (\`ksearch report RUN --to flashinfer-trace\`) and a Solution (\`ksearch export RUN"
+		echo "--to flashinfer\`), and validated with flashinfer-bench's own models. Made by"
+		echo "\`bash bench/flashinfer_roundtrip.sh${ARGS:+ $ARGS}\` on $(date -u +%Y-%m-%d), ksearch at"
+		echo "commit $(git -C "$ROOT" log -1 --format=%h 2>/dev/null); the script's header says what"
+		echo "each step checks."
 		echo
-		echo "Machine: $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(nproc) cores" \
-			"available, $(uname -sr); load average at the end $(cut -d' ' -f1-3 /proc/loadavg)."
+		echo "Machine: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) cores,"
+		echo "$(uname -sr); load average $(cut -d' ' -f1-3 /proc/loadavg) at the end (the timings are"
+		echo "of a naive kernel on a shared machine: they show the round trip works, not a speed)."
+		echo
+		echo "## What ran"
 		echo
 		echo '```'
 		cat "$LOG"
 		echo '```'
+		echo
+		echo "## What it shows, and what it does not"
+		echo
+		echo "- Every workload line of the definition is a workload of the task, each uuid kept with"
+		echo "  its own axes (\`flashinfer.json\`); flops are \`2 * m * n * k\`; the gemm is recognised"
+		echo "  (naive baseline, OpenMP template, matmul checks; the odd-sizes check keeps the const N"
+		echo "  and K)."
+		echo "- Only the evaluated workloads (above) have Traces: the others are GPU sizes (up to"
+		echo "  M = 8192, 275 GFLOP each) that a naive CPU kernel and a torch fp16 reference on the CPU"
+		echo "  do not finish here in reasonable time. \`--workloads\` picks others."
+		echo "- flashinfer-bench's models are those of its PyPI release (\`flashinfer_bench.data\`:"
+		echo "  Definition, Solution, Trace, TraceSet), installed without flashinfer-python and"
+		echo "  apache-tvm-ffi, which only building and running Solutions need. The Solution was not"
+		echo "  run inside flashinfer-bench's benchmark (that needs a GPU); its \`main.py\` is the"
+		echo "  torch module of \`ksearch export --to torch\` ([export-torch.md](export-torch.md))."
+		echo "- \`TraceSet.get_best_trace\` keeps traces whose max errors are at most 1e-2 by"
+		echo "  default. An output here sums 4096 products of normal(0, 1) inputs (standard deviation"
+		echo "  64), and one fp16 step is 0.0625 between 64 and 128, 0.125 between 128 and 256: a"
+		echo "  kernel and a reference that round differently differ by that much, so the passing"
+		echo "  traces' \`max_absolute_error\` (above) exceeds the default bound, and"
+		echo "  \`get_best_trace\` finds them only with a larger \`max_abs_error\`."
 	} >"$PAGE"
 	echo "wrote $PAGE"
 fi

@@ -85,6 +85,51 @@ else
 		"flashinfer-bench is not installed for $PY (pip install flashinfer-bench)"
 fi
 
+# --- a candidate that writes NaN fails the check first, and its timed workload is not run:
+# the Trace says "NaN" (unknown) for its errors, not the 0 its row holds, nor null, which
+# flashinfer-bench's models refuse (and with it the whole traces file)
+mkdir -p "$TMP/nan"
+cp -r "$task" "$TMP/nan/" && rm -f "$TMP/nan/gemm_n64_k96/templates/cpu/"*.c
+cat >"$TMP/nan/gemm_n64_k96/templates/cpu/nan_out.c" <<'C'
+/* @ksearch
+family: nan-out
+summary: writes NaN for every output, a candidate that must fail
+rating: 4
+difficulty: 1
+knobs:
+  UNUSED: {values: [0], default: 0, summary: "no effect"}
+@end */
+#include <math.h>
+#include <stdint.h>
+
+void gemm_n64_k96(const float *a, const float *b, float *c, int32_t m, int32_t n, int32_t k)
+{
+	(void)a, (void)b, (void)k;
+	for (int64_t i = 0; i < (int64_t)m * n; i++)
+		c[i] = NAN;
+}
+C
+$KS run "$TMP/nan/gemm_n64_k96" --budget 1 --top 0 --min-time 0.01 --workloads 0 --out "$TMP/nanrun" \
+	>"$TMP/nanrun.out" 2>&1
+$KS report "$TMP/nanrun" --to flashinfer-trace >"$TMP/nan.jsonl" 2>"$TMP/nan.err"
+python3 - "$TMP/nan.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+ev = [t["evaluation"] for t in lines]
+assert ev and all(e["status"] == "INCORRECT_NUMERICAL" for e in ev), ev
+assert all(e["correctness"]["max_absolute_error"] == "NaN" for e in ev), ev
+PY
+ok $? "a candidate that wrote NaN: its Trace is INCORRECT_NUMERICAL with the errors \"NaN\", not 0 or null"
+if $PY -c 'import flashinfer_bench' 2>/dev/null; then
+	$PY -c 'import json, sys
+from flashinfer_bench.data import Trace
+for l in open(sys.argv[1]):
+    assert Trace.model_validate(json.loads(l)).evaluation.status.value == "INCORRECT_NUMERICAL"' "$TMP/nan.jsonl"
+	ok $? "... and flashinfer-bench's Trace reads it"
+else
+	skip "... and flashinfer-bench's Trace reads it" "flashinfer-bench is not installed for $PY"
+fi
+
 # --- the cap on workloads: bounds first, a refusal that names the cap and the option
 python3 - "$TMP" <<'PY'
 import json, sys
