@@ -4,7 +4,7 @@
 #
 #   bash bench/flashinfer_roundtrip.sh [--corpus DIR] [--version V] [--definition NAME]
 #                                      [--workloads N,.. | --gflop G] [--budget N]
-#                                      [--python PY] [--page FILE]
+#                                      [--python PY] [--page FILE] [--import-only]
 #
 # The files are flashinfer-bench's, never copies kept here: the Definition NAME.json
 # (default gemm_n4096_k4096, C = A @ B.T from Llama 3.1 8B's attn.o_proj, fp16, N = K =
@@ -18,7 +18,8 @@
 #   1. `ksearch tasks import flashinfer-bench` and checks: every workload kept, each uuid
 #      kept with its own axes, flops 2*m*n*k, a baseline and a template (recognised gemm);
 #      every other gemm definition of the corpus imported too, its uuids counted;
-#   2. `ksearch run` of the imported task with --budget N (default 3) and --top 1 on the
+#   2. `ksearch run` of the imported task with --budget N (default 3), --top 1 and --fresh
+#      (every candidate evaluated here, none taken from the results cache) on the
 #      workloads that fit a CPU: --workloads (indexes as `tasks show` lists them) or every
 #      workload of at most G GFLOP (default 0.25: the decode sizes M = 1, 2, 4, 7);
 #      the reference is the definition's own torch run();
@@ -35,7 +36,7 @@
 # with --no-deps plus pydantic, safetensors and docstring-parser: its data models import
 # those and torch, not flashinfer-python or apache-tvm-ffi (needed only to build and run
 # Solutions, on a GPU).  --page FILE writes the results page (the command, the machine, what
-# ran, the validation's output).  Environment:
+# ran, the validation's output); --import-only stops after step 1.  Environment:
 #   WORK=DIR     corpus, venv, task folder and run (default ~/.cache/ksearch-bench)
 #   KS_BIN=DIR   ksearch and its runners (default build)
 set -u
@@ -43,7 +44,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=$(cd "${KS_BIN:-$ROOT/build}" 2>/dev/null && pwd) ||
 	{ echo "flashinfer_roundtrip.sh: no folder '${KS_BIN:-$ROOT/build}' (KS_BIN)" >&2; exit 2; }
 WORK=${WORK:-$HOME/.cache/ksearch-bench}
-CORPUS= VERSION=0.1.2 DEF=gemm_n4096_k4096 WLS= GFLOP=0.25 BUDGET=3 PY= PAGE=
+CORPUS= VERSION=0.1.2 DEF=gemm_n4096_k4096 WLS= GFLOP=0.25 BUDGET=3 PY= PAGE= IMPORT_ONLY=0
 ARGS="$*"
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -55,7 +56,8 @@ while [ $# -gt 0 ]; do
 	--budget) BUDGET=${2:?--budget needs a number}; shift 2 ;;
 	--python) PY=${2:?--python needs an interpreter}; shift 2 ;;
 	--page) PAGE=${2:?--page needs a file}; shift 2 ;;
-	-h|--help) sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--import-only) IMPORT_ONLY=1; shift ;;
+	-h|--help) awk 'NR > 1 && /^set -u/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "flashinfer_roundtrip.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -146,6 +148,8 @@ print(sum(len(w["uuids"]) for w in json.load(open(sys.argv[1]))["workloads"]))' 
 	fi
 done
 
+[ "$IMPORT_ONLY" = 0 ] || exit 0
+
 # --- 3. a small search on the workloads that fit here, then the Traces and the Solution
 if [ -z "$WLS" ]; then
 	WLS=$(python3 -c 'import json, sys
@@ -157,9 +161,9 @@ fi
 say "evaluated: workloads $WLS ($(python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 print(", ".join(d["workloads"][int(i)]["label"] for i in sys.argv[2].split(",")))' "$OUT/show.json" "$WLS"))"
-say "run: ksearch run $DEF --workloads $WLS --budget $BUDGET --top 1"
+say "run: ksearch run $DEF --workloads $WLS --budget $BUDGET --top 1 --fresh"
 start=$(date +%s)
-"$BIN/ksearch" run "$TASK" --workloads "$WLS" --budget "$BUDGET" --top 1 --out "$OUT/run" \
+"$BIN/ksearch" run "$TASK" --workloads "$WLS" --budget "$BUDGET" --top 1 --fresh --out "$OUT/run" \
 	>"$OUT/run.log" 2>&1 || { tail -20 "$OUT/run.log" >&2; die "ksearch run failed"; }
 say "run: $(( $(date +%s) - start )) s; $(grep -m1 -iE '^best' "$OUT/run.log")"
 TS=$OUT/traceset
@@ -195,6 +199,16 @@ if [ -n "$PAGE" ]; then
 		echo
 		echo '```'
 		cat "$LOG"
+		echo '```'
+		echo
+		echo "One Trace line as ksearch wrote it, and the Solution without its sources:"
+		echo
+		echo '```json'
+		head -1 "$TS/traces/gemm/$DEF.jsonl"
+		python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+d["sources"] = ["%s (%d characters)" % (x["path"], len(x["content"])) for x in d["sources"]]
+print(json.dumps(d, indent=1))' "$TS/solutions/gemm/ksearch.json"
 		echo '```'
 		echo
 		echo "## What it shows, and what it does not"
