@@ -160,7 +160,7 @@ struct ks_wl_result {
 	char *log;               /* compiler message, signal, first mismatches, ... */
 	int not_run;             /* 1: not evaluated, an earlier check or workload failed (status
 				    is that failure's; nothing was compared or timed); its log
-				    is KS_EVAL_NOT_RUN_LOG, which is what a run's store keeps of it */
+				    is KS_EVAL_NOT_RUN_LOG, what a run's store keeps of it */
 	double phase_s[KS_PHASE_COUNT]; /* this workload's wall time by phase */
 	double part_s[KS_PART_COUNT];   /* the runner's steps (enum ks_eval_part) */
 	double inputs_cached_bytes;     /* input bytes the runner read from the input cache

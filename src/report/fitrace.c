@@ -148,8 +148,8 @@ static json_t *evaluation_json(const struct rp_run *r, const struct rp_cand *c,
 	/* flashinfer-bench's Evaluation keeps the run's output in `log` (it drops keys it does
 	 * not know): ours says where the candidate's logs are */
 	char log[160];
-	snprintf(log, sizeof(log), "%s%sksearch run.db, candidate %lld", not_run ? KS_EVAL_NOT_RUN_LOG : "",
-		 not_run ? "; " : "", (long long)c->c->id);
+	snprintf(log, sizeof(log), "%s%sksearch run.db, candidate %lld",
+		 not_run ? KS_EVAL_NOT_RUN_LOG : "", not_run ? "; " : "", (long long)c->c->id);
 	char hw[200];
 	if (r->target[0] && !strcmp(r->target, "auto") && (r->spec_title[0] || r->spec_name[0]))
 		snprintf(hw, sizeof(hw), "%s", r->spec_title[0] ? r->spec_title : r->spec_name);
