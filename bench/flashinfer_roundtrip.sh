@@ -86,6 +86,11 @@ WL_JSONL=$(find "$CORPUS" -path '*workloads*' -name "$DEF.jsonl" 2>/dev/null | s
 [ -n "$DEF_JSON" ] && [ -n "$WL_JSONL" ] ||
 	die "no definitions/**/$DEF.json and workloads/**/$DEF.jsonl under '$CORPUS'"
 say "source: $SOURCE"
+# the sdist holds the definition twice (examples/ and flashinfer_trace/): say whether they agree
+for f in $(find "$CORPUS" -path '*definitions*' -name "$DEF.json" -o -path '*workloads*' -name "$DEF.jsonl" | sort); do
+	[ "$f" = "$DEF_JSON" ] || [ "$f" = "$WL_JSONL" ] || say "copy: ${f#$CORPUS/}: $(cmp -s "$f" \
+		"$([ "${f%.jsonl}" != "$f" ] && echo "$WL_JSONL" || echo "$DEF_JSON")" && echo identical || echo DIFFERS)"
+done
 say "definition: ${DEF_JSON#$CORPUS/}"
 say "workloads: ${WL_JSONL#$CORPUS/} ($(grep -c . "$WL_JSONL") lines)"
 
