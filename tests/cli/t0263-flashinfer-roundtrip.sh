@@ -61,9 +61,10 @@ cp $FIX/gemm_n64_k96.jsonl "$TMP/ts/workloads/"
 cp "$TMP/traces.jsonl" "$TMP/ts/traces/gemm_n64_k96.jsonl"
 # the task folder is not under tasks/ nor the current folder: export finds it as the run
 # was given it
-$KS export "$TMP/run" --to flashinfer --out "$TMP/ts/solutions/ksearch.json" >"$TMP/export.out" 2>&1 ||
-	cat "$TMP/export.out" >&2
-ok $? "export --to flashinfer writes a Solution for an imported task outside tasks/"
+$KS export "$TMP/run" --to flashinfer --out "$TMP/ts/solutions/ksearch.json" >"$TMP/export.out" 2>&1
+rc=$?
+[ $rc = 0 ] || cat "$TMP/export.out" >&2
+ok $rc "export --to flashinfer writes a Solution for an imported task outside tasks/"
 python3 - "$TMP/ts/solutions/ksearch.json" "$TMP/traces.jsonl" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -77,9 +78,10 @@ ok $? "... named as the best candidate's Traces name their solution, all PASSED"
 # --- flashinfer-bench's own models: bench/flashinfer_validate.py (bench/flashinfer_roundtrip.sh
 # runs it on flashinfer-bench's real gemm), unknown keys included
 if $PY -c 'import flashinfer_bench' 2>/dev/null; then
-	$PY "$ROOT/bench/flashinfer_validate.py" "$TMP/ts" gemm_n64_k96 >"$TMP/validate.out" 2>&1 ||
-		cat "$TMP/validate.out" >&2
-	ok $? "flashinfer-bench's models load the Definition, the Solution and the Traces, and know every key"
+	$PY "$ROOT/bench/flashinfer_validate.py" "$TMP/ts" gemm_n64_k96 >"$TMP/validate.out" 2>&1
+	rc=$?
+	[ $rc = 0 ] || cat "$TMP/validate.out" >&2
+	ok $rc "flashinfer-bench's models load the Definition, the Solution and the Traces, and know every key"
 else
 	skip "flashinfer-bench's models load ksearch's Definition, Solution and Traces" \
 		"flashinfer-bench is not installed for $PY (pip install flashinfer-bench)"
