@@ -819,7 +819,7 @@ int ks_evaluator_run_artifact(struct ks_evaluator *ev, const struct ks_artifact 
 			}
 			if (r->status != KS_STATUS_PASSED) {
 				/* an earlier failure decided the status: do not spend time */
-				res->log = strdup("not run: an earlier check or workload failed");
+				res->log = strdup(KS_EVAL_NOT_RUN_LOG);
 				res->status = r->status;
 				res->not_run = 1;
 				continue;

@@ -12,6 +12,27 @@
 #include "export/exporters.h"
 #include "ksearch/backend.h"
 
+/* named as `report --to flashinfer-trace` names the run's Traces, so that
+ * TraceSet.get_solution finds this Solution from its candidate's Traces: the definition's
+ * own name (an imported task's flashinfer.json) and "<task>_ksearch_<candidate id>" (a
+ * kernel file: "<task>_ksearch_<backend>"); the caller frees *side */
+static void fi_names(const struct ks_export_item *it, json_t **side, const char **def,
+		     char *name, size_t n)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/flashinfer.json", it->task->dir);
+	*side = json_load_file(path, 0, NULL);
+	*def = json_string_value(json_object_get(*side, "definition"));
+	if (!*def)
+		*def = it->task->name;
+	long long id = 0;
+	const char *label = it->variants[0].label;
+	if (label && sscanf(label, "candidate %lld", &id) == 1)
+		snprintf(name, n, "%s_ksearch_%lld", it->task->name, id);
+	else
+		snprintf(name, n, "%s_ksearch_%s", it->task->name, it->backend);
+}
+
 static int fi_write(const struct ks_export_item *items, int n, struct ks_export_out *o,
 		    struct ks_error *e)
 {
@@ -25,7 +46,9 @@ static int fi_write(const struct ks_export_item *items, int n, struct ks_export_
 		goto out;
 	int cuda = !strcmp(ks_export_ext(it), "cu");
 	char name[256];
-	snprintf(name, sizeof(name), "%s_ksearch_%s", it->task->name, it->backend);
+	const char *def;
+	json_t *side;
+	fi_names(it, &side, &def, name, sizeof(name));
 	ks_buf_addf(&desc, "A %s kernel found by ksearch on backend %s (%s), %s, knobs %s",
 		    cuda ? "CUDA" : "C", it->backend,
 		    it->origin, it->variants[0].label, it->variants[0].knobs);
@@ -51,7 +74,7 @@ static int fi_write(const struct ks_export_item *items, int n, struct ks_export_
 	}
 	json_t *doc = json_pack(
 		"{s:s, s:s, s:s, s:s, s:{s:s, s:[s], s:s, s:[s], s:b}, s:o}", "name", name,
-		"definition", it->task->name, "description", ks_buf_str(&desc), "author", "ksearch",
+		"definition", def, "description", ks_buf_str(&desc), "author", "ksearch",
 		"spec", "language", "python", "target_hardware", cuda ? "NVIDIA_GPU" : "CPU",
 		"entry_point", "main.py::run", "dependencies", "torch",
 		"destination_passing_style", 0, "sources",
@@ -63,6 +86,7 @@ static int fi_write(const struct ks_export_item *items, int n, struct ks_export_
 		ks_buf_addf(ks_export_out_file(o, "solution.json"), "%s\n", text);
 	free(text);
 	json_decref(doc);
+	json_decref(side);
 out:
 	ks_buf_release(&main_py);
 	ks_buf_release(&desc);

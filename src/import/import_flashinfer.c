@@ -109,6 +109,10 @@ static int read_axes(struct fib *f, json_t *axes, struct ks_error *e)
 			return rc;
 		snprintf(f->axis_src[f->naxes], IMP_NAME, "%s", key);
 		f->axis_const[f->naxes] = is_const;
+		/* a kernel may specialise a const axis (flashinfer-bench's own gemm solutions
+		 * hard-code N and K): the generated check keeps its value */
+		if (is_const)
+			f->it->fixed |= 1u << (f->it->nparams - 1);
 		f->axis_value[f->naxes++] = is_const ? (double)json_integer_value(v) : 0;
 	}
 	return 0;

@@ -256,28 +256,55 @@ static void write_value(struct ks_buf *b, const struct imp_param *p, double v)
 		ks_buf_addf(b, "%.0f", v);
 }
 
-/* a generated kernel's check: every size that is a dimension of an input made odd (one
- * more when even), the others (a kernel size, a stride) as they are; none when all are odd */
+/* param i is a free dimension: a size of an input that the check may change */
+static int free_dim(const struct imp_task *it, int i)
+{
+	if ((it->fixed >> i & 1) || strcmp(it->params[i].type, "i32"))
+		return 0;
+	for (int t = 0; t < it->ntensors; t++)
+		for (int k = 0; k < it->tensors[t].ndim && !it->tensors[t].is_output; k++)
+			if (!strcmp(it->tensors[t].shape[k], it->params[i].name))
+				return 1;
+	return 0;
+}
+
+/* the workload the check starts from: the smallest (by the product of its free dimensions)
+ * with an even one, so the check costs what the cheapest such workload costs; -1: none */
+static int odd_basis(const struct imp_task *it)
+{
+	int best = -1;
+	double best_size = 0;
+	for (int w = 0; w < it->nworkloads; w++) {
+		double size = 1;
+		int even = 0;
+		for (int i = 0; i < it->nparams; i++)
+			if (free_dim(it, i)) {
+				size *= it->values[w][i];
+				even |= fmod(it->values[w][i], 2) == 0;
+			}
+		if (even && (best < 0 || size < best_size))
+			best = w, best_size = size;
+	}
+	return best;
+}
+
+/* a generated kernel's check: every free dimension of the basis workload made odd (one
+ * more when even), the others (a const axis, a kernel size, a stride) as they are; none
+ * when every workload's free dimensions are all odd */
 static void odd_check(const struct imp_task *it, struct ks_buf *b)
 {
-	struct ks_buf line = KS_BUF_INIT;
-	int changed = 0;
+	int w = odd_basis(it);
+	if (w < 0)
+		return;
+	ks_buf_adds(b, "checks:\n  - {name: odd-sizes");
 	for (int i = 0; i < it->nparams; i++) {
-		double v = it->values[0][i];
-		int dim = 0;
-		for (int t = 0; t < it->ntensors && !dim; t++)
-			for (int k = 0; k < it->tensors[t].ndim && !it->tensors[t].is_output; k++)
-				dim |= !strcmp(it->tensors[t].shape[k], it->params[i].name);
-		if (dim && !(it->fixed >> i & 1) && !strcmp(it->params[i].type, "i32") && fmod(v, 2) == 0) {
+		double v = it->values[w][i];
+		if (free_dim(it, i) && fmod(v, 2) == 0)
 			v += 1;
-			changed = 1;
-		}
-		ks_buf_addf(&line, ", %s: ", it->params[i].name);
-		write_value(&line, &it->params[i], v);
+		ks_buf_addf(b, ", %s: ", it->params[i].name);
+		write_value(b, &it->params[i], v);
 	}
-	if (changed)
-		ks_buf_addf(b, "checks:\n  - {name: odd-sizes%s}\n", ks_buf_str(&line));
-	ks_buf_release(&line);
+	ks_buf_adds(b, "}\n");
 }
 
 static void task_yaml(const struct imp_task *it, struct ks_buf *b)

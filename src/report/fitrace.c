@@ -10,12 +10,24 @@
 
 #include <jansson.h>
 
+#include "ksearch/eval.h"
 #include "ksearch/task.h"
 #include "report/report_impl.h"
 
 static json_t *num_or_null(double v)
 {
 	return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* an error figure as flashinfer-bench writes one: its Correctness refuses null (and so
+ * would its TraceSet the whole file) and reads NaN and infinity as these strings */
+static json_t *error_json(double v)
+{
+	if (isnan(v))
+		return json_string("NaN");
+	if (isinf(v))
+		return json_string(v > 0 ? "Infinity" : "-Infinity");
+	return json_real(v);
 }
 
 /* flashinfer-bench's statuses are fewer: what ksearch tells apart folds into them */
@@ -119,18 +131,25 @@ static json_t *evaluation_json(const struct rp_run *r, const struct rp_cand *c,
 			       const struct rp_wl *w)
 {
 	const char *st = trace_status(w->status);
+	/* a workload not run after an earlier failure has the candidate's status and no errors
+	 * of its own: "NaN", not the 0 its row holds */
+	int not_run = w->log && !strcmp(w->log, KS_EVAL_NOT_RUN_LOG);
+	double abs_err = not_run ? NAN : w->max_abs_err, rel_err = not_run ? NAN : w->max_rel_err;
 	int passed = !strcmp(st, "PASSED"), numerical = passed || !strcmp(st, "INCORRECT_NUMERICAL");
 	json_t *corr = numerical ? json_pack("{s:o, s:o}", "max_relative_error",
-					     num_or_null(w->max_rel_err), "max_absolute_error",
-					     num_or_null(w->max_abs_err))
+					     error_json(rel_err), "max_absolute_error",
+					     error_json(abs_err))
 				 : json_null();
 	json_t *perf = passed ? json_pack("{s:o, s:o, s:o}", "latency_ms",
 					  num_or_null(w->median_us / 1000), "reference_latency_ms",
 					  num_or_null(w->baseline_us / 1000), "speedup_factor",
 					  num_or_null(w->speedup))
 			      : json_null();
-	char log[96];
-	snprintf(log, sizeof(log), "run.db#candidate-%lld", (long long)c->c->id);
+	/* flashinfer-bench's Evaluation keeps the run's output in `log` (it drops keys it does
+	 * not know): ours says where the candidate's logs are */
+	char log[160];
+	snprintf(log, sizeof(log), "%s%sksearch run.db, candidate %lld",
+		 not_run ? KS_EVAL_NOT_RUN_LOG : "", not_run ? "; " : "", (long long)c->c->id);
 	char hw[200];
 	if (r->target[0] && !strcmp(r->target, "auto") && (r->spec_title[0] || r->spec_name[0]))
 		snprintf(hw, sizeof(hw), "%s", r->spec_title[0] ? r->spec_title : r->spec_name);
@@ -141,7 +160,7 @@ static json_t *evaluation_json(const struct rp_run *r, const struct rp_cand *c,
 	json_t *env = json_pack("{s:s, s:{s:s, s:s}}", "hardware", hw,
 				"libs", "ksearch", r->run && r->run->version ? r->run->version : "?",
 				"backend", r->run && r->run->backend ? r->run->backend : "?");
-	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:s}", "status", st, "log_file", log,
+	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:s}", "status", st, "log", log,
 			 "correctness", corr, "performance", perf, "environment", env, "timestamp",
 			 c->c->created ? c->c->created : "");
 }
