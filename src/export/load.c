@@ -13,6 +13,7 @@
 #include "ksearch/export.h"
 #include "ksearch/report.h"
 #include "ksearch/store.h"
+#include "util/defines.h"
 #include "util/fs.h"
 
 #ifndef KS_VERSION
@@ -44,21 +45,10 @@ static int bake(struct ks_store *s, const struct ks_store_candidate *c, struct k
 {
 	ks_buf_addf(out, "/* candidate %lld: %s\n * knobs: %s\n */\n", (long long)c->id,
 		    c->action ? c->action : "", c->knobs ? c->knobs : "{}");
-	for (const char *d = c->defines ? c->defines : ""; *d;) {
-		while (*d == ' ')
-			d++;
-		if (strncmp(d, "-D", 2))
-			break;
-		d += 2;
-		size_t len = strcspn(d, " ");
-		const char *eq = memchr(d, '=', len);
-		if (eq)
-			ks_buf_addf(out, "#define %.*s %.*s\n", (int)(eq - d), d,
-				    (int)(len - (size_t)(eq - d) - 1), eq + 1);
-		d += len;
-	}
-	ks_buf_adds(out, "\n");
-	return ks_store_get_source(s, c->id, out, e);
+	int rc = ks_defines_bake(c->defines, out, e);
+	if (!rc)
+		ks_buf_adds(out, "\n");
+	return rc ? rc : ks_store_get_source(s, c->id, out, e);
 }
 
 /* variant v of the item: candidate id's source with its knob values baked in */

@@ -94,7 +94,7 @@ int ks_report_write_files_opts(const char *run_dir, const struct ks_report_opts 
 			rc = ks_error_set(e, KS_ELIMIT, "path too long in '%s'", run_dir);
 			break;
 		}
-		rc = ks_file_write_atomic(path, ks_buf_str(&b), b.len, e);
+		rc = ks_file_write_buf(path, &b, e);
 	}
 	ks_buf_release(&b);
 	rp_release(&r);

@@ -15,22 +15,6 @@
 #include "ksearch/worker.h"
 #include "run/final_impl.h"
 
-static void parse_defines(const char *defines, struct ks_final_pending *p)
-{
-	char copy[4096];
-	int nd = 0;
-	snprintf(copy, sizeof(copy), "%s", defines ? defines : "");
-	char *save = NULL;
-	for (char *tok = strtok_r(copy, " ", &save); tok && nd < KS_TEMPLATE_MAX_KNOBS;
-	     tok = strtok_r(NULL, " ", &save))
-		if (!strncmp(tok, "-D", 2)) {
-			snprintf(p->defs[nd], sizeof(p->defs[nd]), "%s", tok + 2);
-			p->list[nd] = p->defs[nd];
-			nd++;
-		}
-	p->list[nd] = NULL;
-}
-
 /* a new result becomes the one recorded: the first, or a failure after passes */
 static void keep_result(struct ks_final_pending *p, struct ks_eval_result *res)
 {
@@ -96,7 +80,7 @@ static int measure_pooled(struct ks_final_run *f, const struct ks_eval_opts *o,
 	for (int k = 0; k < nw; k++) {
 		struct ks_final_pending *p = &f->pd[which[k]];
 		jobs[k] = (struct ks_pool_job){.task = st->o.task, .opts = o,
-					       .source = ks_buf_str(&p->src), .defines = p->list,
+					       .source = ks_buf_str(&p->src), .defines = p->defs.list,
 					       .units = st->task->nworkloads + st->task->nchecks};
 	}
 	char what[128];
@@ -128,7 +112,7 @@ static int measure(struct ks_final_run *f, const struct ks_eval_opts *o, const i
 		snprintf(what, sizeof(what), "round %d, %d/%d candidate #%lld: %s", f->prog.rounds + 1,
 			 k + 1, nw, (long long)c->id, c->action ? c->action : "");
 		ks_run_progress_tick(st, "final", what, 0);
-		rc = ks_evaluator_run(ev, ks_buf_str(&p->src), NULL, p->list, &res, e);
+		rc = ks_evaluator_run(ev, ks_buf_str(&p->src), NULL, p->defs.list, &res, e);
 		take_round(p, &res, rc == 0);
 	}
 	ks_evaluator_free(ev);
@@ -180,8 +164,8 @@ static int collect(struct ks_final_run *f, struct ks_error *e)
 			p->fc.known_speedup = c->final_speedup;
 			continue;
 		}
-		parse_defines(c->defines, p);
-		rc = ks_store_get_source(f->st->store, c->id, &p->src, e);
+		if (!(rc = ks_defines_parse(&p->defs, c->defines, e)))
+			rc = ks_store_get_source(f->st->store, c->id, &p->src, e);
 	}
 	return rc;
 }
@@ -285,6 +269,7 @@ static void final_free(struct ks_final_run *f)
 {
 	for (int k = 0; k < f->np; k++) {
 		ks_buf_release(&f->pd[k].src);
+		ks_defines_release(&f->pd[k].defs);
 		ks_eval_result_release(&f->pd[k].res);
 		ks_final_cand_release(&f->pd[k].fc);
 	}

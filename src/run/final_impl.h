@@ -7,13 +7,13 @@
 #include "ksearch/template.h"
 #include "run/final_pick.h"
 #include "run/run_internal.h"
+#include "util/defines.h"
 
 /* a candidate to re-measure: its source and its defines as a compiler list */
 struct ks_final_pending {
 	size_t index; /* in the store's list */
 	struct ks_buf src;
-	char defs[KS_TEMPLATE_MAX_KNOBS + 1][128];
-	const char *list[KS_TEMPLATE_MAX_KNOBS + 1];
+	struct ks_defines defs; /* defs.list: what the compiler is given */
 	struct ks_eval_result res; /* the result recorded: the first round's, or a failure */
 	int have_res;
 	struct ks_final_cand fc;

@@ -16,6 +16,7 @@
 #include "ksearch/log.h"
 #include "ksearch/report.h"
 #include "run/final_impl.h"
+#include "util/defines.h"
 #include "util/fs.h"
 
 static int write_best(struct ks_run_state *st, const struct ks_store_candidate *c,
@@ -38,24 +39,11 @@ static int write_best(struct ks_run_state *st, const struct ks_store_candidate *
 		    c->knobs ? c->knobs : "{}",
 		    st->task->name, st->dir, st->be->ext);
 	/* bake the knob values in so the file stands alone */
-	const char *d = c->defines ? c->defines : "";
-	while (*d) {
-		while (*d == ' ')
-			d++;
-		if (strncmp(d, "-D", 2))
-			break;
-		d += 2;
-		const char *end = strchr(d, ' ');
-		size_t len = end ? (size_t)(end - d) : strlen(d);
-		const char *eq = memchr(d, '=', len);
-		if (eq)
-			ks_buf_addf(&out, "#define %.*s %.*s\n", (int)(eq - d), d,
-				    (int)(len - (size_t)(eq - d) - 1), eq + 1);
-		d += len;
-	}
+	if ((rc = ks_defines_bake(c->defines, &out, e)))
+		goto done;
 	ks_buf_addf(&out, "\n%s", ks_buf_str(&src));
 	snprintf(r->best_source, sizeof(r->best_source), "%s/best.%s", st->dir, st->be->ext);
-	rc = ks_file_write_atomic(r->best_source, out.data, out.len, e);
+	rc = ks_file_write_buf(r->best_source, &out, e);
 done:
 	ks_buf_release(&src);
 	ks_buf_release(&out);

@@ -7,9 +7,8 @@
 # file, then in src/.
 . "$(dirname "$0")/lib.sh"
 
-# ks_file_write_buf itself, and files whose owner switches them (issue 41's run-final and
-# report work)
-KEPT='src/util/fs.c|src/run/final.c|src/report/report.c'
+# ks_file_write_buf itself
+KEPT='src/util/fs.c'
 
 direct() { # direct DIR: "file:line: text" of each direct write of a buffer's bytes
 	grep -rnE 'ks_file_write_atomic\([^;]*(\.data|->data|ks_buf_str\()' "$1" --include='*.c' |
