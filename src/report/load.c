@@ -9,6 +9,7 @@
 
 #include "report/report_impl.h"
 #include "util/fs.h"
+#include "util/os.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -468,7 +469,7 @@ int rp_load(const char *dir, const struct ks_report_opts *o, struct rp_run *r,
 		if (rc_->c->has_final)
 			r->any_final = 1;
 	}
-	qsort_r(r->ranked, r->ncands, sizeof(*r->ranked), cmp_rank, r->cands);
+	ks_os_qsort_r(r->ranked, r->ncands, sizeof(*r->ranked), cmp_rank, r->cands);
 	for (size_t i = 0; i < nevents; i++) {
 		span_add(&lo, &hi, events[i].ts);
 		if (events[i].kind && !strcmp(events[i].kind, "final"))

@@ -23,6 +23,7 @@
 #include "task/input_cache.h"
 #include "util/chunks.h"
 #include "util/clock.h"
+#include "util/os.h"
 
 typedef void (*entry_fn)(void **tensors, const double *params, void *stream);
 
@@ -85,7 +86,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
 	(void)uc;
-	ks_runner_report("violation", "blocked system call %d", si->si_syscall);
+	ks_runner_report("violation", "blocked system call %d", ks_sandbox_trapped_syscall(si));
 	_exit(KS_RUNNER_EXIT_VIOLATION);
 }
 
@@ -312,7 +313,7 @@ static int cmd_alloc(int sets, int nshared)
 			 * touching the host sets was 1.58 s of a cuda runner's 1.89 s start on
 			 * softmax (2.2 GB of sets). */
 			if (t->mapped >= HUGE_MIN && !in_file(t, s))
-				madvise(p, t->mapped, MADV_HUGEPAGE);
+				ks_os_hugepages(p, t->mapped);
 			t->set[s] = p;
 			host_ns += now_ns() - t0;
 			t0 = now_ns();
