@@ -32,6 +32,15 @@ sed 's/^/# /' "$TMP/dev" | head -8
 grep -q "device_input.metal.mlx:14:[0-9]*: error: .*'device float const \*'.*'constant float const \*'" "$TMP/dev"
 ok $? "... at the fixture's line 14, naming both address spaces"
 
+# the mlx backend's hostile Metal kernels (ksearch doctor runs them on a Mac) are Metal,
+# but for the one that must not compile
+H=$ROOT/tests/fixtures/hostile_mlx/metal
+python3 "$M" --ksearch "$KS" --task softmax "$H/good.mlx" "$H/hang.mlx" "$H/oob_write.mlx" \
+	"$H/partial_write.mlx" >"$TMP/hostile" 2>&1
+is "$?" 0 "the hostile Metal kernels compile, to fail as they are meant to"
+python3 "$M" --ksearch "$KS" --task softmax "$H/compile_error.mlx" >"$TMP/ce" 2>&1
+is "$?" 1 "... and metal/compile_error.mlx does not"
+
 # a compiler that accepts the probe's bad lines (here `true`, which accepts everything) is
 # refused: nothing is reported as checked
 python3 "$M" --ksearch "$KS" --clang true "${shipped[0]}" >"$TMP/weak" 2>&1
