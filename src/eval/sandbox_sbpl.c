@@ -148,8 +148,12 @@ void ks_sbpl_compiler(struct ks_buf *out, const char *const *ro, const char *con
 	sb_allow_paths(out, "file-read* file-map-executable process-exec", ro);
 	sb_allow_paths(out, "file-read* file-write* file-map-executable", rw);
 	sb_allow_paths(out, "file-read* file-write-data", dev_null);
-	/* the compiler driver starts its stages (cc1, as, ld) */
-	ks_buf_adds(out, "(allow process-fork)\n");
+	/* the compiler driver starts its stages (cc1, as, ld); /usr/bin/cc is xcrun's shim, which
+	 * reads its preferences through cfprefsd to find the toolchain (no network either way) */
+	static const char *const prefs[] = {"com.apple.cfprefsd.daemon", "com.apple.cfprefsd.agent",
+					    NULL};
+	ks_buf_adds(out, "(allow process-fork)\n(allow user-preference-read)\n");
+	sb_allow_names(out, "mach-lookup", "global-name", prefs);
 	/* local sockets only (Python's socketpair), never network; none with no_sockets */
 	if (!no_sockets)
 		ks_buf_adds(out, "(allow system-socket (socket-domain AF_UNIX))\n");

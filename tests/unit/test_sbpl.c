@@ -71,6 +71,7 @@ static void runner_profile(const char *root)
 	const char *t = ks_buf_str(&b);
 	ok(!strncmp(t, "(version 1)\n(deny default)\n", 27), "the runner's profile denies by default");
 	ok(balanced(t), "strings closed, parentheses balanced");
+	ok(!strstr(t, "\" \""), "one string per filter, as SBPL's filters take");
 	snprintf(want, sizeof(want), "(subpath \"%s\")", scratch);
 	ok(strstr(rule_with(t, want, line, sizeof(line)), "(allow file-read* file-write*") != NULL,
 	   "scratch is read and written: %s", line);
@@ -164,6 +165,7 @@ static void compiler_profile(const char *root)
 			rule_with(t, "(subpath \"/tmp/out-dir\")", line, sizeof(line));
 			ok(strstr(line, "file-write*") != NULL, "rw paths are written: %s", line);
 			ok(strstr(t, "(allow process-fork)") != NULL, "the driver starts its stages");
+			ok(!strstr(t, "\" \""), "one string per filter, as SBPL's filters take");
 			ok(strstr(t, "(allow system-socket (socket-domain AF_UNIX))") != NULL,
 			   "local sockets without no_sockets");
 		} else {
