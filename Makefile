@@ -1,6 +1,6 @@
 # Convenience targets; the build itself is CMake (build/).
 BUILD ?= build
-JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
 TASK ?= matmul
 BUDGET ?= 40
 

@@ -3,7 +3,7 @@
 # over every shipped task's CPU kernels (the baseline timed too, as `ksearch eval` does)
 # and, where ksearch-runner-mlx is built, every task's native MLX baseline.  Prints one
 # "NAME COUNT" line per system call, per runner, under strace -f (as root; OpenMP's threads
-# included).  How the allow-lists in src/eval/sandbox.c were measured (docs/evaluation.md).
+# included).  How the allow-lists in src/eval/sandbox_linux.c were measured (docs/evaluation.md).
 #   scripts/seccomp_measure.sh [BUILD_DIR]      (default: build)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

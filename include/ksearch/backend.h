@@ -43,8 +43,9 @@ void ks_artifact_release(struct ks_artifact *a);
 
 /* What the sandbox around a backend's runner must allow beyond the base rules (read-only
  * system files, the kernel, /proc/self, writes under scratch; no network, exec, new
- * processes: src/eval/sandbox.c).  Data the sandbox reads, so it never asks which backend
- * runs.  Every list is NULL-terminated and may be NULL; a zeroed struct is the base rules. */
+ * processes: src/eval/sandbox.h, on Linux and macOS).  Data the sandbox reads, so it never
+ * asks which backend runs.  Every list is NULL-terminated and may be NULL; a zeroed struct
+ * is the base rules. */
 struct ks_sandbox_needs {
 	int unlimited_address_space;         /* 1: no RLIMIT_AS (GPU drivers reserve far more than they use) */
 	const char *const *read_paths;       /* more trees the runner may read (driver state in /proc, /sys) */
@@ -52,7 +53,7 @@ struct ks_sandbox_needs {
 	const char *const *rw_paths;         /* trees with every file right ("/dev/shm", for driver threads) */
 	int unix_sockets;                    /* 1: AF_UNIX sockets allowed (driver daemons); network stays refused */
 	const char *const *syscalls;         /* system calls its runtime needs beyond the common allow-list
-						(src/eval/sandbox.c); the always-trapped ones stay trapped */
+						(src/eval/sandbox_linux.c); the always-trapped ones stay trapped */
 	int artifact_folder;                 /* 1: the kernel artifact's whole folder is readable, not
 						the file alone (mlx: header.cuh beside the artifact, which
 						NVRTC reads when MLX compiles the kernel) */
@@ -63,6 +64,9 @@ struct ks_sandbox_needs {
 						executable after it was written) is not refused
 						(PR_SET_MDWE), for a runtime that may need it; 0: refused,
 						so a kernel cannot rewrite the runner's code */
+	/* macOS (Seatbelt, src/eval/sandbox_sbpl.c); Linux ignores both */
+	const char *const *mach_services;    /* Mach services the runtime looks up (Metal's compiler) */
+	const char *const *iokit_classes;    /* IOKit user-client classes it opens (the GPU's driver) */
 };
 
 struct ks_backend_i {

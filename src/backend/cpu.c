@@ -7,6 +7,7 @@
 
 #include "backend/backends.h"
 #include "util/env.h"
+#include "util/os.h"
 
 static const char *cpu_compiler(void)
 {
@@ -26,7 +27,7 @@ static int cpu_compile(const struct ks_compile_req *req, struct ks_artifact *a,
 {
 	char flags[2048];
 	/* -z defs: a missing entry point or symbol is a compile error, not a load failure */
-	snprintf(flags, sizeof(flags), "%s -shared -fPIC -Wl,-z,defs",
+	snprintf(flags, sizeof(flags), "%s " KS_OS_CC_SHARED,
 		 req->flags ? req->flags : ks_backend_cpu.default_flags);
 	return ks_compile_shared(&ks_backend_cpu, cpu_compiler(), flags, req, a, e);
 }
@@ -49,7 +50,7 @@ const struct ks_backend_i ks_backend_cpu = {
 	.name = "cpu",
 	.lang = "c",
 	.ext = "c",
-	.default_flags = "-O3 -march=native -fopenmp",
+	.default_flags = KS_OS_CC_FLAGS,
 	.probe = cpu_probe,
 	.compile = cpu_compile,
 	.runner = "ksearch-runner",

@@ -16,7 +16,7 @@ static const char *const cuda_devices[] = {"nvidia", NULL};
 /* the driver may share memory between its threads through /dev/shm files */
 static const char *const cuda_rw[] = {"/dev/shm", NULL};
 
-/* System calls beyond the common allow-list (src/eval/sandbox.c) that the CUDA driver,
+/* System calls beyond the common allow-list (src/eval/sandbox_linux.c) that the CUDA driver,
  * runtime and NVRTC, and MLX on a GPU, may make.  Derived, not measured (no GPU where this
  * was written): from the driver's public interface (device files driven by ioctl, memory
  * mapped from them, worker threads woken through eventfds, pipes and epoll, local daemons

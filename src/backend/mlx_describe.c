@@ -114,7 +114,9 @@ static void add_signature(const struct ks_task *t, int metal, struct ks_buf *out
 	}
 	if (metal) {
 		ks_buf_adds(out, "        uint3 thread_position_in_grid [[thread_position_in_grid]], "
-				 "... (each attribute the body names)) {\n");
+				 "... (each attribute the body names)) {\n"
+				 "      (an input of fewer than 8 elements comes as `const constant T*`, "
+				 "not device: take input pointers with `auto`)\n");
 	} else {
 		for (int i = 0; i < t->nparams; i++)
 			ks_buf_addf(out, "      constexpr int %s = ...;\n", t->params[i].name);

@@ -25,6 +25,14 @@ static const char *const mlx_env[] = {"LD_LIBRARY_PATH", "MLX_USE_CUDA_GRAPHS",
 				      "MLX_MAX_OPS_PER_BUFFER", "MLX_MAX_MB_PER_BUFFER",
 				      "MLX_ENABLE_TF32", "KSEARCH_MLX_TRACE", NULL};
 
+/* macOS (Seatbelt): what Metal reaches outside the process, by the names Apple's frameworks
+ * use: the compiler service that builds a custom kernel's source, and the user clients of
+ * the GPU's driver and of IOSurface.  Written from those names, not measured: no Mac has run
+ * the runner in its sandbox yet (docs/macos.md says how a denial shows and where to add). */
+static const char *const mlx_mach[] = {"com.apple.MTLCompilerService", NULL};
+static const char *const mlx_iokit[] = {"AGXDeviceUserClient", "AGXSharedUserClient",
+					"IOSurfaceRootUserClient", NULL};
+
 const struct ks_sandbox_needs ks_sandbox_mlx = {
 	.unlimited_address_space = 1,
 	.read_paths = mlx_read,
@@ -35,6 +43,8 @@ const struct ks_sandbox_needs ks_sandbox_mlx = {
 	.artifact_folder = 1, /* KSEARCH_MLX_HEADER=file: header.cuh beside the artifact */
 	.env = mlx_env,
 	.wx_memory = 1, /* as CUDA's: not measured with the driver */
+	.mach_services = mlx_mach,
+	.iokit_classes = mlx_iokit,
 };
 
 int ks_sandbox_mlx_add_read(const char *path)

@@ -102,5 +102,6 @@ int cmd_export(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_prompt(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 
 #endif

@@ -24,6 +24,7 @@ static const struct command commands[] = {
 	{"export", cmd_export, "write a run's kernels for C, PyTorch, flashinfer-bench or MLX (--to)"},
 	{"worker", cmd_worker, "serve evaluations over stdin/stdout (used by run/eval)"},
 	{"cache", cmd_cache, "list what the cache holds (compiled kernels, inputs, ...) or clear it"},
+	{"doctor", cmd_doctor, "run what matters here and print a report to paste into an issue"},
 };
 
 /* "  NAME  what; default: X", the text wrapped at a word under 100 columns */

@@ -17,6 +17,7 @@
 #include "util/exe_path.h"
 #include "util/fs.h"
 #include "util/hash.h"
+#include "util/os.h"
 
 static const char *status_names[] = {
 #define KS_STATUS_NAME_(name) #name,
@@ -336,7 +337,10 @@ int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
 	for (int i = 0; i < KS_SEED_SLOTS; i++)
 		ev->seeds[i] = (ev->o.seed ? ev->o.seed : 1) * 1000003ull + (unsigned long long)i;
 	int rc;
-	if ((rc = ks_backend_get(ev->o.backend, &ev->be, e)))
+	/* before anything is compiled: a system that cannot confine candidates runs none
+	 * unless the user vouches for them (--no-sandbox) */
+	if ((rc = ks_sandbox_check(ev->o.no_sandbox, e)) ||
+	    (rc = ks_backend_get(ev->o.backend, &ev->be, e)))
 		goto fail;
 	runner_env(ev);
 	if (ks_eval_inputs_dir(ev->inputs_dir, sizeof(ev->inputs_dir)))
@@ -349,7 +353,7 @@ int ks_evaluator_new(const struct ks_task *t, const struct ks_eval_opts *o,
 	/* the reference is plain C on the host, compiled without value-changing flags, or
 	 * reference.py, which runs as it is */
 	ev->ref_py = ks_task_has_pyref(t);
-	if (!ev->ref_py && (rc = compile_file(&ks_backend_cpu, t, "reference.c", "-O2 -fno-fast-math -fopenmp",
+	if (!ev->ref_py && (rc = compile_file(&ks_backend_cpu, t, "reference.c", "-O2 -fno-fast-math " KS_OS_CC_OPENMP,
 			       NULL, &ev->ref, e))) {
 		ks_error_wrap(e, "reference of task '%s'", t->name);
 		goto fail;
@@ -457,7 +461,7 @@ static void start_parts(const char *reply, const char *fmt, double *parts, int f
 		parts[first + k] += v[k] * 1e-9;
 }
 
-/* a runner's threads where a pids cgroup bounds them (src/eval/cgroup.c): plenty for a
+/* a runner's threads where a pids cgroup bounds them (src/eval/cgroup_linux.c): plenty for a
  * thread per core in the kernel, its library's pool and a driver's, far from the machine's
  * pid space */
 static long runner_max_threads(void)

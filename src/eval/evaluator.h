@@ -53,7 +53,7 @@ int ks_clock_untrue(const struct ks_block_times *bt, double sum, int cnt, double
 		    double waited, struct ks_buf *log);
 
 /* A runner's scratch folder is a tmpfs of this size where it can have a mount namespace
- * (src/eval/sandbox.c): what a kernel writes there is bounded */
+ * (src/eval/sandbox_linux.c): what a kernel writes there is bounded */
 #define KS_SCRATCH_BYTES ((size_t)256 << 20)
 /* pids.max of a runner's pids cgroup: KS_RUNNER_THREADS_BASE + _PER_CPU x the cores */
 #define KS_RUNNER_THREADS_BASE 64

@@ -19,6 +19,7 @@
 #include "eval/wire.h"
 #include "ksearch/log.h"
 #include "util/fs.h"
+#include "util/os.h"
 #include "util/proc.h"
 
 #ifndef KS_VERSION
@@ -194,7 +195,7 @@ static int worker_start(struct worker *w, struct ks_error *e)
 			 p->backend, devs);
 	}
 	int to[2] = {-1, -1}, from[2] = {-1, -1};
-	if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC)) {
+	if (ks_os_pipe(to) || ks_os_pipe(from)) {
 		int err = errno;
 		for (int i = 0; i < 2; i++) {
 			if (to[i] >= 0)

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include "eval/runner_proto.h"
 #include "util/fs.h"
 #include "util/clock.h"
+#include "util/os.h"
 #include "util/proc.h"
 
 #define LOG_CAP (64 << 10)
@@ -49,7 +49,7 @@ static int runner_scratch(struct ks_runner *r, struct ks_error *e)
 	return 0;
 }
 
-/* a pids cgroup of r's own for its child to join, where there is one (src/eval/cgroup.c) */
+/* a pids cgroup of r's own for its child to join, where there is one (src/eval/cgroup_linux.c) */
 static void runner_cgroup(struct ks_runner *r, long max_threads)
 {
 	r->limits.cgroup = NULL;
@@ -66,9 +66,8 @@ static void runner_cgroup(struct ks_runner *r, long max_threads)
  * process would die of SIGBUS reading its outputs), mapped read-only into r->out */
 static int output_file(struct ks_runner *r, size_t bytes, int *fd, struct ks_error *e)
 {
-	*fd = memfd_create("ksearch-outputs", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (*fd < 0 || ftruncate(*fd, (off_t)bytes) ||
-	    fcntl(*fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+	*fd = ks_os_fixed_shm("ksearch-outputs", bytes);
+	if (*fd < 0)
 		return ks_error_set(e, KS_ESYS, "output file: %s", strerror(errno));
 	r->out = mmap(NULL, bytes, PROT_READ, MAP_SHARED, *fd, 0);
 	if (r->out == MAP_FAILED) {
@@ -111,7 +110,7 @@ int ks_runner_start(const struct ks_runner_spawn *sp, struct ks_runner **out,
 	if ((rc = runner_scratch(r, e)))
 		goto fail;
 	runner_cgroup(r, sp->max_threads);
-	if (pipe2(cmd, O_CLOEXEC) || pipe2(rep, O_CLOEXEC) || pipe2(lg, O_CLOEXEC)) {
+	if (ks_os_pipe(cmd) || ks_os_pipe(rep) || ks_os_pipe(lg)) {
 		rc = ks_error_set(e, KS_ESYS, "pipe: %s", strerror(errno));
 		goto fail;
 	}
@@ -280,7 +279,7 @@ int ks_runner_cmd(struct ks_runner *r, double timeout_s, const char **reply, str
 }
 
 /* the text of a runner's line: its "\\n" and "\\\\" back to a newline and a backslash
- * (ks_runner_line in src/runner/interpose.c) */
+ * (ks_runner_line in src/runner/interpose_linux.c) */
 static void unescape(char *dst, size_t cap, const char *src)
 {
 	size_t n = 0;
@@ -373,10 +372,9 @@ static void syscall_name(const char *violation, struct ks_buf *log)
 	int nr;
 	if (sscanf(violation, "blocked system call %d", &nr) != 1)
 		return;
-	char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
-	if (name)
+	char name[64];
+	if (ks_sandbox_syscall_name(nr, name, sizeof(name)) == 0)
 		ks_buf_addf(log, " (%s)", name);
-	free(name);
 }
 
 static double gib(double bytes)

@@ -33,7 +33,7 @@ struct ks_runner {
 	struct ks_buf replies; /* unparsed reply bytes */
 	struct ks_buf log;     /* the kernel's stdout/stderr, capped */
 	char scratch[4096];
-	char cgroup[4096];     /* its pids cgroup's folder (src/eval/cgroup.c), "" when none */
+	char cgroup[4096];     /* its pids cgroup's folder (src/eval/cgroup_linux.c), "" when none */
 	struct ks_sandbox_limits limits; /* what its child was given (points into this struct) */
 	char cgroup_procs[4120];
 	char violation[512];   /* last "violation" line */

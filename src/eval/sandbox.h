@@ -1,16 +1,24 @@
-/* The sandbox around candidate code.
+/* The sandbox around candidate code, one interface for every system ksearch builds on.
  *
  * Two halves: ks_sandbox_child_prepare() runs in the forked child before exec (process
  * group, rlimits, a private network namespace when permitted, scrubbed environment), and
- * ks_sandbox_enter() runs inside ksearch-runner before the kernel is loaded (Landlock file
- * rules, seccomp filter).  Both hold when run as root (nothing relies on being
- * unprivileged) and as any other user (tests/cli/t0215-unprivileged.sh).
+ * ks_sandbox_enter() runs inside ksearch-runner before the kernel is loaded.  What they do
+ * is the platform's (struct ks_sandbox_platform): on Linux (sandbox_linux.c) Landlock file
+ * rules, a seccomp filter, namespaces and a pids cgroup; on macOS (sandbox_macos.c) a
+ * Seatbelt profile written from the same needs (sandbox_sbpl.c) and rlimits; a system with
+ * neither gets sandbox_none.c, limits only, and ksearch refuses untrusted kernels there
+ * unless --no-sandbox is given (ks_sandbox_check).  Both hold when run as root (nothing
+ * relies on being unprivileged) and as any other user (tests/cli/t0215-unprivileged.sh).
  *
- * This file is linked into ksearch-runner, so it depends on libc and libseccomp only. */
+ * This file is linked into ksearch-runner, so it depends on libc (and libseccomp on Linux)
+ * only. */
 #ifndef KS_EVAL_SANDBOX_H
 #define KS_EVAL_SANDBOX_H
 
+#include <signal.h>
 #include <stddef.h>
+
+#include "ksearch/error.h"
 
 struct ks_sandbox_needs; /* include/ksearch/backend.h */
 
@@ -28,7 +36,44 @@ struct ks_sandbox_limits {
 				 (root, or a user namespace); NULL: none */
 };
 
-/* The runner's thread bound as root (src/eval/cgroup.c): 1 when runners get a pids cgroup
+/* One system's way of confining a process.  Every ks_sandbox_* call below goes to the
+ * platform ks_sandbox_platform() returns: this build's native one, or the one a test set. */
+#define KS_SANDBOX_PLATFORM_VERSION 1
+struct ks_sandbox_platform {
+	int version;      /* KS_SANDBOX_PLATFORM_VERSION */
+	const char *name; /* "linux", "macos", "none" */
+	/* 0 when untrusted kernels can be confined here; -1 with the reason in why.  NULL:
+	 * always */
+	int (*available)(char *why, size_t n);
+	int (*child_prepare)(const struct ks_sandbox_limits *lim);
+	int (*enter)(const char *scratch, const char *kernel_path, const char *read_dir,
+		     const struct ks_sandbox_needs *needs,
+		     void (*open_check)(const char *path, int flags), char *why, size_t n);
+	int (*enter_compiler)(const char *const *ro, const char *const *rw, int no_sockets,
+			      char *why, size_t n);
+	const char *(*describe)(void);
+};
+
+/* the one this build was made for (sandbox_linux.c, sandbox_macos.c) and the fallback of a
+ * system without a sandbox (sandbox_none.c, compiled everywhere) */
+extern const struct ks_sandbox_platform ks_sandbox_native;
+extern const struct ks_sandbox_platform ks_sandbox_none;
+const struct ks_sandbox_platform *ks_sandbox_platform(void);
+/* tests: make p the platform of this process (NULL: the native one again) */
+void ks_sandbox_platform_set(const struct ks_sandbox_platform *p);
+
+/* 0 when candidate kernels may run: the platform confines them, or the user said
+ * --no-sandbox (no_sandbox 1) for kernels they trust; else KS_EUNAVAILABLE saying why
+ * and what to do */
+int ks_sandbox_check(int no_sandbox, struct ks_error *e);
+
+/* The system call a SIGSYS reports (si_syscall), -1 where the system does not say; and
+ * its name ("kill") into out, 0 or -1 when unknown.  The native platform's, never a
+ * test's. */
+int ks_sandbox_trapped_syscall(const siginfo_t *si);
+int ks_sandbox_syscall_name(int nr, char *out, size_t n);
+
+/* The runner's thread bound as root (src/eval/cgroup_linux.c): 1 when runners get a pids cgroup
  * of their own here; ks_cgroup_create makes one (<hierarchy>/ksearch/run-PID-N, pids.max set)
  * into dir, 0 or -1; ks_cgroup_remove removes it once its runner is gone; ks_cgroup_sweep
  * removes those of processes that are gone (their count). */
@@ -72,12 +117,14 @@ int ks_sandbox_enter(const char *scratch, const char *kernel_path, const char *r
 /* The compiler's sandbox, entered by ksearch-cc-jail right before it executes the
  * compiler (inherited by everything the compiler runs): no_new_privs, no capabilities,
  * Landlock reads (and execution) only under ro[], reads and writes only under rw[] (both
- * NULL-terminated; /dev/null is always usable), and no network sockets.  0, or -1 with
- * why set.  Without Landlock in the kernel only the file rules are missing. */
-int ks_sandbox_enter_compiler(const char *const *ro, const char *const *rw, char *why,
-			      size_t n);
+ * NULL-terminated; /dev/null is always usable), no network sockets, and with no_sockets
+ * no socket at all.  0, or -1 with why set.  Without Landlock in the kernel only the file
+ * rules are missing. */
+int ks_sandbox_enter_compiler(const char *const *ro, const char *const *rw, int no_sockets,
+			      char *why, size_t n);
 
-/* "landlock abi N" / "landlock unavailable": reported in eval logs so users know */
+/* "landlock abi N" / "landlock unavailable" (Linux), "seatbelt" (macOS): reported in eval
+ * logs so users know */
 const char *ks_sandbox_describe(void);
 
 #endif

@@ -5,13 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "eval/evaluator.h"
 #include "eval/stats.h"
 #include "ksearch/log.h"
 #include "util/clock.h"
+#include "util/os.h"
 #include "util/proc.h"
 #include "util/rng.h"
 
@@ -581,7 +581,7 @@ static int pick_sets(const struct ks_wl_state *ws, int written, int *sets)
 	for (int s = 0; s < written; s++)
 		sets[s] = s;
 	uint64_t key = 0;
-	if (getrandom(&key, sizeof(key), 0) != (ssize_t)sizeof(key))
+	if (ks_os_random(&key, sizeof(key)))
 		key = ks_clock_ns();
 	for (int i = 0; i < n; i++) { /* a partial Fisher-Yates shuffle */
 		int j = i + (int)(ks_rng_u64(key, 0, (uint64_t)i) % (uint64_t)(written - i));

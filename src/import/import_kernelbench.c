@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h> /* mkdtemp on macOS */
 
 #include "eval/evaluator.h"
 #include "import/import_impl.h"

@@ -9,6 +9,7 @@
 
 #include "report/report_impl.h"
 #include "util/fs.h"
+#include "util/os.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -473,7 +474,7 @@ static int load_cands(struct ks_store *s, struct rp_run *r, double *lo, double *
 	for (size_t i = 0; i < r->ncands && !rc; i++)
 		rc = load_cand(s, r, i, &fetches, lo, hi, e);
 	if (!rc)
-		qsort_r(r->ranked, r->ncands, sizeof(*r->ranked), cmp_rank, r->cands);
+		ks_os_qsort_r(r->ranked, r->ncands, sizeof(*r->ranked), cmp_rank, r->cands);
 	return rc;
 }
 

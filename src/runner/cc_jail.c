@@ -10,21 +10,18 @@
  * privilege, no network, an environment of its own (none of ksearch's variables beyond a
  * short list, never one that looks like a secret), a file system that holds only the
  * read-only and writable paths given (jail_root.h), Landlock rules on top of it, and with
- * --no-sockets no socket at all (docs/evaluation.md). */
+ * --no-sockets no socket at all (docs/evaluation.md).  That is Linux's jail (jail_linux.c);
+ * macOS's is a Seatbelt profile of the same paths (jail_macos.c). */
 #include <errno.h>
-#include <sched.h>
-#include <seccomp.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "eval/sandbox.h"
 #include "ksearch/secret.h"
-#include "runner/jail_root.h"
+#include "runner/jail.h"
+#include "util/os.h"
 
 #define MAX_PATHS 64
 #define MAX_ENV 16
@@ -87,7 +84,7 @@ static void scrub_env(const struct jail_opts *o)
 		if (ok && !ks_secret_name(*e))
 			kept[n++] = *e;
 	}
-	clearenv();
+	ks_os_clearenv();
 	for (int i = 0; i < n; i++)
 		putenv(kept[i]);
 	for (int i = 0; i < o->nenv; i++)
@@ -96,21 +93,6 @@ static void scrub_env(const struct jail_opts *o)
 		setenv("TMPDIR", o->rw[0], 1);
 		setenv("HOME", o->rw[0], 1);
 	}
-}
-
-/* --no-sockets: socket() fails for every family (the filter of ks_sandbox_enter_compiler
- * refuses all but AF_UNIX; this one, stacked on it, refuses AF_UNIX too) */
-static int no_sockets(char *why, size_t n)
-{
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-	int rc = ctx ? seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 0) : -ENOMEM;
-	if (!rc)
-		rc = seccomp_load(ctx);
-	if (ctx)
-		seccomp_release(ctx);
-	if (rc)
-		snprintf(why, n, "seccomp: %s", strerror(-rc));
-	return rc ? -1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -132,18 +114,12 @@ int main(int argc, char **argv)
 	}
 	if (i + 1 >= argc)
 		goto usage;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	ks_jail_prepare();
 	struct rlimit core = {0, 0};
 	setrlimit(RLIMIT_CORE, &core);
-	/* as root: a private network namespace with nothing in it (seccomp refuses network
-	 * sockets anyway; a user's jail gets one with its user namespace, in ks_jail_root) */
-	if (geteuid() == 0)
-		(void)unshare(CLONE_NEWNET);
 	scrub_env(&o);
 	char why[256];
-	if (ks_jail_root(o.ro, o.rw, why, sizeof(why)) < 0 ||
-	    ks_sandbox_enter_compiler(o.ro, o.rw, why, sizeof(why)) ||
-	    (o.no_sockets && no_sockets(why, sizeof(why)))) {
+	if (ks_jail_confine(o.ro, o.rw, o.no_sockets, why, sizeof(why))) {
 		fprintf(stderr, "ksearch-cc-jail: %s\n", why);
 		return 126;
 	}

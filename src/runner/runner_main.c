@@ -23,6 +23,7 @@
 #include "task/input_cache.h"
 #include "util/chunks.h"
 #include "util/clock.h"
+#include "util/os.h"
 
 typedef void (*entry_fn)(void **tensors, const double *params, void *stream);
 
@@ -83,7 +84,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
 	(void)uc;
-	ks_runner_report("violation", "blocked system call %d", si->si_syscall);
+	ks_runner_report("violation", "blocked system call %d", ks_sandbox_trapped_syscall(si));
 	_exit(KS_RUNNER_EXIT_VIOLATION);
 }
 
@@ -310,7 +311,7 @@ static int cmd_alloc(int sets, int nshared)
 			 * touching the host sets was 1.58 s of a cuda runner's 1.89 s start on
 			 * softmax (2.2 GB of sets). */
 			if (t->mapped >= HUGE_MIN && !in_file(t, s))
-				madvise(p, t->mapped, MADV_HUGEPAGE);
+				ks_os_hugepages(p, t->mapped);
 			t->set[s] = p;
 			host_ns += ks_clock_ns() - t0;
 			t0 = ks_clock_ns();

@@ -1,9 +1,9 @@
 /* A parallel loop over fixed chunks (contract in chunks.h). */
 #include <pthread.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include "util/chunks.h"
+#include "util/os.h"
 
 #define CHUNKS_MAX_THREADS 16
 
@@ -48,10 +48,7 @@ void ks_chunks_run(size_t n, size_t chunk, int threads,
 	if (threads <= 0) {
 		/* the cores this process may run on (a worker pinned to some, a cgroup's cpuset),
 		 * else the online ones */
-		cpu_set_t set;
-		long cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
-								      : sysconf(_SC_NPROCESSORS_ONLN);
-		threads = cpus < 1 ? 1 : (int)cpus;
+		threads = ks_os_cpus();
 	}
 	if (threads > CHUNKS_MAX_THREADS)
 		threads = CHUNKS_MAX_THREADS;

@@ -1,5 +1,6 @@
 #include "util/fs.h"
 #include "util/env.h"
+#include "util/os.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -148,7 +149,7 @@ static int rm_hoist(int parent, const char *name, int top, unsigned long *seq)
 	char fresh[64];
 	for (int tries = 0; tries < 1000; tries++) {
 		snprintf(fresh, sizeof(fresh), ".ks-rm-%lu", (*seq)++);
-		if (!renameat2(parent, name, top, fresh, RENAME_NOREPLACE))
+		if (!ks_os_rename_noreplace(parent, name, top, fresh))
 			return 0;
 		if (errno != EEXIST)
 			return -1;
@@ -266,10 +267,8 @@ int ks_path_join(char *out, size_t n, const char *a, const char *b)
 int ks_exe_dir(char *out, size_t n)
 {
 	char exe[PATH_MAX];
-	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (len <= 0)
+	if (ks_os_exe_path(exe, sizeof(exe)))
 		return KS_ESYS;
-	exe[len] = '\0';
 	char *slash = strrchr(exe, '/');
 	if (slash)
 		*slash = '\0';

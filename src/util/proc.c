@@ -1,5 +1,6 @@
 #include "util/proc.h"
 #include "util/clock.h"
+#include "util/os.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,24 +48,11 @@ static const char *stage_what(int stage)
 	}
 }
 
-#ifdef SYS_close_range
-static int close_range_sys(unsigned lo, unsigned hi)
-{
-	return lo > hi ? 0 : (int)syscall(SYS_close_range, lo, hi, 0);
-}
-#else
-static int close_range_sys(unsigned lo, unsigned hi)
-{
-	errno = ENOSYS;
-	return -1;
-}
-#endif
-
 /* close every descriptor from lo up except keep (the report pipe) */
 static void close_from(int lo, int keep)
 {
-	if (!close_range_sys((unsigned)lo, (unsigned)keep - 1) &&
-	    !close_range_sys((unsigned)keep + 1, ~0u))
+	if (!ks_os_close_range((unsigned)lo, (unsigned)keep - 1) &&
+	    !ks_os_close_range((unsigned)keep + 1, ~0u))
 		return;
 	for (int fd = lo; fd < 1024; fd++)
 		if (fd != keep)
@@ -131,7 +118,7 @@ static _Noreturn void child_run(const struct ks_spawn *sp, int report)
 	if (strchr(prog, '/'))
 		execve(prog, sp->argv, env);
 	else
-		execvpe(prog, sp->argv, env);
+		ks_os_execvpe(prog, sp->argv, env);
 	child_fail(report, SPAWN_EXEC, errno);
 }
 
@@ -147,7 +134,7 @@ static int spawn_child(const struct ks_spawn *sp, pid_t *pid, struct spawn_repor
 		return KS_EINVAL;
 	}
 	int rp[2];
-	if (pipe2(rp, O_CLOEXEC)) {
+	if (ks_os_pipe(rp)) {
 		r->err = errno;
 		return KS_ESYS;
 	}
@@ -298,8 +285,8 @@ struct exec_run {
 static int exec_pipes(struct exec_run *x, struct ks_error *e)
 {
 	const struct ks_proc_io *io = x->c.io;
-	if ((io->input && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, x->sv)) ||
-	    pipe2(x->po, O_CLOEXEC) || (io->err && pipe2(x->pe, O_CLOEXEC)))
+	if ((io->input && ks_os_socketpair(x->sv)) || ks_os_pipe(x->po) ||
+	    (io->err && ks_os_pipe(x->pe)))
 		return ks_error_set(e, KS_ESYS, "run '%s': pipe: %s", x->argv[0], strerror(errno));
 	return 0;
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h> /* mkdtemp on macOS */
 
 #include "ksearch/export.h"
 #include "ksearch/store.h"

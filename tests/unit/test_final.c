@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h> /* mkdtemp on macOS */
 
 #include "eval/evaluator.h"
 #include "eval/stats.h"
