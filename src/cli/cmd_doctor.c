@@ -21,6 +21,7 @@
 #include "ksearch/eval.h"
 #include "ksearch/knowledge.h"
 #include "ksearch/task.h"
+#include "util/defines.h"
 #include "util/fs.h"
 
 static const char usage[] =
@@ -52,16 +53,6 @@ struct doctor {
 	int ran, unexpected, skipped;
 	char sandbox[160];   /* what isolated the first sandboxed kernel */
 };
-
-/* "A=1,B=2" split in place into a NULL-terminated list of at most max - 1 */
-static void defines_list(char *s, const char **list, int max)
-{
-	int n = 0;
-	for (char *save = NULL, *p = strtok_r(s, ",", &save); p && n < max - 1;
-	     p = strtok_r(NULL, ",", &save))
-		list[n++] = p;
-	list[n] = NULL;
-}
 
 /* the first line of the first failing workload's or check's log into note, with the
  * table's separator replaced */
@@ -105,10 +96,10 @@ static int evaluate(struct doctor *d, const char *task, const char *path, const 
 {
 	struct ks_error e = {0};
 	struct ks_task *t = NULL;
-	struct ks_buf src = KS_BUF_INIT, vals = KS_BUF_INIT;
+	struct ks_buf src = KS_BUF_INIT;
+	struct ks_defines vals;
 	struct ks_eval_result r;
-	char defs[4096];
-	const char *list[65];
+	ks_defines_init(&vals);
 	struct ks_eval_opts o;
 	eval_opts(d, backend, no_sandbox, hostile, &o);
 	int rc = ks_task_load(task, &t, &e);
@@ -119,9 +110,7 @@ static int evaluate(struct doctor *d, const char *task, const char *path, const 
 	if (!rc)
 		rc = ks_cli_knob_values(ks_buf_str(&src), path, NULL, &vals, &e);
 	if (!rc) {
-		snprintf(defs, sizeof(defs), "%s", ks_buf_str(&vals));
-		defines_list(defs, list, 65);
-		o.defines = list;
+		o.defines = vals.list;
 		fprintf(stderr, "doctor: %s on %s (%s)%s\n", path, t->name, backend,
 			no_sandbox ? " without the sandbox" : "");
 		rc = ks_eval_kernel(t, ks_buf_str(&src), path, &o, &r, &e);
@@ -136,7 +125,7 @@ static int evaluate(struct doctor *d, const char *task, const char *path, const 
 			snprintf(d->sandbox, sizeof(d->sandbox), "%s", r.sandbox);
 		ks_eval_result_release(&r);
 	}
-	ks_buf_release(&vals);
+	ks_defines_release(&vals);
 	ks_buf_release(&src);
 	ks_task_free(t);
 	return rc;
@@ -339,27 +328,22 @@ int cmd_doctor(int argc, char **argv)
 	const char *out_path = NULL, *backend = "mlx", *only = NULL;
 	double timeout = 5;
 	int verbose = 0;
+	static const char *const parts[] = {"sandbox", "kernels", "hostile", NULL};
 	const struct ks_opt opts[] = {
-		{"backend", KS_OPT_STR, &backend, "B", "where the MLX kernel files run (mlx)"},
-		{"timeout", KS_OPT_DOUBLE, &timeout, "S",
-		 "limit per call of a hostile kernel, seconds (5; the rest: eval's 60)"},
-		{"only", KS_OPT_STR, &only, "PART",
-		 "one part: sandbox (CPU kernels), kernels (tasks' MLX files) or hostile (MLX)"},
-		{"out", KS_OPT_STR, &out_path, "FILE", "write the report to FILE as well"},
-		{"verbose", KS_OPT_FLAG, &verbose, NULL, "log more"},
-		{NULL, 0, NULL, NULL, NULL},
+		KS_OPT_STR("backend", &backend, "B", "where the MLX kernel files run (mlx)"),
+		KS_OPT_DOUBLE("timeout", &timeout, 0.5, 3600, "S",
+			      "limit per call of a hostile kernel, seconds (5; the rest: eval's 60)"),
+		KS_OPT_ENUM("only", &only, parts, "PART",
+			    "one part: sandbox (CPU kernels), kernels (tasks' MLX files) or "
+			    "hostile (MLX)"),
+		KS_OPT_STR("out", &out_path, "FILE", "write the report to FILE as well"),
+		KS_OPT_FLAG("verbose", &verbose, "log more"),
+		KS_OPT_END,
 	};
-	const char *pos[1];
 	int npos = 0;
-	int prc = ks_opts_parse(argc, argv, opts, usage, about, pos, 0, &npos);
+	int prc = ks_opts_parse(argc, argv, opts, usage, about, NULL, 0, &npos, NULL);
 	if (prc)
 		return prc > 0 ? KS_EXIT_OK : KS_EXIT_USAGE;
-	if (ks_opt_range("timeout", timeout, 0.5, 3600))
-		return KS_EXIT_USAGE;
-	if (only && strcmp(only, "sandbox") && strcmp(only, "kernels") && strcmp(only, "hostile")) {
-		fprintf(stderr, "ksearch doctor: --only takes sandbox, kernels or hostile, not '%s'\n", only);
-		return KS_EXIT_USAGE;
-	}
 	ks_cli_log_init(verbose);
 	char *text = NULL;
 	size_t len = 0;

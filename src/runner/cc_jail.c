@@ -9,7 +9,7 @@
  * So the program (and everything it starts) gets memory, file-size and CPU limits, no
  * privilege, no network, an environment of its own (none of ksearch's variables beyond a
  * short list, never one that looks like a secret), a file system that holds only the
- * read-only and writable paths given (jail_root.h), Landlock rules on top of it, and with
+ * read-only and writable paths given (jail.h), Landlock rules on top of it, and with
  * --no-sockets no socket at all (docs/evaluation.md).  That is Linux's jail (jail_linux.c);
  * macOS's is a Seatbelt profile of the same paths (jail_macos.c). */
 #include <errno.h>
@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "ksearch/secret.h"
+#include "eval/sandbox.h"
 #include "runner/jail.h"
 #include "util/os.h"
 
@@ -119,7 +120,8 @@ int main(int argc, char **argv)
 	setrlimit(RLIMIT_CORE, &core);
 	scrub_env(&o);
 	char why[256];
-	if (ks_jail_confine(o.ro, o.rw, o.no_sockets, why, sizeof(why))) {
+	if (ks_jail_root(o.ro, o.rw, why, sizeof(why)) < 0 ||
+	    ks_sandbox_enter_compiler(o.ro, o.rw, o.no_sockets, why, sizeof(why))) {
 		fprintf(stderr, "ksearch-cc-jail: %s\n", why);
 		return 126;
 	}

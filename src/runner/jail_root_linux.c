@@ -1,5 +1,5 @@
-/* The file system seen inside ksearch-cc-jail (see jail_root.h). */
-#include "runner/jail_root.h"
+/* The file system seen inside ksearch-cc-jail on Linux (see jail.h). */
+#include "runner/jail.h"
 
 #include <errno.h>
 #include <fcntl.h>

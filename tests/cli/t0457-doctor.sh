@@ -47,6 +47,6 @@ ok $? "... and its row says so"
 
 "$KS" doctor --only everything >/dev/null 2>"$TMP/usage"
 is "$?" 2 "an unknown part is a usage error"
-grep -q "takes sandbox, kernels or hostile" "$TMP/usage"
+grep -q "sandbox, kernels, hostile" "$TMP/usage"
 ok $? "... naming the parts"
 done_testing
