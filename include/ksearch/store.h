@@ -30,6 +30,10 @@
 #include "ksearch/error.h"
 #include "ksearch/log.h"
 
+/* the log of a workload result that was not run (the evaluator's ks_wl_result.not_run), as
+ * the store keeps it and its readers (report, traces) recognise it */
+#define KS_STORE_NOT_RUN_LOG "not run: an earlier check or workload failed"
+
 struct ks_store;
 
 /* size caps; longer text is cut to the cap, the row's `truncated` column says how many bytes

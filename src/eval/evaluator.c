@@ -13,6 +13,7 @@
 #include "backend/backends.h"
 #include "eval/stats.h"
 #include "ksearch/log.h"
+#include "ksearch/store.h"
 #include "util/clock.h"
 #include "util/exe_path.h"
 #include "util/fs.h"
@@ -823,7 +824,7 @@ int ks_evaluator_run_artifact(struct ks_evaluator *ev, const struct ks_artifact 
 			}
 			if (r->status != KS_STATUS_PASSED) {
 				/* an earlier failure decided the status: do not spend time */
-				res->log = strdup(KS_EVAL_NOT_RUN_LOG);
+				res->log = strdup(KS_STORE_NOT_RUN_LOG);
 				res->status = r->status;
 				res->not_run = 1;
 				continue;

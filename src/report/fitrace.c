@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "ksearch/eval.h"
+#include "ksearch/store.h"
 #include "ksearch/task.h"
 #include "report/report_impl.h"
 
@@ -133,7 +133,7 @@ static json_t *evaluation_json(const struct rp_run *r, const struct rp_cand *c,
 	const char *st = trace_status(w->status);
 	/* a workload not run after an earlier failure has the candidate's status and no errors
 	 * of its own: "NaN", not the 0 its row holds */
-	int not_run = w->log && !strcmp(w->log, KS_EVAL_NOT_RUN_LOG);
+	int not_run = w->log && !strcmp(w->log, KS_STORE_NOT_RUN_LOG);
 	double abs_err = not_run ? NAN : w->max_abs_err, rel_err = not_run ? NAN : w->max_rel_err;
 	int passed = !strcmp(st, "PASSED"), numerical = passed || !strcmp(st, "INCORRECT_NUMERICAL");
 	json_t *corr = numerical ? json_pack("{s:o, s:o}", "max_relative_error",
@@ -149,7 +149,7 @@ static json_t *evaluation_json(const struct rp_run *r, const struct rp_cand *c,
 	 * not know): ours says where the candidate's logs are */
 	char log[160];
 	snprintf(log, sizeof(log), "%s%sksearch run.db, candidate %lld",
-		 not_run ? KS_EVAL_NOT_RUN_LOG : "", not_run ? "; " : "", (long long)c->c->id);
+		 not_run ? KS_STORE_NOT_RUN_LOG : "", not_run ? "; " : "", (long long)c->c->id);
 	char hw[200];
 	if (r->target[0] && !strcmp(r->target, "auto") && (r->spec_title[0] || r->spec_name[0]))
 		snprintf(hw, sizeof(hw), "%s", r->spec_title[0] ? r->spec_title : r->spec_name);
