@@ -68,6 +68,11 @@ int ks_clock_untrue(const struct ks_block_times *bt, double sum, int cnt, double
 #define KS_FRESH_SLACK_US 500.0
 /* ... taken again with new probes when it fires, this many tries in all (workload.c) */
 #define KS_FRESH_TRIES 3
+/* Timed calls whose median exceeds KS_DISTURBED_FACTOR x the fastest single call around
+ * them + KS_DISTURBED_SLACK_US get a note that the machine's load set the figure (workload.c;
+ * a cold cache alone makes timed calls a few times slower than a call right after a fill) */
+#define KS_DISTURBED_FACTOR 10.0
+#define KS_DISTURBED_SLACK_US 1000.0
 
 /* Workloads of at least this many flops (the task's `flops` expression) take their expected
  * outputs from the task's trusted device reference (reference.cu for cuda) when it has one:
