@@ -1,7 +1,8 @@
 /* How far the measurements can be trusted, told to the model: the machine's load while
  * kernels were timed, the spreads of the timings, and which differences between two
- * kernels lie beyond the spreads (ks_run_faster_beyond_noise, the rule of the final
- * re-measurement and of `ksearch compare`), so the model does not reason from noise. */
+ * kernels lie beyond the spreads (ks_run_faster_beyond_noise, the rule of `ksearch
+ * compare` and of the per-workload picks; the final phase ranks by its own rule,
+ * src/run/final_pick.c, and the prompt says so), so the model does not reason from noise. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,12 +88,18 @@ void ks_llm_noise_text(const struct ks_llm_machine *m, struct ks_buf *out)
 			ks_buf_adds(out, "On a loaded machine a kernel's time depends on what else runs "
 					 "while it is timed: one reading can be several times off.\n");
 	}
-	ks_buf_addf(out, "A kernel is faster than another on a workload only when its median time "
-			 "plus half its spread, plus %.0f%%, is still below the other's median minus "
-			 "half its spread (ksearch's final ranking uses the same rule). A difference "
-			 "inside the spreads is noise, not evidence: the attempts and kernels below "
-			 "say which differences are inside them.\n",
+	ks_buf_addf(out, "During the search, a kernel is faster than another on a workload only "
+			 "when its median time plus half its spread, plus %.0f%%, is still below the "
+			 "other's median minus half its spread (the rule of `ksearch compare` and of "
+			 "the per-workload picks). A difference inside the spreads is noise, not "
+			 "evidence: the attempts and kernels below say which differences are inside "
+			 "them.\n",
 		    KS_RUN_COMPARE_MIN_PCT);
+	ks_buf_adds(out, "The run's best is not chosen by that rule: at the end, the final phase "
+			 "times the top candidates again in alternating rounds and crowns another "
+			 "kernel over the search's leader only when its speedup (the geometric mean "
+			 "over the workloads) is higher with the whole 95% interval of the gap above "
+			 "zero, so a verdict here can be reversed there.\n");
 }
 
 /* ---- the run's measurements ---------------------------------------------------------- */

@@ -1,7 +1,8 @@
 /* What the prompts of the model-driven policies show is true (the findings of the runs with
  * real models, 2026-12): a candidate's code reads as it ran (its knob values in its
  * #defines and in its @ksearch defaults, one value per knob); differences inside the timing
- * spreads are called so, by the final ranking's rule; the machine's load is told; a CPU's
+ * spreads are called so, by the search's rule (not the final phase's, which is told
+ * apart); the machine's load is told; a CPU's
  * facts are in a CPU's terms, its measured roofs said to be measured and under what load; a
  * section with nothing to show is left out; the edit prompt says which field prunes a node
  * and that any node's description can be corrected, which the world model allows. */
@@ -138,6 +139,10 @@ static void test_noise(void)
 	   "a load average above the CPUs is a loaded machine (the final phase's rule)");
 	ok(has(ks_buf_str(&b), "reach ±1690% (median ±62%)"), "the spreads are told");
 	ok(has(ks_buf_str(&b), "plus half its spread, plus 1%"), "the rule a difference must pass");
+	ok(!has(ks_buf_str(&b), "final ranking uses the same rule") &&
+		   has(ks_buf_str(&b), "The run's best is not chosen by that rule") &&
+		   has(ks_buf_str(&b), "95% interval"),
+	   "... said to be the search's, not the final phase's (which ranks by a 95%% interval)");
 	ks_buf_reset(&b);
 	m.load = 1.5;
 	ks_llm_noise_text(&m, &b);
