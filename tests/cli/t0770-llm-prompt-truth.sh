@@ -158,8 +158,10 @@ ok $? "the machine's load and the rule for differences are told; attempts say wh
 
 sed -n '/^## Target hardware/,/^## /p' "$TMP/p1" >"$TMP/hw"
 grep -q "f32 SIMD lanes" "$TMP/hw" && ! grep -Eq "simd_width|smem_per_block|threads per group" "$TMP/hw" &&
-	grep -q "measured, not the hardware's limits: by ksearch's micro-benchmarks when it started, under load average" "$TMP/hw"
-ok $? "a CPU's facts in a CPU's terms, its measured roofs said to be measured and under what load"
+	grep -q "measured, not the hardware's limits" "$TMP/hw" &&
+	grep -Eq "^- mem_bandwidth_gbps: .*\(measured .* by the memcpy probe at load [0-9.]+ on [0-9]+ cores" "$TMP/hw" &&
+	! grep -q "under load average" "$TMP/hw"
+ok $? "a CPU's facts in a CPU's terms, its measured roofs said to be measured and under the load their probes recorded"
 "$KS" prompt softmax --purpose action --context spec >"$TMP/spec" 2>/dev/null &&
 	grep -q "^## Target hardware" "$TMP/spec" && ! grep -q "^## Knowledge for this target" "$TMP/spec"
 ok $? "--context spec: no empty knowledge section"

@@ -233,6 +233,13 @@ static void test_cpu_context(void)
 	}
 	free(spec.path); /* as detected at the start of a run: no file */
 	spec.path = NULL;
+	/* the bandwidth probe ran at load 3.8 (the real run's prompt said the load at its own
+	 * time, 7.2); the peak's provenance was not recorded */
+	for (int i = 0; i < spec.nvalues; i++)
+		if (!strcmp(spec.values[i].name, "mem_bandwidth_gbps"))
+			spec.values[i].measure = (struct ks_spec_measure){
+				.probe = "memcpy", .at = 1796000000, .load = 3.8, .loadavg = 3.5,
+				.cores = 2};
 	struct ks_llm_context_opts o = {.task = t, .be = ks_backend_find("cpu"), .spec = &spec,
 					.level = KS_CONTEXT_SPEC};
 	struct ks_llm_context c;
@@ -243,10 +250,15 @@ static void test_cpu_context(void)
 	ok(!has(hw, "smem_per_block") && !has(hw, "shared memory") && !has(hw, "threads per group"),
 	   "no GPU notions on a CPU");
 	ok(has(hw, "Instruction sets: fp64, avx512"), "the instruction sets");
-	ok(has(hw, "measured, not the hardware's limits: by ksearch's micro-benchmarks when it "
-		   "started, under load average") &&
-		   has(hw, "- mem_bandwidth_gbps: 2-thread memcpy"),
-	   "a measured roof says it was measured, when, under what load");
+	ok(has(hw, "measured, not the hardware's limits") &&
+		   has(hw, "- mem_bandwidth_gbps: 2-thread memcpy (measured 2026-11-30 00:53 UTC ") &&
+		   has(hw, "by the memcpy probe at load 3.8 on 2 cores (1-minute load average 3.5); "
+			   "the load was above the core count"),
+	   "a measured roof says it was measured, when, under the load its probe recorded");
+	ok(!has(hw, "under load average") &&
+		   has(hw, "- peak_gflops_f32: ksearch spec detect micro-benchmark (by ksearch's "
+			   "micro-benchmarks; the load then was not recorded)"),
+	   "... never the load at prompt time, which says nothing of the probe");
 	struct ks_buf user = KS_BUF_INIT;
 	make(&c, "action", &user);
 	ok(!has(ks_buf_str(&user), "## Knowledge for this target") &&
@@ -263,7 +275,7 @@ static void test_cpu_context(void)
 
 	spec.path = strdup("/tmp/saved-host.yaml");
 	is_int(ks_llm_context_open(&c, &o, &e), 0, "a spec from a file");
-	ok(has(ks_buf_str(&c.hardware), "when the spec file /tmp/saved-host.yaml was written (the "
+	ok(has(ks_buf_str(&c.hardware), "(when the spec file /tmp/saved-host.yaml was written; the "
 					"load then is not known)"),
 	   "... says its roofs were measured when the file was written");
 	ks_llm_context_release(&c);
