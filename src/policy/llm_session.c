@@ -113,23 +113,43 @@ static void credit_move(struct lp *L, int id)
 		ks_buf_str(&L->title));
 }
 
+/* what the reply says of its new idea: its CHANGED and EXPECTED lines, else only where it
+ * came from */
+static void new_node_text(struct lp *L, struct ks_buf *out)
+{
+	char from[64];
+	ks_world_node_ref(&L->w, L->node, from, sizeof(from));
+	if (!L->changed.len && !L->expected.len) {
+		ks_buf_addf(out, "an idea the model's kernel implemented while working on node %s",
+			    from);
+		return;
+	}
+	if (L->changed.len)
+		ks_buf_addf(out, "%.300s", ks_buf_str(&L->changed));
+	if (L->expected.len)
+		ks_buf_addf(out, "%sexpected: %.200s", L->changed.len ? "; " : "",
+			    ks_buf_str(&L->expected));
+	ks_buf_addf(out, " (as the reply that made it said, while working on node %s)", from);
+}
+
 /* a node for an idea the tree does not have ("new: TITLE"), under the cycle's node */
 static int credit_new(struct lp *L, const char *title)
 {
-	char t[128], from[64], desc[256];
+	char t[128];
 	snprintf(t, sizeof(t), "%.*s", (int)strcspn(title, "\r\n"), title);
-	ks_world_node_ref(&L->w, L->node, from, sizeof(from));
-	snprintf(desc, sizeof(desc), "an idea the model's kernel implemented while working on node %s",
-		 from);
-	struct ks_node_spec spec = {.title = t, .description = desc,
+	struct ks_buf desc = KS_BUF_INIT;
+	new_node_text(L, &desc);
+	struct ks_node_spec spec = {.title = t, .description = ks_buf_str(&desc),
 				    .difficulty = LLM_PLACEHOLDER_DIFFICULTY,
 				    .rating = LLM_PLACEHOLDER_RATING,
 				    .confidence = LLM_PLACEHOLDER_CONFIDENCE};
 	int id = -1;
 	struct ks_error e = {0};
 	if (!t[0] || ks_world_add(&L->w, L->node, &spec, &id, &e))
-		return -1;
-	llm_unscored_add(L, id);
+		id = -1;
+	ks_buf_release(&desc);
+	if (id >= 0)
+		llm_unscored_add(L, id);
 	return id;
 }
 

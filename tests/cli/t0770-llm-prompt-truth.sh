@@ -7,7 +7,8 @@
 #     measured, knob-tuned variants included, not its last;
 #   - an action builds on the kernel of the node it was placed under, and the prompt says
 #     which candidate of which node that is, why, and what else was measured on the path;
-#   - a node ksearch made with placeholder scores is said to have them until an edit scores it;
+#   - a node ksearch made with placeholder scores is said to have them until an edit scores it,
+#     and one made for "IMPLEMENTS: new: TITLE" is described by the reply's CHANGED line;
 #   - knob tuning is told: how many configurations of how many, which won, or why none ran;
 #   - the machine's load and the spreads are told, and which differences are inside them;
 #   - a CPU's facts are in a CPU's terms, its measured roofs said to be measured, and an empty
@@ -134,6 +135,10 @@ ok $? "an action builds on the kernel of the node it is under, and says why and 
 grep -q "^Placeholder scores: ksearch made node 6 itself" "$TMP/p9" &&
 	! grep -q "^Placeholder scores" "$TMP/p10"
 ok $? "an IMPLEMENTS: new node's placeholder scores are said until an edit scores them"
+sed -n '/^\[6\] /,/^\[/p' "$TMP/p9" >"$TMP/new6"
+grep -q "^    a fused idea (as the reply that made it said, while working on node 5)" "$TMP/new6" &&
+	! grep -q "an idea the model's kernel implemented" "$TMP/new6"
+ok $? "... and its description is the reply's CHANGED line, not a generic one"
 
 grep -q "knobs: ksearch tunes them without you: up to 1 of the 2 other feasible configurations" "$TMP/p3" &&
 	grep -q "knobs: tuning of candidate 1 done: 2 of 3 configurations measured" "$TMP/p3"
