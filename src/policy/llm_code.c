@@ -210,7 +210,8 @@ static double cand_speedup(struct lp *L, long id)
 	return v;
 }
 
-/* "node 1's candidate 2, 74.777x (against it: ...)": what other measured against base */
+/* "node 1's candidate 2, 74.777x (candidate 2 is faster than candidate 5 ...)": what other
+ * measured against base, both named */
 static void kernel_against(struct lp *L, int node, long other, long base, struct ks_buf *out)
 {
 	char ref[64];
@@ -219,7 +220,7 @@ static void kernel_against(struct lp *L, int node, long other, long base, struct
 	struct ks_buf v = KS_BUF_INIT;
 	llm_versus(L, other, base, &v);
 	if (v.len)
-		ks_buf_addf(out, " (against it: %s)", ks_buf_str(&v));
+		ks_buf_addf(out, " (%s)", ks_buf_str(&v));
 	ks_buf_release(&v);
 }
 
@@ -288,8 +289,8 @@ void llm_best_from(struct lp *L, struct ks_buf *out)
 		if (common && faster && !slower)
 			continue; /* told apart: the best is faster beyond the spreads */
 		ks_buf_adds(out, close++ ? "; " : ". Not told apart from it by the measurements: ");
-		ks_buf_addf(out, "candidate %ld, %.3fx (against it: ", c, cand_speedup(L, c));
-		ks_llm_compare_text(&other, &best, out);
+		ks_buf_addf(out, "candidate %ld, %.3fx (", c, cand_speedup(L, c));
+		llm_versus(L, c, L->best_id, out);
 		ks_buf_adds(out, ")");
 	}
 }

@@ -415,8 +415,7 @@ void llm_attempt_add(struct lp *L, const struct ks_policy_cand *c,
 	if (o->passed && !o->duplicate_of)
 		llm_versus(L, o->candidate, c->parent, &v);
 	if (v.len)
-		ks_buf_addf(&L->attempts, "   against candidate %ld (what it started from): %s\n",
-			    c->parent, ks_buf_str(&v));
+		ks_buf_addf(&L->attempts, "   against what it started from: %s\n", ks_buf_str(&v));
 	ks_buf_release(&v);
 	if (L->changed.len)
 		ks_buf_addf(&L->attempts, "   changed: %.300s\n", ks_buf_str(&L->changed));

@@ -10,7 +10,8 @@
 #   - a node ksearch made with placeholder scores is said to have them until an edit scores it,
 #     and one made for "IMPLEMENTS: new: TITLE" is described by the reply's CHANGED line;
 #   - knob tuning is told: how many configurations of how many, which won, or why none ran;
-#   - the machine's load and the spreads are told, and which differences are inside them;
+#   - the machine's load and the spreads are told, and which differences are inside them, each
+#     comparison naming both kernels, the tree's by the same rule;
 #   - a CPU's facts are in a CPU's terms, its measured roofs said to be measured, and an empty
 #     knowledge section is left out; the edit prompt names the field that prunes a node.
 # needs: python3 (the fake model, tests/fake_llm/fake_llm_cmd.py)
@@ -157,9 +158,30 @@ for i in (2, 3, 5, 6, 9):
     assert (m.group(2) == "loaded") == loaded, m.group(0)
     assert "plus half its spread, plus 1%" in sec
 att = open("%s/p3" % sys.argv[1]).read()
-assert re.search(r"against candidate 1 \(what it started from\): (inside|faster|slower)", att), att
+assert re.search(r"against what it started from: (candidate 2 is (faster|slower) than candidate 1 "
+                 r"|no measured difference between candidate 2 and candidate 1)", att), att
 EOF
 ok $? "the machine's load and the rule for differences are told; attempts say where a difference is inside the spreads"
+
+python3 - "$TMP" <<'EOF'
+import re, sys
+trees = 0
+for i in range(1, 12):
+    p = open("%s/p%d" % (sys.argv[1], i)).read()
+    assert "against it:" not in p, "p%d: a comparison whose subject is 'it'" % i
+    assert "below the best kernel above it" not in p, "p%d: 'below' on the speedup alone" % i
+    for line in re.findall(r"^\[\d+\] .*measured: candidate \d+.*$", p, re.M):
+        m = re.search(r"measured: candidate (\d+), [\d.]+x the baseline \(the best kernel above "
+                      r"it on its path: node \d+'s candidate (\d+), [\d.]+x; (.*)\)$", line)
+        if not m:
+            continue
+        a, b, says = m.groups()
+        assert re.match(r"candidate %s is (faster|slower) than candidate %s |no measured difference "
+                        r"between candidate %s and candidate %s" % (a, b, a, b), says), line
+        trees += 1
+assert trees, "no tree named the best kernel above a node"
+EOF
+ok $? "each comparison names both kernels; the tree judges a node against the kernel above it by the spreads, as the rest of the prompt does"
 
 sed -n '/^## Target hardware/,/^## /p' "$TMP/p1" >"$TMP/hw"
 grep -q "f32 SIMD lanes" "$TMP/hw" && ! grep -Eq "simd_width|smem_per_block|threads per group" "$TMP/hw" &&
