@@ -425,7 +425,8 @@ void llm_attempt_add(struct lp *L, const struct ks_policy_cand *c,
 
 /* after the cycle's kernel and its tuning: go on (debug / improve / repeat) or end the
  * cycle: the node stagnated or ran out of its debug budget, or the cycle has had its share
- * of the budget (the tree is revisited at least every 1/LLM_CYCLE_SHARE of it) */
+ * of the budget (1/LLM_CYCLE_SHARE of it, knob tuning's candidates counted: the same count
+ * the log and the edit prompt state) */
 void llm_decide(struct lp *L)
 {
 	const char *want = L->repeat_of > 0 ? "repeat" : L->last_passed ? "improve" : "debug";
@@ -441,8 +442,10 @@ void llm_decide(struct lp *L)
 	if (llm_budget_left(L) <= 0 || !go) {
 		if (!go && cap && active)
 			ks_buf_addf(&L->evidence, "- cycle ended: %d candidates since the tree was "
-						  "last revised (a revision at least every %d)\n",
-				    L->cycle_evals, L->cycle_cap);
+						  "last revised, %d of them knob tuning's (the tree "
+						  "is revised once a cycle has %d candidates, %s)\n",
+				    L->cycle_evals, L->cycle_tuned, L->cycle_cap,
+				    LLM_CYCLE_COUNTS);
 		else if (!go)
 			ks_buf_addf(&L->evidence, "- cycle ended: %s\n",
 				    node && node->close_reason ? node->close_reason

@@ -192,6 +192,28 @@ ok $? "a CPU's facts in a CPU's terms, its measured roofs said to be measured an
 "$KS" prompt softmax --purpose action --context spec >"$TMP/spec" 2>/dev/null &&
 	grep -q "^## Target hardware" "$TMP/spec" && ! grep -q "^## Knowledge for this target" "$TMP/spec"
 ok $? "--context spec: no empty knowledge section"
+python3 - "$TMP" <<'EOF'
+import re, sys
+ended = 0
+for i in range(1, 12):
+    p = open("%s/p%d" % (sys.argv[1], i)).read()
+    m = re.search(r"^- cycle ended: (\d+) candidates since the tree was last revised, (\d+) of them "
+                  r"knob tuning's \(the tree is revised once a cycle has (\d+) candidates, knob "
+                  r"tuning's included; a kernel's knob tuning is finished first", p, re.M)
+    if not m:
+        continue
+    n, tuned, cap = map(int, m.groups())
+    att = p[p.index("## The cycle's attempts"):]
+    att = att[:att.index("\n## ", 1)]
+    lines = [l for l in re.findall(r"^\d+\. (.*)$", att, re.M) if "REPEATED" not in l]
+    assert n == len(lines) and n >= cap, (i, m.group(0), lines)
+    assert tuned == len([l for l in lines if l.startswith("knob tuning")]), (i, m.group(0), lines)
+    ended += 1
+assert ended, "no edit prompt said why its cycle ended"
+EOF
+ok $? "a cycle that ended on its share counts the candidates its attempts list, knob tuning's included, and says so"
+grep -q "the tree is revised once a cycle has 2 candidates, knob tuning's included" "$TMP/a.err"
+ok $? "... as the run's first log line does"
 grep -qF '{"op": "update_node", "node_id": 4, "node": {"status": "pruned"}}' "$TMP/p3"
 ok $? "the edit prompt names the field that prunes a node"
 
