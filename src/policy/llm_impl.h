@@ -142,6 +142,10 @@ void llm_parent_why(struct lp *L, int id, struct ks_buf *out);
 /* the cycle's best kernel (L->best_id) named, and the cycle's kernels the measurements do
  * not tell apart from it */
 void llm_best_from(struct lp *L, struct ks_buf *out);
+/* which kernel an improve or repeat reply starts from and why: the cycle's best, and when
+ * it was credited to another node than the one the cycle is on now, that it was and
+ * which node the reply's IMPLEMENTS line names */
+void llm_best_start(struct lp *L, struct ks_buf *out);
 /* the code of the cycle's best kernel (the one it started from when none passed) and the
  * text that names it */
 int llm_cycle_best(struct lp *L, struct ks_buf *code, struct ks_buf *from, struct ks_error *e);

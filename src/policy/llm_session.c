@@ -269,6 +269,8 @@ int llm_ask_next(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_err
 	llm_code_from(L, L->base_cand, 1, &base_from);
 	if ((rc = llm_cycle_best(L, &best, &best_from, e)))
 		goto out;
+	if (!debug)
+		llm_best_start(L, &best_from);
 	llm_noise_text(L, &noise);
 	s.candidate_code = ks_buf_str(&last);
 	s.candidate_from = ks_buf_str(&last_from);
