@@ -12,8 +12,10 @@
 #   - knob tuning is told: how many configurations of how many, which won, or why none ran;
 #   - the machine's load and the spreads are told, and which differences are inside them, each
 #     comparison naming both kernels, the tree's by the same rule;
-#   - a CPU's facts are in a CPU's terms, its measured roofs said to be measured, and an empty
-#     knowledge section is left out; the edit prompt names the field that prunes a node.
+#   - a CPU's facts are in a CPU's terms, its measured roofs said to be measured under the
+#     load their probes recorded (not the load when the prompt is written), and an empty
+#     knowledge section is left out; the edit prompt names the field that prunes a node;
+#   - a cycle that ended on its share counts the candidates its attempts list and says so.
 # needs: python3 (the fake model, tests/fake_llm/fake_llm_cmd.py)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fake_llm.sh"
