@@ -163,11 +163,19 @@ void llm_state_base(struct lp *L, struct ks_llm_state *s, char *node_id, size_t 
 	s->attempts = L->attempts.len ? ks_buf_str(&L->attempts) : NULL;
 }
 
+static void versus_text(void *ctx, long a, long b, struct ks_buf *out)
+{
+	llm_versus(ctx, a, b, out);
+}
+
 void llm_state_tree(struct lp *L, struct ks_llm_state *s, struct ks_buf *full,
 		    struct ks_buf *brief)
 {
-	ks_llm_tree_text(&L->w, 1, full);
-	ks_llm_tree_text(&L->w, 0, brief);
+	/* the tree judges a node against the kernel above it by the rule the rest of the
+	 * prompt uses (llm_versus), not by the speedup alone */
+	struct ks_llm_versus vs = {.text = versus_text, .ctx = L};
+	ks_llm_tree_text(&L->w, 1, &vs, full);
+	ks_llm_tree_text(&L->w, 0, &vs, brief);
 	llm_unscored_text(L, full);
 	llm_unscored_text(L, brief);
 	s->tree = ks_buf_str(full);

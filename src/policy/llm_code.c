@@ -210,7 +210,8 @@ static double cand_speedup(struct lp *L, long id)
 	return v;
 }
 
-/* "node 1's candidate 2, 74.777x (against it: ...)": what other measured against base */
+/* "node 1's candidate 2, 74.777x (candidate 2 is faster than candidate 5 ...)": what other
+ * measured against base, both named */
 static void kernel_against(struct lp *L, int node, long other, long base, struct ks_buf *out)
 {
 	char ref[64];
@@ -219,7 +220,7 @@ static void kernel_against(struct lp *L, int node, long other, long base, struct
 	struct ks_buf v = KS_BUF_INIT;
 	llm_versus(L, other, base, &v);
 	if (v.len)
-		ks_buf_addf(out, " (against it: %s)", ks_buf_str(&v));
+		ks_buf_addf(out, " (%s)", ks_buf_str(&v));
 	ks_buf_release(&v);
 }
 
@@ -288,10 +289,60 @@ void llm_best_from(struct lp *L, struct ks_buf *out)
 		if (common && faster && !slower)
 			continue; /* told apart: the best is faster beyond the spreads */
 		ks_buf_adds(out, close++ ? "; " : ". Not told apart from it by the measurements: ");
-		ks_buf_addf(out, "candidate %ld, %.3fx (against it: ", c, cand_speedup(L, c));
-		ks_llm_compare_text(&other, &best, out);
+		ks_buf_addf(out, "candidate %ld, %.3fx (", c, cand_speedup(L, c));
+		llm_versus(L, c, L->best_id, out);
 		ks_buf_adds(out, ")");
 	}
+}
+
+/* the node candidate id is credited to, -1 when not known */
+static int cand_node(struct lp *L, long id)
+{
+	struct ks_store_candidate *c = NULL;
+	int node = -1;
+	if (ks_store_get_candidate(L->env.store, id, &c, NULL) == 0) {
+		node = (int)c->node_id;
+		ks_store_free(c);
+	}
+	return ks_world_node(&L->w, node) ? node : -1;
+}
+
+/* the cycle moved to node `here` after its best kernel was credited to node bn: say so, and
+ * what node here's own best measured against the cycle's */
+static void best_elsewhere(struct lp *L, int bn, const char *here, struct ks_buf *out)
+{
+	char there[64];
+	ks_world_node_ref(&L->w, bn, there, sizeof(there));
+	ks_buf_addf(out, ". It was credited to node %s \"%s\", not to node %s, the action above: "
+			 "the cycle moved to node %s when a later kernel's IMPLEMENTS line named it",
+		    there, ks_world_node(&L->w, bn)->title, here, here);
+	const struct ks_node *n = ks_world_node(&L->w, L->node);
+	if (n && n->candidate >= 0 && n->candidate != L->best_id) {
+		ks_buf_addf(out, "; node %s's own best is candidate %ld, %.3fx (", here, n->candidate,
+			    n->score);
+		llm_versus(L, n->candidate, L->best_id, out);
+		ks_buf_adds(out, ")");
+	}
+	ks_buf_addf(out, ". Build node %s's idea on this kernel and say IMPLEMENTS: %s; a change "
+			 "that only refines node %s's idea says IMPLEMENTS: %s.",
+		    here, here, there, there);
+}
+
+void llm_best_start(struct lp *L, struct ks_buf *out)
+{
+	if (L->best_id < 0)
+		return;
+	char here[64];
+	int bn = cand_node(L, L->best_id);
+	ks_world_node_ref(&L->w, L->node, here, sizeof(here));
+	ks_buf_adds(out, "\nStart from this kernel: it is the fastest this cycle has measured");
+	if (bn >= 0 && bn != L->node) {
+		best_elsewhere(L, bn, here, out);
+		return;
+	}
+	ks_buf_addf(out, ", node %s's own. A reply that stays within node %s's action says "
+			 "IMPLEMENTS: %s.",
+		    here, here, here);
 }
 
 int llm_cycle_best(struct lp *L, struct ks_buf *code, struct ks_buf *from, struct ks_error *e)

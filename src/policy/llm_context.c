@@ -109,14 +109,28 @@ static void facts_text(const struct ks_llm_context_opts *o, const struct ks_spec
 	ks_buf_adds(out, "\n\n");
 }
 
+/* when and under what load a measured roof was measured: the load its probe recorded
+ * (ks_spec_measure), never the load now, which says nothing about the probe */
+static void roof_when(const struct ks_spec *s, const struct ks_spec_value *x, struct ks_buf *out)
+{
+	char text[320];
+	ks_spec_measure_text(&x->measure, 0, text, sizeof(text));
+	if (text[0])
+		ks_buf_addf(out, " (%s)", text);
+	else if (s->path)
+		ks_buf_addf(out, " (when the spec file %s was written; the load then is not known)",
+			    s->path);
+	else
+		ks_buf_adds(out, " (by ksearch's micro-benchmarks; the load then was not recorded)");
+}
+
 /* A CPU's spec in its own terms: where the facts above come from, the instruction sets,
  * and for the measured roofs when and under what load they were measured (a roof measured
  * on a loaded machine is a floor of what the hardware does, not a ceiling).  The spec's
  * GPU-shaped fields (threads per group, shared memory per block) have no place here. */
 static void host_spec_text(const struct ks_spec *s, struct ks_buf *out)
 {
-	double v, load[1];
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	double v;
 	int nmeasured = 0;
 	if (ks_spec_field(s, "clock_mhz", &v) == 0 && isfinite(v) && v > 0)
 		ks_buf_addf(out, "Clock %.0f MHz. ", v);
@@ -130,25 +144,14 @@ static void host_spec_text(const struct ks_spec *s, struct ks_buf *out)
 		const struct ks_spec_value *x = &s->values[i];
 		if (!x->basis || strcmp(x->basis, "measured"))
 			continue;
-		if (!nmeasured++) {
+		if (!nmeasured++)
 			ks_buf_adds(out, "Memory bandwidth and f32 peak are measured, not the "
-					 "hardware's limits: ");
-			if (s->path)
-				ks_buf_addf(out, "when the spec file %s was written (the load then "
-						 "is not known)",
-					    s->path);
-			else if (getloadavg(load, 1) == 1 && ncpu > 0)
-				ks_buf_addf(out, "by ksearch's micro-benchmarks when it started, under "
-						 "load average %.1f on %ld CPUs%s",
-					    load[0], ncpu,
-					    load[0] > ncpu ? " (a loaded machine: kernels timed "
-							     "later may measure above them)"
-							   : "");
-			else
-				ks_buf_adds(out, "by ksearch's micro-benchmarks when it started");
-			ks_buf_adds(out, "; \"% of the roofline\" in the feedback is against them.");
-		}
+					 "hardware's limits (a roof measured under load is low: kernels "
+					 "timed later may measure above it); \"% of the roofline\" in the "
+					 "feedback is against them. When and under what load each was "
+					 "measured:");
 		ks_buf_addf(out, "\n- %s: %s", x->name, x->note ? x->note : x->source);
+		roof_when(s, x, out);
 	}
 	ks_buf_adds(out, nmeasured ? "\n" : "");
 }

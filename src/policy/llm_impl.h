@@ -27,7 +27,11 @@
 #define LLM_MAX_FAILS 8          /* default --llm-max-failures */
 #define LLM_NOCODE_MAX 2         /* sessions without code before a node is closed */
 #define LLM_TUNE_SHARE 4         /* knob tuning spends at most 1/4 of the budget left */
-#define LLM_CYCLE_SHARE 4        /* an edit round at least every 1/4 of the budget */
+#define LLM_CYCLE_SHARE 4        /* an edit round once a cycle has 1/4 of the budget */
+/* which candidates that count holds, as the log and the edit prompt say it */
+#define LLM_CYCLE_COUNTS                                                                     \
+	"knob tuning's included; a kernel's knob tuning is finished first, so a cycle can pass " \
+	"that count"
 
 enum phase {
 	PH_INIT,   /* ask for the world model */
@@ -87,8 +91,11 @@ struct lp {
 	long base_cand;
 	long *cycle;           /* the cycle's passing candidates, knob tuning included */
 	int ncycle;
-	int cycle_evals;       /* candidates evaluated since the last edit round */
-	int cycle_cap;         /* an edit round at least every this many candidates */
+	int cycle_evals;       /* candidates evaluated since the last edit round, knob
+				  tuning's included */
+	int cycle_tuned;       /* ... of them knob tuning's */
+	int cycle_cap;         /* an edit round once a cycle has this many candidates (after
+				  the knob tuning under way) */
 	const char *kind;      /* action, debug, improve, repeat, direct */
 	struct ks_buf action, title, code, base_code, evidence, last_fb, cand_title;
 	struct ks_buf parent_why; /* why the cycle builds on base_cand, and on what else not */
@@ -135,6 +142,10 @@ void llm_parent_why(struct lp *L, int id, struct ks_buf *out);
 /* the cycle's best kernel (L->best_id) named, and the cycle's kernels the measurements do
  * not tell apart from it */
 void llm_best_from(struct lp *L, struct ks_buf *out);
+/* which kernel an improve or repeat reply starts from and why: the cycle's best, and when
+ * it was credited to another node than the one the cycle is on now, that it was and
+ * which node the reply's IMPLEMENTS line names */
+void llm_best_start(struct lp *L, struct ks_buf *out);
 /* the code of the cycle's best kernel (the one it started from when none passed) and the
  * text that names it */
 int llm_cycle_best(struct lp *L, struct ks_buf *code, struct ks_buf *from, struct ks_error *e);

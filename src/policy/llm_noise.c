@@ -1,7 +1,8 @@
 /* How far the measurements can be trusted, told to the model: the machine's load while
  * kernels were timed, the spreads of the timings, and which differences between two
- * kernels lie beyond the spreads (ks_run_faster_beyond_noise, the rule of the final
- * re-measurement and of `ksearch compare`), so the model does not reason from noise. */
+ * kernels lie beyond the spreads (ks_run_faster_beyond_noise, the rule of `ksearch
+ * compare` and of the per-workload picks; the final phase ranks by its own rule,
+ * src/run/final_pick.c, and the prompt says so), so the model does not reason from noise. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,34 +39,49 @@ static void verdict_group(const struct ks_llm_times *a, const int *verdict, int 
 			ks_buf_addf(out, "%s%s", n++ ? ", " : "", a->t[i].label);
 }
 
-void ks_llm_compare_text(const struct ks_llm_times *a, const struct ks_llm_times *b,
-			 struct ks_buf *out)
+/* one group of a's workloads: "faster than B beyond the spreads on A1, A2", ... */
+static void versus_group(const struct ks_llm_times *a, const int *verdict, int g, int all,
+			 const char *bname, struct ks_buf *out)
+{
+	if (g == 0)
+		ks_buf_adds(out, "no measured difference (inside the spreads) on ");
+	else
+		ks_buf_addf(out, "%s than %s beyond the spreads on ", g > 0 ? "faster" : "slower",
+			    bname);
+	if (all)
+		ks_buf_adds(out, "every timed workload");
+	else
+		verdict_group(a, verdict, g, out);
+}
+
+void ks_llm_compare_text(const struct ks_llm_times *a, const char *aname,
+			 const struct ks_llm_times *b, const char *bname, struct ks_buf *out)
 {
 	int v[KS_LLM_TIMES_MAX];
 	int common = ks_llm_compare(a, b, v), count[3] = {0, 0, 0};
 	if (!common) {
-		ks_buf_adds(out, "no timed workload in common");
+		ks_buf_addf(out, "%s and %s have no timed workload in common", aname, bname);
 		return;
 	}
 	for (int i = 0; i < a->n; i++)
 		if (v[i] != 2)
 			count[v[i] + 1]++;
 	if (count[1] == common) {
-		ks_buf_adds(out, "inside the spreads on every timed workload: no measured difference");
+		ks_buf_addf(out, "no measured difference between %s and %s: inside the spreads on "
+				 "every timed workload",
+			    aname, bname);
 		return;
 	}
-	if (count[2] == common || count[0] == common) {
-		ks_buf_addf(out, "%s beyond the spreads on every timed workload",
-			    count[2] ? "faster" : "slower");
-		return;
-	}
-	static const char *const lead[] = {"slower beyond the spreads on ", "inside the spreads on ",
-					   "faster beyond the spreads on "};
-	for (int g = 2, shown = 0; g >= 0; g--) {
-		if (!count[g])
+	/* faster, then slower, then the rest: a group beyond the spreads comes first, so the
+	 * sentence reads "A is faster/slower than B ..." */
+	static const int order[] = {1, -1, 0};
+	ks_buf_addf(out, "%s is ", aname);
+	for (int k = 0, shown = 0; k < 3; k++) {
+		int g = order[k];
+		if (!count[g + 1])
 			continue;
-		ks_buf_addf(out, "%s%s", shown++ ? "; " : "", lead[g]);
-		verdict_group(a, v, g - 1, out);
+		ks_buf_adds(out, shown++ ? "; " : "");
+		versus_group(a, v, g, count[g + 1] == common, bname, out);
 	}
 }
 
@@ -87,12 +103,18 @@ void ks_llm_noise_text(const struct ks_llm_machine *m, struct ks_buf *out)
 			ks_buf_adds(out, "On a loaded machine a kernel's time depends on what else runs "
 					 "while it is timed: one reading can be several times off.\n");
 	}
-	ks_buf_addf(out, "A kernel is faster than another on a workload only when its median time "
-			 "plus half its spread, plus %.0f%%, is still below the other's median minus "
-			 "half its spread (ksearch's final ranking uses the same rule). A difference "
-			 "inside the spreads is noise, not evidence: the attempts and kernels below "
-			 "say which differences are inside them.\n",
+	ks_buf_addf(out, "During the search, a kernel is faster than another on a workload only "
+			 "when its median time plus half its spread, plus %.0f%%, is still below the "
+			 "other's median minus half its spread (the rule of `ksearch compare` and of "
+			 "the per-workload picks). A difference inside the spreads is noise, not "
+			 "evidence: the attempts and kernels below say which differences are inside "
+			 "them.\n",
 		    KS_RUN_COMPARE_MIN_PCT);
+	ks_buf_adds(out, "The run's best is not chosen by that rule: at the end, the final phase "
+			 "times the top candidates again in alternating rounds and crowns another "
+			 "kernel over the search's leader only when its speedup (the geometric mean "
+			 "over the workloads) is higher with the whole 95% interval of the gap above "
+			 "zero, so a verdict here can be reversed there.\n");
 }
 
 /* ---- the run's measurements ---------------------------------------------------------- */
@@ -182,7 +204,10 @@ void llm_noise_text(struct lp *L, struct ks_buf *out)
 void llm_versus(struct lp *L, long id, long other, struct ks_buf *out)
 {
 	struct ks_llm_times a, b;
+	char an[32], bn[32];
 	if (id < 0 || other < 0 || !llm_times(L, id, &a) || !llm_times(L, other, &b))
 		return;
-	ks_llm_compare_text(&a, &b, out);
+	snprintf(an, sizeof(an), "candidate %ld", id);
+	snprintf(bn, sizeof(bn), "candidate %ld", other);
+	ks_llm_compare_text(&a, an, &b, bn, out);
 }

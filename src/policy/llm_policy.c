@@ -251,6 +251,7 @@ static int lp_observe(void *state, const struct ks_policy_cand *c,
 		llm_noise_observe(L, o->candidate);
 		L->evaluated++;
 		L->cycle_evals++;
+		L->cycle_tuned += L->phase == PH_TUNE && L->tuning;
 	}
 	if (L->phase == PH_TUNE && L->tuning) {
 		ks_buf_release(&fb);
@@ -375,9 +376,9 @@ static int lp_open(void **state, const struct ks_policy_env *env, enum ks_llm_ki
 	if ((rc = ks_llm_policy_open(&L->pol, &pc, e)))
 		return rc;
 	ks_info("policy %s: the model writes the kernels (budget %d candidates%s; the tree is "
-		"revised at least every %d)",
+		"revised once a cycle has %d candidates, %s)",
 		env->o->policy, env->o->budget, env->o->llm_replay ? ", replayed" : "",
-		L->cycle_cap);
+		L->cycle_cap, LLM_CYCLE_COUNTS);
 	return 0;
 }
 

@@ -113,23 +113,43 @@ static void credit_move(struct lp *L, int id)
 		ks_buf_str(&L->title));
 }
 
+/* what the reply says of its new idea: its CHANGED and EXPECTED lines, else only where it
+ * came from */
+static void new_node_text(struct lp *L, struct ks_buf *out)
+{
+	char from[64];
+	ks_world_node_ref(&L->w, L->node, from, sizeof(from));
+	if (!L->changed.len && !L->expected.len) {
+		ks_buf_addf(out, "an idea the model's kernel implemented while working on node %s",
+			    from);
+		return;
+	}
+	if (L->changed.len)
+		ks_buf_addf(out, "%.300s", ks_buf_str(&L->changed));
+	if (L->expected.len)
+		ks_buf_addf(out, "%sexpected: %.200s", L->changed.len ? "; " : "",
+			    ks_buf_str(&L->expected));
+	ks_buf_addf(out, " (as the reply that made it said, while working on node %s)", from);
+}
+
 /* a node for an idea the tree does not have ("new: TITLE"), under the cycle's node */
 static int credit_new(struct lp *L, const char *title)
 {
-	char t[128], from[64], desc[256];
+	char t[128];
 	snprintf(t, sizeof(t), "%.*s", (int)strcspn(title, "\r\n"), title);
-	ks_world_node_ref(&L->w, L->node, from, sizeof(from));
-	snprintf(desc, sizeof(desc), "an idea the model's kernel implemented while working on node %s",
-		 from);
-	struct ks_node_spec spec = {.title = t, .description = desc,
+	struct ks_buf desc = KS_BUF_INIT;
+	new_node_text(L, &desc);
+	struct ks_node_spec spec = {.title = t, .description = ks_buf_str(&desc),
 				    .difficulty = LLM_PLACEHOLDER_DIFFICULTY,
 				    .rating = LLM_PLACEHOLDER_RATING,
 				    .confidence = LLM_PLACEHOLDER_CONFIDENCE};
 	int id = -1;
 	struct ks_error e = {0};
 	if (!t[0] || ks_world_add(&L->w, L->node, &spec, &id, &e))
-		return -1;
-	llm_unscored_add(L, id);
+		id = -1;
+	ks_buf_release(&desc);
+	if (id >= 0)
+		llm_unscored_add(L, id);
 	return id;
 }
 
@@ -249,6 +269,8 @@ int llm_ask_next(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_err
 	llm_code_from(L, L->base_cand, 1, &base_from);
 	if ((rc = llm_cycle_best(L, &best, &best_from, e)))
 		goto out;
+	if (!debug)
+		llm_best_start(L, &best_from);
 	llm_noise_text(L, &noise);
 	s.candidate_code = ks_buf_str(&last);
 	s.candidate_from = ks_buf_str(&last_from);
@@ -395,8 +417,7 @@ void llm_attempt_add(struct lp *L, const struct ks_policy_cand *c,
 	if (o->passed && !o->duplicate_of)
 		llm_versus(L, o->candidate, c->parent, &v);
 	if (v.len)
-		ks_buf_addf(&L->attempts, "   against candidate %ld (what it started from): %s\n",
-			    c->parent, ks_buf_str(&v));
+		ks_buf_addf(&L->attempts, "   against what it started from: %s\n", ks_buf_str(&v));
 	ks_buf_release(&v);
 	if (L->changed.len)
 		ks_buf_addf(&L->attempts, "   changed: %.300s\n", ks_buf_str(&L->changed));
@@ -406,7 +427,8 @@ void llm_attempt_add(struct lp *L, const struct ks_policy_cand *c,
 
 /* after the cycle's kernel and its tuning: go on (debug / improve / repeat) or end the
  * cycle: the node stagnated or ran out of its debug budget, or the cycle has had its share
- * of the budget (the tree is revisited at least every 1/LLM_CYCLE_SHARE of it) */
+ * of the budget (1/LLM_CYCLE_SHARE of it, knob tuning's candidates counted: the same count
+ * the log and the edit prompt state) */
 void llm_decide(struct lp *L)
 {
 	const char *want = L->repeat_of > 0 ? "repeat" : L->last_passed ? "improve" : "debug";
@@ -422,8 +444,10 @@ void llm_decide(struct lp *L)
 	if (llm_budget_left(L) <= 0 || !go) {
 		if (!go && cap && active)
 			ks_buf_addf(&L->evidence, "- cycle ended: %d candidates since the tree was "
-						  "last revised (a revision at least every %d)\n",
-				    L->cycle_evals, L->cycle_cap);
+						  "last revised, %d of them knob tuning's (the tree "
+						  "is revised once a cycle has %d candidates, %s)\n",
+				    L->cycle_evals, L->cycle_tuned, L->cycle_cap,
+				    LLM_CYCLE_COUNTS);
 		else if (!go)
 			ks_buf_addf(&L->evidence, "- cycle ended: %s\n",
 				    node && node->close_reason ? node->close_reason

@@ -53,7 +53,30 @@ static void node_expectation(const struct ks_node *n, struct ks_buf *out)
 		ks_buf_addf(out, "%s", n->rationale);
 }
 
-void ks_llm_tree_text(const struct ks_world *w, int full, struct ks_buf *out)
+/* Node n measured a lower speedup than the best kernel above it on its path: say which
+ * kernel that is and what the per-workload rule says of the two (vs), never "below" on the
+ * speedup alone, which the spreads may not support. */
+static void path_best_text(const struct ks_world *w, const struct ks_node *n,
+			   const struct ks_llm_versus *vs, struct ks_buf *out)
+{
+	int base = n->parent >= 0 ? ks_world_base(w, n->parent) : -1;
+	const struct ks_node *b = base >= 0 ? ks_world_node(w, base) : NULL;
+	if (!b || b->candidate < 0)
+		return;
+	char ref[64];
+	ks_world_node_ref(w, base, ref, sizeof(ref));
+	ks_buf_addf(out, " (the best kernel above it on its path: node %s's candidate %ld, %.3fx; ",
+		    ref, b->candidate, b->score);
+	size_t len = out->len;
+	if (vs && vs->text)
+		vs->text(vs->ctx, n->candidate, b->candidate, out);
+	if (out->len == len)
+		ks_buf_adds(out, "no per-workload timings to compare them");
+	ks_buf_adds(out, ")");
+}
+
+void ks_llm_tree_text(const struct ks_world *w, int full, const struct ks_llm_versus *vs,
+		      struct ks_buf *out)
 {
 	if (full && w->kernel_summary)
 		ks_buf_addf(out, "Kernel summary: %s\n", w->kernel_summary);
@@ -79,9 +102,10 @@ void ks_llm_tree_text(const struct ks_world *w, int full, struct ks_buf *out)
 			    n->impacts[KS_IMPACT_REGISTER_PRESSURE].score,
 			    n->impacts[KS_IMPACT_COMPUTE_HW_FIT].score, n->attempts, n->failures);
 		if (n->candidate >= 0)
-			ks_buf_addf(out, " | measured: candidate %ld, %.3fx the baseline%s", n->candidate,
-				    n->score,
-				    n->regression ? " (below the best kernel above it on its path)" : "");
+			ks_buf_addf(out, " | measured: candidate %ld, %.3fx the baseline", n->candidate,
+				    n->score);
+		if (n->candidate >= 0 && n->regression)
+			path_best_text(w, n, vs, out);
 		if (n->close_reason)
 			ks_buf_addf(out, " | closed: %s", n->close_reason);
 		if (full && n->description && n->description[0])

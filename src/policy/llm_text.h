@@ -11,9 +11,17 @@
 #define KS_LLM_FEEDBACK_LOG 600   /* bytes of a workload's log shown to the model */
 #define KS_LLM_COMPILE_LOG 4000   /* bytes of a compiler's output shown to the model */
 
+/* what the measurements say of candidate a against candidate b, both named
+ * (ks_llm_compare_text), appended to out; nothing when they cannot say */
+struct ks_llm_versus {
+	void (*text)(void *ctx, long a, long b, struct ks_buf *out);
+	void *ctx;
+};
 /* every node (full: with descriptions, rationales and reflection notes) or the root, open
- * nodes and measured ones (brief) */
-void ks_llm_tree_text(const struct ks_world *w, int full, struct ks_buf *out);
+ * nodes and measured ones (brief); a node whose speedup is lower than the best kernel above
+ * it on its path names that kernel and what vs (may be NULL) says of the two */
+void ks_llm_tree_text(const struct ks_world *w, int full, const struct ks_llm_versus *vs,
+		      struct ks_buf *out);
 /* title, description, scores, expected speedup, rationale and notes of node id */
 void ks_llm_node_text(const struct ks_world *w, int id, struct ks_buf *out);
 /* status, speedup, compiler output and per-workload times, errors and logs */
@@ -48,11 +56,13 @@ struct ks_llm_times {
 /* per workload of a: 1 faster than b beyond the spreads (ks_run_faster_beyond_noise), -1
  * slower, 0 inside the spreads, 2 not timed in b; returns the workloads both have */
 int ks_llm_compare(const struct ks_llm_times *a, const struct ks_llm_times *b, int *verdict);
-/* "faster beyond the spreads on every timed workload", "inside the spreads on every timed
- * workload: no measured difference", "faster beyond the spreads on A; inside the spreads
- * on B", ... */
-void ks_llm_compare_text(const struct ks_llm_times *a, const struct ks_llm_times *b,
-			 struct ks_buf *out);
+/* a against b, both named, so the reader never guesses which is slower: "candidate 4 is
+ * slower than candidate 9 beyond the spreads on every timed workload", "no measured
+ * difference between candidate 4 and candidate 9: inside the spreads on every timed
+ * workload", "candidate 4 is faster than candidate 9 beyond the spreads on A; no measured
+ * difference (inside the spreads) on B", ... */
+void ks_llm_compare_text(const struct ks_llm_times *a, const char *aname,
+			 const struct ks_llm_times *b, const char *bname, struct ks_buf *out);
 
 /* what the model is told about the machine while kernels were timed */
 struct ks_llm_machine {

@@ -289,7 +289,7 @@ int llm_world_edit(struct lp *L, struct ks_error *e)
 	int rc = edit_state(L, &s, node_id, sizeof(node_id), bufs, e), applied = 0;
 	struct ks_error ie = {0};
 	enum ask_result res = ASK_OK;
-	L->cycle_evals = 0; /* the tree is revisited now */
+	L->cycle_evals = L->cycle_tuned = 0; /* the tree is revisited now */
 	for (int round = 0; round < 2 && !rc && !applied; round++) {
 		struct ks_llm_reply reply;
 		rc = ask_document(L, "edit", round ? &edit_fix : NULL, ie.msg, &s, KS_LLM_WANT_JSON, 1,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The K-Search loop with a model behaves like K-Search (issue 40), checked on what a run
-# records (the prompts it sent are in run.db): the tree is revised at least every quarter of
+# records (the prompts it sent are in run.db): the tree is revised once a cycle has a quarter of
 # the budget; the model's active_leaf_id is followed, or the model is told which rule it
 # broke; a kernel is credited to the node its IMPLEMENTS line names; improve prompts carry
 # the cycle's attempts; a repeated kernel gets a repeat prompt; what ksearch could not use (a
@@ -33,7 +33,7 @@ is "$(json_get "$TMP/a.json" 'd["evaluated"]')" 8 "... evaluating its budget"
 edits=$(q "$DB" "select count(*) from llm_exchanges where purpose='edit'")
 [ "$edits" -ge 3 ]
 ok $? "the tree is revised at least every quarter of the budget ($edits edit rounds in 8)"
-grep -q "the tree is revised at least every 2" "$TMP/a.err"
+grep -q "the tree is revised once a cycle has 2 candidates, knob tuning's included" "$TMP/a.err"
 ok $? "... and the run says how often"
 prompt "$DB" 2 >"$TMP/p2"
 grep -q "^## The action to implement (node 2)" "$TMP/p2"

@@ -7,11 +7,15 @@
 #     measured, knob-tuned variants included, not its last;
 #   - an action builds on the kernel of the node it was placed under, and the prompt says
 #     which candidate of which node that is, why, and what else was measured on the path;
-#   - a node ksearch made with placeholder scores is said to have them until an edit scores it;
+#   - a node ksearch made with placeholder scores is said to have them until an edit scores it,
+#     and one made for "IMPLEMENTS: new: TITLE" is described by the reply's CHANGED line;
 #   - knob tuning is told: how many configurations of how many, which won, or why none ran;
-#   - the machine's load and the spreads are told, and which differences are inside them;
-#   - a CPU's facts are in a CPU's terms, its measured roofs said to be measured, and an empty
-#     knowledge section is left out; the edit prompt names the field that prunes a node.
+#   - the machine's load and the spreads are told, and which differences are inside them, each
+#     comparison naming both kernels, the tree's by the same rule;
+#   - a CPU's facts are in a CPU's terms, its measured roofs said to be measured under the
+#     load their probes recorded (not the load when the prompt is written), and an empty
+#     knowledge section is left out; the edit prompt names the field that prunes a node;
+#   - a cycle that ended on its share counts the candidates its attempts list and says so.
 # needs: python3 (the fake model, tests/fake_llm/fake_llm_cmd.py)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fake_llm.sh"
@@ -134,6 +138,10 @@ ok $? "an action builds on the kernel of the node it is under, and says why and 
 grep -q "^Placeholder scores: ksearch made node 6 itself" "$TMP/p9" &&
 	! grep -q "^Placeholder scores" "$TMP/p10"
 ok $? "an IMPLEMENTS: new node's placeholder scores are said until an edit scores them"
+sed -n '/^\[6\] /,/^\[/p' "$TMP/p9" >"$TMP/new6"
+grep -q "^    a fused idea (as the reply that made it said, while working on node 5)" "$TMP/new6" &&
+	! grep -q "an idea the model's kernel implemented" "$TMP/new6"
+ok $? "... and its description is the reply's CHANGED line, not a generic one"
 
 grep -q "knobs: ksearch tunes them without you: up to 1 of the 2 other feasible configurations" "$TMP/p3" &&
 	grep -q "knobs: tuning of candidate 1 done: 2 of 3 configurations measured" "$TMP/p3"
@@ -152,17 +160,62 @@ for i in (2, 3, 5, 6, 9):
     assert (m.group(2) == "loaded") == loaded, m.group(0)
     assert "plus half its spread, plus 1%" in sec
 att = open("%s/p3" % sys.argv[1]).read()
-assert re.search(r"against candidate 1 \(what it started from\): (inside|faster|slower)", att), att
+assert re.search(r"against what it started from: (candidate 2 is (faster|slower) than candidate 1 "
+                 r"|no measured difference between candidate 2 and candidate 1)", att), att
 EOF
 ok $? "the machine's load and the rule for differences are told; attempts say where a difference is inside the spreads"
 
+python3 - "$TMP" <<'EOF'
+import re, sys
+trees = 0
+for i in range(1, 12):
+    p = open("%s/p%d" % (sys.argv[1], i)).read()
+    assert "against it:" not in p, "p%d: a comparison whose subject is 'it'" % i
+    assert "below the best kernel above it" not in p, "p%d: 'below' on the speedup alone" % i
+    for line in re.findall(r"^\[\d+\] .*measured: candidate \d+.*$", p, re.M):
+        m = re.search(r"measured: candidate (\d+), [\d.]+x the baseline \(the best kernel above "
+                      r"it on its path: node \d+'s candidate (\d+), [\d.]+x; (.*)\)$", line)
+        if not m:
+            continue
+        a, b, says = m.groups()
+        assert re.match(r"candidate %s is (faster|slower) than candidate %s |no measured difference "
+                        r"between candidate %s and candidate %s" % (a, b, a, b), says), line
+        trees += 1
+assert trees, "no tree named the best kernel above a node"
+EOF
+ok $? "each comparison names both kernels; the tree judges a node against the kernel above it by the spreads, as the rest of the prompt does"
+
 sed -n '/^## Target hardware/,/^## /p' "$TMP/p1" >"$TMP/hw"
 grep -q "f32 SIMD lanes" "$TMP/hw" && ! grep -Eq "simd_width|smem_per_block|threads per group" "$TMP/hw" &&
-	grep -q "measured, not the hardware's limits: by ksearch's micro-benchmarks when it started, under load average" "$TMP/hw"
-ok $? "a CPU's facts in a CPU's terms, its measured roofs said to be measured and under what load"
+	grep -q "measured, not the hardware's limits" "$TMP/hw" &&
+	grep -Eq "^- mem_bandwidth_gbps: .*\(measured .* by the memcpy probe at load [0-9.]+ on [0-9]+ cores" "$TMP/hw" &&
+	! grep -q "under load average" "$TMP/hw"
+ok $? "a CPU's facts in a CPU's terms, its measured roofs said to be measured and under the load their probes recorded"
 "$KS" prompt softmax --purpose action --context spec >"$TMP/spec" 2>/dev/null &&
 	grep -q "^## Target hardware" "$TMP/spec" && ! grep -q "^## Knowledge for this target" "$TMP/spec"
 ok $? "--context spec: no empty knowledge section"
+python3 - "$TMP" <<'EOF'
+import re, sys
+ended = 0
+for i in range(1, 12):
+    p = open("%s/p%d" % (sys.argv[1], i)).read()
+    m = re.search(r"^- cycle ended: (\d+) candidates since the tree was last revised, (\d+) of them "
+                  r"knob tuning's \(the tree is revised once a cycle has (\d+) candidates, knob "
+                  r"tuning's included; a kernel's knob tuning is finished first", p, re.M)
+    if not m:
+        continue
+    n, tuned, cap = map(int, m.groups())
+    att = p[p.index("## The cycle's attempts"):]
+    att = att[:att.index("\n## ", 1)]
+    lines = [l for l in re.findall(r"^\d+\. (.*)$", att, re.M) if "REPEATED" not in l]
+    assert n == len(lines) and n >= cap, (i, m.group(0), lines)
+    assert tuned == len([l for l in lines if l.startswith("knob tuning")]), (i, m.group(0), lines)
+    ended += 1
+assert ended, "no edit prompt said why its cycle ended"
+EOF
+ok $? "a cycle that ended on its share counts the candidates its attempts list, knob tuning's included, and says so"
+grep -q "the tree is revised once a cycle has 2 candidates, knob tuning's included" "$TMP/a.err"
+ok $? "... as the run's first log line does"
 grep -qF '{"op": "update_node", "node_id": 4, "node": {"status": "pruned"}}' "$TMP/p3"
 ok $? "the edit prompt names the field that prunes a node"
 

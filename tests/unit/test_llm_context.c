@@ -96,7 +96,7 @@ static void test_reflection(void)
 	   "notes stay under the text cap, the oldest dropped");
 	struct ks_buf tree = KS_BUF_INIT, doc = KS_BUF_INIT;
 	ks_world_reflect(&w, id, "PERF_GAP: bandwidth", &e);
-	ks_llm_tree_text(&w, 1, &tree);
+	ks_llm_tree_text(&w, 1, NULL, &tree);
 	ok(strstr(ks_buf_str(&tree), "PERF_GAP: bandwidth") != NULL, "the full tree shows them");
 	ks_world_export(&w, &doc, &e);
 	struct ks_world back;

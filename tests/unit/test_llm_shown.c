@@ -1,7 +1,8 @@
 /* What the prompts of the model-driven policies show is true (the findings of the runs with
  * real models, 2026-12): a candidate's code reads as it ran (its knob values in its
  * #defines and in its @ksearch defaults, one value per knob); differences inside the timing
- * spreads are called so, by the final ranking's rule; the machine's load is told; a CPU's
+ * spreads are called so, by the search's rule (not the final phase's, which is told
+ * apart); the machine's load is told; a CPU's
  * facts are in a CPU's terms, its measured roofs said to be measured and under what load; a
  * section with nothing to show is left out; the edit prompt says which field prunes a node
  * and that any node's description can be corrected, which the world model allows. */
@@ -101,26 +102,35 @@ static void test_compare(void)
 	struct ks_buf b = KS_BUF_INIT;
 	/* the softmax-none run: candidate 8 (8.278x) against candidate 7 (7.531x) */
 	struct ks_llm_times c8 = times2(8036.84, 45, 14456.02, 61), c7 = times2(9728.77, 50, 14430.45, 38);
-	ks_llm_compare_text(&c8, &c7, &b);
-	is_str(ks_buf_str(&b), "inside the spreads on every timed workload: no measured difference",
+	ks_llm_compare_text(&c8, "candidate 8", &c7, "candidate 7", &b);
+	is_str(ks_buf_str(&b), "no measured difference between candidate 8 and candidate 7: inside "
+			       "the spreads on every timed workload",
 	       "a 10% lead with ±45% spreads is inside them");
 	ks_buf_reset(&b);
 	struct ks_llm_times fast = times2(100, 2, 100, 2), slow = times2(200, 2, 200, 2);
-	ks_llm_compare_text(&fast, &slow, &b);
-	is_str(ks_buf_str(&b), "faster beyond the spreads on every timed workload", "2x with ±2%");
+	ks_llm_compare_text(&fast, "candidate 1", &slow, "candidate 2", &b);
+	is_str(ks_buf_str(&b), "candidate 1 is faster than candidate 2 beyond the spreads on every "
+			       "timed workload",
+	       "2x with ±2%: the faster one is the subject, the other named");
 	ks_buf_reset(&b);
-	ks_llm_compare_text(&slow, &fast, &b);
-	is_str(ks_buf_str(&b), "slower beyond the spreads on every timed workload", "... and back");
+	/* the attention run's "node 5's candidate 4, 52.592x (against it: ... slower beyond the
+	 * spreads on ... causal=1)": which one was slower was not said */
+	struct ks_llm_times c4 = times2(200, 2, 100, 2), c9 = times2(100, 2, 100, 2);
+	ks_llm_compare_text(&c4, "candidate 4", &c9, "candidate 9", &b);
+	is_str(ks_buf_str(&b), "candidate 4 is slower than candidate 9 beyond the spreads on "
+			       "rows=2048; no measured difference (inside the spreads) on rows=8192",
+	       "... per workload, the slower one named as such");
 	ks_buf_reset(&b);
-	struct ks_llm_times mixed = times2(100, 2, 150, 300);
-	ks_llm_compare_text(&mixed, &slow, &b);
-	is_str(ks_buf_str(&b),
-	       "faster beyond the spreads on rows=2048; inside the spreads on rows=8192",
-	       "per workload when they differ");
+	struct ks_llm_times mixed = times2(100, 2, 300, 2);
+	ks_llm_compare_text(&mixed, "candidate 3", &slow, "candidate 2", &b);
+	is_str(ks_buf_str(&b), "candidate 3 is faster than candidate 2 beyond the spreads on "
+			       "rows=2048; slower than candidate 2 beyond the spreads on rows=8192",
+	       "faster on one, slower on another: both said of the subject");
 	ks_buf_reset(&b);
 	struct ks_llm_times one = {.n = 1, .t = {{.wl = 5, .label = "x", .us = 1, .spread = 1}}};
-	ks_llm_compare_text(&one, &slow, &b);
-	is_str(ks_buf_str(&b), "no timed workload in common", "nothing to compare");
+	ks_llm_compare_text(&one, "candidate 5", &slow, "candidate 2", &b);
+	is_str(ks_buf_str(&b), "candidate 5 and candidate 2 have no timed workload in common",
+	       "nothing to compare");
 	int v[2];
 	is_int(ks_llm_compare(&fast, &slow, v), 2, "two workloads in common");
 	ok(v[0] == 1 && v[1] == 1, "each faster");
@@ -138,6 +148,10 @@ static void test_noise(void)
 	   "a load average above the CPUs is a loaded machine (the final phase's rule)");
 	ok(has(ks_buf_str(&b), "reach ±1690% (median ±62%)"), "the spreads are told");
 	ok(has(ks_buf_str(&b), "plus half its spread, plus 1%"), "the rule a difference must pass");
+	ok(!has(ks_buf_str(&b), "final ranking uses the same rule") &&
+		   has(ks_buf_str(&b), "The run's best is not chosen by that rule") &&
+		   has(ks_buf_str(&b), "95% interval"),
+	   "... said to be the search's, not the final phase's (which ranks by a 95%% interval)");
 	ks_buf_reset(&b);
 	m.load = 1.5;
 	ks_llm_noise_text(&m, &b);
@@ -150,6 +164,51 @@ static void test_noise(void)
 	ok(has(ks_buf_str(&b), "No kernel has been timed in this run yet; the machine is loaded now"),
 	   "before the first timing: the load now");
 	ks_buf_release(&b);
+}
+
+/* the tree's versus callback for test_tree_versus: candidate 2 against candidate 1 as the
+ * softmax-none run measured them (a 10% gap with ±45% spreads) */
+static void tree_versus(void *ctx, long a, long b, struct ks_buf *out)
+{
+	(void)ctx;
+	struct ks_llm_times c8 = times2(8036.84, 45, 14456.02, 61), c7 = times2(9728.77, 50, 14430.45, 38);
+	char an[32], bn[32];
+	snprintf(an, sizeof(an), "candidate %ld", a);
+	snprintf(bn, sizeof(bn), "candidate %ld", b);
+	ks_llm_compare_text(a == 2 ? &c7 : &c8, an, a == 2 ? &c8 : &c7, bn, out);
+}
+
+/* a node whose speedup is below the best kernel above it, with no measured difference: the
+ * tree does not call it below (the attention run's prompt did, and said "no measured
+ * difference" of the same two kernels elsewhere) */
+static void test_tree_versus(void)
+{
+	struct ks_world w;
+	struct ks_error e = {0};
+	struct ks_node_spec sp = {.title = "tile", .description = "d", .difficulty = 2,
+				  .rating = 5, .confidence = 0.5};
+	int a = -1, b = -1;
+	ks_world_init(&w, "root", "s", &e);
+	ks_world_add(&w, w.root, &sp, &a, &e);
+	ks_world_add(&w, a, &sp, &b, &e);
+	ks_world_record(&w, a, 1, 1, 8.278, NULL, &e);
+	ks_world_record(&w, b, 2, 1, 7.531, NULL, &e);
+	ok(ks_world_node(&w, b)->regression, "node b's speedup is below node a's");
+	struct ks_llm_versus vs = {.text = tree_versus};
+	struct ks_buf t = KS_BUF_INIT;
+	ks_llm_tree_text(&w, 1, &vs, &t);
+	ok(!has(ks_buf_str(&t), "below") &&
+		   has(ks_buf_str(&t), "| measured: candidate 2, 7.531x the baseline (the best kernel "
+				       "above it on its path: node 1's candidate 1, 8.278x; no measured "
+				       "difference between candidate 2 and candidate 1: inside the "
+				       "spreads on every timed workload)"),
+	   "the tree says what the spreads say of a node and the kernel above it, not 'below'");
+	ks_buf_reset(&t);
+	ks_llm_tree_text(&w, 0, NULL, &t);
+	ok(has(ks_buf_str(&t), "8.278x; no per-workload timings to compare them)"),
+	   "... and that it cannot tell without timings");
+	ks_buf_release(&t);
+	ks_world_release(&w);
 }
 
 /* the edit prompt names the field that prunes a node and says a closed node's description
@@ -228,6 +287,13 @@ static void test_cpu_context(void)
 	}
 	free(spec.path); /* as detected at the start of a run: no file */
 	spec.path = NULL;
+	/* the bandwidth probe ran at load 3.8 (the real run's prompt said the load at its own
+	 * time, 7.2); the peak's provenance was not recorded */
+	for (int i = 0; i < spec.nvalues; i++)
+		if (!strcmp(spec.values[i].name, "mem_bandwidth_gbps"))
+			spec.values[i].measure = (struct ks_spec_measure){
+				.probe = "memcpy", .at = 1796000000, .load = 3.8, .loadavg = 3.5,
+				.cores = 2};
 	struct ks_llm_context_opts o = {.task = t, .be = ks_backend_find("cpu"), .spec = &spec,
 					.level = KS_CONTEXT_SPEC};
 	struct ks_llm_context c;
@@ -238,10 +304,15 @@ static void test_cpu_context(void)
 	ok(!has(hw, "smem_per_block") && !has(hw, "shared memory") && !has(hw, "threads per group"),
 	   "no GPU notions on a CPU");
 	ok(has(hw, "Instruction sets: fp64, avx512"), "the instruction sets");
-	ok(has(hw, "measured, not the hardware's limits: by ksearch's micro-benchmarks when it "
-		   "started, under load average") &&
-		   has(hw, "- mem_bandwidth_gbps: 2-thread memcpy"),
-	   "a measured roof says it was measured, when, under what load");
+	ok(has(hw, "measured, not the hardware's limits") &&
+		   has(hw, "- mem_bandwidth_gbps: 2-thread memcpy (measured 2026-11-30 00:53 UTC ") &&
+		   has(hw, "by the memcpy probe at load 3.8 on 2 cores (1-minute load average 3.5); "
+			   "the load was above the core count"),
+	   "a measured roof says it was measured, when, under the load its probe recorded");
+	ok(!has(hw, "under load average") &&
+		   has(hw, "- peak_gflops_f32: ksearch spec detect micro-benchmark (by ksearch's "
+			   "micro-benchmarks; the load then was not recorded)"),
+	   "... never the load at prompt time, which says nothing of the probe");
 	struct ks_buf user = KS_BUF_INIT;
 	make(&c, "action", &user);
 	ok(!has(ks_buf_str(&user), "## Knowledge for this target") &&
@@ -258,7 +329,7 @@ static void test_cpu_context(void)
 
 	spec.path = strdup("/tmp/saved-host.yaml");
 	is_int(ks_llm_context_open(&c, &o, &e), 0, "a spec from a file");
-	ok(has(ks_buf_str(&c.hardware), "when the spec file /tmp/saved-host.yaml was written (the "
+	ok(has(ks_buf_str(&c.hardware), "(when the spec file /tmp/saved-host.yaml was written; the "
 					"load then is not known)"),
 	   "... says its roofs were measured when the file was written");
 	ks_llm_context_release(&c);
@@ -305,6 +376,7 @@ int main(void)
 	test_bake();
 	test_compare();
 	test_noise();
+	test_tree_versus();
 	test_edit_ops();
 	test_cpu_context();
 	test_optional_section();
