@@ -190,6 +190,15 @@ static void test_tolerance(void)
 	ok(has(&fb, "tolerance used 3.5 elementwise, 0.25 L2"),
 	   "the feedback gives the shares of the tolerance used");
 	ks_buf_release(&fb);
+
+	/* a PASSED workload's log reaches the model too: a figure the machine's load set */
+	struct ks_wl_result p = {.label = "n=1024", .status = KS_STATUS_PASSED, .median_us = 12000,
+				 .log = "timed calls took 12000.0 us at the median, 35x the fastest "
+					"single call (340.0 us): the machine's load set this figure"};
+	struct ks_eval_result pr = {.status = p.status, .nworkloads = 1, .workloads = &p};
+	ks_llm_feedback_text(&pr, &fb);
+	ok(has(&fb, "log: timed calls took 12000.0 us"), "a PASSED workload's log is in the feedback");
+	ks_buf_release(&fb);
 }
 
 /* Checks read as plain words: no "assert:" mark or "#0~" notation, no check listed twice
