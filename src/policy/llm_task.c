@@ -195,6 +195,44 @@ static void scoring_text(const struct ks_llm_context_opts *o, const struct ks_ev
 			 "blocks interleaved with the baseline; the run reports those times.");
 }
 
+/* 1 when a README heading line (n bytes) is about the repository's template or kernel files */
+static int about_files(const char *l, size_t n)
+{
+	char h[256];
+	snprintf(h, sizeof(h), "%.*s", (int)n, l);
+	return strcasestr(h, "template") || strcasestr(h, "kernel");
+}
+
+/* The task's README as the model gets it: its sections on the repository's template and
+ * kernel files left out (a model behind an API cannot open them; the kernels it needs are
+ * in the prompt), and a word that the paths left in name files not shown (a real model's
+ * finding: "pointers a model cannot follow") */
+static void readme_text(const char *readme, struct ks_buf *out)
+{
+	struct ks_buf kept = KS_BUF_INIT;
+	int skip = 0, fenced = 0, dropped = 0;
+	for (const char *l = readme; *l;) {
+		size_t n = strcspn(l, "\n");
+		if (!strncmp(l, "```", 3))
+			fenced = !fenced;
+		if (!fenced && !strncmp(l, "## ", 3))
+			dropped += skip = about_files(l, n);
+		if (!skip) {
+			ks_buf_add(&kept, l, n);
+			ks_buf_adds(&kept, "\n");
+		}
+		l += n + (l[n] == '\n');
+	}
+	const char *k = ks_buf_str(&kept);
+	ks_llm_add_demoted(out, k, 2);
+	if (dropped || strstr(k, "docs/") || strstr(k, "tests/") || strstr(k, "templates/"))
+		ks_buf_addf(out, "\n(This README is the task's file in ksearch's repository:%s the "
+				 "paths it names (docs/, tests/, templates/) are files you are not "
+				 "shown; everything you need is in this prompt.)\n",
+			    dropped ? " its sections on the template and kernel files are left out;" : "");
+	ks_buf_release(&kept);
+}
+
 /* name, ABI, tensors, tolerance, the workloads searched for and the checks, README */
 void ks_llm_task_text(const struct ks_llm_context_opts *o, const char *flavour,
 		      const struct ks_eval_opts *ev, const char *start_file, struct ks_buf *out)
@@ -221,7 +259,7 @@ void ks_llm_task_text(const struct ks_llm_context_opts *o, const char *flavour,
 	scoring_text(o, ev, start_file, out);
 	if (t->readme) {
 		ks_buf_adds(out, "\n\nThe math (the task's README):\n");
-		ks_llm_add_demoted(out, t->readme, 2);
+		readme_text(t->readme, out);
 	} else {
 		ks_buf_adds(out, "\n");
 	}

@@ -76,6 +76,13 @@ ok $? "... and no Metal concept map"
 grep -qF "$(grep -m1 "@mlx template: NAME = EXPR" "$TMP/mc")" "$TMP/show"
 ok $? "the format's text is the one tasks show prints"
 
+# the task's README without its sections on the repository's template files (a model
+# cannot open them), and a word on the paths left in it
+"$KS" prompt matmul --purpose init >"$TMP/readme" 2>/dev/null
+grep -q "^#### Tolerance" "$TMP/readme" && ! grep -q "CPU templates" "$TMP/readme" &&
+	grep -q "paths it names (docs/, tests/, templates/) are files you are not" "$TMP/readme"
+ok $? "a prompt's README leaves out its template sections and says its paths are not shown"
+
 # ---- MLX, Metal flavour ---------------------------------------------------------------------
 "$KS" prompt softmax --backend mlx --flavour metal --purpose action >"$TMP/mm" 2>/dev/null
 ok $? "the MLX softmax action prompt renders (flavour metal)"
