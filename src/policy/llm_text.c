@@ -141,6 +141,13 @@ static const char *label_of(const struct ks_wl_result *x)
 	return strncmp(l, KS_ASSERT_PREFIX, n) ? l : l + n;
 }
 
+/* the word before a label: none for a workload, "check " for the task's own checks, "class
+ * check " for its class's (the two may share a name: matmul's long-k) */
+static const char *kind_of(const struct ks_wl_result *x, int is_check)
+{
+	return !is_check ? "" : x->label && label_of(x) != x->label ? "class check " : "check ";
+}
+
 /* the shares of the tolerance a workload used, as the Task section explains them */
 static void tolerance_used(const struct ks_wl_result *x, struct ks_buf *out)
 {
@@ -173,7 +180,7 @@ void ks_llm_feedback_text(const struct ks_eval_result *r, struct ks_buf *out)
 		int n = l ? r->nchecks : r->nworkloads;
 		for (int i = 0; i < n; i++) {
 			const struct ks_wl_result *x = &list[i];
-			ks_buf_addf(out, "- %s%s: %s", l ? "check " : "", label_of(x),
+			ks_buf_addf(out, "- %s%s: %s", kind_of(x, l), label_of(x),
 				    ks_status_name(x->status));
 			if (x->median_us > 0)
 				ks_buf_addf(out, ", %.2f us (baseline %.2f us, %.2fx), %.1f GB/s, %.1f GFLOP/s",
@@ -222,7 +229,7 @@ void ks_llm_attempt_text(long candidate, int status, int passed, double score,
 			const struct ks_wl_result *x = &list[i];
 			if (x->status != KS_STATUS_PASSED) {
 				ks_buf_addf(out, "%s%s%s: %s, max abs err %.3g", shown++ ? "; " : "",
-					    l ? "check " : "", label_of(x),
+					    kind_of(x, l), label_of(x),
 					    ks_status_name(x->status), x->max_abs_err);
 				goto end; /* the first failure says enough in a history line */
 			}

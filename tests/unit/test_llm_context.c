@@ -199,6 +199,15 @@ static void test_tolerance(void)
 	ks_llm_feedback_text(&pr, &fb);
 	ok(has(&fb, "log: timed calls took 12000.0 us"), "a PASSED workload's log is in the feedback");
 	ks_buf_release(&fb);
+
+	/* a task's check and its class's of one name are told apart (matmul's long-k) */
+	struct ks_wl_result ck[2] = {{.label = "long-k", .status = KS_STATUS_PASSED},
+				     {.label = KS_ASSERT_PREFIX "long-k", .status = KS_STATUS_PASSED}};
+	struct ks_eval_result cr = {.status = KS_STATUS_PASSED, .nchecks = 2, .checks = ck};
+	ks_llm_feedback_text(&cr, &fb);
+	ok(has(&fb, "- check long-k: PASSED") && has(&fb, "- class check long-k: PASSED"),
+	   "a task's check and its class's of the same name read apart");
+	ks_buf_release(&fb);
 }
 
 /* Checks read as plain words: no "assert:" mark or "#0~" notation, no check listed twice
@@ -257,8 +266,8 @@ static void test_checks_words(void)
 	struct ks_eval_result r = {.status = KS_STATUS_PASSED, .nchecks = 1, .checks = &w};
 	struct ks_buf fb = KS_BUF_INIT;
 	ks_llm_feedback_text(&r, &fb);
-	ok(has(&fb, "- check odd-shape (m=67 n=129 k=33): PASSED"),
-	   "the feedback names a class's check as the task section does");
+	ok(has(&fb, "- class check odd-shape (m=67 n=129 k=33): PASSED"),
+	   "the feedback names a class's check as the task section does, as the class's");
 	ks_buf_release(&fb);
 }
 
