@@ -13,8 +13,12 @@ static const char *want_expect(const struct ks_llm_ask *q, char *buf, size_t n)
 {
 	switch (q->want) {
 	case KS_LLM_WANT_CODE:
-		snprintf(buf, n, "exactly one fenced ```%s code block holding the complete source "
-			 "file", q->lang && q->lang[0] ? q->lang : "c");
+		/* the whole reply: a model asked only for the block drops the lines before it
+		 * (a real model asked whether to repeat them) */
+		snprintf(buf, n, "the whole reply the request asked for: the lines it asks for "
+			 "before the code, as before, then exactly one fenced ```%s code block "
+			 "holding the complete source file",
+			 q->lang && q->lang[0] ? q->lang : "c");
 		return buf;
 	case KS_LLM_WANT_JSON_OBJECT:
 		return "one fenced ```json block holding one valid JSON object in the requested "
@@ -74,7 +78,7 @@ int ks_llm_ask(struct ks_llm *c, const struct ks_llm_ask *q, struct ks_buf *out,
 	int nowned = 0, n = 0, rc;
 	int fixes = q->max_fixes < 0 ? 0 : q->max_fixes > ASK_MAX_FIXES ? ASK_MAX_FIXES
 									: q->max_fixes;
-	char purpose_fix[64], expect[160];
+	char purpose_fix[64], expect[256];
 	struct ks_llm_reply r;
 	struct ks_error pe = {0};
 	if (!q->user || !q->purpose)

@@ -466,8 +466,7 @@ int ks_reply_correction(const char *problem, const char *expect, struct ks_buf *
 {
 	return ks_buf_addf(out,
 			   "Your previous reply could not be used: %s.\n"
-			   "Reply again with %s. Keep everything else you meant to say out of "
-			   "it; do not apologise or explain.",
+			   "Reply again with %s. Nothing else: do not apologise or explain.",
 			   problem && problem[0] ? problem : "it could not be parsed",
 			   expect && expect[0] ? expect : "the requested format only");
 }

@@ -133,7 +133,9 @@ static void host_spec_text(const struct ks_spec *s, struct ks_buf *out)
 	double v;
 	int nmeasured = 0;
 	if (ks_spec_field(s, "clock_mhz", &v) == 0 && isfinite(v) && v > 0)
-		ks_buf_addf(out, "Clock %.0f MHz. ", v);
+		ks_buf_addf(out, "Clock %.0f MHz (as the system reports it, often the base clock: "
+				 "cores may run faster, as a measured FMA rate can show). ",
+			    v);
 	if (ks_spec_field(s, "mem_bytes", &v) == 0 && isfinite(v) && v > 0)
 		ks_buf_addf(out, "Memory %.1f GiB. ", v / (1 << 30));
 	for (int i = 0; i < s->nvalues; i++)

@@ -14,7 +14,7 @@ struct rec {
 	char purpose[8][16];
 	char reply[8][64];
 	char error[8][256];
-	char prompt[8][256];
+	char prompt[8][512];
 	size_t reply_len[8];
 	int cost_known[8];
 };
@@ -28,7 +28,7 @@ static void on_record(const struct ks_llm_exchange *x, void *ctx)
 	snprintf(r->purpose[r->n], 16, "%s", x->purpose);
 	snprintf(r->reply[r->n], 64, "%s", x->reply);
 	snprintf(r->error[r->n], 256, "%s", x->error ? x->error : "");
-	snprintf(r->prompt[r->n], 256, "%s", x->prompt);
+	snprintf(r->prompt[r->n], sizeof(r->prompt[0]), "%s", x->prompt);
 	r->reply_len[r->n] = x->reply_len;
 	r->cost_known[r->n] = x->cost_known;
 	r->n++;
@@ -233,6 +233,12 @@ static void test_ask(void)
 				 "action-fix\nYour previous reply could not be used: reply has no "
 				 "code block.") != NULL,
 	   "correction conversation: %s", rec.prompt[1]);
+	/* a code correction asks for the whole reply, not the block alone: a real model asked
+	 * whether to repeat the lines before the code */
+	ok(strstr(rec.prompt[1], "Reply again with the whole reply the request asked for: the "
+				 "lines it asks for before the code, as before, then exactly one "
+				 "fenced ```c code block holding the complete source file.") != NULL,
+	   "a code correction asks for the whole reply again");
 
 	struct ks_llm_ask q2 = {.purpose = "edit", .user = "PURPOSE: edit",
 				.want = KS_LLM_WANT_JSON_ARRAY, .max_fixes = 1};

@@ -257,6 +257,7 @@ static const char *host_yaml =
 	"  smem_per_block: {value: 49152, unit: B, source: src1, basis: detected}\n"
 	"  l1_bytes: {value: 49152, unit: B, source: src1, basis: detected}\n"
 	"  cores: {value: 2, source: src1, basis: detected}\n"
+	"  clock_mhz: {value: 2100, unit: MHz, source: src1, basis: detected}\n"
 	"  mem_bandwidth_gbps: {value: 3.1, unit: GB/s, source: src3, basis: measured, note: "
 	"\"2-thread memcpy\"}\n"
 	"  peak_gflops_f32: {value: 300, unit: GFLOPS, source: src3, basis: measured}\n"
@@ -304,6 +305,9 @@ static void test_cpu_context(void)
 	ok(!has(hw, "smem_per_block") && !has(hw, "shared memory") && !has(hw, "threads per group"),
 	   "no GPU notions on a CPU");
 	ok(has(hw, "Instruction sets: fp64, avx512"), "the instruction sets");
+	ok(has(hw, "Clock 2100 MHz (as the system reports it, often the base clock: cores may run "
+		   "faster"),
+	   "the reported clock is said to be the system's figure, not the turbo clock");
 	ok(has(hw, "measured, not the hardware's limits") &&
 		   has(hw, "- mem_bandwidth_gbps: 2-thread memcpy (measured 2026-11-30 00:53 UTC ") &&
 		   has(hw, "by the memcpy probe at load 3.8 on 2 cores (1-minute load average 3.5); "
