@@ -328,6 +328,26 @@ static void best_elsewhere(struct lp *L, int bn, const char *here, struct ks_buf
 		    here, here, there, there);
 }
 
+/* why the cycle's best is the kernel to start from: the only one or the fastest of how many,
+ * and, when the kernel the cycle started from scored higher, how the two compare (a real
+ * model read "the fastest this cycle has measured" of one kernel slower than its parent) */
+static void best_why(struct lp *L, struct ks_buf *out)
+{
+	if (L->ncycle <= 1)
+		ks_buf_adds(out, "it is the only kernel this cycle has measured");
+	else
+		ks_buf_addf(out, "it is the fastest of the %d kernels this cycle has measured",
+			    L->ncycle);
+	double base = cand_speedup(L, L->base_cand);
+	if (L->base_cand < 0 || L->base_cand == L->best_id || !(base > L->best_score))
+		return;
+	ks_buf_addf(out, ", though the kernel the cycle started from, candidate %ld, scored %.3fx "
+			 "(",
+		    L->base_cand, base);
+	llm_versus(L, L->best_id, L->base_cand, out);
+	ks_buf_adds(out, ")");
+}
+
 void llm_best_start(struct lp *L, struct ks_buf *out)
 {
 	if (L->best_id < 0)
@@ -335,13 +355,14 @@ void llm_best_start(struct lp *L, struct ks_buf *out)
 	char here[64];
 	int bn = cand_node(L, L->best_id);
 	ks_world_node_ref(&L->w, L->node, here, sizeof(here));
-	ks_buf_adds(out, "\nStart from this kernel: it is the fastest this cycle has measured");
+	ks_buf_adds(out, "\nStart from this kernel: ");
+	best_why(L, out);
 	if (bn >= 0 && bn != L->node) {
 		best_elsewhere(L, bn, here, out);
 		return;
 	}
-	ks_buf_addf(out, ", node %s's own. A reply that stays within node %s's action says "
-			 "IMPLEMENTS: %s.",
+	ks_buf_addf(out, ". It is node %s's own: a reply that stays within node %s's action "
+			 "says IMPLEMENTS: %s.",
 		    here, here, here);
 }
 

@@ -6,7 +6,8 @@
 #   - a slower kernel credited to a new node ("IMPLEMENTS: new: ...") moves the cycle there
 #     while the best stays the earlier node's: the prompt says the best was credited to that
 #     node, that the cycle moved, how the new node's own kernel measured against the best,
-#     and which node each kind of change names.
+#     and which node each kind of change names;
+#   - a cycle whose only kernel is slower than the kernel it started from says so.
 # needs: python3 (the fake model, tests/fake_llm/fake_llm_cmd.py)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fake_llm.sh"
@@ -30,7 +31,8 @@ def kernel(reps, tag):
             % (tag, reps))
 script = {"repeat_last": True, "purposes": {
     "init": [{"content": "```json\n%s\n```\n" % json.dumps(doc)}],
-    "action": [{"content": "IMPLEMENTS: 1\nCHANGED: the plain loop\n\n" + kernel(1, "fast")}],
+    "action": [{"content": "IMPLEMENTS: 1\nCHANGED: the plain loop\n\n" + kernel(1, "fast")},
+               {"content": "CHANGED: forty passes\n\n" + kernel(40, "slower start")}],
     "improve": [{"content": "IMPLEMENTS: new: repeated passes\nCHANGED: thirty passes over the "
                             "data\nEXPECTED: 0.1x\n\n" + kernel(30, "slow")},
                 {"content": "IMPLEMENTS: 2\nCHANGED: fewer passes {n}\n\n" + kernel(2, "two {n}"),
@@ -60,13 +62,28 @@ ok $? "two improve prompts were asked"
 
 grep -q "^## The action being refined (node 1)" "$TMP/i1" &&
 	grep -q "^The cycle's best: candidate 1 of node 1 \"plain loop\"" "$TMP/i1" &&
-	grep -q "^Start from this kernel: it is the fastest this cycle has measured, node 1's own. A reply that stays within node 1's action says IMPLEMENTS: 1.$" "$TMP/i1"
+	grep -q "^Start from this kernel: it is the only kernel this cycle has measured. It is node 1's own: a reply that stays within node 1's action says IMPLEMENTS: 1.$" "$TMP/i1"
 ok $? "the best on the cycle's own node: start from it, IMPLEMENTS names the node"
 
 grep -q "^## The action being refined (node 2)" "$TMP/i2" &&
 	grep -q "^The cycle's best: candidate 1 of node 1 \"plain loop\"" "$TMP/i2" &&
-	grep -q "^Start from this kernel: it is the fastest this cycle has measured. It was credited to node 1 \"plain loop\", not to node 2, the action above: the cycle moved to node 2 when a later kernel's IMPLEMENTS line named it; node 2's own best is candidate 2, [0-9.]*x (candidate 2 is slower than candidate 1 beyond the spreads" "$TMP/i2" &&
+	grep -q "^Start from this kernel: it is the fastest of the 2 kernels this cycle has measured. It was credited to node 1 \"plain loop\", not to node 2, the action above: the cycle moved to node 2 when a later kernel's IMPLEMENTS line named it; node 2's own best is candidate 2, [0-9.]*x (candidate 2 is slower than candidate 1 beyond the spreads" "$TMP/i2" &&
 	grep -q "Build node 2's idea on this kernel and say IMPLEMENTS: 2; a change that only refines node 1's idea says IMPLEMENTS: 1.$" "$TMP/i2"
 ok $? "after the cycle moved: the best is said to be another node's, and which node a reply names"
+
+# a later cycle whose action (forty passes) was slower than the kernel it started from: its
+# improve prompt does not call the only kernel it measured simply the fastest (the matmul
+# run's finding)
+python3 - "$TMP/a/run.db" <<'EOF'
+import re, sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute(
+    "select prompt from llm_exchanges where purpose = 'improve' order by id").fetchall()
+lines = [l for (p,) in rows for l in p.splitlines() if l.startswith("Start from this kernel")]
+pat = (r"^Start from this kernel: it is the only kernel this cycle has measured, though the "
+       r"kernel the cycle started from, candidate (\d+), scored [0-9.]+x \(candidate \d+ is "
+       r"slower than candidate \1 beyond the spreads")
+sys.exit(0 if any(re.match(pat, l) for l in lines) else "no such line in:\n" + "\n".join(lines))
+EOF
+ok $? "a cycle's only kernel, slower than the kernel the cycle started from, is said to be so"
 
 done_testing
