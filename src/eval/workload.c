@@ -669,6 +669,23 @@ static void check_fresh(struct attempt *at, int try)
 	}
 }
 
+/* the smallest and the largest of n call times (INFINITY and -INFINITY when n is 0) */
+static double least(const double *v, int n)
+{
+	double m = INFINITY;
+	for (int i = 0; i < n; i++)
+		m = fmin(m, v[i]);
+	return m;
+}
+
+static double most(const double *v, int n)
+{
+	double m = -INFINITY;
+	for (int i = 0; i < n; i++)
+		m = fmax(m, v[i]);
+	return m;
+}
+
 /* 1 when even the fastest call on inputs the kernel had never been shown (the correctness
  * calls after the first, check_fresh's) took far longer than the slowest of check_fresh's
  * calls on inputs it had seen: a call on seen inputs was answered from what an earlier call
@@ -680,11 +697,7 @@ static int fresh_inputs_slower(const struct attempt *at, struct ks_buf *log)
 {
 	if (at->nfresh == 0 || at->nseen == 0)
 		return 0;
-	double fastest = at->fresh_us[0], slowest = at->seen_us[0];
-	for (int i = 1; i < at->nfresh; i++)
-		fastest = at->fresh_us[i] < fastest ? at->fresh_us[i] : fastest;
-	for (int i = 1; i < at->nseen; i++)
-		slowest = at->seen_us[i] > slowest ? at->seen_us[i] : slowest;
+	double fastest = least(at->fresh_us, at->nfresh), slowest = most(at->seen_us, at->nseen);
 	ks_debug("fresh inputs: fastest of %d calls %.1f us, on seen inputs the slowest of %d "
 		 "%.1f us (%.2fx)",
 		 at->nfresh, fastest, at->nseen, slowest, slowest > 0 ? fastest / slowest : 0);
@@ -699,9 +712,9 @@ static int fresh_inputs_slower(const struct attempt *at, struct ks_buf *log)
 
 /* check_fresh and the fresh-inputs check, both again when it fires, KS_FRESH_TRIES in all,
  * on the new probes alone: a loaded machine can delay a few calls by scheduler ticks (an
- * OpenMP kernel of 0.4 ms calls, 2 threads at load 6 on 2 cores: calls of 4 to 12 ms), a
- * kernel answering from what earlier calls left is slower on new inputs every time.  Only
- * a last try that fires makes the timing SUSPICIOUS. */
+ * OpenMP kernel of 0.4 ms calls, 2 threads beside 3-4 busy processes on 2 cores: calls of
+ * 8 to 12 ms), a kernel answering from what earlier calls left is slower on new inputs
+ * every time.  Only a last try that fires makes the timing SUSPICIOUS. */
 static void fresh_check(struct attempt *at)
 {
 	struct ks_buf why = KS_BUF_INIT;
@@ -726,17 +739,13 @@ static void fresh_check(struct attempt *at)
 
 /* A note in the log when the timed calls took far longer than the kernel's fastest single
  * call around them (the correctness calls, the fresh-inputs probes): the machine's load, not
- * the kernel, set the figure.  Measured: an OpenMP kernel of 0.4 ms single calls, 2 threads
- * at load 6 on 2 cores, timed at 8 and 12 ms a call with a spread of 0.1% (each barrier
- * waited for a preempted thread's next scheduler slice).  The status stands: the kernel did
- * nothing wrong, the figure is marked for the reader and the model. */
+ * the kernel, set the figure.  Measured: an OpenMP kernel of 0.4 ms single calls, 2
+ * threads beside 3-4 busy processes on 2 cores, timed at 8 to 12 ms a call with a spread of
+ * 0.1% (each barrier waited for a preempted thread's next scheduler slice).  The status
+ * stands: the kernel did nothing wrong, the figure is marked for the reader and the model. */
 static void disturbed_note(const struct attempt *at, double median, struct ks_buf *log)
 {
-	double fastest = INFINITY;
-	for (int i = 0; i < at->nfresh; i++)
-		fastest = at->fresh_us[i] < fastest ? at->fresh_us[i] : fastest;
-	for (int i = 0; i < at->nseen; i++)
-		fastest = at->seen_us[i] < fastest ? at->seen_us[i] : fastest;
+	double fastest = fmin(least(at->fresh_us, at->nfresh), least(at->seen_us, at->nseen));
 	if (!isfinite(fastest) || !(median > KS_DISTURBED_FACTOR * fastest + KS_DISTURBED_SLACK_US))
 		return;
 	ks_buf_addf(log, "%stimed calls took %.1f us at the median, %.0fx the fastest single call "
