@@ -173,7 +173,7 @@ void llm_state_tree(struct lp *L, struct ks_llm_state *s, struct ks_buf *full,
 {
 	/* the tree judges a node against the kernel above it by the rule the rest of the
 	 * prompt uses (llm_versus), not by the speedup alone */
-	struct ks_llm_versus vs = {.text = versus_text, .ctx = L};
+	struct ks_llm_versus vs = {.text = versus_text, .kernel = llm_kernel_text, .ctx = L};
 	ks_llm_tree_text(&L->w, 1, &vs, full);
 	ks_llm_tree_text(&L->w, 0, &vs, brief);
 	llm_unscored_text(L, full);

@@ -8,7 +8,11 @@
  *                  model's active_leaf_id when it keeps the rules)
  *   llm_session.c  a cycle on one node: action, debug, improve, repeat, direct kernels;
  *                  credit to the node a kernel implements; the cycle's attempts
- *   llm_tune.c     tuning the knobs of an @ksearch kernel the model wrote
+ *   llm_tune.c     tuning the knobs of an @ksearch kernel the model wrote, and of the
+ *                  run's fastest kernel in the budget's last candidates
+ *   llm_kernels.c  what each kernel of the run is (its node, what it started from, its
+ *                  reply's CHANGED line): the tree's note on a node whose fastest kernel
+ *                  is not the one that first implemented its title
  *   llm_code.c     a candidate's code as the model reads it (knob values baked in), named
  *   llm_noise.c    how far the measurements can be trusted: load, spreads, verdicts
  */
@@ -27,6 +31,8 @@
 #define LLM_MAX_FAILS 8          /* default --llm-max-failures */
 #define LLM_NOCODE_MAX 2         /* sessions without code before a node is closed */
 #define LLM_TUNE_SHARE 4         /* knob tuning spends at most 1/4 of the budget left */
+#define LLM_TUNE_RESERVE 8       /* ... but the budget's last 1/8 (at least 1 candidate) is
+				    kept for the knobs of the run's fastest kernel (llm_tune.c) */
 #define LLM_CYCLE_SHARE 4        /* an edit round once a cycle has 1/4 of the budget */
 /* which candidates that count holds, as the log and the edit prompt say it */
 #define LLM_CYCLE_COUNTS                                                                     \
@@ -48,6 +54,14 @@ enum ask_result { ASK_OK, ASK_UNUSABLE, ASK_STOP };
 struct fb_entry {
 	long id;
 	char *text;
+};
+
+/* a kernel of the run as the tree needs it (llm_kernels.c) */
+struct kernel_note {
+	long id, parent;  /* the candidate and the one it started from */
+	long of;          /* a knob tuning's: the kernel tuned; -1 for the model's kernels */
+	int node;         /* the node it was credited to */
+	char *changed;    /* its reply's CHANGED line (NULL: none, or a knob tuning's) */
 };
 
 /* a node ksearch made with placeholder scores (an IMPLEMENTS: new line, a kernel found in
@@ -110,9 +124,22 @@ struct lp {
 	/* a kernel found in an init or edit reply, evaluated next */
 	struct ks_buf pending;
 	char pending_from[16];
-	/* knob tuning of the cycle's kernel */
+	struct kernel_note *kernels; /* every kernel evaluated, in order */
+	int nkernels;
+	/* the run's fastest kernel so far, and its source when the model wrote it (empty when
+	   it is a knob tuning's: its kernel's knobs were tuned) */
+	long run_best_id;
+	double run_best_score;
+	int run_best_node;
+	struct ks_buf run_best_code;
+	/* knob tuning of the cycle's kernel, or of the run's fastest (reserved) */
 	struct ks_policy tuner;
 	int tuning, tune_cap, tune_spent;
+	int tune_reserve;      /* the budget's last candidates kept for the fastest kernel */
+	int tune_node;         /* the node the tuned kernel was credited to */
+	int reserved;          /* this tuning is the reserve's, started between model kernels */
+	enum phase resume;     /* ... the phase it interrupted */
+	int node_was_open;     /* ... its node was open: it is again after the tuning */
 	long tune_of, tune_best;  /* the kernel being tuned; the fastest of it and its tunings */
 	double tune_best_score;
 	int tune_feasible;
@@ -124,6 +151,8 @@ struct lp {
 
 /* llm_policy.c */
 int llm_budget_left(const struct lp *L);
+/* a replay whose recorded exchanges go on: the recorded run decided what came next */
+int llm_replay_decides(const struct lp *L);
 void llm_stop(struct lp *L, const char *why);
 void llm_unusable(struct lp *L, const char *what);
 const char *llm_fb_get(const struct lp *L, long id);
@@ -201,16 +230,29 @@ int llm_ask_action(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_e
 int llm_ask_next(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_error *e);
 int llm_ask_direct(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_error *e);
 int llm_emit_pending(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_error *e);
-/* one line of the cycle's attempts for the outcome o of the kernel just evaluated */
-void llm_attempt_add(struct lp *L, const struct ks_policy_cand *c,
+/* one line of the cycle's attempts for the outcome o of the kernel just evaluated, credited
+ * to node */
+void llm_attempt_add(struct lp *L, int node, const struct ks_policy_cand *c,
 		     const struct ks_policy_outcome *o, const char *what);
 /* after the cycle's kernel (and its tuning): go on with debug / improve / repeat, or end */
 void llm_decide(struct lp *L);
 
 /* llm_tune.c */
-int llm_tune_start(struct lp *L, const char *code, const struct ks_policy_outcome *o,
+/* tune the knobs of the passed kernel code (outcome o) credited to node: 1 when started */
+int llm_tune_start(struct lp *L, const char *code, const struct ks_policy_outcome *o, int node,
 		   struct ks_error *e);
 int llm_tune_next(struct lp *L, struct ks_policy_cand *out, int *n, struct ks_error *e);
 void llm_tune_release(struct lp *L);
+/* the budget's last candidates, before the model is asked for more: tune the knobs of the
+ * run's fastest kernel when they never were (1 when its tuning started) */
+int llm_tune_reserved(struct lp *L, struct ks_error *e);
+
+/* llm_kernels.c */
+/* candidate c's outcome o, credited to node: a knob tuning's when of >= 0 */
+void llm_kernel_add(struct lp *L, const struct ks_policy_cand *c,
+		    const struct ks_policy_outcome *o, int node, long of);
+void llm_kernels_free(struct lp *L);
+/* what node's measured kernel does that its title may not say (the tree's hook) */
+void llm_kernel_text(void *ctx, int node, long candidate, struct ks_buf *out);
 
 #endif

@@ -11,7 +11,8 @@
  *           the cycle's attempts, until the node stagnates or the cycle has had its share of
  *           the budget (a quarter); each kernel is credited to the node it implements; a
  *           passing kernel with an @ksearch knob block has its knobs tuned by a nested
- *           builtin policy (no model calls)
+ *           builtin policy (no model calls); the budget's last eighth is kept for the knobs
+ *           of the run's fastest kernel (llm_tune.c)
  *   edit    after each cycle the model edits the tree from the evidence, reflects on the
  *           cycle's node and names the next node
  *   direct  when the tree has no open action even after an edit round, the model is asked
@@ -40,6 +41,11 @@
 int llm_budget_left(const struct lp *L)
 {
 	return L->stop ? 0 : L->env.budget_left(L->env.ctx);
+}
+
+int llm_replay_decides(const struct lp *L)
+{
+	return ks_llm_policy_peek(&L->pol) != NULL;
 }
 
 void llm_stop(struct lp *L, const char *why)
@@ -145,6 +151,10 @@ static int lp_propose(void *state, struct ks_policy_cand *out, int max, int *n,
 	while (!rc && !*n) {
 		if (L->stop || llm_budget_left(L) <= 0)
 			break;
+		if (L->phase != PH_INIT && L->phase != PH_TUNE && (rc = llm_tune_reserved(L, e)) != 0) {
+			rc = rc < 0 ? rc : 0;
+			continue;
+		}
 		if (L->pending.len && L->phase != PH_TUNE && L->phase != PH_NEXT)
 			rc = llm_emit_pending(L, out, n, e);
 		else
@@ -191,7 +201,22 @@ static void cycle_passed(struct lp *L, const struct ks_policy_outcome *o)
 	}
 }
 
-/* a kernel of the knob tuning: recorded on the cycle's node, one line in its attempts */
+/* candidate o passed: the run's fastest so far when it measured faster than every other;
+ * model (1) when the model wrote it as it ran (its knobs at their defaults) */
+static void run_best(struct lp *L, const struct ks_policy_outcome *o, int node, int model)
+{
+	if (L->run_best_id >= 0 && o->score <= L->run_best_score)
+		return;
+	L->run_best_id = o->candidate;
+	L->run_best_score = o->score;
+	L->run_best_node = node;
+	ks_buf_reset(&L->run_best_code);
+	if (model)
+		ks_buf_adds(&L->run_best_code, ks_buf_str(&L->code));
+}
+
+/* a kernel of the knob tuning: recorded on the tuned kernel's node (the cycle's, or the
+ * run's fastest kernel's for the reserve), one line in the cycle's attempts */
 static int observe_tuned(struct lp *L, const struct ks_policy_cand *c,
 			 const struct ks_policy_outcome *o, struct ks_error *e)
 {
@@ -203,15 +228,17 @@ static int observe_tuned(struct lp *L, const struct ks_policy_cand *c,
 	snprintf(what, sizeof(what), "knob tuning (%s)", c->ident && c->ident[0] ? c->ident : "");
 	ks_buf_reset(&L->changed);
 	ks_buf_reset(&L->expected);
-	llm_attempt_add(L, c, o, what);
+	llm_attempt_add(L, L->tune_node, c, o, what);
+	llm_kernel_add(L, c, o, L->tune_node, L->tune_of);
 	if (o->passed) {
+		run_best(L, o, L->tune_node, 0);
 		cycle_passed(L, o);
 		if (o->score > L->tune_best_score) {
 			L->tune_best = o->candidate;
 			L->tune_best_score = o->score;
 		}
 	}
-	return ks_world_record(&L->w, L->node, o->candidate, o->passed, o->score, NULL, e);
+	return ks_world_record(&L->w, L->tune_node, o->candidate, o->passed, o->score, NULL, e);
 }
 
 /* the cycle's kernel: what it measured goes to the tree, the evidence and the attempts */
@@ -226,7 +253,9 @@ static void observe_kernel(struct lp *L, const struct ks_policy_cand *c,
 	if (o->passed)
 		ks_buf_addf(&L->evidence, ", %.3fx the baseline", o->score);
 	ks_buf_adds(&L->evidence, "\n");
-	llm_attempt_add(L, c, o, L->kind);
+	llm_attempt_add(L, L->node, c, o, L->kind);
+	if (!o->duplicate_of)
+		llm_kernel_add(L, c, o, L->node, -1);
 	L->last_id = o->candidate;
 	L->repeat_of = o->duplicate_of > 0 ? o->duplicate_of : -1;
 	if (o->duplicate_of) {
@@ -265,8 +294,9 @@ static int lp_observe(void *state, const struct ks_policy_cand *c,
 	if ((rc = ks_world_record(&L->w, L->node, o->candidate, passed, o->score, &L->verdict, e)))
 		return rc;
 	if (passed) {
+		run_best(L, o, L->node, 1);
 		cycle_passed(L, o);
-		int started = llm_tune_start(L, ks_buf_str(&L->code), o, e);
+		int started = llm_tune_start(L, ks_buf_str(&L->code), o, L->node, e);
 		if (started < 0)
 			return started;
 		if (started) {
@@ -313,7 +343,7 @@ static void lp_free(void *state)
 	struct ks_buf *bufs[] = {&L->action, &L->title, &L->code, &L->parent_why, &L->base_code,
 				 &L->evidence, &L->last_fb, &L->cand_title, &L->pending,
 				 &L->edit_notes, &L->notes, &L->attempts, &L->changed,
-				 &L->expected, &L->implements};
+				 &L->expected, &L->implements, &L->run_best_code};
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		ks_buf_release(bufs[i]);
 	free(L->nocode);
@@ -327,6 +357,7 @@ static void lp_free(void *state)
 	free(L->unscored);
 	free(L->spreads);
 	free(L->cycle);
+	llm_kernels_free(L);
 	free(L);
 }
 
@@ -355,6 +386,9 @@ static int lp_open(void **state, const struct ks_policy_env *env, enum ks_llm_ki
 	L->max_fails = env->o->llm_max_failures > 0 ? env->o->llm_max_failures : LLM_MAX_FAILS;
 	L->last_id = L->best_id = L->base_cand = L->repeat_of = -1;
 	L->node = L->want_leaf = -1;
+	L->run_best_id = -1;
+	/* the budget's last 1/LLM_TUNE_RESERVE for the knobs of the run's fastest kernel */
+	L->tune_reserve = (env->o->budget + LLM_TUNE_RESERVE - 1) / LLM_TUNE_RESERVE;
 	L->cycle_cap = env->o->budget / LLM_CYCLE_SHARE > 1 ? env->o->budget / LLM_CYCLE_SHARE : 1;
 	int rc;
 	static const char *const templates[] = {"system.txt", "init.txt",    "action.txt",

@@ -400,11 +400,11 @@ int llm_emit_pending(struct lp *L, struct ks_policy_cand *out, int *n, struct ks
 	return 0;
 }
 
-void llm_attempt_add(struct lp *L, const struct ks_policy_cand *c,
+void llm_attempt_add(struct lp *L, int node, const struct ks_policy_cand *c,
 		     const struct ks_policy_outcome *o, const char *what)
 {
 	char ref[64];
-	ks_world_node_ref(&L->w, L->node, ref, sizeof(ref));
+	ks_world_node_ref(&L->w, node, ref, sizeof(ref));
 	ks_buf_addf(&L->attempts, "%d. %s, node %s: ", ++L->nattempts, what, ref);
 	if (o->duplicate_of > 0)
 		ks_buf_addf(&L->attempts, "REPEATED candidate %ld (not evaluated again)\n",

@@ -75,6 +75,17 @@ static void path_best_text(const struct ks_world *w, const struct ks_node *n,
 	ks_buf_adds(out, ")");
 }
 
+/* what node n's measured kernel does that its title may not say, on a line of its own */
+static void measured_kernel(const struct ks_node *n, const struct ks_llm_versus *vs,
+			    struct ks_buf *out)
+{
+	struct ks_buf k = KS_BUF_INIT;
+	vs->kernel(vs->ctx, n->id, n->candidate, &k);
+	if (k.len)
+		ks_buf_addf(out, "\n    measured kernel: %s", ks_buf_str(&k));
+	ks_buf_release(&k);
+}
+
 void ks_llm_tree_text(const struct ks_world *w, int full, const struct ks_llm_versus *vs,
 		      struct ks_buf *out)
 {
@@ -108,6 +119,8 @@ void ks_llm_tree_text(const struct ks_world *w, int full, const struct ks_llm_ve
 			path_best_text(w, n, vs, out);
 		if (n->close_reason)
 			ks_buf_addf(out, " | closed: %s", n->close_reason);
+		if (n->candidate >= 0 && vs && vs->kernel)
+			measured_kernel(n, vs, out);
 		if (full && n->description && n->description[0])
 			ks_buf_addf(out, "\n    %s", n->description);
 		if (full && (n->expected_factor > 0 || n->rationale))

@@ -11,15 +11,19 @@
 #define KS_LLM_FEEDBACK_LOG 600   /* bytes of a workload's log shown to the model */
 #define KS_LLM_COMPILE_LOG 4000   /* bytes of a compiler's output shown to the model */
 
-/* what the measurements say of candidate a against candidate b, both named
- * (ks_llm_compare_text), appended to out; nothing when they cannot say */
+/* text: what the measurements say of candidate a against candidate b, both named
+ * (ks_llm_compare_text), appended to out; nothing when they cannot say.  kernel (may be
+ * NULL): what node's measured kernel, candidate, does that the node's title may not say
+ * (a later kernel than the one that implemented it); nothing when it is that one */
 struct ks_llm_versus {
 	void (*text)(void *ctx, long a, long b, struct ks_buf *out);
+	void (*kernel)(void *ctx, int node, long candidate, struct ks_buf *out);
 	void *ctx;
 };
 /* every node (full: with descriptions, rationales and reflection notes) or the root, open
  * nodes and measured ones (brief); a node whose speedup is lower than the best kernel above
- * it on its path names that kernel and what vs (may be NULL) says of the two */
+ * it on its path names that kernel and what vs (may be NULL) says of the two, and a node
+ * whose measured kernel is not the one its title was written for says so (vs->kernel) */
 void ks_llm_tree_text(const struct ks_world *w, int full, const struct ks_llm_versus *vs,
 		      struct ks_buf *out);
 /* title, description, scores, expected speedup, rationale and notes of node id */
