@@ -37,6 +37,9 @@ for dir in "$FIX"/*/; do
 		--seed "$(field "$dir" seed)" --strategy "$(field "$dir" strategy)")
 	[ -n "$(field "$dir" workloads)" ] && args+=(--workloads "$(field "$dir" workloads)")
 	[ "$(field "$dir" threads)" != 0 ] && args+=(--threads "$(field "$dir" threads)")
+	# the prompts' --context: the replay follows the recorded replies whatever it is, but a
+	# fixture is replayed as it was run
+	[ -n "$(field "$dir" context)" ] && args+=(--context "$(field "$dir" context)")
 	"$KS" run "$task" "${args[@]}" --llm-replay "$dir" --out "$TMP/$name" --json "${FAST[@]}" \
 		>"$TMP/$name.json" 2>"$TMP/$name.err"
 	ok $? "$name replays without a model (exit 0)"
