@@ -57,8 +57,9 @@ def grammar(text, key):
 keys = sorted(set(re.findall(r"^\s*// @mlx (\w+)", kernel, re.M)))
 missing += ["directive %s (recorded: %s; today: %s)" % (k, grammar(rec, k), grammar(now, k))
             for k in keys if grammar(rec, k) is None or grammar(now, k) != grammar(rec, k)]
-if len(used_tags) < 3 or not rec_sig:
-    missing.append("the reply's tags %s or the recorded signature %d lines" % (used_tags, len(rec_sig)))
+if len(used_tags) < 3 or not rec_sig or not keys:
+    missing.append("the reply's tags %s, the recorded signature (%d lines) or the kernel's "
+                   "directives (%d)" % (used_tags, len(rec_sig), len(keys)))
 if missing:
     sys.exit("not asked for: " + "; ".join(missing[:5]))
 print("tags %s, one %s block, %d signature lines, directives %s"
