@@ -100,56 +100,59 @@ static int spec_find(const struct ks_prompt_preview *p, const struct ks_backend_
 	return rc ? ks_error_wrap(e, "hardware spec") : 0;
 }
 
-/* everything a run knows before its first prompt: the task, the target's spec and the
- * context (c is initialised either way; release it with preview_close) */
-static int preview_open(const struct ks_prompt_preview *p, const struct ks_backend_i **be,
-			struct ks_task **t, struct ks_spec *spec, struct ks_llm_context *c,
+/* everything a run knows before its first prompt */
+struct preview {
+	const struct ks_backend_i *be;
+	struct ks_task *t;
+	struct ks_spec spec;
+	struct ks_llm_context c;
+};
+
+/* v's task, the target's spec and the context of p (v is initialised either way; release
+ * it with preview_close) */
+static int preview_open(const struct ks_prompt_preview *p, struct preview *v,
 			struct ks_error *e)
 {
 	enum ks_context_level level = KS_CONTEXT_FULL;
 	int have = 0, rc;
-	*t = NULL;
-	ks_spec_init(spec);
-	memset(c, 0, sizeof(*c));
+	memset(v, 0, sizeof(*v));
+	ks_spec_init(&v->spec);
 	if ((rc = purpose_check(p->purpose, e)))
 		return rc;
-	if (!(*be = ks_backend_find(p->backend)))
-		return ks_backend_get(p->backend, be, e); /* the unknown-name message */
+	if (!(v->be = ks_backend_find(p->backend)))
+		return ks_backend_get(p->backend, &v->be, e); /* the unknown-name message */
 	if (p->context && ks_context_level_parse(p->context, &level))
 		return ks_error_set(e, KS_EINVAL, "unknown context '%s' (none, spec, full)",
 				    p->context);
-	if ((rc = ks_task_load(p->task, t, e)) || (rc = ks_assertions_apply(*t, e)) ||
-	    (rc = spec_find(p, *be, spec, &have, e)))
+	if ((rc = ks_task_load(p->task, &v->t, e)) || (rc = ks_assertions_apply(v->t, e)) ||
+	    (rc = spec_find(p, v->be, &v->spec, &have, e)))
 		return rc;
-	struct ks_llm_context_opts co = {.task = *t, .be = *be, .spec = have ? spec : NULL,
+	struct ks_llm_context_opts co = {.task = v->t, .be = v->be, .spec = have ? &v->spec : NULL,
 					 .flavour = p->flavour, .level = level,
 					 .workloads = p->workloads, .threads = p->threads};
-	return ks_llm_context_open(c, &co, e);
+	return ks_llm_context_open(&v->c, &co, e);
 }
 
-static void preview_close(struct ks_task *t, struct ks_spec *spec, struct ks_llm_context *c)
+static void preview_close(struct preview *v)
 {
-	ks_llm_context_release(c);
-	ks_spec_release(spec);
-	ks_task_free(t);
+	ks_llm_context_release(&v->c);
+	ks_spec_release(&v->spec);
+	ks_task_free(v->t);
 }
 
 int ks_prompt_preview(const struct ks_prompt_preview *p, struct ks_buf *system,
 		      struct ks_buf *user, struct ks_error *e)
 {
-	const struct ks_backend_i *be = NULL;
-	struct ks_task *t;
-	struct ks_spec spec;
-	struct ks_llm_context c;
-	int rc = preview_open(p, &be, &t, &spec, &c, e);
+	struct preview v;
+	int rc = preview_open(p, &v, e);
 	if (!rc) {
 		struct ks_llm_state s;
 		char from[768];
-		placeholders(&c, p->purpose, &s, from, sizeof(from));
-		rc = ks_llm_prompt_make(p->prompts_dir, p->purpose, be->name, &c, &s, system, user,
-					e);
+		placeholders(&v.c, p->purpose, &s, from, sizeof(from));
+		rc = ks_llm_prompt_make(p->prompts_dir, p->purpose, v.be->name, &v.c, &s, system,
+					user, e);
 	}
-	preview_close(t, &spec, &c);
+	preview_close(&v);
 	return rc;
 }
 
@@ -161,18 +164,15 @@ int ks_prompt_reply_kernel(const struct ks_prompt_preview *p, const char *reply,
 						  "kernel: --reply takes a reply to action, improve, "
 						  "debug, repeat or direct",
 				    p->purpose);
-	const struct ks_backend_i *be = NULL;
-	struct ks_task *t;
-	struct ks_spec spec;
-	struct ks_llm_context c;
-	int rc = preview_open(p, &be, &t, &spec, &c, e);
+	struct preview v;
+	int rc = preview_open(p, &v, e);
 	if (!rc) {
 		/* the run's kernel prompts ask the same way (llm_ask) */
 		struct ks_llm_ask q = {.purpose = p->purpose};
-		ks_llm_context_want_code(&c, &q);
+		ks_llm_context_want_code(&v.c, &q);
 		struct ks_llm_reply r = {.content = (char *)reply, .len = len};
 		rc = ks_llm_ask_extract(&q, &r, code, e);
 	}
-	preview_close(t, &spec, &c);
+	preview_close(&v);
 	return rc;
 }
