@@ -433,6 +433,12 @@ struct ks_llm_ask {
 	void *unusable_ctx;
 };
 
+/* What ks_llm_ask takes from one reply r to q: the code block of q's language, the JSON or
+ * the text q wants, into out; KS_EPARSE (with the reason told to the model) when r holds
+ * none.  `ksearch prompt --reply` shows what a run takes from a recorded reply with it. */
+int ks_llm_ask_extract(const struct ks_llm_ask *q, const struct ks_llm_reply *r,
+		       struct ks_buf *out, struct ks_error *e);
+
 /* Ask, parse, and on an unusable reply ask again (up to max_fixes times) with the reply
  * and a correction prompt appended to the conversation.  A correction round is its own
  * exchange with purpose "<purpose>-fix" and a user message starting "PURPOSE:

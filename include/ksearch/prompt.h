@@ -31,4 +31,10 @@ extern const char *const ks_prompt_purposes[];
 int ks_prompt_preview(const struct ks_prompt_preview *p, struct ks_buf *system,
 		      struct ks_buf *user, struct ks_error *e);
 
+/* the kernel a run takes from reply (len bytes), a model's answer to p's prompt (a kernel
+ * purpose): the code block a run extracts, in the flavour in force, as the run asks for it.
+ * KS_EPARSE with the reason a run would give when the reply holds no usable kernel. */
+int ks_prompt_reply_kernel(const struct ks_prompt_preview *p, const char *reply, size_t len,
+			   struct ks_buf *code, struct ks_error *e);
+
 #endif

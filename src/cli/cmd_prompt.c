@@ -1,16 +1,19 @@
-/* ksearch prompt TASK [--backend B] [--purpose P|all] [--flavour F] [--context L] [--sizes] */
+/* ksearch prompt TASK [--backend B] [--purpose P|all] [--flavour F] [--context L] [--sizes]
+ * [--reply FILE] */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "ksearch/llm.h"
 #include "ksearch/prompt.h"
+#include "util/fs.h"
 
 static const char usage[] =
 	"ksearch prompt TASK [--backend cpu|cuda|mlx] [--purpose init|action|improve|debug|repeat|"
 	"edit|direct|all]\n"
 	"                    [--flavour cuda|metal] [--context none|spec|full] [--spec NAME] "
-	"[--sizes]";
+	"[--sizes]\n"
+	"       ksearch prompt TASK [--backend B] [--purpose P] [--flavour F] --reply FILE";
 static const char about[] =
 	"Print what a run with a model (--policy llm, cmd or files) would send it, without a\n"
 	"run and without a model: the system message and the prompt of one purpose, exactly as\n"
@@ -33,10 +36,15 @@ static const char about[] =
 	"(+ patterns and assertions; for mlx also the CUDA concept map, the task's best CUDA\n"
 	"kernel and its translation).  The hardware is detected as a run detects it (--spec auto);\n"
 	"--spec NAME shows a shipped spec instead.  --sizes prints only each prompt's size.\n\n"
+	"--reply FILE prints, instead of the prompt, the kernel a run takes from FILE, a model's\n"
+	"reply to that prompt (a kernel purpose): the code block in the flavour's language,\n"
+	"byte for byte, as the run extracts it.  Exit status 1 when the reply holds no usable\n"
+	"kernel, with the reason a run would tell the model.\n\n"
 	"Examples:\n"
 	"  ksearch prompt softmax --purpose improve\n"
 	"  ksearch prompt attention --backend mlx --flavour cuda --purpose action\n"
 	"  ksearch prompt softmax --purpose all --sizes\n"
+	"  ksearch prompt softmax --backend mlx --flavour cuda --reply RUN/llm/0002.reply.md\n"
 	"Exit status 2 for an unknown task, backend, purpose, flavour or context.";
 
 /* one purpose: the prompt (or its size line) on stdout */
@@ -68,10 +76,31 @@ out:
 	return rc;
 }
 
+/* the kernel a run takes from the reply in file (its prompt: p) on stdout */
+static int reply_kernel(const struct ks_prompt_preview *p, const char *file)
+{
+	struct ks_buf reply = KS_BUF_INIT, code = KS_BUF_INIT;
+	struct ks_error e = {0};
+	int rc = ks_file_read(file, (size_t)16 << 20, &reply, &e);
+	if (rc) {
+		fprintf(stderr, "ksearch prompt: %s\n", e.msg);
+		rc = KS_EXIT_USAGE;
+	} else if ((rc = ks_prompt_reply_kernel(p, ks_buf_str(&reply), reply.len, &code, &e))) {
+		fprintf(stderr, "ksearch prompt: %s: %s\n", file, e.msg);
+		rc = rc == KS_EPARSE ? KS_EXIT_FAIL : KS_EXIT_USAGE;
+	} else {
+		rc = ks_cli_print_buf("prompt", &code);
+	}
+	ks_buf_release(&reply);
+	ks_buf_release(&code);
+	return rc;
+}
+
 int cmd_prompt(int argc, char **argv)
 {
 	struct ks_prompt_preview p = {.backend = "cpu"};
 	const char *purpose = "action";
+	const char *reply = NULL;
 	int sizes = 0;
 	const struct ks_opt opts[] = {
 		KS_OPT_STR("backend", &p.backend, "B", "the run's backend (cpu)"),
@@ -84,6 +113,8 @@ int cmd_prompt(int argc, char **argv)
 		KS_OPT_STR("workloads", &p.workloads, "LIST", "the run's --workloads"),
 		KS_OPT_INT("threads", &p.threads, 0, 4096, "N", "the run's --threads (OpenMP threads)"),
 		KS_OPT_FLAG("sizes", &sizes, "print each prompt's size only"),
+		KS_OPT_STR("reply", &reply, "FILE",
+			   "print the kernel a run takes from FILE, a reply to this prompt"),
 		KS_OPT_END,
 	};
 	const char *pos[2];
@@ -98,6 +129,16 @@ int cmd_prompt(int argc, char **argv)
 	}
 	p.task = pos[0];
 	ks_cli_log_init(0);
+	if (reply && (!strcmp(purpose, "all") || sizes)) {
+		fprintf(stderr, "ksearch prompt: --reply takes one purpose's reply (not --purpose "
+				"all, nor --sizes)\nusage: %s\n",
+			usage);
+		return KS_EXIT_USAGE;
+	}
+	if (reply) {
+		p.purpose = purpose;
+		return reply_kernel(&p, reply);
+	}
 	if (strcmp(purpose, "all"))
 		return show(&p, purpose, sizes, 0) ? KS_EXIT_USAGE : KS_EXIT_OK;
 	for (int i = 0; ks_prompt_purposes[i]; i++)

@@ -35,8 +35,8 @@ static const char *want_expect(const struct ks_llm_ask *q, char *buf, size_t n)
 	return "a non-empty answer";
 }
 
-static int reply_extract(const struct ks_llm_ask *q, const struct ks_llm_reply *r,
-			 struct ks_buf *out, struct ks_error *e)
+int ks_llm_ask_extract(const struct ks_llm_ask *q, const struct ks_llm_reply *r,
+		       struct ks_buf *out, struct ks_error *e)
 {
 	ks_buf_reset(out);
 	switch (q->want) {
@@ -92,7 +92,7 @@ int ks_llm_ask(struct ks_llm *c, const struct ks_llm_ask *q, struct ks_buf *out,
 		rc = ks_llm_complete(c, round ? purpose_fix : q->purpose, msgs, n, &r, e);
 		if (rc)
 			goto out;
-		rc = reply_extract(q, &r, out, &pe);
+		rc = ks_llm_ask_extract(q, &r, out, &pe);
 		if (!rc)
 			break;
 		if (rc == KS_EPARSE && q->unusable)

@@ -118,10 +118,10 @@ int llm_ask(struct lp *L, const char *tmpl, const char *purpose, const char *cor
 	snprintf(what, sizeof(what), "asking the model (%s)", purpose);
 	L->env.progress(L->env.ctx, what);
 	struct ks_llm_ask q = {.purpose = purpose, .system = ks_buf_str(&sys),
-			       .user = ks_buf_str(&user), .want = want,
-			       .lang = want == KS_LLM_WANT_CODE ? L->ctx.flavour : NULL,
-			       .max_fixes = max_fixes, .max_code = KS_STORE_MAX_SOURCE,
+			       .user = ks_buf_str(&user), .want = want, .max_fixes = max_fixes,
 			       .unusable = on_unusable, .unusable_ctx = L};
+	if (want == KS_LLM_WANT_CODE)
+		ks_llm_context_want_code(&L->ctx, &q);
 	struct ks_error ae = {0};
 	ks_buf_reset(out);
 	int arc = ks_llm_ask(&L->pol.client, &q, out, reply, &ae);

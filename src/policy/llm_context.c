@@ -10,6 +10,7 @@
 
 #include "knowledge/conceptmap.h"
 #include "ksearch/eval.h"
+#include "ksearch/llm.h"
 #include "ksearch/run_opts.h"
 #include "ksearch/store.h"
 #include "ksearch/template.h"
@@ -360,6 +361,13 @@ int ks_llm_context_open(struct ks_llm_context *c, const struct ks_llm_context_op
 	if (!c->translation.len && o->level == KS_CONTEXT_FULL)
 		ks_buf_adds(&c->translation, "(nothing more is known for this target)");
 	return 0;
+}
+
+void ks_llm_context_want_code(const struct ks_llm_context *c, struct ks_llm_ask *q)
+{
+	q->want = KS_LLM_WANT_CODE;
+	q->lang = c->flavour;
+	q->max_code = KS_STORE_MAX_SOURCE;
 }
 
 void ks_llm_context_release(struct ks_llm_context *c)

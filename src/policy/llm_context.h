@@ -15,6 +15,7 @@
 #include "ksearch/eval.h"
 #include "ksearch/buf.h"
 #include "ksearch/knowledge.h"
+#include "ksearch/llm.h"
 #include "ksearch/task.h"
 
 #define KS_LLM_EXPERT_MAX ((size_t)32 << 10) /* a larger CUDA kernel is not shown whole */
@@ -53,6 +54,10 @@ struct ks_llm_context {
 int ks_llm_context_open(struct ks_llm_context *c, const struct ks_llm_context_opts *o,
 			struct ks_error *e);
 void ks_llm_context_release(struct ks_llm_context *c);
+
+/* q asks for a kernel as a run does: the code block of the flavour's language, at most a
+ * kernel source's size (the run's kernel prompts and `ksearch prompt --reply`) */
+void ks_llm_context_want_code(const struct ks_llm_context *c, struct ks_llm_ask *q);
 
 /* the task section: summary, the ABI of flavour, tensors, tolerance, workloads and checks in
  * plain words, how a kernel is scored (against what, timed how), the README (llm_task.c);

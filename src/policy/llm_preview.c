@@ -1,5 +1,5 @@
 /* What a model-driven run would send, without a run (ksearch/prompt.h): the run's context
- * and templates, placeholders for its state. */
+ * and templates, placeholders for its state; and what it would take from a reply. */
 #include "ksearch/prompt.h"
 
 #include <stdio.h>
@@ -100,40 +100,79 @@ static int spec_find(const struct ks_prompt_preview *p, const struct ks_backend_
 	return rc ? ks_error_wrap(e, "hardware spec") : 0;
 }
 
-int ks_prompt_preview(const struct ks_prompt_preview *p, struct ks_buf *system,
-		      struct ks_buf *user, struct ks_error *e)
+/* everything a run knows before its first prompt */
+struct preview {
+	const struct ks_backend_i *be;
+	struct ks_task *t;
+	struct ks_spec spec;
+	struct ks_llm_context c;
+};
+
+/* v's task, the target's spec and the context of p (v is initialised either way; release
+ * it with preview_close) */
+static int preview_open(const struct ks_prompt_preview *p, struct preview *v,
+			struct ks_error *e)
 {
-	const struct ks_backend_i *be = ks_backend_find(p->backend);
 	enum ks_context_level level = KS_CONTEXT_FULL;
-	int rc;
+	int have = 0, rc;
+	memset(v, 0, sizeof(*v));
+	ks_spec_init(&v->spec);
 	if ((rc = purpose_check(p->purpose, e)))
 		return rc;
-	if (!be)
-		return ks_backend_get(p->backend, &be, e); /* the unknown-name message */
+	if (!(v->be = ks_backend_find(p->backend)))
+		return ks_backend_get(p->backend, &v->be, e); /* the unknown-name message */
 	if (p->context && ks_context_level_parse(p->context, &level))
 		return ks_error_set(e, KS_EINVAL, "unknown context '%s' (none, spec, full)",
 				    p->context);
-	struct ks_task *t = NULL;
-	struct ks_spec spec;
-	ks_spec_init(&spec);
-	int have = 0;
-	struct ks_llm_context c;
-	memset(&c, 0, sizeof(c));
-	if ((rc = ks_task_load(p->task, &t, e)) || (rc = ks_assertions_apply(t, e)) ||
-	    (rc = spec_find(p, be, &spec, &have, e)))
-		goto out;
-	struct ks_llm_context_opts co = {.task = t, .be = be, .spec = have ? &spec : NULL,
+	if ((rc = ks_task_load(p->task, &v->t, e)) || (rc = ks_assertions_apply(v->t, e)) ||
+	    (rc = spec_find(p, v->be, &v->spec, &have, e)))
+		return rc;
+	struct ks_llm_context_opts co = {.task = v->t, .be = v->be, .spec = have ? &v->spec : NULL,
 					 .flavour = p->flavour, .level = level,
 					 .workloads = p->workloads, .threads = p->threads};
-	if ((rc = ks_llm_context_open(&c, &co, e)))
-		goto out;
-	struct ks_llm_state s;
-	char from[768];
-	placeholders(&c, p->purpose, &s, from, sizeof(from));
-	rc = ks_llm_prompt_make(p->prompts_dir, p->purpose, be->name, &c, &s, system, user, e);
-out:
-	ks_llm_context_release(&c);
-	ks_spec_release(&spec);
-	ks_task_free(t);
+	return ks_llm_context_open(&v->c, &co, e);
+}
+
+static void preview_close(struct preview *v)
+{
+	ks_llm_context_release(&v->c);
+	ks_spec_release(&v->spec);
+	ks_task_free(v->t);
+}
+
+int ks_prompt_preview(const struct ks_prompt_preview *p, struct ks_buf *system,
+		      struct ks_buf *user, struct ks_error *e)
+{
+	struct preview v;
+	int rc = preview_open(p, &v, e);
+	if (!rc) {
+		struct ks_llm_state s;
+		char from[768];
+		placeholders(&v.c, p->purpose, &s, from, sizeof(from));
+		rc = ks_llm_prompt_make(p->prompts_dir, p->purpose, v.be->name, &v.c, &s, system,
+					user, e);
+	}
+	preview_close(&v);
+	return rc;
+}
+
+int ks_prompt_reply_kernel(const struct ks_prompt_preview *p, const char *reply, size_t len,
+			   struct ks_buf *code, struct ks_error *e)
+{
+	if (p->purpose && (!strcmp(p->purpose, "init") || !strcmp(p->purpose, "edit")))
+		return ks_error_set(e, KS_EINVAL, "a reply to the %s prompt holds JSON, not a "
+						  "kernel: --reply takes a reply to action, improve, "
+						  "debug, repeat or direct",
+				    p->purpose);
+	struct preview v;
+	int rc = preview_open(p, &v, e);
+	if (!rc) {
+		/* the run's kernel prompts ask the same way (llm_ask) */
+		struct ks_llm_ask q = {.purpose = p->purpose};
+		ks_llm_context_want_code(&v.c, &q);
+		struct ks_llm_reply r = {.content = (char *)reply, .len = len};
+		rc = ks_llm_ask_extract(&q, &r, code, e);
+	}
+	preview_close(&v);
 	return rc;
 }
