@@ -177,7 +177,9 @@ except Exception:
 	sp=$(python3 -c 'import json,sys; b=json.load(open(sys.argv[1])).get("best") or {}; print("%.2f" % b["speedup_vs_baseline"] if b.get("speedup_vs_baseline") else "-")' "$run.json")
 	tus=$(torch_us "$f" "$(scan_sizes "$f" "$n" "$scale")" 2>"$run.torch.log") || tus=
 	vs=$(awk -v t="${tus:-nan}" -v k="$best_us" 'BEGIN { if (t + 0 > 0 && k + 0 > 0) printf "%.2f", t / k; else print "-" }')
-	printf '%s\t%s\tyes\t%s\t\t%s\t%s\t%s\t%s\t%s\n' "$n" "$b" "$scale" "$sp" "$best_us" "${tus:--}" "$vs" "$ref" >>"$ROWS"
+	# the 1-minute load average as the problem ends: a figure timed beside other work is the load's too
+	load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo -)
+	printf '%s\t%s\tyes\t%s\t\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$b" "$scale" "$sp" "$best_us" "${tus:--}" "$vs" "$ref" "$load" >>"$ROWS"
 done
 fi
 
@@ -187,30 +189,53 @@ rows_path, page, budget, mib, gflop, cores, arch, top = sys.argv[1:9]
 rows = sorted([l.rstrip('\n').split('\t') for l in open(rows_path) if l.strip()], key=lambda r: int(r[0]))
 cpu = next((l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name')), arch)
 imported = [r for r in rows if r[2] == 'yes']
+
+def load_line(rows):
+    loads = sorted(float(r[10]) for r in rows if len(r) > 10 and r[10] not in ('', '-'))
+    if not loads:
+        return 'The load average during the run was not recorded (rows of a run before the load column).'
+    return ('Load average (1 minute) as each problem ended: %.2f to %.2f, median %.2f, on %s cores (column'
+            ' "load"). Where it is at or above the core count, a multi-threaded kernel or torch waits for'
+            ' a CPU at its barriers and its time is set by the load, not by the code (times near whole'
+            ' multiples of the scheduler tick are the sign).' % (loads[0], loads[-1], loads[len(loads) // 2], cores))
+
+def us(v):
+    try:
+        return '%.1f' % float(v)
+    except ValueError:
+        return v
+
 ran = [r for r in imported if len(r) > 5 and r[5] not in ('', '-')]
 out = ['# KernelBench level 1 on the CPU', '',
        'Made by `bash bench/kernelbench.sh --budget %s --top %s --mib %s --gflop %s` on %s (%s cores), %s.' %
        (budget, top, mib, gflop, cpu, cores, datetime.date.today().isoformat()),
        'Each problem is imported at the largest `--scale` whose workload needs at most %s MiB and %s GFLOP'
        ' (KernelBench\'s sizes are a GPU\'s), searched with `ksearch run --budget %s` (built-in policy),'
-       ' (`--top %s`: its final re-measurement of that many), and its best kernel re-timed with `ksearch eval`; PyTorch (from PyPI) runs the problem\'s own'
+       ' %s, and its best kernel re-timed with `ksearch eval`; PyTorch (from PyPI) runs the problem\'s own'
        ' Model at the same sizes in one process (median of repeated calls, its default threads).'
-       ' The machine is shared: timings are noisy.' % (mib, gflop, budget, top), '',
+       ' torch calls the Model on one input set again and again, while ksearch rotates its calls over'
+       ' several input sets (docs/evaluation.md): a workload that fits in the caches can be warm'
+       ' for torch and colder for ksearch.'
+       ' With a budget this small the best kernel is often the first configuration of a template,'
+       ' which can be slower than the naive loop (a figure below 1).' % (mib, gflop, budget,
+       'with no final re-measurement (`--top 0`)' if top == '0' else
+       'its %s best re-measured in a final phase (`--top %s`)' % (top, top)), '',
+       load_line(rows), '',
        '%d of %d problems imported with a naive baseline; %d searched to the end.' %
        (len(imported), len(rows), len(ran)), '',
        'The reference is the problem\'s own Model run with torch, or (column "ref") the importer\'s numpy form'
        ' of the forward after the naive baseline passed against torch on the workload.', '',
-       '| # | problem | imported | scale | best vs naive | best (us) | torch (us) | best vs torch | ref | failure |',
-       '|---|---|---|---|---|---|---|---|---|---|']
+       '| # | problem | imported | scale | best vs naive | best (us) | torch (us) | best vs torch | ref | load | failure |',
+       '|---|---|---|---|---|---|---|---|---|---|---|']
 for r in rows:
-    r = r + [''] * (10 - len(r))
+    r = r + [''] * (11 - len(r))
     n, name, imp = r[0], r[1], r[2]
     if imp != 'yes':
-        out.append('| %s | %s | %s | | | | | | | %s |' % (n, name, imp, r[3].replace('|', '/')))
+        out.append('| %s | %s | %s | | | | | | | | %s |' % (n, name, imp, r[3].replace('|', '/')))
     elif r[4]:
-        out.append('| %s | %s | yes | %s | | | | | | %s |' % (n, name, r[3], r[4].replace('|', '/')))
+        out.append('| %s | %s | yes | %s | | | | | | | %s |' % (n, name, r[3], r[4].replace('|', '/')))
     else:
-        out.append('| %s | %s | yes | %s | %s | %s | %s | %s | %s | |' % (n, name, r[3], r[5], r[6], r[7], r[8], r[9]))
+        out.append('| %s | %s | yes | %s | %s | %s | %s | %s | %s | %s | |' % (n, name, r[3], r[5], us(r[6]), us(r[7]), r[8], r[9], r[10] or '-'))
 open(page, 'w').write('\n'.join(out) + '\n')
 print('wrote', page)
 PY
