@@ -106,6 +106,11 @@ static void facts_text(const struct ks_llm_context_opts *o, const struct ks_spec
 			ks_buf_addf(out, " OpenMP threads in force: the default, one per online core "
 					 "(%ld here; --threads sets it).",
 				    online);
+		/* a real model read "one per core" as advice to thread on a loaded machine */
+		ks_buf_adds(out, " The threads share the cores with whatever else runs: when the load "
+				 "average reaches the core count (below: how far the measurements can be "
+				 "trusted), a thread that waits for a CPU holds up its whole team at every "
+				 "barrier.");
 	}
 	ks_buf_adds(out, "\n\n");
 }

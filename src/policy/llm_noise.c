@@ -108,7 +108,9 @@ void ks_llm_noise_text(const struct ks_llm_machine *m, struct ks_buf *out)
 			 "other's median minus half its spread (the rule of `ksearch compare` and of "
 			 "the per-workload picks). A difference inside the spreads is noise, not "
 			 "evidence: the attempts and kernels below say which differences are inside "
-			 "them.\n",
+			 "them. Each verdict weighs one pair on that pair's own times, so verdicts do "
+			 "not chain: A can show no measured difference from B, and B none from C, "
+			 "while A is faster than C.\n",
 		    KS_RUN_COMPARE_MIN_PCT);
 	ks_buf_adds(out, "The run's best is not chosen by that rule: at the end, the final phase "
 			 "times the top candidates again in alternating rounds and crowns another "

@@ -39,6 +39,8 @@ for fact in "cores;" "f32 SIMD lanes;" "L1 " "last-level cache" "memory bandwidt
 	grep -q "^The kernels run on this CPU: .*$fact" "$TMP/cpu"
 	ok $? "CPU fact: $fact"
 done
+grep -q "^The kernels run on this CPU: .*a thread that waits for a CPU holds up its whole team" "$TMP/cpu"
+ok $? "... and what load does to a team of threads"
 ! grep -q "CUDA concepts on this target\|threadgroup_barrier" "$TMP/cpu"
 ok $? "... and no CUDA concept map"
 grep -q "^## Reference implementation" "$TMP/cpu" && grep -q "reference.c (the outputs are compared" "$TMP/cpu"

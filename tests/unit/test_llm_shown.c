@@ -148,6 +148,8 @@ static void test_noise(void)
 	   "a load average above the CPUs is a loaded machine (the final phase's rule)");
 	ok(has(ks_buf_str(&b), "reach ±1690% (median ±62%)"), "the spreads are told");
 	ok(has(ks_buf_str(&b), "plus half its spread, plus 1%"), "the rule a difference must pass");
+	ok(has(ks_buf_str(&b), "verdicts do not chain"),
+	   "... and that its verdicts are pairwise, not transitive (a real model read them as a chain)");
 	ok(!has(ks_buf_str(&b), "final ranking uses the same rule") &&
 		   has(ks_buf_str(&b), "The run's best is not chosen by that rule") &&
 		   has(ks_buf_str(&b), "95% interval"),
