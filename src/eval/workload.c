@@ -176,12 +176,12 @@ static int time_block_once(struct ks_evaluator *ev, struct ks_runner *r, int is_
 }
 
 /* One timing block on runner r; the wall clock of this process cross-checks the runner's
- * own numbers, which a kernel running inside the runner could tamper with.  The kept try's
- * preemptions are added to *preempted (NULL: not kept), which stays -1 once one block
- * could not count them.  A block the
+ * own numbers, which a kernel running inside the runner could tamper with.  A block the
  * cross-check refuses is timed again, up to KS_CLOCK_TRIES in all: a loaded machine can
  * delay one reply past the slack (an honest attention kernel at load 25 on 2 cores, once in
- * a final phase), a slowed clock fails every time.  Only a refused last try is SUSPICIOUS. */
+ * a final phase), a slowed clock fails every time.  Only a refused last try is SUSPICIOUS.
+ * The kept try's preemptions are added to *preempted (NULL: not kept), which stays -1 once
+ * a block could not count them. */
 static int time_block(struct ks_evaluator *ev, struct ks_runner *r, int is_baseline,
 		      double **samples, int *n, long long *preempted, struct ks_buf *log,
 		      int *suspicious, struct ks_error *e)

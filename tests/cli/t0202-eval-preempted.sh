@@ -22,20 +22,9 @@ n=$(preempted "$TMP/plain.json")
 [[ $n =~ ^[0-9]+$ ]]
 ok $? "plain kernel: the JSON carries its timed calls' preemptions (got '$n')"
 
-spinners=()
-stop_load() {
-	local p
-	for p in "${spinners[@]}"; do kill "$p" 2>/dev/null; done
-	rm -rf "$TMP"
-}
-trap stop_load EXIT
 cores=$(nproc)
-for _ in $(seq 1 $((2 * cores))); do
-	(while :; do :; done) &
-	spinners+=($!)
-done
-sleep 1
-ok 0 "${#spinners[@]} busy loops started beside $cores cores (load $(cut -d' ' -f1 /proc/loadavg))"
+busy_loops $((2 * cores))
+ok 0 "${#BUSY[@]} busy loops started beside $cores cores (load $(cut -d' ' -f1 /proc/loadavg))"
 
 threads=$((cores > 2 ? cores : 2))
 st=$(eval_status barriers "$TASK" "$ROOT/tests/fixtures/eval/kernels/omp_barriers.c" --quick \
