@@ -35,9 +35,16 @@ calls=$(json_get "$TMP/barriers.json" 'd["workloads"][0]["samples"]' 2>/dev/null
 [[ $n =~ ^[0-9]+$ ]] && [ "$n" -gt 0 ]
 ok $? "its $threads threads were preempted during the timed calls ($n times over $calls calls)"
 log=$(json_get "$TMP/barriers.json" 'd["workloads"][0]["log"]' 2>/dev/null)
-grep -q "the kernel's threads were preempted $n times over $calls timed calls" <<<"$log"
+# the note follows the rule (one per call); whether the count reaches it depends on the
+# machine's other load (measured: 117 over 10 calls at load 4.6 on 2 cores, 9 over 22 at
+# load 12), so the test holds the note to the rule rather than requiring it
+if [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge "${calls:-1}" ]; then
+	grep -q "the kernel's threads were preempted $n times over $calls timed calls" <<<"$log"
+else
+	! grep -q "the kernel's threads were preempted" <<<"$log"
+fi
 rc=$?
-ok $rc "... and the workload's log says so, with the count"
+ok $rc "... and the workload's log has the note exactly when the count reaches one per call"
 [ $rc -eq 0 ] || sed 's/^/# /' <<<"$log"
 
 done_testing
