@@ -143,6 +143,8 @@ struct ks_wl_result {
 	int nsamples;
 	double *samples_us;      /* every timed repetition */
 	int blocks;              /* interleaved timing blocks it took */
+	long long preempted;     /* involuntary context switches of the kernel's process during
+				    its timed calls (all threads); -1: not counted here (macOS) */
 	int nbaseline_samples;
 	double *baseline_samples_us; /* the baseline's repetitions behind baseline_us (local
 					evaluations only; NULL from a worker) */

@@ -43,6 +43,9 @@
 /* a timing block as the runner's clock saw it, in seconds */
 struct ks_block_times {
 	double warm, block, span; /* warm-up calls, timed calls, the whole command */
+	long long preempted;      /* the runner's involuntary context switches during the timed
+				     calls, all its threads; -1: not counted (macOS, an older
+				     runner) */
 };
 
 struct ks_buf;
@@ -73,6 +76,14 @@ int ks_clock_untrue(const struct ks_block_times *bt, double sum, int cnt, double
  * a cold cache alone makes timed calls a few times slower than a call right after a fill) */
 #define KS_DISTURBED_FACTOR 10.0
 #define KS_DISTURBED_SLACK_US 1000.0
+/* Timed calls whose process was preempted (involuntary context switches, all its threads) at
+ * least KS_PREEMPTED_PER_CALL times per call on average get a note that the machine's load
+ * set part of the figure (ks_preempted_note, docs/evaluation.md "Preempted calls") */
+#define KS_PREEMPTED_PER_CALL 1.0
+
+/* 1, with a note in log, when `preempted` involuntary context switches over `calls` timed
+ * calls reach KS_PREEMPTED_PER_CALL per call; 0 when fewer or not counted (-1) */
+int ks_preempted_note(long long preempted, int calls, struct ks_buf *log);
 
 /* Workloads of at least this many flops (the task's `flops` expression) take their expected
  * outputs from the task's trusted device reference (reference.cu for cuda) when it has one:

@@ -41,6 +41,11 @@ static json_t *wl_json(const struct ks_wl_result *w)
 		json_object_set_new(o, "speedup_vs_library",
 				    w->library_speedup > 0 ? num(w->library_speedup) : json_null());
 		json_object_set_new(o, "samples", json_integer(w->nsamples));
+		/* the involuntary context switches over those timed calls; null when not timed
+		 * or not counted here (docs/evaluation.md, "Preempted calls") */
+		json_object_set_new(o, "preempted", w->nsamples > 0 && w->preempted >= 0
+							    ? json_integer(w->preempted)
+							    : json_null());
 	}
 	json_object_set_new(o, "log", json_string(w->log ? w->log : ""));
 	return o;

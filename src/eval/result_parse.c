@@ -266,6 +266,7 @@ static json_t *wl_wire(const struct ks_wl_result *w)
 	for (int i = 0; i < w->nsamples && w->samples_us; i++)
 		json_array_append_new(s, real(w->samples_us[i]));
 	json_object_set_new(o, "samples_us", s);
+	json_object_set_new(o, "preempted", json_integer(w->preempted));
 	json_t *seeds = json_array(), *abs = json_array(), *rel = json_array();
 	int ns = w->nseeds < 0 ? 0 : w->nseeds > MAX_SEEDS ? MAX_SEEDS : w->nseeds;
 	for (int i = 0; i < ns; i++) {
@@ -348,6 +349,11 @@ static int wl_parse(json_t *o, struct ks_wl_result *w, struct ks_error *e)
 		if ((rc = get_real(o, wl_reals[i].key, wl_real(w, i), e)))
 			return rc;
 	if ((rc = get_reals(o, "samples_us", MAX_SAMPLES, &w->samples_us, &w->nsamples, e)))
+		return rc;
+	/* a worker that does not send it did not count it */
+	w->preempted = -1;
+	if (json_object_get(o, "preempted") &&
+	    (rc = get_int(o, "preempted", -1, 1LL << 50, &w->preempted, e)))
 		return rc;
 	json_t *seeds = json_object_get(o, "seeds");
 	double *abs = NULL, *rel = NULL;

@@ -49,10 +49,15 @@
  *                                                 an error for a set not there)
  *   time <warmup> <min_reps> <min_ns> <max_reps> <max_ns> [<ci_ppm> <ci_min_reps>]
  *                                                [times <n> <warm_ns> <block_ns> <span_ns>
- *                                                  <t0> ...]
+ *                                                  <t0> ... <preempted>]
  *                                                 span: from reading the command to the
  *                                                 reply (the evaluator's wall clock bounds
- *                                                 it from below and above)
+ *                                                 it from below and above); preempted:
+ *                                                 the runner's involuntary context
+ *                                                 switches during the timed calls, all
+ *                                                 threads (ks_os_preemptions), -1 where
+ *                                                 not counted; last, so an evaluator that
+ *                                                 reads only the n samples stops before it
  *                                                 reps until min_reps and min_ns, or until
  *                                                 at least ci_min_reps put the median
  *                                                 within +-ci_ppm/1e6 (95%), at most

@@ -66,8 +66,9 @@ static int compare_outputs(struct ks_evaluator *ev, struct ks_wl_state *ws,
 	return ok;
 }
 
-/* what the runner says of one timing block: its seconds by its own clock */
-/* parse "times n warm block span t0 t1 ..." into samples (us) */
+/* parse "times n warm block span t0 t1 ... [preempted]" into samples (us) and what the
+ * runner says of the block: its seconds by its own clock, the calls' preemptions (-1 from a
+ * runner that does not count them, or does not say) */
 static int parse_times(const char *reply, double **out, int *n, struct ks_block_times *bt)
 {
 	char *p;
@@ -82,6 +83,9 @@ static int parse_times(const char *reply, double **out, int *n, struct ks_block_
 		return -1;
 	for (long i = 0; i < cnt; i++)
 		s[i] = strtoull(p, &p, 10) * 1e-3;
+	char *end;
+	long long pre = strtoll(p, &end, 10);
+	bt->preempted = end != p && pre >= 0 ? pre : -1;
 	*out = s;
 	*n = (int)cnt;
 	return 0;
@@ -145,7 +149,8 @@ static double waited_since(double w0)
 /* One timing block on runner r: its samples (us) into *s, *cnt, and whether this process's
  * wall clock contradicts the runner's (why in why) */
 static int time_block_once(struct ks_evaluator *ev, struct ks_runner *r, int is_baseline,
-			   double **s, int *cnt, int *untrue, struct ks_buf *why, struct ks_error *e)
+			   double **s, int *cnt, struct ks_block_times *bt, int *untrue,
+			   struct ks_buf *why, struct ks_error *e)
 {
 	const struct ks_eval_opts *o = &ev->o;
 	const char *reply;
@@ -161,13 +166,12 @@ static int time_block_once(struct ks_evaluator *ev, struct ks_runner *r, int is_
 	double wall = ks_clock_s() - t0, waited = waited_since(q0);
 	if (rc)
 		return rc;
-	struct ks_block_times bt;
-	if (parse_times(reply, s, cnt, &bt))
+	if (parse_times(reply, s, cnt, bt))
 		return ks_error_set(e, KS_EPROTO, "malformed timing reply");
 	double sum = 0;
 	for (int i = 0; i < *cnt; i++)
 		sum += (*s)[i] * 1e-6;
-	*untrue = ks_clock_untrue(&bt, sum, *cnt, wall, waited, why);
+	*untrue = ks_clock_untrue(bt, sum, *cnt, wall, waited, why);
 	return 0;
 }
 
@@ -175,18 +179,21 @@ static int time_block_once(struct ks_evaluator *ev, struct ks_runner *r, int is_
  * own numbers, which a kernel running inside the runner could tamper with.  A block the
  * cross-check refuses is timed again, up to KS_CLOCK_TRIES in all: a loaded machine can
  * delay one reply past the slack (an honest attention kernel at load 25 on 2 cores, once in
- * a final phase), a slowed clock fails every time.  Only a refused last try is SUSPICIOUS. */
+ * a final phase), a slowed clock fails every time.  Only a refused last try is SUSPICIOUS.
+ * The kept try's preemptions are added to *preempted (NULL: not kept), which stays -1 once
+ * a block could not count them. */
 static int time_block(struct ks_evaluator *ev, struct ks_runner *r, int is_baseline,
-		      double **samples, int *n, struct ks_buf *log, int *suspicious,
-		      struct ks_error *e)
+		      double **samples, int *n, long long *preempted, struct ks_buf *log,
+		      int *suspicious, struct ks_error *e)
 {
 	struct ks_buf why = KS_BUF_INIT;
+	struct ks_block_times bt = {.preempted = -1};
 	double *s = NULL;
 	int cnt = 0, untrue = 0, rc = 0;
 	for (int try = 1; try <= KS_CLOCK_TRIES && !rc; try++) {
 		free(s);
 		s = NULL;
-		rc = time_block_once(ev, r, is_baseline, &s, &cnt, &untrue, &why, e);
+		rc = time_block_once(ev, r, is_baseline, &s, &cnt, &bt, &untrue, &why, e);
 		if (!rc && !untrue)
 			break;
 	}
@@ -201,6 +208,8 @@ static int time_block(struct ks_evaluator *ev, struct ks_runner *r, int is_basel
 		ks_eval_timing.adjust(ks_eval_timing.ctx, is_baseline, s, cnt);
 	if (!rc && append(samples, n, s, cnt))
 		rc = ks_error_set(e, KS_ENOMEM, "out of memory");
+	if (!rc && preempted && *preempted >= 0)
+		*preempted = bt.preempted < 0 ? -1 : *preempted + bt.preempted;
 	free(s);
 	return rc;
 }
@@ -360,8 +369,8 @@ static int yardstick_start(struct ks_evaluator *ev, struct ks_wl_state *ws, int 
 }
 
 static int time_block(struct ks_evaluator *ev, struct ks_runner *r, int is_baseline,
-		      double **samples, int *n, struct ks_buf *log, int *suspicious,
-		      struct ks_error *e);
+		      double **samples, int *n, long long *preempted, struct ks_buf *log,
+		      int *suspicious, struct ks_error *e);
 
 /* one block of every yardstick timed here, with the candidate's process stopped: nothing
  * it left running (a spinning thread, say) can slow them down.  1: the candidate could not
@@ -379,7 +388,8 @@ static int yardstick_block(struct ks_evaluator *ev, struct yardstick *ys, int n,
 		return 1;
 	for (int i = 0; i < n && !rc; i++)
 		if (ys[i].measure &&
-		    (rc = time_block(ev, ys[i].r, 1, &ys[i].samples, &ys[i].n, log, suspicious, e)))
+		    (rc = time_block(ev, ys[i].r, 1, &ys[i].samples, &ys[i].n, NULL, log, suspicious,
+				     e)))
 			ks_error_wrap(e, "timing the %s",
 				      ys[i].y == KS_YARD_BASELINE ? "baseline" : ev->yard[ys[i].y].label);
 	ks_runner_resume(cand);
@@ -498,6 +508,7 @@ struct attempt {
 	int nseen;
 	double *cs;           /* the candidate's timed samples (us) */
 	int ncs, nblocks, reps_max, suspicious;
+	long long preempted;  /* its timed calls' involuntary context switches, -1: not counted */
 };
 
 /* Correctness right after each call, on fresh buffers per seed.  0, or 1 when the kernel
@@ -551,8 +562,8 @@ static int time_blocks(struct attempt *at, struct yardstick *yard, struct ks_err
 			kernel_failed(at->cand, at->res, &at->log, "before timing the baseline");
 		if (rc)
 			return rc == 1 ? 0 : rc;
-		if (time_block(at->ev, at->cand, 0, &at->cs, &at->ncs, &at->log, &at->suspicious,
-			       &ke)) {
+		if (time_block(at->ev, at->cand, 0, &at->cs, &at->ncs, &at->preempted, &at->log,
+			       &at->suspicious, &ke)) {
 			if (ke.code == KS_ETIMEOUT || at->cand->reaped || at->cand->timed_out) {
 				kernel_failed(at->cand, at->res, &at->log, "timing");
 				return 0;
@@ -742,7 +753,10 @@ static void fresh_check(struct attempt *at)
  * the kernel, set the figure.  Measured: an OpenMP kernel of 0.4 ms single calls, 2
  * threads beside 3-4 busy processes on 2 cores, timed at 8 to 12 ms a call with a spread of
  * 0.1% (each barrier waited for a preempted thread's next scheduler slice).  The status
- * stands: the kernel did nothing wrong, the figure is marked for the reader and the model. */
+ * stands: the kernel did nothing wrong, the figure is marked for the reader and the model.
+ * ks_preempted_note counts what this guesses at, but does not make it redundant: a thread
+ * that slept at a barrier and waited for a CPU after its wake-up was never preempted (its
+ * switch out was voluntary), and macOS counts no preemptions; this ratio sees both. */
 static void disturbed_note(const struct attempt *at, double median, struct ks_buf *log)
 {
 	double fastest = fmin(least(at->fresh_us, at->nfresh), least(at->seen_us, at->nseen));
@@ -752,6 +766,20 @@ static void disturbed_note(const struct attempt *at, double median, struct ks_bu
 			 "(%.1f us): the machine's load set this figure, not the kernel (its calls "
 			 "waited for a CPU); time it again on a quiet machine or with fewer --threads",
 		    log->len ? "\n" : "", median, median / fastest, fastest);
+}
+
+int ks_preempted_note(long long preempted, int calls, struct ks_buf *log)
+{
+	/* one per call on average: a preempted thread of a loaded machine waits a scheduler
+	 * slice (milliseconds), so the median call then most likely held such a wait; fewer
+	 * leave most calls, and the median, untouched (a lone slow call is the spread's) */
+	if (preempted < 0 || calls <= 0 || (double)preempted < KS_PREEMPTED_PER_CALL * calls)
+		return 0;
+	ks_buf_addf(log, "%sthe kernel's threads were preempted %lld times over %d timed calls "
+			 "(involuntary context switches): the machine's load set part of this "
+			 "figure; time it again on a quiet machine or with fewer --threads",
+		    log->len ? "\n" : "", preempted, calls);
+	return 1;
 }
 
 /* The timed samples into res: median, rates, the yardsticks' medians and speedups, the
@@ -770,7 +798,9 @@ static void timing_result(struct attempt *at)
 	res->nsamples = at->ncs;
 	at->cs = NULL;
 	res->blocks = at->nblocks;
+	res->preempted = at->preempted;
 	disturbed_note(at, cst.median, &at->log);
+	ks_preempted_note(at->preempted, res->nsamples, &at->log);
 	if (cst.median > 0) {
 		res->gflops = ws->flops / (cst.median * 1e3);
 		res->gbps = ws->bytes / (cst.median * 1e3);

@@ -63,5 +63,9 @@ void ks_os_clearenv(void);
 /* the CPU's model name ("?" when the system does not say) and the memory in kB (0) */
 void ks_os_cpu_model(char *out, size_t n);
 long ks_os_mem_kb(void);
+/* The involuntary context switches of this process so far, all its threads together (the
+ * scheduler took the CPU from a thread that could have run on: preempted, not sleeping);
+ * -1 where the system does not count them (macOS: getrusage leaves them 0) */
+long long ks_os_preemptions(void);
 
 #endif

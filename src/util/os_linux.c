@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -126,4 +127,12 @@ long ks_os_mem_kb(void)
 	if (f)
 		fclose(f);
 	return mem_kb;
+}
+
+/* RUSAGE_SELF sums every thread's counts, the ones that ended included (Linux's
+ * getrusage(2)): a kernel's OpenMP threads are in it */
+long long ks_os_preemptions(void)
+{
+	struct rusage ru;
+	return getrusage(RUSAGE_SELF, &ru) ? -1 : (long long)ru.ru_nivcsw;
 }

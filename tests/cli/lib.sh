@@ -43,6 +43,17 @@ eval_status() { # eval_status NAME EVAL_ARGS...: prints the status of `ksearch e
 	return $rc
 }
 
+BUSY=() # busy_loops' processes
+busy_loops() { # busy_loops N: N processes spinning until the script ends (synthetic load)
+	local _
+	for _ in $(seq 1 "$1"); do
+		(while :; do :; done) &
+		BUSY+=($!)
+	done
+	trap 'kill "${BUSY[@]}" 2>/dev/null; rm -rf "$TMP"' EXIT
+	sleep 1
+}
+
 skip() { # skip "name" "why": a check that cannot run on this machine
 	T_N=$((T_N + 1))
 	echo "ok $T_N - $1 # SKIP $2"

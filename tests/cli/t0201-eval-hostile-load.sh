@@ -7,19 +7,8 @@
 . "$(dirname "$0")/hostile_lib.sh"
 export KS_TEST_API_KEY=sk-test-secret-0123456789
 
-spinners=()
-stop_load() {
-	local p
-	for p in "${spinners[@]}"; do kill "$p" 2>/dev/null; done
-	rm -rf "$TMP"
-}
-trap stop_load EXIT
-for _ in $(seq 1 $((4 * $(nproc)))); do
-	(while :; do :; done) &
-	spinners+=($!)
-done
-sleep 1
-ok 0 "${#spinners[@]} spinning processes started (load $(cut -d' ' -f1 /proc/loadavg))"
+busy_loops $((4 * $(nproc)))
+ok 0 "${#BUSY[@]} spinning processes started (load $(cut -d' ' -f1 /proc/loadavg))"
 
 catalogue load
 grep -q "calls on inputs the kernel had not seen took" "$TMP/memo_sampled.json"
