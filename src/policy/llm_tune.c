@@ -152,7 +152,8 @@ static int tuner_open(struct lp *L, const struct ks_policy_outcome *o, int node,
 					  .feasible = &L->tune_cs};
 	struct ks_policy_builtin_cfg cfg = {
 		.strategy = L->env.o->strategy, .seed = L->env.o->seed,
-		.root_title = title, .kernel_summary = L->env.task->summary, .title_prefix = title, .policy = L->env.o->policy,
+		.root_title = title, .kernel_summary = L->env.task->summary, .title_prefix = title,
+		.policy = L->env.o->policy,
 		.parent = o->candidate, .node = node, .skip_defaults = 1,
 		.parent_passed = o->passed, .parent_status = o->status, .parent_score = o->score};
 	return ks_policy_builtin_new(&L->tune_space, &cfg, &L->tuner, e);
