@@ -72,8 +72,9 @@ ok $? "ksearch run on an imported problem finishes"
 ok $? "... with passing candidates"
 
 # --- the problem's Python runs in the jail, never beside ksearch: a forward the interpreter
-# does not know is run once with torch to learn its output's shape; a stand-in torch (the test's own module, for a machine without torch) makes it
-# run here, and its module-level code tries to leave a file and read the environment
+# does not know is run once with torch to learn its output's shape; a stand-in torch (the
+# test's own module, for a machine without torch) makes it run here, and its module-level
+# code tries to leave a file and read the environment
 python3 -m venv --system-site-packages "$TMP/venv" >/dev/null 2>&1 ||
 	skip_rest "python3 -m venv does not work here"
 site=$("$TMP/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
